@@ -1,0 +1,73 @@
+import numpy as np
+import pytest
+import torch
+
+from zoomzero_plugin.advantages import group_normalize, grpo_advantage, token_adv
+
+
+def test_group_normalize_uses_population_std():
+    r = torch.tensor([1.0, 0.0, 0.0, 0.0])
+    out = group_normalize(r, ["u"] * 4, eps=0.0)
+    std = np.std([1, 0, 0, 0])  # population: sqrt(3)/4
+    assert torch.allclose(out, torch.tensor([0.75, -0.25, -0.25, -0.25]) / std)
+
+
+def test_all_equal_groups_give_exact_zero_not_nan():
+    r = torch.tensor([0.1, 0.1, 0.1, 0.7, 0.7, 0.3])
+    out = group_normalize(r, np.array(["a", "a", "a", "b", "b", "c"], dtype=object))
+    assert torch.equal(out, torch.zeros(6))
+
+
+def test_vectorised_matches_per_group_loop_on_interleaved_groups():
+    g = torch.Generator().manual_seed(0)
+    scores = torch.rand(200, 3, generator=g).round(decimals=1)
+    index = np.array([f"uid{i % 7}" for i in torch.randperm(200, generator=g).tolist()], dtype=object)
+    out = group_normalize(scores, index, eps=1e-6)
+    for uid in set(index):
+        rows = np.flatnonzero(index == uid)
+        x = scores[rows].double()
+        expect = (x - x.mean(0)) / (x.std(0, unbiased=False) + 1e-6)
+        expect[:, (x.max(0).values == x.min(0).values)] = 0
+        assert torch.allclose(out[rows], expect.float(), atol=1e-5)
+
+
+def test_token_adv_hand_computed_case():
+    comps = {
+        "format": torch.tensor([1.0, 1, 0, 0]),
+        "iou": torch.tensor([0.5, 0, 0, 0.5]),
+        "accuracy": torch.tensor([1.0, 0, 1, 0]),
+        "zoom": torch.tensor([1.0, 1, 1, 1]),  # constant: contributes 0
+    }
+    glue = torch.tensor([[0, 1, 1, 0, 0]] * 4, dtype=torch.bool)
+    mask = torch.tensor([[1, 1, 1, 1, 0]] * 4)
+    adv, ret = token_adv(comps, glue, mask, ["p"] * 4, eps=0.0)
+    a_glue = torch.tensor([2, 0, -2, 0]) / 3  # mean(format, zoom, iou)
+    a_ans = torch.tensor([2, 0, 0, -2]) / 3  # mean(format, zoom, accuracy)
+    assert torch.allclose(adv[:, 1], a_glue) and torch.allclose(adv[:, 2], a_glue)
+    assert torch.allclose(adv[:, 0], a_ans) and torch.allclose(adv[:, 3], a_ans)
+    assert torch.equal(adv[:, 4], torch.zeros(4))  # padding
+    assert torch.equal(adv, ret)
+
+
+def test_switched_off_components_drop_out_of_the_means():
+    comps = {"format": torch.tensor([1.0, 0]), "accuracy": torch.tensor([0.0, 1]), "iou": torch.tensor([0.2, 0.2])}
+    glue = torch.tensor([[1, 0], [1, 0]], dtype=torch.bool)
+    adv, _ = token_adv(comps, glue, torch.ones(2, 2), ["p", "p"], eps=0.0)
+    assert torch.allclose(adv[:, 0], torch.tensor([1.0, -1.0]) / 2)  # mean(format=±1, iou=0); no zoom
+    assert torch.allclose(adv[:, 1], torch.tensor([0.0, 0.0]))  # mean(format=±1, accuracy=∓1)
+
+
+def test_token_adv_requires_a_component_for_each_token_class():
+    with pytest.raises(ValueError, match="glue tokens"):
+        token_adv({"accuracy": torch.ones(2)}, torch.zeros(2, 3, dtype=torch.bool), torch.ones(2, 3), ["a", "a"])
+
+
+def test_grpo_baseline_broadcasts_one_advantage_per_response():
+    adv, _ = grpo_advantage(torch.tensor([1.0, 0.0, 0.5, 0.5]), torch.tensor([[1, 1, 0]] * 4), ["a", "a", "b", "b"], eps=0)
+    assert torch.allclose(adv, torch.tensor([[1.0, 1, 0], [-1, -1, 0], [0, 0, 0], [0, 0, 0]]))
+
+
+def test_tensor_and_integer_indices_work():
+    r = torch.tensor([1.0, 0.0, 3.0, 1.0])
+    a = group_normalize(r, torch.tensor([7, 7, 9, 9]), eps=0)
+    assert torch.allclose(a, torch.tensor([1.0, -1.0, 1.0, -1.0]))

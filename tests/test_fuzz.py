@@ -1,0 +1,81 @@
+"""Hypothesis fuzzing of the parser and the rewards: 10,000+ generated responses per run."""
+
+import json
+import math
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from zoomzero_plugin.ground_truth import GroundTruth
+from zoomzero_plugin.gvqa_reward import compute_score
+from zoomzero_plugin.parsing import glue_char_ranges, parse_response
+from zoomzero_plugin.rewards import COMPONENTS, RewardConfig, score_response
+
+NUMBERS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.integers(-(10**30), 10**30).map(str),
+    st.sampled_from(["nan", "inf", "-inf", "1e309", "-0", ".5", "5.", "1e-400", "9" * 400, "0x10", "１２"]),
+)
+FRAGMENTS = st.sampled_from(
+    ["<think>", "</think>", "<answer>", "</answer>", "<glue>", "</glue>", "<time>", "</time>", "[", "]", "(", ")",
+     ",", " ", "\n", "A", "B", "(C)", "e", "-", "<", ">", "/", "<answer>D</answer>", "<glue>[(", ")]</glue>"]
+)
+PIECES = st.one_of(FRAGMENTS, NUMBERS, st.text(max_size=8))
+RESPONSES = st.one_of(st.lists(PIECES, max_size=40).map("".join), st.text(max_size=200))
+
+
+def _template(think, letter, spans):
+    glue = ", ".join(f"({s}, {e})" for s, e in spans)
+    return f"<think>{think}</think><answer>{letter}</answer><glue>[{glue}]</glue>"
+
+
+TEMPLATED = st.builds(
+    _template,
+    st.text(max_size=30).filter(lambda t: "<" not in t),
+    st.sampled_from("ABCDEZ"),
+    st.lists(st.tuples(NUMBERS, NUMBERS), max_size=4),
+)
+
+TRUTH = GroundTruth.parse(
+    {"answer": "B", "options": ["w", "x", "y", "z"], "spans": [[2, 5], [7, 9]], "duration": 12.0, "qid": "q"}
+)
+ALL = RewardConfig(components=COMPONENTS)
+
+
+@settings(max_examples=5000, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.one_of(RESPONSES, TEMPLATED), st.one_of(st.none(), st.floats(0.1, 1e4)))
+def test_parser_is_total_and_spans_are_sane(text, duration):
+    p = parse_response(text, duration)
+    for s, e in p.spans:
+        assert math.isfinite(s) and math.isfinite(e) and 0 <= s < e
+        if duration is not None:
+            assert e <= duration
+    assert list(p.spans) == sorted(p.spans)
+    assert all(p.spans[i][1] < p.spans[i + 1][0] for i in range(len(p.spans) - 1))
+    assert p.answer is None or (len(p.answer) == 1 and p.answer.isupper())
+    if p.format_ok:
+        assert p.spans and p.answer and p.matches_template
+    for lo, hi in glue_char_ranges(text):
+        assert text[lo:].startswith("<glue>") and lo < hi <= len(text)
+
+
+@settings(max_examples=5000, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.one_of(RESPONSES, TEMPLATED), st.one_of(st.none(), st.sampled_from("ABZ")), st.integers(0, 3))
+def test_every_reward_is_in_unit_interval(text, zoom_answer, tool_calls):
+    scores = score_response(text, TRUTH, ALL, zoom_answer=zoom_answer, valid_tool_calls=tool_calls)
+    assert set(scores) == set(COMPONENTS) | {"overall"}
+    assert all(0.0 <= v <= 1.0 and math.isfinite(v) for v in scores.values())
+    if scores["format"] == 1.0:
+        assert scores["accuracy"] in (0.0, 1.0)
+    if scores["tool"] == 1.0:
+        assert scores["accuracy"] == 1.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(RESPONSES, TEMPLATED), min_size=1, max_size=8))
+def test_batch_reward_function_is_total(texts):
+    inputs = [{"response": t, "response_length": len(t), "ground_truth": TRUTH.to_json()} for t in texts]
+    out = compute_score(inputs, components="format,iou,accuracy")
+    assert len(out) == len(texts)
+    assert all(0.0 <= d["overall"] <= 1.0 for d in out)
+    json.dumps(out)  # plain floats, loggable

@@ -1,0 +1,48 @@
+"""Grounded video QA reward with EasyR1's batch calling convention.
+
+EasyR1 loads this file by path (``worker.reward.reward_function: …/gvqa_reward.py:compute_score``),
+calls ``compute_score(inputs, **worker.reward.reward_function_kwargs)`` with dicts holding
+``response``, ``response_length`` and ``ground_truth`` (the JSON string of the row's answer column),
+and expects one dict per response with ``overall``; every other key is logged as ``reward/<key>``.
+
+The zoom rollout hook may add ``zoom_answer`` (the fine pass's letter) and ``valid_tool_calls`` to each
+input; without them the zoom and tool components are 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from zoomzero_plugin.ground_truth import GroundTruth
+from zoomzero_plugin.rewards import RewardConfig, score_response
+
+REWARD_TYPE = "batch"
+
+
+def compute_score(
+    reward_inputs: Sequence[Mapping[str, Any]],
+    components: Sequence[str] | str | None = None,
+    weights: Mapping[str, float] | None = None,
+    normalize: bool = True,
+    zoom: Mapping[str, Any] | None = None,  # read by the rollout hook, not here
+    tokenadv: Mapping[str, Any] | None = None,  # read by the advantage step, not here
+) -> list[dict[str, float]]:
+    """Score a batch; see the module docstring for the convention."""
+    config = RewardConfig.from_kwargs(components, weights, normalize)
+    scores = []
+    for i, item in enumerate(reward_inputs):
+        try:
+            truth = GroundTruth.parse(item["ground_truth"])
+        except (KeyError, ValueError) as e:
+            raise ValueError(f"reward input {i}: unusable ground truth ({e})") from None
+        scores.append(
+            score_response(
+                item.get("response", ""),
+                truth,
+                config,
+                zoom_answer=item.get("zoom_answer"),
+                valid_tool_calls=int(item.get("valid_tool_calls", 0) or 0),
+            )
+        )
+    return scores

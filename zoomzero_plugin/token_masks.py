@@ -1,0 +1,70 @@
+"""Which generated tokens are grounding tokens, found from the tokenizer's own decoding.
+
+A token belongs to the glue block when the characters it decodes to overlap a ``<glue>…</glue>`` range
+of the decoded response (``parsing.glue_char_ranges``). Token character offsets come from decoding,
+never from hard-coded token ids, so the result is right for any tokenizer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from .parsing import glue_char_ranges
+
+
+class GlueTokenMasker:
+    """Builds (bs, L) glue masks for batches of generated ids with one tokenizer.
+
+    Fast path: the decoded pieces of single tokens (cached per id) concatenate to the decoded response,
+    which holds for byte-level BPE on whole characters. Otherwise (a character split across tokens,
+    tokenizers that strip spaces when decoding alone) offsets come from decoding every prefix.
+    """
+
+    def __init__(self, tokenizer, skip_special_tokens: bool = False):
+        self.tokenizer = tokenizer
+        self.skip_special_tokens = skip_special_tokens
+        self._pieces: dict[int, str] = {}
+
+    def _decode_pieces(self, ids: Sequence[int]) -> list[str]:
+        missing = sorted({i for i in ids if i not in self._pieces})
+        if missing:
+            texts = self.tokenizer.batch_decode([[i] for i in missing], skip_special_tokens=self.skip_special_tokens)
+            self._pieces.update(zip(missing, texts))
+        return [self._pieces[i] for i in ids]
+
+    def char_offsets(self, ids: Sequence[int], text: str) -> np.ndarray:
+        """(n+1,) character offset of each token boundary in ``text`` (the decoding of ``ids``)."""
+        pieces = self._decode_pieces(ids)
+        if "".join(pieces) == text:
+            return np.concatenate([[0], np.cumsum([len(p) for p in pieces])])
+        prefixes = self.tokenizer.batch_decode(
+            [list(ids[: k + 1]) for k in range(len(ids))], skip_special_tokens=self.skip_special_tokens
+        )
+        ends = np.maximum.accumulate(np.array([len(p) for p in prefixes] or [0]))
+        return np.concatenate([[0], ends[: len(ids)]])
+
+    def __call__(self, response_ids: torch.Tensor, response_mask: torch.Tensor) -> torch.Tensor:
+        """Glue mask for a padded batch.
+
+        Args:
+            response_ids: (bs, L) generated token ids. response_mask: (bs, L), 1 on generated tokens
+                (a prefix of each row, as EasyR1 lays them out).
+        Returns:
+            (bs, L) bool, False on padding.
+        """
+        lengths = response_mask.sum(-1).tolist()
+        rows = [ids[: int(n)] for ids, n in zip(response_ids.tolist(), lengths)]
+        texts = self.tokenizer.batch_decode(rows, skip_special_tokens=self.skip_special_tokens)
+        mask = np.zeros(tuple(response_ids.shape), dtype=bool)
+        for i, (ids, text) in enumerate(zip(rows, texts)):
+            ranges = glue_char_ranges(text)
+            if not ranges:
+                continue
+            offsets = self.char_offsets(ids, text)
+            starts, ends = offsets[:-1], offsets[1:]
+            for lo, hi in ranges:
+                mask[i, : len(ids)] |= (starts < hi) & (ends > lo) & (ends > starts)
+        return torch.from_numpy(mask).to(response_ids.device)

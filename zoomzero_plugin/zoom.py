@@ -1,0 +1,135 @@
+"""Zoom planning: Zoom-Zero Eq. 3 under Qwen-VL's visual token budget.
+
+For a context budget of ``L_v`` visual tokens, per-frame bounds ``V_min..V_max`` tokens and a sampling
+rate ``s`` over ``F`` seconds::
+
+    N     = min(F·s, L_v / V_min)                 frames
+    V_res = max(V_min, min(L_v / N, V_max))       tokens per frame
+
+The coarse pass plans over the whole video; the fine (zoom) pass applies the same budget to the union
+of predicted spans (``F' < F``), so each frame gets more tokens.
+
+Units follow qwen-vl-utils: a frame of ``P`` pixels costs ``P / (factor² · temporal_patch)`` context
+tokens (factor 28 and temporal patch 2 for Qwen2.5-VL; 32 and 2 for Qwen3-VL), and ``total_pixels =
+L_v · factor²``. Frame counts are even (two frames share one temporal patch). The decoded frame is
+at most ``frame_pixels``: qwen-vl-utils' ``smart_resize`` keeps the aspect ratio and rounds each side
+down to a multiple of ``factor``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from .spans import Span, merge_spans, widen_spans
+
+
+@dataclass(frozen=True)
+class ZoomBudget:
+    """The knobs of Eq. 3. Pixel bounds are per frame, as in qwen-vl-utils' ``min_pixels``/``max_pixels``."""
+
+    max_tokens: int = 8192  # L_v: visual tokens in the context
+    min_frame_pixels: int = 16 * 28 * 28
+    max_frame_pixels: int = 768 * 28 * 28
+    fps: float = 1.0  # s
+    factor: int = 28  # patch size × spatial merge (28 for Qwen2.5-VL, 32 for Qwen3-VL)
+    temporal_patch: int = 2
+    max_frames: int = 768
+    min_clip_seconds: float = 1.0  # shorter spans are widened so every clip has ≥2 source frames
+
+    def __post_init__(self) -> None:
+        if not (0 < self.min_frame_pixels <= self.max_frame_pixels):
+            raise ValueError(f"need 0 < min_frame_pixels <= max_frame_pixels, got {self.min_frame_pixels}, {self.max_frame_pixels}")
+        if self.max_tokens <= 0 or self.fps <= 0 or self.max_frames < 2 or self.min_clip_seconds <= 0:
+            raise ValueError(f"max_tokens, fps, min_clip_seconds must be > 0 and max_frames >= 2: {self}")
+
+    def frame_tokens(self, pixels: float) -> float:
+        """Context tokens one frame of ``pixels`` costs."""
+        return pixels / (self.factor**2 * self.temporal_patch)
+
+
+@dataclass(frozen=True)
+class Clip:
+    """One contiguous piece of video to decode: ``nframes`` frames between ``start`` and ``end``."""
+
+    start: float
+    end: float
+    nframes: int
+
+
+@dataclass(frozen=True)
+class ZoomPlan:
+    """Frames and per-frame size for one pass."""
+
+    clips: tuple[Clip, ...]
+    frame_pixels: int  # V_res, as pixels per frame (qwen-vl-utils ``max_pixels``)
+    budget: ZoomBudget
+
+    @property
+    def frames(self) -> int:
+        return sum(c.nframes for c in self.clips)
+
+    @property
+    def seconds(self) -> float:
+        return sum(c.end - c.start for c in self.clips)
+
+    @property
+    def tokens_per_frame(self) -> float:
+        return self.budget.frame_tokens(self.frame_pixels)
+
+    @property
+    def tokens(self) -> float:
+        return self.frames * self.tokens_per_frame
+
+    def video_elements(self, video: str) -> list[dict[str, Any]]:
+        """qwen-vl-utils ``fetch_video`` elements, one per clip."""
+        b = self.budget
+        return [
+            {
+                "video": video,
+                "video_start": c.start,
+                "video_end": c.end,
+                "nframes": c.nframes,
+                "min_pixels": b.min_frame_pixels,
+                "max_pixels": self.frame_pixels,
+                # qwen-vl-utils caps max_pixels at total_pixels / nframes · 2: keep that cap at V_res
+                "total_pixels": self.frame_pixels * c.nframes // b.temporal_patch + 1,
+            }
+            for c in self.clips
+        ]
+
+
+def _even(n: float) -> int:
+    return max(2, 2 * int(round(n / 2)))
+
+
+def plan_pass(spans: list[Span] | tuple[Span, ...], duration: float, budget: ZoomBudget = ZoomBudget()) -> ZoomPlan:
+    """Plan Eq. 3 over the union of ``spans`` (widened to ``min_clip_seconds``) of a video.
+
+    Frames are shared among clips in proportion to their length, at least 2 each.
+    """
+    if not math.isfinite(duration) or duration <= 0:
+        raise ValueError(f"duration must be positive seconds, got {duration}")
+    spans = widen_spans(merge_spans(spans), budget.min_clip_seconds, duration)
+    if not spans:
+        raise ValueError("plan_pass needs at least one span")
+    seconds = sum(e - s for s, e in spans)
+    v_min = budget.frame_tokens(budget.min_frame_pixels)
+    v_max = budget.frame_tokens(budget.max_frame_pixels)
+    n_total = min(seconds * budget.fps, budget.max_tokens / v_min, budget.max_frames)
+    clips = tuple(Clip(s, e, _even(n_total * (e - s) / seconds)) for s, e in spans)
+    n = sum(c.nframes for c in clips)
+    v_res = max(v_min, min(budget.max_tokens / n, v_max))
+    pixels = int(v_res * budget.factor**2 * budget.temporal_patch)
+    return ZoomPlan(clips=clips, frame_pixels=max(budget.min_frame_pixels, pixels), budget=budget)
+
+
+def plan_coarse(duration: float, budget: ZoomBudget = ZoomBudget()) -> ZoomPlan:
+    """The whole video, ``[0, duration]``."""
+    return plan_pass([(0.0, duration)], duration, budget)
+
+
+def plan_zoom(spans: list[Span] | tuple[Span, ...], duration: float, budget: ZoomBudget = ZoomBudget()) -> ZoomPlan | None:
+    """The predicted spans, or None when there are none (the caller decides: 0 reward or uniform frames)."""
+    return plan_pass(spans, duration, budget) if spans else None
