@@ -23,6 +23,7 @@ class GroundTruth:
     spans: tuple[Span, ...]
     duration: float
     qid: str
+    question: str = ""  # kept so a zoom pass can re-ask it without the prompt
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
@@ -54,12 +55,13 @@ class GroundTruth:
         spans, problems = clean_spans(value.get("spans") or (), duration, keep_points=True)
         if problems:
             raise ValueError(f"ground-truth spans {value.get('spans')!r} are invalid: {problems}")
-        known = {"answer", "options", "spans", "duration", "qid"}
+        known = {"answer", "options", "spans", "duration", "qid", "question"}
         return cls(
             answer=answer,
             options=options,
             spans=tuple(spans),
             duration=duration,
             qid=str(value["qid"]),
+            question=str(value.get("question", "")),
             extra={k: v for k, v in value.items() if k not in known},
         )

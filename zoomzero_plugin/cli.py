@@ -1,0 +1,54 @@
+"""``zoomzero``: the command line. Each subcommand lives in its own module, imported only when used.
+
+A subcommand module defines ``add_arguments(parser)`` and ``run(args) -> int`` and a docstring whose
+first line is the one-line help. Its top-level imports stay light (argparse, the core): heavy libraries
+(torch models, EasyR1, vLLM) are imported inside ``run``, so ``zoomzero --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> module; "data" style groups are dotted names ("data convert").
+COMMANDS: dict[str, str] = {
+    "demo": "zoomzero_plugin.demo",
+}
+
+
+def _summary(module_name: str) -> str:
+    doc = importlib.import_module(module_name).__doc__ or ""
+    return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="zoomzero",
+        description="Evidence-grounded RL for video LLMs: demo, data tools, inference and evaluation.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    groups: dict[str, argparse._SubParsersAction] = {}
+    for name, module_name in COMMANDS.items():
+        target = sub
+        *group, leaf = name.split()
+        if group:
+            if group[0] not in groups:
+                g = sub.add_parser(group[0], help=f"{group[0]} tools")
+                groups[group[0]] = g.add_subparsers(dest=f"{group[0]}_command", metavar="COMMAND", required=True)
+            target = groups[group[0]]
+        module = importlib.import_module(module_name)
+        p = target.add_parser(leaf, help=_summary(module_name), description=module.__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args._run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

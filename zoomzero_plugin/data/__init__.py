@@ -1,0 +1,1 @@
+"""Dataset converters, validation, offline filtering and SFT export."""

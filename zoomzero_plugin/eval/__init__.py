@@ -1,0 +1,1 @@
+"""Benchmark runner, official metrics, reports and plots."""

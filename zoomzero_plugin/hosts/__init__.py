@@ -1,0 +1,1 @@
+"""Plugin hosts: the only code that knows a trainer's internals."""

@@ -1,0 +1,91 @@
+"""Dataset rows: one question per row, loadable by EasyR1's own ``RLHFDataset``.
+
+Columns: ``prompt`` (text with one ``<video>`` placeholder), ``videos`` (a one-element list of paths)
+and ``answer`` (the JSON of a :class:`GroundTruth`: letter, options, spans, duration, qid, question).
+Rows are written as JSONL or parquet, by extension, atomically: a temporary file renamed into place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .ground_truth import GroundTruth
+from .prompts import grounding_prompt
+from .spans import Span
+
+PROMPT_KEY, VIDEO_KEY, ANSWER_KEY = "prompt", "videos", "answer"
+FORMATS = (".jsonl", ".json", ".parquet")
+
+
+def make_row(
+    *,
+    qid: str,
+    question: str,
+    options: Sequence[str],
+    answer: str,
+    duration: float,
+    video: str,
+    spans: Sequence[Span] = (),
+    prompt: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """One dataset row. ``answer`` is the option letter; validated through :class:`GroundTruth`."""
+    truth = GroundTruth.parse(
+        {"answer": answer, "options": list(options), "spans": [list(s) for s in spans], "duration": duration,
+         "qid": qid, "question": question, **extra}
+    )
+    return {
+        PROMPT_KEY: prompt if prompt is not None else grounding_prompt(question, truth.options, truth.duration),
+        VIDEO_KEY: [str(video)],
+        ANSWER_KEY: truth.to_json(),
+    }
+
+
+def row_truth(row: dict[str, Any], answer_key: str = ANSWER_KEY) -> GroundTruth:
+    return GroundTruth.parse(row[answer_key])
+
+
+def _check_format(path: Path) -> str:
+    if path.suffix not in FORMATS:
+        raise ValueError(f"{path}: rows must be {', '.join(FORMATS)}; got '{path.suffix}'")
+    return path.suffix
+
+
+def read_rows(path: str | os.PathLike) -> list[dict[str, Any]]:
+    path = Path(path)
+    if _check_format(path) == ".parquet":
+        import pyarrow.parquet as pq
+
+        return pq.read_table(path).to_pylist()
+    with path.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def write_rows(path: str | os.PathLike, rows: Iterable[dict[str, Any]]) -> int:
+    """Write rows atomically; returns how many. A crash leaves no half file at ``path``."""
+    path = Path(path)
+    kind = _check_format(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = list(rows)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        if kind == ".parquet":
+            os.close(fd)
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            pq.write_table(pa.Table.from_pylist(rows), tmp)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                for row in rows:
+                    f.write(json.dumps(row, ensure_ascii=False) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return len(rows)
