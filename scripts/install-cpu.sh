@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Install zoomzero-plugin into the active Python environment on a CPU-only machine.
+#   bash scripts/install-cpu.sh          the package (enough for `zoomzero demo`)
+#   bash scripts/install-cpu.sh --test   plus EasyR1 v0.3.2 and the test tools (enough for `pytest`)
+# On a GPU cluster install your own CUDA torch first, then `pip install zoomzero-plugin`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pip_install() { python3 -m pip install -q --disable-pip-version-check "$@" 2>&1 | grep -v "^WARNING: Location" || true; }
+
+# Pinned: this version has a local CPU build here; a bare `torch` would pull several GB of CUDA wheels.
+pip_install "torch==2.13.0"
+# The registry's torchvision is a CUDA build: install it without deps so the CPU torch stays
+# (zoomzero_plugin.cpu_compat makes its pure-Python transforms importable).
+pip_install --no-deps "torchvision==0.28.0"
+if [[ "${1:-}" == "--test" ]]; then
+  pip_install -e ".[test]"
+  # EasyR1 v0.3.2 (PyPI lazyllm-verl; installs the package `verl`) declares vllm/flash-attn: no deps,
+  # then what its modules import on a CPU (REFERENCE.md §5). Never install PyPI `verl`: another project.
+  pip_install "transformers==4.57.6" "ray[default]==2.60.0" tensordict torchdata datasets codetiming peft \
+    accelerate mathruler pylatexenc einops msgspec
+  pip_install --no-deps "lazyllm-verl==0.3.2.dev2"
+else
+  pip_install -e .
+fi
+python3 -c "import torch, zoomzero_plugin; assert torch.__version__.startswith('2.13.0'), torch.__version__; print('zoomzero-plugin', zoomzero_plugin.__version__, 'installed with torch', torch.__version__)"

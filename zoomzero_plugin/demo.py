@@ -1,0 +1,129 @@
+"""Run one Zoom-Zero training step's reward and advantage logic on CPU with a tiny random Qwen2.5-VL.
+
+Builds a tiny model and a synthetic video question (the evidence is a coloured square in a known span),
+samples a group of responses in the paper's template, runs the zoom-in pass on each response's predicted
+spans with the same model, and prints every response's spans, its four rewards, its GRPO advantage (on
+the summed reward) and its TokenAdv advantages on glue tokens vs the other tokens. Nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--group-size", type=int, default=6, help="responses sampled for the question (default 6)")
+    parser.add_argument("--seed", type=int, default=0, help="seed for the model weights, video and sampling")
+    parser.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)")
+    parser.add_argument("--workdir", type=Path, default=None,
+                        help="where the tiny model and video are written (default: a temporary folder)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.group_size < 2:
+        print("zoomzero demo: --group-size must be at least 2 (advantages compare responses in a group)", file=sys.stderr)
+        return 2
+    try:
+        if args.workdir is not None:
+            args.workdir.mkdir(parents=True, exist_ok=True)
+            _demo(args, args.workdir)
+        else:
+            with tempfile.TemporaryDirectory(prefix="zoomzero-demo-") as tmp:
+                _demo(args, Path(tmp))
+    except Exception as e:  # the demo is a smoke test for a new machine: say what broke, exit non-zero
+        print(f"zoomzero demo failed: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _demo(args: argparse.Namespace, workdir: Path) -> None:
+    import os
+    import random
+
+    os.environ.setdefault("FORCE_QWENVL_VIDEO_READER", "decord")
+    from .cpu_compat import ensure_torchvision_importable
+
+    ensure_torchvision_importable()
+    import torch
+    from transformers import AutoProcessor, Qwen2_5_VLForConditionalGeneration
+
+    from . import GlueTokenMasker, RewardConfig, ZoomBudget, grpo_advantage, plan_coarse, plan_zoom, score_parsed, token_adv
+    from .parsing import parse_response
+    from .prompts import grounding_prompt, zoom_prompt
+    from .rows import read_rows, row_truth
+    from .video import fetch_plan
+    from .synthetic.benchmark import make_benchmark
+    from .synthetic.template_sampler import TinyVideoLM, sample_grounded_response
+    from .synthetic.tiny_qwen import build_tiny_qwen
+
+    t0 = time.perf_counter()
+    torch.manual_seed(args.seed)
+    model_dir = build_tiny_qwen(workdir / "tiny-qwen", seed=args.seed)
+    processor = AutoProcessor.from_pretrained(model_dir, use_fast=True)
+    lm = TinyVideoLM(Qwen2_5_VLForConditionalGeneration.from_pretrained(model_dir).eval(), processor)
+    row = read_rows(make_benchmark(workdir / "bench", n_videos=1, seed=args.seed))[0]
+    truth, video = row_truth(row), row["videos"][0]
+    letters = "ABCD"[: len(truth.options)]
+    budget = ZoomBudget(max_tokens=96, min_frame_pixels=4 * 28 * 28, max_frame_pixels=768 * 28 * 28, fps=2.0)
+
+    coarse = plan_coarse(truth.duration, budget)
+    ctx = lm.context(grounding_prompt(truth.question, truth.options, truth.duration), fetch_plan(coarse, video))
+    print(f"Question: {truth.question}  options: "
+          + ", ".join(f"({l}) {o}" for l, o in zip(letters, truth.options)))
+    print(f"Truth: ({truth.answer}), evidence at {_fmt(truth.spans)} of a {truth.duration:.0f} s video")
+    print(f"Coarse pass: {coarse.frames} frames at {coarse.tokens_per_frame:.1f} tokens/frame "
+          f"(budget {budget.max_tokens} visual tokens)\n")
+
+    rng = random.Random(args.seed)
+    config = RewardConfig(components=("format", "iou", "accuracy", "zoom"))
+    rows, ids = [], []
+    for _ in range(args.group_size):
+        text, generated = sample_grounded_response(lm, ctx, truth.duration, letters, rng, args.temperature)
+        parsed = parse_response(text, truth.duration)
+        zoom = plan_zoom(parsed.spans, truth.duration, budget)
+        zoom_answer = None
+        if zoom is not None:  # the fine pass sees only the predicted spans, at more tokens per frame
+            zctx = lm.context("<video>" * len(zoom.clips) + zoom_prompt(truth.question, truth.options, video=False),
+                              fetch_plan(zoom, video))
+            zoom_answer = lm.choose(zctx, [], list(letters), rng, temperature=0)
+        rows.append((parsed, zoom, zoom_answer, score_parsed(parsed, truth, config, zoom_answer)))
+        ids.append(generated)
+
+    width = max(len(i) for i in ids)
+    pad = processor.tokenizer.pad_token_id
+    response_ids = torch.tensor([i + [pad] * (width - len(i)) for i in ids])
+    response_mask = torch.tensor([[1] * len(i) + [0] * (width - len(i)) for i in ids])
+    glue = GlueTokenMasker(processor.tokenizer)(response_ids, response_mask)
+    index = ["q0"] * len(rows)
+    comps = {k: torch.tensor([r[3][k] for r in rows]) for k in config.components}
+    tadv, _ = token_adv(comps, glue, response_mask, index)
+    gadv, _ = grpo_advantage(torch.tensor([r[3]["overall"] for r in rows]), response_mask, index)
+
+    header = f"{'#':>2}  {'glue spans':<14} {'ans':>3} {'zoom pass':<16} {'format':>6} {'iou':>5} {'acc':>4} " \
+             f"{'zoom':>4} {'overall':>7} | {'GRPO adv':>8} | {'TokenAdv glue':>13} {'other':>6}"
+    print(header)
+    print("-" * len(header))
+    for i, (parsed, zoom, zoom_answer, s) in enumerate(rows):
+        zp = f"{zoom.frames}f@{zoom.tokens_per_frame:.0f}t -> {zoom_answer}" if zoom else "no valid span"
+        g, other = glue[i] & response_mask[i].bool(), ~glue[i] & response_mask[i].bool()
+        spans = _fmt(parsed.spans) if not parsed.invalid_spans else f"invalid ({parsed.invalid_spans})"
+        print(f"{i + 1:>2}  {spans:<14} {parsed.answer or '-':>3} {zp:<16} {s['format']:>6.2f} "
+              f"{s['iou']:>5.2f} {s['accuracy']:>4.0f} {s['zoom']:>4.0f} {s['overall']:>7.3f} | "
+              f"{gadv[i, 0]:>+8.3f} | {_mean(tadv[i][g]):>+13.3f} {_mean(tadv[i][other]):>+6.3f}")
+        if parsed.spans and not g.any():
+            raise RuntimeError(f"response {i + 1} has glue spans but no glue tokens were found")
+    print(f"\nGRPO gives every token of a response one advantage; TokenAdv gives glue tokens "
+          f"mean(A_format, A_zoom, A_iou) and the others mean(A_format, A_zoom, A_acc).")
+    print(f"Done in {time.perf_counter() - t0:.1f} s.")
+
+
+def _fmt(spans) -> str:
+    return "[" + ", ".join(f"({s:g}, {e:g})" for s, e in spans) + "]" if spans else "[]"
+
+
+def _mean(x) -> float:
+    return float(x.mean()) if x.numel() else float("nan")
