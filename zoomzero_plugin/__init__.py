@@ -1,18 +1,34 @@
 """zoomzero-plugin: evidence-grounded RL for video LLMs (Zoom-Zero, VideoZoomer) as an EasyR1 plugin.
 
 The core (this package's top-level modules) is host-free: it never imports EasyR1, Ray or vLLM.
+Names that need torch (advantages, token masks) load on first use, so CLIs and parsers start fast.
 """
 
-from .advantages import group_normalize, grpo_advantage, token_adv
+from importlib import import_module
+from typing import Any
+
 from .ground_truth import GroundTruth
 from .parsing import ParsedResponse, glue_char_ranges, parse_response
 from .prompts import grounding_prompt, zoom_prompt
 from .rewards import COMPONENTS, RewardConfig, score_parsed, score_response
 from .spans import Span, clean_spans, intersection_length, iog, iop, iou, merge_spans, total_length
-from .token_masks import GlueTokenMasker
 from .zoom import Clip, ZoomBudget, ZoomPlan, plan_coarse, plan_pass, plan_zoom
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "group_normalize": "advantages",
+    "grpo_advantage": "advantages",
+    "token_adv": "advantages",
+    "GlueTokenMasker": "token_masks",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "COMPONENTS",
