@@ -28,6 +28,11 @@ PREDICTIONS_FILE, METRICS_FILE, REPORT_FILE = "predictions.jsonl", "metrics.json
 COUNTS = (("questions", "questions"), ("predicted", "predicted"), ("missing", "missing"),
           ("duplicates", "duplicates"), ("no answer", "no_answer"), ("invalid spans", "invalid_spans"),
           ("scored (accuracy)", "scored_accuracy"), ("scored (grounding)", "scored_grounding"))
+PLOTS = (  # binned bar charts: (name, x label, y label, caption)
+    ("miou_by_clue_duration", "ground-truth clue duration", "mIoU (%)", "mIoU by clue duration"),
+    ("miou_by_clue_proportion", "clue proportion of the video", "mIoU (%)", "mIoU by clue proportion"),
+    ("accuracy_by_video_length", "video length", "accuracy (%)", "Accuracy by video length"),
+)
 RULES = {
     "first": "official: only the first predicted span as written, best ground-truth window",
     "merged": "official: all predicted spans merged into one union (unclamped)",
@@ -109,18 +114,20 @@ def write_report(
 
 def _write_plots(out_dir: Path, title: str, ground: Sequence[QuestionScore],
                  bins: Mapping[str, Sequence[plots.Bin]]) -> list[tuple[str, str]]:
+    """Draw the plots that apply; remove stale ones an earlier report in ``out_dir`` left behind."""
     figures = []
     if ground:
         plots.plot_iou_distribution([q.iou for q in ground], f"IoU distribution ({title})",
                                     out_dir / "iou_distribution.png")
         figures.append(("IoU distribution", "iou_distribution.png"))
-    specs = (("miou_by_clue_duration", "ground-truth clue duration", "mIoU (%)", "mIoU by clue duration"),
-             ("miou_by_clue_proportion", "clue proportion of the video", "mIoU (%)", "mIoU by clue proportion"),
-             ("accuracy_by_video_length", "video length", "accuracy (%)", "Accuracy by video length"))
-    for name, xlabel, ylabel, caption in specs:
+    for name, xlabel, ylabel, caption in PLOTS:
         if bins.get(name):
             plots.plot_bins(bins[name], xlabel, ylabel, f"{caption} ({title})", out_dir / f"{name}.png")
             figures.append((caption, f"{name}.png"))
+    drawn = {file for _, file in figures}
+    for name in ["iou_distribution"] + [spec[0] for spec in PLOTS]:
+        if f"{name}.png" not in drawn:
+            (out_dir / f"{name}.png").unlink(missing_ok=True)
     return figures
 
 
