@@ -10,7 +10,7 @@ from .conftest import nextgqa_rows
 from .reference import cgbench_intervals_iou, cgbench_stats, nextgqa_eval_ground, rextime_eval
 
 
-def _spans_for(truth, rng: random.Random, allow_reversed: bool = True) -> list[list[float]]:
+def _spans_for(truth, rng: random.Random, case: int, allow_reversed: bool = True) -> list[list[float]]:
     """A mix of the predictions systems make: exact, shifted, elsewhere, points, past the end, several."""
     d = truth.duration
     s, e = truth.spans[rng.randrange(len(truth.spans))]
@@ -29,21 +29,28 @@ def _spans_for(truth, rng: random.Random, allow_reversed: bool = True) -> list[l
     ]
     if allow_reversed:
         cases.append([[e, s], [s, e]])  # a reversed first span
-    return rng.choice(cases)
+    return cases[case % len(cases)]
 
 
 def _answer(truth, rng: random.Random) -> str | None:
     return rng.choice([truth.answer, truth.answer, "A", "B", None])
 
 
+def _predictions(truths, seed: int, missing: bool = True, empty: bool = False, allow_reversed: bool = True):
+    """Records cycling through every kind of span list; every 6th question missing, every 5th empty."""
+    rng = random.Random(seed)
+    preds = []
+    for i, (qid, truth) in enumerate(truths.items()):
+        if missing and i % 6 == 5:
+            continue
+        spans = [] if empty and i % 5 == 4 else _spans_for(truth, rng, i + seed, allow_reversed)
+        preds.append({"qid": qid, "answer": _answer(truth, rng), "spans": spans})
+    return preds
+
+
 def test_nextgqa_matches_eval_ground_on_real_rows(nextgqa_sample):
     truths, gsub = nextgqa_sample
-    rng = random.Random(0)
-    preds = []
-    for qid, truth in truths.items():
-        if rng.random() < 0.15:
-            continue  # missing: eval_ground skips it; Acc@QA counts it wrong
-        preds.append({"qid": qid, "answer": _answer(truth, rng), "spans": _spans_for(truth, rng)})
+    preds = _predictions(truths, seed=0)  # missing ones: eval_ground skips them; Acc@QA counts them wrong
     assert 0 < len(preds) < len(truths)
     official = nextgqa_eval_ground(
         gsub,
@@ -71,8 +78,7 @@ def test_nextgqa_without_raw_windows_differs_only_on_touching_windows(nextgqa_sa
 
 def test_rextime_matches_rextime_eval_on_real_rows(rextime_sample):
     truths, gt = rextime_sample
-    rng = random.Random(1)
-    preds = [{"qid": qid, "answer": _answer(t, rng), "spans": _spans_for(t, rng)} for qid, t in truths.items()]
+    preds = _predictions(truths, seed=1, missing=False)  # the script requires every question
     submission = [{"qid": p["qid"], "pred_relevant_windows": p["spans"], "ans": p["answer"]} for p in preds]
     official = rextime_eval(submission, gt)
     ours = score_predictions("rextime", preds, truths, "official")
@@ -82,13 +88,7 @@ def test_rextime_matches_rextime_eval_on_real_rows(rextime_sample):
 
 def test_cgbench_matches_stat_with_key_on_real_rows(cgbench_sample):
     truths, annos = cgbench_sample
-    rng = random.Random(2)
-    preds = []
-    for qid, truth in truths.items():
-        if rng.random() < 0.15:
-            continue
-        spans = [] if rng.random() < 0.1 else _spans_for(truth, rng, allow_reversed=False)
-        preds.append({"qid": qid, "answer": _answer(truth, rng), "spans": spans})
+    preds = _predictions(truths, seed=2, empty=True, allow_reversed=False)
     by_qid = {p["qid"]: p for p in preds}
     miou = {a["qid"]: cgbench_intervals_iou(by_qid[str(a["qid"])]["spans"], a["clue_intervals"])
             for a in annos if str(a["qid"]) in by_qid}

@@ -54,7 +54,7 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> 
 
 def metric_table(benchmark: str, metrics: Mapping[str, float | int]) -> str:
     """The benchmark's paper-layout table (percentages, one decimal; – where a metric does not apply)."""
-    columns = get_benchmark(benchmark).columns
+    columns = get_benchmark(benchmark).table()
     return markdown_table([h for h, _ in columns], [[metrics.get(k) for _, k in columns]])
 
 
