@@ -39,7 +39,7 @@ def test_finalize_writes_metrics_report_and_plots(tmp_path, cgbench_sample):
     assert f"| {metrics['Acc']:.1f} | {metrics['mIoU']:.1f} | {metrics['rec.@IoU']:.1f} |" in report
     counts = f"| {len(truths)} | {len(preds)} | {len(truths) - len(preds)} | 0 |"
     assert counts in report
-    assert "### Accuracy by domain" in report and "### mIoU by clue proportion of the video" in report
+    assert "## Accuracy by domain" in report and "## mIoU by clue proportion of the video" in report
 
     for name in GROUNDED_PLOTS | {"accuracy_by_video_length.png"}:
         data = (tmp_path / name).read_bytes()

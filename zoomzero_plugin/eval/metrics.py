@@ -54,10 +54,10 @@ class QuestionScore:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-def score_question(truth: GroundTruth, pred: Prediction | None, reduction: str) -> QuestionScore:
-    """Score one question under a reduction rule name from ``REDUCTIONS`` (first | merged | union)."""
+def score_question(truth: GroundTruth, pred: Prediction | None, rule: str) -> QuestionScore:
+    """Score one question (``pred`` None: missing) under a rule of ``REDUCTIONS`` (first | merged | union)."""
     grounded = bool(truth.spans)
-    overlap = REDUCTIONS[reduction](pred.spans, truth) if pred is not None and grounded else ZERO
+    overlap = REDUCTIONS[rule](pred.spans, truth) if pred is not None and grounded else ZERO
     answer = pred.answer if pred is not None else None
     return QuestionScore(
         qid=truth.qid,
