@@ -91,3 +91,19 @@ def test_a_failed_report_leaves_earlier_files_intact(tmp_path, rextime_sample):
     with pytest.raises(ValueError, match="not in the data"):
         write_report(tmp_path, "rows", [{"qid": "nope"}], truths)
     assert (tmp_path / "metrics.json").read_text() == before
+
+
+def test_bins_are_left_closed_skip_empty_ones_and_read_well():
+    from zoomzero_plugin.eval.metrics import QuestionScore
+    from zoomzero_plugin.eval.plots import accuracy_by_video_length, miou_by_clue_proportion, miou_by_clue_seconds
+
+    def q(duration, gt_length, iou, correct):
+        return QuestionScore("q", True, "A", correct, True, iou, iou, iou, 0, gt_length, duration)
+
+    scores = [q(60, 2, 0.5, True), q(59.9, 1.9, 0.1, False), q(4000, 80, 1.0, True), q(4000, 400, 0.0, False)]
+    assert [(b.label, b.n, b.value) for b in miou_by_clue_seconds(scores)] == [
+        ("0 s – 2 s", 1, 10.0), ("2 s – 5 s", 1, 50.0), ("≥ 80 s", 2, 50.0)]
+    assert [(b.label, b.n) for b in miou_by_clue_proportion(scores)] == [
+        ("2% – 5%", 3), ("10% – 20%", 1)]
+    assert [(b.label, b.n, b.value) for b in accuracy_by_video_length(scores)] == [
+        ("0 s – 1 min", 1, 0.0), ("1 min – 3 min", 1, 100.0), ("≥ 60 min", 2, 50.0)]
