@@ -14,6 +14,8 @@ import sys
 # name -> module; "data" style groups are dotted names ("data convert").
 COMMANDS: dict[str, str] = {
     "demo": "zoomzero_plugin.demo",
+    "data convert": "zoomzero_plugin.data.convert",
+    "data check": "zoomzero_plugin.data.check",
 }
 
 

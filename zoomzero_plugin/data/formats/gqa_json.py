@@ -1,0 +1,48 @@
+"""The grounded-QA JSON of the Zoom-Zero and VideoChat-R1 releases (ActivityNet, QVHighlights, NExT-GQA…)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from . import register
+from .base import Draft, Format, Skip, first, letter, letter_of_text, load_records, need, seconds, span_list, strip_labels
+
+
+@register
+class GQAJson(Format):
+    name = "gqa-json"
+    title = "grounded-QA JSON of the Zoom-Zero / VideoChat-R1 releases (stage I ActivityNet, QVHighlights)"
+    reads = (
+        "--input FILE.json: a list of {video, question, options ['(A) ...', ...], answer '(C)', "
+        "glue [[s, e], ...], duration (optional), qid/id/question_id (optional)}, as read by "
+        "xiaoqian-shen/Zoom-Zero verl/utils/dataset_video.py and VideoChat-R1's evaluate_gqa.py. Video: "
+        "VIDEO_ROOT/<video> ('.mp4' appended when it has no suffix). qid: the item's id, else "
+        "'<file stem>_<index>'. Labels '(A) ' are stripped from the options."
+    )
+    files = {"input": "the release's annotation JSON (e.g. GVideoQA-anet.json)"}
+
+    def items(self) -> list[tuple[str, int, dict[str, Any]]]:
+        return [(Path(p).stem, i, row) for p in self.inputs["input"] for i, row in enumerate(load_records(p))]
+
+    def draft(self, item: tuple[str, int, dict[str, Any]]) -> Draft:
+        stem, index, row = item
+        video, question, raw_options, answer = need(row, "video", "question", "options", "answer")
+        if not isinstance(raw_options, list) or len(raw_options) < 2:
+            raise Skip("no_options", f"options {raw_options!r}")
+        options = strip_labels(raw_options)
+        is_letter = re.fullmatch(r"\s*\(?[A-Za-z]\)?\s*", str(answer)) is not None
+        duration = first(row, "duration", "video_duration")
+        qid = first(row, "qid", "id", "question_id", default=f"{stem}_{index}")
+        return Draft(
+            qid=str(qid),
+            question=str(question),
+            options=options,
+            answer=letter(answer, options) if is_letter else letter_of_text(answer, options),
+            videos=(str(video),),
+            duration=None if duration is None else seconds(duration, "duration"),
+            spans=span_list(first(row, "glue", "spans", default=[])),
+            video_id=Path(str(video)).stem,
+            extra={"dataset": stem},
+        )

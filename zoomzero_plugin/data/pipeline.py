@@ -1,0 +1,206 @@
+"""From upstream items to dataset rows: resolve videos and durations, check spans, count every skip.
+
+``convert(format, options)`` is the library entry point behind ``zoomzero data convert``. Each item goes
+through its format's ``draft`` and then, in order: video resolution (``missing_video``), duration
+(``unknown_duration`` / ``unreadable_video``), ``--min-duration`` (``too_short``), span checks
+(``invalid_span`` / ``span_outside_video``; ends at most ``span_tolerance`` past the end are clamped),
+question-id uniqueness (``duplicate_qid``), and finally :func:`zoomzero_plugin.rows.make_row`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..rows import make_row
+from ..spans import Span, check_span, merge_spans
+from .formats.base import REASONS, VIDEO_SUFFIXES, Draft, Format, Skip
+
+
+@dataclass(frozen=True)
+class Options:
+    """How drafts become rows. ``durations`` maps a draft's ``video_id`` to seconds."""
+
+    video_roots: tuple[Path, ...]
+    video_exts: tuple[str, ...] = ("mp4",)
+    check_videos: bool = True  # False: trust the paths (videos not downloaded yet); nothing is probed
+    durations: Mapping[str, float] = field(default_factory=dict)
+    min_duration: float = 0.0
+    span_tolerance: float = 1.0  # seconds a span may end past the video before the row is skipped
+    source: str | None = None  # stored as "source" in each answer; default: the format name
+
+
+@dataclass
+class Report:
+    """What a conversion did: rows written, rows skipped by reason (with the first few ids), notes."""
+
+    format: str
+    items: int = 0
+    written: int = 0
+    skipped: Counter = field(default_factory=Counter)
+    examples: dict[str, list[list[str]]] = field(default_factory=dict)
+    clamped_spans: int = 0
+    probed_durations: int = 0
+    videos_checked: bool = True
+    keep_examples: int = 5
+
+    def skip(self, reason: str, qid: str, detail: str) -> None:
+        self.skipped[reason] += 1
+        shown = self.examples.setdefault(reason, [])
+        if len(shown) < self.keep_examples:
+            shown.append([qid, detail])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "items": self.items,
+            "written": self.written,
+            "skipped": dict(self.skipped.most_common()),
+            "examples": self.examples,
+            "clamped_spans": self.clamped_spans,
+            "probed_durations": self.probed_durations,
+            "videos_checked": self.videos_checked,
+        }
+
+    def table(self) -> str:
+        lines = [f"{self.format}: {self.items} items read, {self.written} rows written, "
+                 f"{sum(self.skipped.values())} skipped"]
+        for reason, n in self.skipped.most_common():
+            lines.append(f"  {reason:<22} {n:>7}  {REASONS[reason]}")
+            for qid, detail in self.examples.get(reason, []):
+                lines.append(f"      e.g. {qid}: {detail}")
+        if self.clamped_spans:
+            lines.append(f"  note: {self.clamped_spans} span end(s) past the video end (within the tolerance) clamped to it")
+        if self.probed_durations:
+            lines.append(f"  note: {self.probed_durations} duration(s) probed from the video files")
+        if not self.videos_checked:
+            lines.append("  note: video files NOT checked (--no-video-check): rows point where the videos are "
+                         "expected; run `zoomzero data check` once they are downloaded")
+        return "\n".join(lines)
+
+
+class _Videos:
+    """Finds a draft's video under the roots; probes durations once per file."""
+
+    def __init__(self, options: Options):
+        self.options = options
+        self.roots = [r.expanduser().resolve() for r in options.video_roots]
+        self.exts = [e if e.startswith(".") else f".{e}" for e in options.video_exts]
+        self._durations: dict[str, float | Exception] = {}
+
+    def _paths(self, candidate: str) -> list[Path]:
+        names = [candidate] if Path(candidate).suffix.lower() in VIDEO_SUFFIXES else [candidate + e for e in self.exts]
+        if Path(candidate).is_absolute():
+            return [Path(n) for n in names]
+        return [root / n for root in self.roots for n in names]
+
+    def resolve(self, draft: Draft) -> str:
+        paths = [p for c in draft.videos for p in self._paths(c)]
+        if not self.options.check_videos:
+            return str(paths[0])
+        for path in paths:
+            if path.is_file():
+                return str(path)
+        raise Skip("missing_video", f"{paths[0]}" + (f" (and {len(paths) - 1} other candidates)" if len(paths) > 1 else ""))
+
+    def probe(self, path: str) -> float:
+        if path not in self._durations:
+            from ..video import probe_duration
+
+            try:
+                self._durations[path] = probe_duration(path)
+            except Exception as e:  # noqa: BLE001  (any decoder failure is the file's fault)
+                self._durations[path] = e
+        value = self._durations[path]
+        if isinstance(value, Exception):
+            raise Skip("unreadable_video", f"{path}: {str(value).splitlines()[0][:120] if str(value) else type(value).__name__}")
+        return value
+
+
+def _duration(draft: Draft, video: str, videos: _Videos, report: Report) -> float:
+    options = videos.options
+    if draft.duration is not None and not (draft.approx_duration and options.check_videos):
+        return draft.duration
+    if draft.video_id in options.durations:
+        return float(options.durations[draft.video_id])
+    if options.check_videos:
+        report.probed_durations += 1
+        return videos.probe(video)
+    if draft.duration is not None:
+        return draft.duration
+    raise Skip("unknown_duration", f"video {draft.video_id!r}: pass --durations or let the video be probed")
+
+
+def _spans(raw: Sequence[Any], duration: float, tolerance: float, report: Report) -> list[Span]:
+    out = []
+    for item in raw:
+        try:
+            start, end = item
+        except (TypeError, ValueError):
+            raise Skip("invalid_span", f"{item!r} is not a (start, end) pair") from None
+        reason = check_span(start, end)
+        if reason is not None:
+            raise Skip("invalid_span", f"({start}, {end}): {reason}")
+        start, end = float(start), float(end)
+        if start >= duration or end > duration + tolerance:
+            raise Skip("span_outside_video", f"({start:g}, {end:g}) in a {duration:g} s video")
+        if end > duration:
+            report.clamped_spans += 1
+            end = duration
+        out.append((start, end))
+    return out
+
+
+def convert(
+    fmt: Format, options: Options, progress: bool | None = None, examples: int = 5
+) -> tuple[list[dict[str, Any]], Report]:
+    """Rows for every convertible item of ``fmt`` and the report of what was skipped and why.
+
+    ``progress``: show a tqdm bar (None: only on a terminal). ``examples``: ids kept per skip reason.
+    """
+    from tqdm import tqdm
+
+    report = Report(format=fmt.name, videos_checked=options.check_videos, keep_examples=examples)
+    videos = _Videos(options)
+    items = fmt.items()
+    report.items = len(items)
+    rows, seen = [], set()
+    for index, item in enumerate(tqdm(items, desc=f"convert {fmt.name}", unit="q", disable=None if progress is None else not progress)):
+        qid = f"item {index}"
+        try:
+            draft = fmt.draft(item)
+            qid = draft.qid
+            video = videos.resolve(draft)
+            duration = _duration(draft, video, videos, report)
+            if duration <= 0 or duration != duration:
+                raise Skip("unknown_duration", f"duration {duration!r}")
+            if duration < options.min_duration:
+                raise Skip("too_short", f"{duration:g} s < --min-duration {options.min_duration:g} s")
+            spans = _spans(draft.spans, duration, options.span_tolerance, report)
+            if qid in seen:
+                raise Skip("duplicate_qid", f"{qid!r} seen before")
+            extra = {k: v for k, v in draft.extra.items() if v is not None}
+            if merge_spans(spans) != sorted(spans):  # touching/overlapping spans get merged: keep the originals
+                extra["raw_spans"] = [list(s) for s in spans]
+            try:
+                row = make_row(qid=qid, question=draft.question, options=draft.options, answer=draft.answer,
+                               duration=duration, video=video, spans=spans,
+                               source=options.source or fmt.name, **extra)
+            except ValueError as e:
+                raise Skip("unknown_format", str(e)) from None
+        except Skip as skip:
+            report.skip(skip.reason, skip.qid or qid, skip.detail)
+            continue
+        seen.add(qid)
+        rows.append(row)
+    report.written = len(rows)
+    return rows, report
+
+
+def video_roots_exist(roots: Sequence[Path]) -> list[Path]:
+    """The roots that are not directories (for a clear CLI error)."""
+    return [r for r in roots if not os.path.isdir(r)]
