@@ -14,10 +14,7 @@ example:
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
-import tempfile
 import textwrap
 from pathlib import Path
 
@@ -61,8 +58,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-duration", type=float, default=0.0, metavar="SEC",
                         help="skip videos shorter than this (the paper keeps QVHighlights videos > 120 s)")
     parser.add_argument("--span-tolerance", type=float, default=1.0, metavar="SEC",
-                        help="a span may end this far past the video end and is clamped; further, the row is "
-                             "skipped (default: 1.0)")
+                        help="a span may end this far past the video end (or start this far below 0) and is "
+                             "clamped; further, the row is skipped (default: 1.0)")
+    parser.add_argument("--ambiguous", choices=("first", "skip"), default="first",
+                        help="an answer text equal to several options: keep the first such option, as the "
+                             "benchmarks' own loaders do (default), or skip the row (cleaner training data)")
     parser.add_argument("--source", help="value stored as 'source' in each answer (default: the format name)")
     parser.add_argument("--out", required=True, type=Path, metavar="ROWS", help="output .jsonl or .parquet")
     parser.add_argument("--report", type=Path, metavar="FILE",
@@ -73,18 +73,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _fail(message: str) -> int:
     print(f"zoomzero data convert: error: {message}", file=sys.stderr)
     return 2
-
-
-def _write_json(path: Path, data: object) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2, ensure_ascii=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def run(args: argparse.Namespace) -> int:
@@ -126,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
         min_duration=args.min_duration,
         span_tolerance=args.span_tolerance,
         source=args.source,
+        ambiguous=args.ambiguous,
     )
     try:
         rows, report = convert(fmt_cls(inputs), options, examples=args.show)
@@ -133,7 +122,9 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"cannot read the {args.format} input: {type(e).__name__}: {e}")
     print(report.table(), file=sys.stderr)
     if args.report is not None:
-        _write_json(args.report, report.to_dict())
+        from .atomic import write_json
+
+        write_json(args.report, report.to_dict())
     if not rows:
         return _fail(f"no rows converted; nothing written to {args.out}")
     write_rows(args.out, rows)

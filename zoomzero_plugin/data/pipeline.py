@@ -3,8 +3,10 @@
 ``convert(format, options)`` is the library entry point behind ``zoomzero data convert``. Each item goes
 through its format's ``draft`` and then, in order: video resolution (``missing_video``), duration
 (``unknown_duration`` / ``unreadable_video``), ``--min-duration`` (``too_short``), span checks
-(``invalid_span`` / ``span_outside_video``; ends at most ``span_tolerance`` past the end are clamped),
-question-id uniqueness (``duplicate_qid``), and finally :func:`zoomzero_plugin.rows.make_row`.
+(``invalid_span`` / ``span_outside_video``; ends up to ``span_tolerance`` past the end, and starts up to
+it below 0, are clamped), ambiguous text answers (kept as the first matching option, or
+``ambiguous_answer``), question-id uniqueness (``duplicate_qid``), and finally
+:func:`zoomzero_plugin.rows.make_row`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ from ..rows import make_row
 from ..spans import Span, check_span, merge_spans
 from .formats.base import REASONS, VIDEO_SUFFIXES, Draft, Format, Skip
 
+# make_row's own arguments and the ground truth's fields: an upstream extra with one of these names is
+# stored as "upstream_<name>" instead of clobbering it.
+RESERVED = frozenset({"qid", "question", "options", "answer", "duration", "video", "spans", "prompt", "source"})
+
 
 @dataclass(frozen=True)
 class Options:
@@ -30,8 +36,18 @@ class Options:
     check_videos: bool = True  # False: trust the paths (videos not downloaded yet); nothing is probed
     durations: Mapping[str, float] = field(default_factory=dict)
     min_duration: float = 0.0
-    span_tolerance: float = 1.0  # seconds a span may end past the video before the row is skipped
+    span_tolerance: float = 1.0  # seconds a span may reach past either end of the video before the row is skipped
+    ambiguous: str = "first"  # an answer text equal to several options: "first" keeps the first (as official loaders do), "skip"
     source: str | None = None  # stored as "source" in each answer; default: the format name
+
+
+NOTES: dict[str, str] = {
+    "clamped_end": "span end(s) past the video end (within --span-tolerance) clamped to it",
+    "clamped_start": "span start(s) below 0 s (within --span-tolerance) clamped to 0",
+    "ambiguous_first": "answer text(s) equal to several options: the first such option is the answer "
+                       "(answer_matches in the row lists all)",
+    "probed_duration": "duration(s) probed from the video files",
+}
 
 
 @dataclass
@@ -43,8 +59,7 @@ class Report:
     written: int = 0
     skipped: Counter = field(default_factory=Counter)
     examples: dict[str, list[list[str]]] = field(default_factory=dict)
-    clamped_spans: int = 0
-    probed_durations: int = 0
+    notes: Counter = field(default_factory=Counter)
     videos_checked: bool = True
     keep_examples: int = 5
 
@@ -61,8 +76,7 @@ class Report:
             "written": self.written,
             "skipped": dict(self.skipped.most_common()),
             "examples": self.examples,
-            "clamped_spans": self.clamped_spans,
-            "probed_durations": self.probed_durations,
+            "notes": dict(self.notes),
             "videos_checked": self.videos_checked,
         }
 
@@ -73,10 +87,8 @@ class Report:
             lines.append(f"  {reason:<22} {n:>7}  {REASONS[reason]}")
             for qid, detail in self.examples.get(reason, []):
                 lines.append(f"      e.g. {qid}: {detail}")
-        if self.clamped_spans:
-            lines.append(f"  note: {self.clamped_spans} span end(s) past the video end (within the tolerance) clamped to it")
-        if self.probed_durations:
-            lines.append(f"  note: {self.probed_durations} duration(s) probed from the video files")
+        for note, n in self.notes.items():
+            lines.append(f"  note: {n} {NOTES[note]}")
         if not self.videos_checked:
             lines.append("  note: video files NOT checked (--no-video-check): rows point where the videos are "
                          "expected; run `zoomzero data check` once they are downloaded")
@@ -128,7 +140,7 @@ def _duration(draft: Draft, video: str, videos: _Videos, report: Report) -> floa
     if draft.video_id in options.durations:
         return float(options.durations[draft.video_id])
     if options.check_videos:
-        report.probed_durations += 1
+        report.notes["probed_duration"] += 1
         return videos.probe(video)
     if draft.duration is not None:
         return draft.duration
@@ -142,17 +154,27 @@ def _spans(raw: Sequence[Any], duration: float, tolerance: float, report: Report
             start, end = item
         except (TypeError, ValueError):
             raise Skip("invalid_span", f"{item!r} is not a (start, end) pair") from None
-        reason = check_span(start, end)
+        reason = check_span(0.0 if -tolerance <= _number(start) < 0 else start, end)  # tiny negatives: clamped below
         if reason is not None:
             raise Skip("invalid_span", f"({start}, {end}): {reason}")
         start, end = float(start), float(end)
         if start >= duration or end > duration + tolerance:
             raise Skip("span_outside_video", f"({start:g}, {end:g}) in a {duration:g} s video")
         if end > duration:
-            report.clamped_spans += 1
+            report.notes["clamped_end"] += 1
             end = duration
+        if start < 0:
+            report.notes["clamped_start"] += 1
+            start = 0.0
         out.append((start, end))
     return out
+
+
+def _number(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        return float("nan")
 
 
 def convert(
@@ -170,20 +192,27 @@ def convert(
     report.items = len(items)
     rows, seen = [], set()
     for index, item in enumerate(tqdm(items, desc=f"convert {fmt.name}", unit="q", disable=None if progress is None else not progress)):
-        qid = f"item {index}"
+        qid = fmt.qid(item) or f"item {index + 1}"
         try:
             draft = fmt.draft(item)
             qid = draft.qid
             video = videos.resolve(draft)
             duration = _duration(draft, video, videos, report)
-            if duration <= 0 or duration != duration:
+            if not duration > 0 or duration == float("inf"):
                 raise Skip("unknown_duration", f"duration {duration!r}")
+            duration = round(duration, 3)
             if duration < options.min_duration:
                 raise Skip("too_short", f"{duration:g} s < --min-duration {options.min_duration:g} s")
             spans = _spans(draft.spans, duration, options.span_tolerance, report)
+            if len(draft.answer_matches) > 1:
+                if options.ambiguous == "skip":
+                    raise Skip("ambiguous_answer", f"the answer text is options {list(draft.answer_matches)}")
+                report.notes["ambiguous_first"] += 1
             if qid in seen:
                 raise Skip("duplicate_qid", f"{qid!r} seen before")
-            extra = {k: v for k, v in draft.extra.items() if v is not None}
+            extra = {f"upstream_{k}" if k in RESERVED else k: v for k, v in draft.extra.items() if v is not None}
+            if len(draft.answer_matches) > 1:
+                extra["answer_matches"] = list(draft.answer_matches)
             if merge_spans(spans) != sorted(spans):  # touching/overlapping spans get merged: keep the originals
                 extra["raw_spans"] = [list(s) for s in spans]
             try:

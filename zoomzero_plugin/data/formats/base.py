@@ -23,7 +23,7 @@ REASONS: dict[str, str] = {
     "missing_video": "the video file is under none of the --video-root folders",
     "unreadable_video": "the video exists but the decoder cannot open it (needed for its duration)",
     "answer_not_in_options": "the answer is not one of the options",
-    "ambiguous_answer": "the answer text matches more than one option",
+    "ambiguous_answer": "the answer text matches more than one option (--ambiguous skip)",
     "span_outside_video": "a ground-truth span starts at or after the video's end, or ends more than --span-tolerance past it",
     "invalid_span": "a ground-truth span is not a (start, end) pair of finite seconds with 0 <= start <= end",
     "no_options": "the item has no options (open-ended question, or options missing from the release file)",
@@ -67,6 +67,7 @@ class Draft:
     spans: Sequence[Any] = ()
     video_id: str = ""  # key into --durations
     approx_duration: bool = False
+    answer_matches: tuple[str, ...] = ()  # letters of every option equal to a text answer (> 1: ambiguous)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -88,6 +89,10 @@ class Format:
 
     def items(self) -> Sequence[Any]:
         """Every upstream item (one per question), in file order."""
+        raise NotImplementedError
+
+    def qid(self, item: Any) -> str | None:
+        """The item's stable question id, or None when it has none. Never raises."""
         raise NotImplementedError
 
     def draft(self, item: Any) -> Draft:
@@ -141,7 +146,9 @@ def need(item: Mapping[str, Any], *keys: str) -> Any:
 
 
 def first(item: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
-    """The first of ``keys`` present (not None) in ``item``."""
+    """The first of ``keys`` present (not None) in ``item``; ``default`` when none is (or item is no mapping)."""
+    if not isinstance(item, Mapping):
+        return default
     for k in keys:
         if item.get(k) is not None:
             return item[k]
@@ -192,15 +199,18 @@ def _norm(text: Any) -> str:
     return " ".join(str(text).split()).strip().rstrip(".").casefold()
 
 
-def letter_of_text(answer: Any, options: Sequence[str]) -> str:
-    """The letter of the option whose text is ``answer`` (exact, then whitespace/case/final-period blind)."""
+def letter_of_text(answer: Any, options: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    """The letter of the option whose text is ``answer``, and the letters of every option that matches.
+
+    Exact matches first, then whitespace/case/final-period blind ones. Several matches (two options
+    read the same) give the first, as the benchmarks' own loaders do (``choices.index(answer)``); the
+    pipeline keeps or skips such rows (``--ambiguous``).
+    """
     exact = [i for i, o in enumerate(options) if str(o) == str(answer)]
     loose = exact or [i for i, o in enumerate(options) if _norm(o) == _norm(answer)]
     if not loose:
         raise Skip("answer_not_in_options", f"answer {str(answer)!r} is none of {len(options)} options")
-    if len(loose) > 1:
-        raise Skip("ambiguous_answer", f"answer {str(answer)!r} is options {[LETTERS[i] for i in loose]}")
-    return LETTERS[loose[0]]
+    return LETTERS[loose[0]], tuple(LETTERS[i] for i in loose)
 
 
 def option_list(options: Any) -> list[str]:

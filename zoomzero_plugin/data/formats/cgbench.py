@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import register
-from .base import Draft, Format, letter, load_records, need, option_list, seconds, span_list
+from .base import Draft, Format, first, letter, load_records, need, option_list, seconds, span_list
 
 
 @register
@@ -22,6 +22,9 @@ class CGBench(Format):
 
     def items(self) -> list[dict[str, Any]]:
         return [row for path in self.inputs["input"] for row in load_records(path)]
+
+    def qid(self, item: dict[str, Any]) -> str | None:
+        return None if first(item, "qid") is None else str(item["qid"])
 
     def draft(self, item: dict[str, Any]) -> Draft:
         qid, uid, question, choices, right = need(item, "qid", "video_uid", "question", "choices", "right_answer")

@@ -26,20 +26,27 @@ class GQAJson(Format):
     def items(self) -> list[tuple[str, int, dict[str, Any]]]:
         return [(Path(p).stem, i, row) for p in self.inputs["input"] for i, row in enumerate(load_records(p))]
 
+    def qid(self, item: tuple[str, int, dict[str, Any]]) -> str:
+        stem, index, row = item
+        return str(first(row, "qid", "id", "question_id", default=f"{stem}_{index}"))
+
     def draft(self, item: tuple[str, int, dict[str, Any]]) -> Draft:
         stem, index, row = item
         video, question, raw_options, answer = need(row, "video", "question", "options", "answer")
         if not isinstance(raw_options, list) or len(raw_options) < 2:
             raise Skip("no_options", f"options {raw_options!r}")
         options = strip_labels(raw_options)
-        is_letter = re.fullmatch(r"\s*\(?[A-Za-z]\)?\s*", str(answer)) is not None
+        if re.fullmatch(r"\s*\(?[A-Za-z]\)?\s*", str(answer)):
+            letter_, matches = letter(answer, options), ()
+        else:
+            letter_, matches = letter_of_text(answer, options)
         duration = first(row, "duration", "video_duration")
-        qid = first(row, "qid", "id", "question_id", default=f"{stem}_{index}")
         return Draft(
-            qid=str(qid),
+            qid=self.qid(item),
             question=str(question),
             options=options,
-            answer=letter(answer, options) if is_letter else letter_of_text(answer, options),
+            answer=letter_,
+            answer_matches=matches,
             videos=(str(video),),
             duration=None if duration is None else seconds(duration, "duration"),
             spans=span_list(first(row, "glue", "spans", default=[])),

@@ -54,6 +54,10 @@ class LVBench(Format):
                     out.append((record, record))
         return out
 
+    def qid(self, item: tuple[dict[str, Any], dict[str, Any]]) -> str | None:
+        uid = first(item[1], "uid")
+        return None if uid is None else str(uid)
+
     def draft(self, item: tuple[dict[str, Any], dict[str, Any]]) -> Draft:
         video, qa = item
         key = need(video, "key")

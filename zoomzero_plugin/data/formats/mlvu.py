@@ -26,19 +26,24 @@ class MLVU(Format):
     def items(self) -> list[tuple[str, int, dict[str, Any]]]:
         return [(Path(p).stem, i, row) for p in self.inputs["input"] for i, row in enumerate(load_records(p))]
 
+    def qid(self, item: tuple[str, int, dict[str, Any]]) -> str:
+        return f"{item[0]}_{item[1]}"
+
     def draft(self, item: tuple[str, int, dict[str, Any]]) -> Draft:
         stem, index, row = item
         video, question, answer = need(row, "video", "question", "answer")
         options = option_list(row.get("candidates"))
         task = re.sub(r"^\d+_", "", stem)
         folders = dict.fromkeys([stem, task, str(row.get("question_type") or task), ""])
+        letter, matches = letter_of_text(answer, options)
         return Draft(
-            qid=f"{stem}_{index}",
+            qid=self.qid(item),
             question=str(question),
             options=options,
-            answer=letter_of_text(answer, options),
+            answer=letter,
+            answer_matches=matches,
             videos=tuple(str(Path(f) / str(video)) for f in folders),
             duration=None if row.get("duration") is None else seconds(row["duration"], "duration"),
             video_id=Path(str(video)).stem,
-            extra={"task": task, "question_type": row.get("question_type"), "video": str(video)},
+            extra={"task": task, "question_type": row.get("question_type"), "video_file": str(video)},
         )

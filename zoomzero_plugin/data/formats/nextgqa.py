@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import register
-from .base import Draft, Format, Skip, letter_of_text, load_json, load_records, need, seconds
+from .base import Draft, Format, Skip, first, letter_of_text, load_json, load_records, need, seconds
 
 
 @register
@@ -35,9 +35,12 @@ class NextGQA(Format):
             self.video_map.update(load_json(path))
         return [row for path in self.inputs["input"] for row in load_records(path)]
 
+    def qid(self, item: dict[str, Any]) -> str | None:
+        video_id, qid = first(item, "video_id"), first(item, "qid")
+        return None if video_id is None or qid is None else f"{video_id}_{qid}"
+
     def draft(self, item: dict[str, Any]) -> Draft:
         video_id, qid, question, answer = (str(v) for v in need(item, "video_id", "qid", "question", "answer"))
-        key = f"{video_id}_{qid}"
         options = [str(item[f"a{i}"]) for i in range(5) if item.get(f"a{i}") not in (None, "")]
         if len(options) < 2:
             raise Skip("no_options", f"{len(options)} of a0..a4 present")
@@ -55,11 +58,13 @@ class NextGQA(Format):
             duration = seconds(item["frame_count"], "frame_count") / seconds(fps, "fps")
         else:
             duration = seconds(need(grounding, "duration"), "duration")
+        letter, matches = letter_of_text(answer, options)
         return Draft(
-            qid=key,
+            qid=f"{video_id}_{qid}",
             question=question,
             options=options,
-            answer=letter_of_text(answer, options),
+            answer=letter,
+            answer_matches=matches,
             videos=(str(stem),),
             duration=round(duration, 3),
             spans=spans,

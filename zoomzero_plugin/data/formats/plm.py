@@ -26,30 +26,35 @@ class PLMVideo(Format):
     def items(self) -> list[dict[str, Any]]:
         return [row for path in self.inputs["input"] for row in load_records(path)]
 
-    def draft(self, item: dict[str, Any]) -> Draft:
+    def qid(self, item: dict[str, Any]) -> str | None:
         qid = first(item, "qa_uid", "uid", "qa_id")
+        return None if qid is None else str(qid)
+
+    def draft(self, item: dict[str, Any]) -> Draft:
+        qid = self.qid(item)
         if qid is None:
             raise Skip("unknown_format", "no qa_uid / uid / qa_id")
         question = need(item, "question")
         if item.get("options") is None:
             raise Skip("no_options", "open-ended row")
         options = option_list(item["options"])
-        index = first(item, "answer_index", "answer_idx")
+        index, matches = first(item, "answer_index", "answer_idx"), ()
         if index is not None:
             if not str(index).lstrip("-").isdigit():
                 raise Skip("unknown_format", f"answer index {index!r}")
             answer = letter(int(index), options)
         elif item.get("answer") is not None:
-            answer = letter_of_text(item["answer"], options)
+            answer, matches = letter_of_text(item["answer"], options)
         else:
             raise Skip("no_answer", "no answer_index and no answer")
         meta = item.get("metadata") or {}
         video_id, start, end = need(meta, "source_video_id", "source_start_time", "source_end_time")
         return Draft(
-            qid=str(qid),
+            qid=qid,
             question=str(question),
             options=options,
             answer=answer,
+            answer_matches=matches,
             videos=(str(video_id),),
             spans=[(seconds(start, "source_start_time"), seconds(end, "source_end_time"))],
             video_id=str(video_id),

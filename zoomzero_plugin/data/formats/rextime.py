@@ -33,6 +33,9 @@ class ReXTime(Format):
                     self.options[str(row["qid"])] = row["options"]
         return [row for path in self.inputs["input"] for row in load_records(path)]
 
+    def qid(self, item: dict[str, Any]) -> str | None:
+        return None if first(item, "qid") is None else str(item["qid"])
+
     def draft(self, item: dict[str, Any]) -> Draft:
         qid, vid = (str(v) for v in need(item, "qid", "vid"))
         question = first(item, "question", "query")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import register
-from .base import Draft, Format, letter, load_records, need, option_list, strip_labels
+from .base import Draft, Format, first, letter, load_records, need, option_list, strip_labels
 
 
 @register
@@ -22,6 +22,9 @@ class VideoMME(Format):
 
     def items(self) -> list[dict[str, Any]]:
         return [row for path in self.inputs["input"] for row in load_records(path)]
+
+    def qid(self, item: dict[str, Any]) -> str | None:
+        return None if first(item, "question_id") is None else str(item["question_id"])
 
     def draft(self, item: dict[str, Any]) -> Draft:
         qid, video, question, raw_options, answer = need(item, "question_id", "videoID", "question", "options", "answer")
