@@ -41,3 +41,30 @@ def zoomzero(monkeypatch):
 
     monkeypatch.setattr(cli, "COMMANDS", {k: v for k, v in cli.COMMANDS.items() if k.startswith("data ")})
     return lambda *argv: cli.main([str(a) for a in argv])
+
+
+@pytest.fixture
+def easyr1_loads(tiny_processor):
+    """``easyr1_loads(rows_path)``: EasyR1's own RLHFDataset reads every row, video and answer intact."""
+
+    def load(path: Path, video_fps: float = 1.0, **data_kwargs) -> None:
+        from verl.utils.dataset import RLHFDataset
+
+        from zoomzero_plugin.ground_truth import GroundTruth
+        from zoomzero_plugin.rows import read_rows
+
+        rows = read_rows(path)
+        kwargs = dict(prompt_key="prompt", answer_key="answer", video_key="videos", video_fps=video_fps,
+                      max_prompt_length=4096, min_pixels=28 * 28 * 4, max_pixels=28 * 28 * 16,
+                      filter_overlong_prompts=False)
+        dataset = RLHFDataset(str(path), tiny_processor.tokenizer, tiny_processor, **{**kwargs, **data_kwargs})
+        assert len(dataset) == len(rows) > 0
+        video_pad = tiny_processor.tokenizer.convert_tokens_to_ids("<|video_pad|>")
+        for row, item in zip(rows, dataset):
+            assert item["multi_modal_data"] == {"videos": row["videos"]}
+            assert item["ground_truth"] == row["answer"]
+            GroundTruth.parse(item["ground_truth"])
+            assert int((item["input_ids"] == video_pad).sum()) > 0
+        return dataset
+
+    return load
