@@ -60,7 +60,7 @@ def easyr1_loads(tiny_processor):
         dataset = RLHFDataset(str(path), tiny_processor.tokenizer, tiny_processor, **{**kwargs, **data_kwargs})
         assert len(dataset) == len(rows) > 0
         video_pad = tiny_processor.tokenizer.convert_tokens_to_ids("<|video_pad|>")
-        for row, item in zip(rows, dataset):
+        for row, item in zip(rows, dataset, strict=True):
             assert item["multi_modal_data"] == {"videos": row["videos"]}
             assert item["ground_truth"] == row["answer"]
             GroundTruth.parse(item["ground_truth"])

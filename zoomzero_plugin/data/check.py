@@ -245,7 +245,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.skip_videos:
         paths = sorted({i.video for i in infos if i.video is not None})
         with ThreadPoolExecutor(max_workers=max(1, args.workers)) as pool:
-            for path, probe in tqdm(zip(paths, pool.map(probe_video, paths)), total=len(paths),
+            for path, probe in tqdm(zip(paths, pool.map(probe_video, paths), strict=True), total=len(paths),
                                     desc="probe videos", unit="video", disable=None):
                 probes[path] = probe
         for info in infos:

@@ -88,8 +88,8 @@ class Format:
         self.inputs = inputs
 
     def items(self) -> Sequence[Any]:
-        """Every upstream item (one per question), in file order."""
-        raise NotImplementedError
+        """Every upstream item (one per question), in file order. Default: the records of every --input."""
+        return [row for path in self.inputs["input"] for row in load_records(path)]
 
     def qid(self, item: Any) -> str | None:
         """The item's stable question id, or None when it has none. Never raises."""
@@ -129,6 +129,11 @@ def load_records(path: Path) -> list[dict[str, Any]]:
     if not isinstance(data, list):
         raise ValueError(f"{path}: expected a JSON list of objects, got {type(data).__name__}")
     return data
+
+
+def numbered_records(paths: Sequence[Path]) -> list[tuple[str, int, dict[str, Any]]]:
+    """``(file stem, index in the file, record)`` for every record: ids for formats that have none."""
+    return [(Path(p).stem, i, row) for p in paths for i, row in enumerate(load_records(Path(p)))]
 
 
 # --- field helpers -----------------------------------------------------------------------------------
@@ -174,7 +179,7 @@ def strip_labels(options: Sequence[Any]) -> list[str]:
     texts = [str(o).strip() for o in options]
     labels = [_LABEL.match(t) for t in texts]
     if texts and all(m and m.group(1) == LETTERS[i] for i, m in enumerate(labels)):
-        return [t[m.end() :].strip() for t, m in zip(texts, labels)]
+        return [t[m.end() :].strip() for t, m in zip(texts, labels, strict=True)]
     return texts
 
 

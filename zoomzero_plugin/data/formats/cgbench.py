@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import register
-from .base import Draft, Format, first, letter, load_records, need, option_list, seconds, span_list
+from .base import Draft, Format, first, letter, need, option_list, seconds, span_list
 
 
 @register
@@ -19,9 +19,6 @@ class CGBench(Format):
         "is right_answer."
     )
     files = {"input": "cgbench.json or cgbench_mini.json"}
-
-    def items(self) -> list[dict[str, Any]]:
-        return [row for path in self.inputs["input"] for row in load_records(path)]
 
     def qid(self, item: dict[str, Any]) -> str | None:
         return None if first(item, "qid") is None else str(item["qid"])

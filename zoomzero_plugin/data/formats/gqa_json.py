@@ -7,7 +7,19 @@ from pathlib import Path
 from typing import Any
 
 from . import register
-from .base import Draft, Format, Skip, first, letter, letter_of_text, load_records, need, seconds, span_list, strip_labels
+from .base import (
+    Draft,
+    Format,
+    Skip,
+    first,
+    letter,
+    letter_of_text,
+    need,
+    numbered_records,
+    seconds,
+    span_list,
+    strip_labels,
+)
 
 
 @register
@@ -24,7 +36,7 @@ class GQAJson(Format):
     files = {"input": "the release's annotation JSON (e.g. GVideoQA-anet.json)"}
 
     def items(self) -> list[tuple[str, int, dict[str, Any]]]:
-        return [(Path(p).stem, i, row) for p in self.inputs["input"] for i, row in enumerate(load_records(p))]
+        return numbered_records(self.inputs["input"])
 
     def qid(self, item: tuple[str, int, dict[str, Any]]) -> str:
         stem, index, row = item

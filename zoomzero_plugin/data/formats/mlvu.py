@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from . import register
-from .base import Draft, Format, letter_of_text, load_records, need, option_list, seconds
+from .base import Draft, Format, letter_of_text, need, numbered_records, option_list, seconds
 
 
 @register
@@ -24,7 +24,7 @@ class MLVU(Format):
     files = {"input": "MLVU/json/*.json task files"}
 
     def items(self) -> list[tuple[str, int, dict[str, Any]]]:
-        return [(Path(p).stem, i, row) for p in self.inputs["input"] for i, row in enumerate(load_records(p))]
+        return numbered_records(self.inputs["input"])
 
     def qid(self, item: tuple[str, int, dict[str, Any]]) -> str:
         return f"{item[0]}_{item[1]}"

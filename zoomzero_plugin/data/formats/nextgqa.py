@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import register
-from .base import Draft, Format, Skip, first, letter_of_text, load_json, load_records, need, seconds
+from .base import Draft, Format, Skip, first, letter_of_text, load_json, need, seconds
 
 
 @register
@@ -33,7 +33,7 @@ class NextGQA(Format):
         self.video_map = {}
         for path in self.inputs["video_map"]:
             self.video_map.update(load_json(path))
-        return [row for path in self.inputs["input"] for row in load_records(path)]
+        return super().items()
 
     def qid(self, item: dict[str, Any]) -> str | None:
         video_id, qid = first(item, "video_id"), first(item, "qid")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import register
-from .base import Draft, Format, Skip, first, letter, letter_of_text, load_records, need, option_list, seconds
+from .base import Draft, Format, Skip, first, letter, letter_of_text, need, option_list, seconds
 
 
 @register
@@ -22,9 +22,6 @@ class PLMVideo(Format):
         "no_options."
     )
     files = {"input": "fgqa parquet or jsonl with options"}
-
-    def items(self) -> list[dict[str, Any]]:
-        return [row for path in self.inputs["input"] for row in load_records(path)]
 
     def qid(self, item: dict[str, Any]) -> str | None:
         qid = first(item, "qa_uid", "uid", "qa_id")

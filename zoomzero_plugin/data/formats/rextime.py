@@ -31,7 +31,7 @@ class ReXTime(Format):
             for row in load_records(path):
                 if row.get("qid") is not None and row.get("options") is not None:
                     self.options[str(row["qid"])] = row["options"]
-        return [row for path in self.inputs["input"] for row in load_records(path)]
+        return super().items()
 
     def qid(self, item: dict[str, Any]) -> str | None:
         return None if first(item, "qid") is None else str(item["qid"])

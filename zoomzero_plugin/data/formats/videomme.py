@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import register
-from .base import Draft, Format, first, letter, load_records, need, option_list, strip_labels
+from .base import Draft, Format, first, letter, need, option_list, strip_labels
 
 
 @register
@@ -19,9 +19,6 @@ class VideoMME(Format):
         "seconds: --durations (keyed by videoID), else probed from the video."
     )
     files = {"input": "videomme/test-00000-of-00001.parquet"}
-
-    def items(self) -> list[dict[str, Any]]:
-        return [row for path in self.inputs["input"] for row in load_records(path)]
 
     def qid(self, item: dict[str, Any]) -> str | None:
         return None if first(item, "question_id") is None else str(item["question_id"])
