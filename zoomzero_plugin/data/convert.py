@@ -28,7 +28,8 @@ def _formats_epilog() -> str:
     parts = ["formats (--from NAME) and the upstream files they read:"]
     for name, fmt in FORMATS.items():
         parts.append(f"  {name}: {fmt.title}")
-        parts.append(textwrap.fill(fmt.reads, width=100, initial_indent="      ", subsequent_indent="      "))
+        parts.append(textwrap.fill(fmt.reads, width=100, initial_indent="      ", subsequent_indent="      ",
+                                   break_on_hyphens=False))
     return "\n".join(parts)
 
 
@@ -68,6 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report", type=Path, metavar="FILE",
                         help="also write the skip report as JSON (keep it out of a training data folder)")
     parser.add_argument("--show", type=int, default=3, metavar="N", help="example ids shown per skip reason")
+    parser.add_argument("--workers", type=int, default=4, metavar="N",
+                        help="videos probed in parallel for durations the annotations lack (default 4)")
 
 
 def _fail(message: str) -> int:
@@ -117,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         ambiguous=args.ambiguous,
     )
     try:
-        rows, report = convert(fmt_cls(inputs), options, examples=args.show)
+        rows, report = convert(fmt_cls(inputs), options, examples=args.show, workers=args.workers)
     except (OSError, ValueError, KeyError) as e:  # unreadable or malformed upstream file as a whole
         return _fail(f"cannot read the {args.format} input: {type(e).__name__}: {e}")
     print(report.table(), file=sys.stderr)

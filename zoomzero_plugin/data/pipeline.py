@@ -96,7 +96,7 @@ class Report:
 
 
 class _Videos:
-    """Finds a draft's video under the roots; probes durations once per file."""
+    """Finds a draft's video under the roots; probes each file's duration once (several in parallel)."""
 
     def __init__(self, options: Options):
         self.options = options
@@ -117,33 +117,59 @@ class _Videos:
         for path in paths:
             if path.is_file():
                 return str(path)
-        raise Skip("missing_video", f"{paths[0]}" + (f" (and {len(paths) - 1} other candidates)" if len(paths) > 1 else ""))
+        others = f" (and {len(paths) - 1} other candidates)" if len(paths) > 1 else ""
+        raise Skip("missing_video", f"{paths[0]}{others}")
 
-    def probe(self, path: str) -> float:
-        if path not in self._durations:
-            from ..video import probe_duration
+    def prefetch(self, paths: Sequence[str], workers: int, progress: bool | None) -> None:
+        """Probe ``paths`` with ``workers`` threads (the decoder releases the GIL)."""
+        from concurrent.futures import ThreadPoolExecutor
 
+        from tqdm import tqdm
+
+        from ..video import probe_duration
+
+        def probe(path: str) -> float | Exception:
             try:
-                self._durations[path] = probe_duration(path)
+                return probe_duration(path)
             except Exception as e:  # noqa: BLE001  (any decoder failure is the file's fault)
-                self._durations[path] = e
+                return e
+
+        todo = sorted(set(paths) - set(self._durations))
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+            results = tqdm(pool.map(probe, todo), total=len(todo), desc="probe durations", unit="video",
+                           disable=None if progress is None else not progress)
+            self._durations.update(zip(todo, results, strict=True))
+
+    def duration(self, path: str) -> float:
+        if path not in self._durations:
+            self.prefetch([path], 1, False)
         value = self._durations[path]
         if isinstance(value, Exception):
-            raise Skip("unreadable_video", f"{path}: {str(value).splitlines()[0][:120] if str(value) else type(value).__name__}")
+            reason = str(value).splitlines()[0][:120] if str(value) else type(value).__name__
+            raise Skip("unreadable_video", f"{path}: {reason}")
         return value
 
 
-def _duration(draft: Draft, video: str, videos: _Videos, report: Report) -> float:
-    options = videos.options
+def _duration_source(draft: Draft, options: Options) -> str:
+    """Where a draft's duration comes from: annotation, durations (--durations), probe, or unknown."""
     if draft.duration is not None and not (draft.approx_duration and options.check_videos):
-        return draft.duration
+        return "annotation"
     if draft.video_id in options.durations:
-        return float(options.durations[draft.video_id])
+        return "durations"
     if options.check_videos:
-        report.notes["probed_duration"] += 1
-        return videos.probe(video)
-    if draft.duration is not None:
+        return "probe"
+    return "annotation" if draft.duration is not None else "unknown"
+
+
+def _duration(draft: Draft, video: str, videos: _Videos, report: Report) -> float:
+    source = _duration_source(draft, videos.options)
+    if source == "annotation":
         return draft.duration
+    if source == "durations":
+        return float(videos.options.durations[draft.video_id])
+    if source == "probe":
+        report.notes["probed_duration"] += 1
+        return videos.duration(video)
     raise Skip("unknown_duration", f"video {draft.video_id!r}: pass --durations or let the video be probed")
 
 
@@ -177,12 +203,41 @@ def _number(value: Any) -> float:
         return float("nan")
 
 
+def _row(draft: Draft, video: str, videos: _Videos, seen: set[str], report: Report, source: str) -> dict[str, Any]:
+    """The checked row of one located draft; raises Skip."""
+    options = videos.options
+    duration = _duration(draft, video, videos, report)
+    if not duration > 0 or duration == float("inf"):
+        raise Skip("unknown_duration", f"duration {duration!r}")
+    duration = round(duration, 3)
+    if duration < options.min_duration:
+        raise Skip("too_short", f"{duration:g} s < --min-duration {options.min_duration:g} s")
+    spans = _spans(draft.spans, duration, options.span_tolerance, report)
+    extra = {f"upstream_{k}" if k in RESERVED else k: v for k, v in draft.extra.items() if v is not None}
+    if len(draft.answer_matches) > 1:
+        if options.ambiguous == "skip":
+            raise Skip("ambiguous_answer", f"the answer text is options {list(draft.answer_matches)}")
+        report.notes["ambiguous_first"] += 1
+        extra["answer_matches"] = list(draft.answer_matches)
+    if draft.qid in seen:
+        raise Skip("duplicate_qid", f"{draft.qid!r} seen before")
+    if merge_spans(spans) != sorted(spans):  # touching/overlapping spans get merged: keep the originals
+        extra["raw_spans"] = [list(s) for s in spans]
+    try:
+        return make_row(qid=draft.qid, question=draft.question, options=draft.options, answer=draft.answer,
+                        duration=duration, video=video, spans=spans, source=source, **extra)
+    except ValueError as e:
+        raise Skip("unknown_format", str(e)) from None
+
+
 def convert(
-    fmt: Format, options: Options, progress: bool | None = None, examples: int = 5
+    fmt: Format, options: Options, progress: bool | None = None, examples: int = 5, workers: int = 4
 ) -> tuple[list[dict[str, Any]], Report]:
     """Rows for every convertible item of ``fmt`` and the report of what was skipped and why.
 
-    ``progress``: show a tqdm bar (None: only on a terminal). ``examples``: ids kept per skip reason.
+    Two passes: drafts and video lookup, then (after probing the durations the annotations lack, with
+    ``workers`` threads) the checked rows. ``progress``: tqdm bars (None: only on a terminal);
+    ``examples``: ids kept per skip reason.
     """
     from tqdm import tqdm
 
@@ -190,42 +245,24 @@ def convert(
     videos = _Videos(options)
     items = fmt.items()
     report.items = len(items)
-    rows, seen = [], set()
-    for index, item in enumerate(tqdm(items, desc=f"convert {fmt.name}", unit="q", disable=None if progress is None else not progress)):
+    located: list[tuple[Draft, str]] = []
+    bar = tqdm(items, desc=f"convert {fmt.name}", unit="q", disable=None if progress is None else not progress)
+    for index, item in enumerate(bar):
         qid = fmt.qid(item) or f"item {index + 1}"
         try:
             draft = fmt.draft(item)
-            qid = draft.qid
-            video = videos.resolve(draft)
-            duration = _duration(draft, video, videos, report)
-            if not duration > 0 or duration == float("inf"):
-                raise Skip("unknown_duration", f"duration {duration!r}")
-            duration = round(duration, 3)
-            if duration < options.min_duration:
-                raise Skip("too_short", f"{duration:g} s < --min-duration {options.min_duration:g} s")
-            spans = _spans(draft.spans, duration, options.span_tolerance, report)
-            if len(draft.answer_matches) > 1:
-                if options.ambiguous == "skip":
-                    raise Skip("ambiguous_answer", f"the answer text is options {list(draft.answer_matches)}")
-                report.notes["ambiguous_first"] += 1
-            if qid in seen:
-                raise Skip("duplicate_qid", f"{qid!r} seen before")
-            extra = {f"upstream_{k}" if k in RESERVED else k: v for k, v in draft.extra.items() if v is not None}
-            if len(draft.answer_matches) > 1:
-                extra["answer_matches"] = list(draft.answer_matches)
-            if merge_spans(spans) != sorted(spans):  # touching/overlapping spans get merged: keep the originals
-                extra["raw_spans"] = [list(s) for s in spans]
-            try:
-                row = make_row(qid=qid, question=draft.question, options=draft.options, answer=draft.answer,
-                               duration=duration, video=video, spans=spans,
-                               source=options.source or fmt.name, **extra)
-            except ValueError as e:
-                raise Skip("unknown_format", str(e)) from None
+            located.append((draft, videos.resolve(draft)))
         except Skip as skip:
             report.skip(skip.reason, skip.qid or qid, skip.detail)
+    videos.prefetch([v for d, v in located if _duration_source(d, options) == "probe"], workers, progress)
+    rows, seen = [], set()
+    for draft, video in located:
+        try:
+            rows.append(_row(draft, video, videos, seen, report, options.source or fmt.name))
+        except Skip as skip:
+            report.skip(skip.reason, skip.qid or draft.qid, skip.detail)
             continue
-        seen.add(qid)
-        rows.append(row)
+        seen.add(draft.qid)
     report.written = len(rows)
     return rows, report
 
