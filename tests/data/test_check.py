@@ -78,7 +78,7 @@ def test_clean_rows_pass_and_folders_are_read(tmp_path, clip, zoomzero, capsys):
     data = tmp_path / "stage1"
     data.mkdir()
     write_rows(data / "a.jsonl", [row("a1", clip), row("a2", clip, spans=[])])
-    write_rows(data / "b.parquet", [row("b1", clip, duration=CLIP_SECONDS + 0.5)])
+    write_rows(data / "b.jsonl", [row("b1", clip, duration=CLIP_SECONDS + 0.5)])
     assert zoomzero("data", "check", data) == 0
     assert "checked 3 rows in 2 file(s), 1 video(s) probed: 3 ok, 0 with errors" in capsys.readouterr().out
     # The same qid in two files of one training folder is an error.
@@ -86,6 +86,12 @@ def test_clean_rows_pass_and_folders_are_read(tmp_path, clip, zoomzero, capsys):
     assert zoomzero("data", "check", data, "--skip-videos") == 1
     out = capsys.readouterr().out
     assert "videos skipped" in out and "a1: duplicate_qid: also at a.jsonl:1" in out
+    # EasyR1 reads a folder as files of one type and nothing else: a report or a .parquet among .jsonl breaks it.
+    (data / "c.jsonl").unlink()
+    write_rows(data / "d.parquet", [row("d1", clip)])
+    (data / "report.json").write_text("{}")
+    assert zoomzero("data", "check", data, "--skip-videos") == 1
+    assert "a.jsonl, b.jsonl, d.parquet, report.json" in capsys.readouterr().err
 
 
 def test_duration_tolerance_seconds_or_percent(tmp_path, clip, zoomzero):

@@ -180,16 +180,20 @@ def check_video(info: RowInfo, probe: Probe, tol: Callable[[float], float]) -> l
     return problems
 
 
-def _row_files(paths: Iterable[Path]) -> list[Path]:
-    from ..rows import FORMATS
-
-    files = []
+def _row_files(paths: Iterable[Path]) -> tuple[list[Path], list[str]]:
+    """Row files under ``paths`` (folders as EasyR1 reads them) and why a folder would not load in EasyR1."""
+    files, problems = [], []
     for path in paths:
-        if path.is_dir():
-            files += sorted(p for p in path.iterdir() if p.suffix in FORMATS and not p.name.startswith("."))
-        else:
+        if not path.is_dir():
             files.append(path)
-    return files
+            continue
+        found = sorted(p for p in path.iterdir() if not p.name.startswith("."))
+        suffixes = {p.suffix for p in found}
+        if len(suffixes) > 1 or suffixes - {".jsonl", ".parquet"}:
+            problems.append(f"{path}: EasyR1 loads a folder as files of one type (.jsonl or .parquet) and nothing "
+                            f"else; it holds {', '.join(sorted(p.name for p in found))}")
+        files += [p for p in found if p.suffix in (".jsonl", ".parquet")]
+    return files, problems
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -218,11 +222,13 @@ def run(args: argparse.Namespace) -> int:
 
     from ..rows import read_rows
 
-    files = _row_files(args.rows)
+    files, folder_problems = _row_files(args.rows)
     absent = [str(p) for p in files if not p.is_file()]
     if absent or not files:
         print(f"zoomzero data check: error: no row files at {', '.join(absent or map(str, args.rows))}", file=sys.stderr)
         return 2
+    for problem in folder_problems:
+        print(f"zoomzero data check: error: {problem}", file=sys.stderr)
     tol = args.duration_tolerance
     keys = (args.prompt_key, args.video_key, args.answer_key)
     infos: list[RowInfo] = []
@@ -271,4 +277,4 @@ def run(args: argparse.Namespace) -> int:
             "rows": len(infos), "ok": len(infos) - len(bad), "errors": dict(counts.most_common()),
             "offending": [{"qid": i.qid, "problems": [[p.check, p.detail] for p in i.problems]} for i in bad],
         })
-    return 1 if bad else 0
+    return 1 if bad or folder_problems else 0
