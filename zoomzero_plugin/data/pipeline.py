@@ -40,6 +40,12 @@ class Options:
     ambiguous: str = "first"  # an answer text equal to several options: "first" keeps the first (as official loaders do), "skip"
     source: str | None = None  # stored as "source" in each answer; default: the format name
 
+    def __post_init__(self) -> None:
+        if self.ambiguous not in ("first", "skip"):
+            raise ValueError(f"ambiguous must be 'first' or 'skip', got {self.ambiguous!r}")
+        if not self.video_roots:
+            raise ValueError("at least one video root is needed")
+
 
 NOTES: dict[str, str] = {
     "clamped_end": "span end(s) past the video end (within --span-tolerance) clamped to it",
