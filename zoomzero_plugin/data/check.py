@@ -101,7 +101,7 @@ def _truth(value: Any) -> dict[str, Any] | None:
     if isinstance(value, (str, bytes)):
         try:
             value = json.loads(value)
-        except json.JSONDecodeError:
+        except ValueError:  # not JSON, or bytes that are not UTF-8
             return None
     return value if isinstance(value, dict) else None
 
