@@ -5,7 +5,7 @@
 # On a GPU cluster install your own CUDA torch first, then `pip install zoomzero-plugin`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pip_install() { python3 -m pip install -q --disable-pip-version-check "$@" 2>&1 | grep -v "^WARNING: Location" || true; }
+pip_install() { python3 -m pip install -q --disable-pip-version-check --no-warn-conflicts "$@" 2>&1 | grep -v "^WARNING: Location" || true; }
 
 # Pinned: this version has a local CPU build here; a bare `torch` would pull several GB of CUDA wheels.
 pip_install "torch==2.13.0"

@@ -15,6 +15,8 @@ import sys
 COMMANDS: dict[str, str] = {
     "demo": "zoomzero_plugin.demo",
     "score": "zoomzero_plugin.eval.score",
+    "data convert": "zoomzero_plugin.data.convert",
+    "data check": "zoomzero_plugin.data.check",
 }
 
 

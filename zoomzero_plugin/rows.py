@@ -2,7 +2,7 @@
 
 Columns: ``prompt`` (text with one ``<video>`` placeholder), ``videos`` (a one-element list of paths)
 and ``answer`` (the JSON of a :class:`GroundTruth`: letter, options, spans, duration, qid, question).
-Rows are written as JSONL or parquet, by extension, atomically: a temporary file renamed into place.
+An optional ``gt_windows`` key in the answer JSON keeps the benchmark's raw windows. Rows are written as JSONL or parquet, by extension, atomically: a temporary file renamed into place.
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ from .prompts import grounding_prompt
 from .spans import Span
 
 PROMPT_KEY, VIDEO_KEY, ANSWER_KEY = "prompt", "videos", "answer"
+# Optional answer-JSON key: the benchmark's own ground-truth windows, kept by converters when GroundTruth
+# clamped or merged them, so per-window official metrics can use them unchanged.
+GT_WINDOWS_KEY = "gt_windows"
 FORMATS = (".jsonl", ".json", ".parquet")
 
 

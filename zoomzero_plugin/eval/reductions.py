@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 from ..ground_truth import GroundTruth
 from ..spans import Span, clean_spans, intersection_length, iog, iop, iou, total_length
 
-WINDOWS_KEY = "gt_windows"  # optional truth.extra key: the benchmark's raw, unmerged ground-truth windows
+from ..rows import GT_WINDOWS_KEY as WINDOWS_KEY  # optional truth.extra key: the benchmark's raw windows
 
 
 class Overlap(NamedTuple):

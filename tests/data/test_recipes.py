@@ -1,0 +1,176 @@
+"""Every recipe in yamls/ is a complete EasyR1 v0.3.2 config, checked with EasyR1's own config classes and
+RLHFDataset; the paper's numbers and the team's shared names are where the recipes say they are."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+import types
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from zoomzero_plugin.rewards import RewardConfig
+from zoomzero_plugin.rows import make_row, write_rows
+from zoomzero_plugin.zoom import ZoomBudget
+
+YAMLS = sorted((Path(__file__).parents[2] / "yamls").glob("*.yaml"))
+ZOOM_KEYS = {"enable", "fps", "max_tokens", "min_frame_pixels", "max_frame_pixels", "max_new_tokens", "no_spans",
+             "uniform_frames"}
+# Keys whose meaning is plain from the name and EasyR1's docs; every other key line carries a comment.
+OBVIOUS = {"data", "algorithm", "worker", "actor", "model", "optim", "fsdp", "offload", "rollout", "ref", "reward",
+           "trainer", "prompt_key", "answer_key", "video_key", "image_dir", "mini_rollout_batch_size",
+           "override_chat_template", "shuffle", "seed", "gamma", "lam", "disable_kl", "kl_penalty", "kl_coef",
+           "online_filtering", "hybrid_engine", "strategy", "max_grad_norm", "clip_ratio_low", "clip_ratio_high",
+           "loss_avg_mode", "ppo_epochs", "padding_free", "dynamic_batching", "ulysses_size", "use_torch_compile",
+           "tokenizer_path", "enable_gradient_checkpointing", "trust_remote_code", "lr", "weight_decay",
+           "lr_warmup_ratio", "enable_full_shard", "enable_rank0_init", "offload_optimizer", "name", "temperature",
+           "top_p", "limit_images", "enforce_eager", "enable_chunked_prefill", "tensor_parallel_size", "n",
+           "val_override_config", "reward_type", "reward_function_kwargs", "components", "weights", "tokenadv",
+           "skip_special_tokens", "num_cpus", "max_steps", "project_name", "experiment_name", "nnodes",
+           "n_gpus_per_node", "val_only", "save_limit", "save_model_only", "load_checkpoint_path",
+           "val_generations_to_log", "filter_overlong_prompts_workers", "offload_params", "gpu_memory_utilization",
+           "micro_batch_size_per_device_for_experience", "use_kl_loss", "enable_cpu_offload"}
+
+
+@pytest.fixture(scope="module")
+def PPOConfig():
+    """EasyR1's own PPOConfig. Its import chain reaches verl.workers.rollout, which imports vllm; where vLLM is
+    not installed a stand-in module (whose classes refuse to be built) is present only during that import."""
+    shim = None
+    if "vllm" not in sys.modules and importlib.util.find_spec("vllm") is None:
+        def refuse(*args, **kwargs):
+            raise RuntimeError("vLLM stand-in: config tests never run vLLM")
+
+        shim = types.ModuleType("vllm")
+        for name in ("LLM", "RequestOutput", "SamplingParams"):
+            setattr(shim, name, type(name, (), {"__init__": refuse}))
+        sys.modules["vllm"] = shim
+    try:
+        from verl.trainer.config import PPOConfig
+    finally:
+        if shim is not None and sys.modules.get("vllm") is shim:
+            del sys.modules["vllm"]
+    return PPOConfig
+
+
+def load(path: Path, PPOConfig, *overrides: str):
+    """The recipe as EasyR1's main() builds it: structured defaults, the YAML, then dotted overrides."""
+    merged = OmegaConf.merge(OmegaConf.structured(PPOConfig()), OmegaConf.load(path), OmegaConf.from_dotlist(list(overrides)))
+    return OmegaConf.to_object(merged)
+
+
+@pytest.mark.parametrize("path", YAMLS, ids=lambda p: p.name)
+def test_recipe_is_a_complete_easyr1_config_with_the_shared_names(path, PPOConfig):
+    config = load(path, PPOConfig)
+    raw = OmegaConf.to_container(OmegaConf.load(path))
+    assert set(raw) == {"data", "algorithm", "worker", "trainer"}
+    assert set(raw["worker"]) == {"hybrid_engine", "actor", "rollout", "ref", "reward"}
+    assert config.algorithm.adv_estimator == "tokenadv"
+    assert (config.worker.reward.reward_function, config.worker.reward.reward_type) == ("zoomzero:gvqa", "batch")
+    assert (config.data.prompt_key, config.data.answer_key, config.data.video_key) == ("prompt", "answer", "videos")
+    kwargs = config.worker.reward.reward_function_kwargs
+    reward = RewardConfig.from_kwargs(kwargs["components"], kwargs["weights"])
+    zoom = kwargs["zoom"]
+    assert set(zoom) == ZOOM_KEYS and zoom["no_spans"] in ("zero", "uniform") and kwargs["tokenadv"]["eps"] > 0
+    assert ("zoom" in reward.components) == zoom["enable"]
+    budget = ZoomBudget(max_tokens=zoom["max_tokens"], min_frame_pixels=zoom["min_frame_pixels"],
+                        max_frame_pixels=zoom["max_frame_pixels"], fps=zoom["fps"])
+    # EasyR1's video pitfalls: pixel bounds and fps set deliberately, not left at its image defaults.
+    assert config.data.min_pixels == budget.min_frame_pixels and config.data.video_fps == budget.fps
+    assert config.data.max_pixels <= 768 * 28 * 28 and config.data.min_pixels < 262144
+    assert config.data.max_prompt_length >= budget.max_tokens + 512  # video tokens + the prompt's text
+    assert config.worker.rollout.max_num_batched_tokens >= config.data.max_prompt_length + config.data.max_response_length
+    assert config.data.val_batch_size > 0  # -1 decodes every validation video in one batch
+    # The divisibility checks of RayPPOTrainer.__init__ and FSDPWorker._build_model_optimizer (v0.3.2).
+    data, actor, rollout = config.data, config.worker.actor, config.worker.rollout
+    world = config.trainer.nnodes * config.trainer.n_gpus_per_node
+    assert rollout.n > 1 and data.rollout_batch_size % actor.global_batch_size == 0
+    assert (data.rollout_batch_size * rollout.n) % actor.micro_batch_size_per_device_for_experience == 0
+    per_device = actor.global_batch_size * rollout.n // world
+    assert per_device > 0 and per_device % actor.micro_batch_size_per_device_for_update == 0
+    assert world % rollout.tensor_parallel_size == 0
+
+
+@pytest.mark.parametrize("path", YAMLS, ids=lambda p: p.name)
+def test_every_non_obvious_key_has_a_comment(path):
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        m = re.match(r"^\s*([A-Za-z_]\w*):", line)
+        if m and m.group(1) not in OBVIOUS:
+            assert "#" in line, f"{path.name}:{number}: '{m.group(1)}' needs a one-line comment"
+
+
+def test_paper_numbers(PPOConfig):
+    by_name = {p.stem: load(p, PPOConfig) for p in YAMLS}
+    for name in ("stage1", "stage2", "zoomzero"):
+        c = by_name[name]
+        zoom = c.worker.reward.reward_function_kwargs["zoom"]
+        assert (zoom["max_tokens"], c.data.video_fps, c.data.min_pixels, c.data.max_pixels) == (8192, 1.0, 16 * 28 * 28, 768 * 28 * 28)
+        assert (c.data.max_response_length, c.data.rollout_batch_size, c.worker.rollout.n) == (512, 64, 8)
+        assert c.worker.actor.global_batch_size * c.worker.rollout.n == 64
+    assert by_name["stage1"].worker.actor.model.model_path == "Qwen/Qwen2.5-VL-7B-Instruct"
+    assert by_name["stage2"].worker.actor.model.model_path.startswith(by_name["stage1"].trainer.save_checkpoint_path)
+    assert "Qwen3-VL" in by_name["zoomzero_qwen3vl"].worker.actor.model.model_path
+    assert by_name["zoomzero_qwen3vl"].data.min_pixels == 16 * 32 * 32
+    small = by_name["small_gpu"]
+    assert "3B" in small.worker.actor.model.model_path and small.trainer.n_gpus_per_node == 1
+    assert (small.worker.actor.fsdp.torch_dtype, small.worker.actor.optim.strategy) == ("bf16", "adamw_bf16")
+    assert by_name["eval"].trainer.val_only and by_name["eval"].trainer.val_before_train
+    # Stage II and the default recipe differ from stage I only in data, model, names and checkpoints.
+    flat = {n: _flatten(asdict(c)) for n, c in by_name.items()}
+    allowed = {"data.train_files", "data.val_files", "worker.actor.model.model_path", "trainer.experiment_name",
+               "trainer.save_checkpoint_path", "worker.rollout.prompt_length", "worker.rollout.response_length"}
+    for name in ("stage2", "zoomzero"):
+        assert {k for k in flat["stage1"] if flat["stage1"][k] != flat[name][k]} <= allowed, name
+
+
+def _flatten(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict) and k not in ("reward_function_kwargs", "val_override_config", "override_config"):
+            out.update(_flatten(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def test_unknown_keys_are_rejected_by_easyr1(tmp_path, PPOConfig):
+    """The check above is real: EasyR1's structured config refuses keys it does not know (e.g. LoRA on v0.3.2)."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(YAMLS[0].read_text() + "\nzoom:\n  enable: true\n")
+    with pytest.raises(Exception, match="zoom"):
+        load(bad, PPOConfig)
+    with pytest.raises(Exception, match="lora"):
+        load(YAMLS[0], PPOConfig, "worker.actor.model.lora.rank=64")
+
+
+@pytest.mark.parametrize("path", YAMLS, ids=lambda p: p.name)
+def test_recipe_data_settings_load_rows_in_easyr1(path, PPOConfig, tiny_model_dir, tiny_processor, clip, tmp_path):
+    """RLHFDataset, built exactly as EasyR1's create_dataloader does from the recipe's data section, reads a
+    folder of converted rows (the recipes' data mixes) without filtering any away."""
+    from verl.utils.dataset import RLHFDataset
+
+    from zoomzero_plugin.ground_truth import GroundTruth
+
+    folder = tmp_path / "rows"
+    write_rows(folder / "a.jsonl", [make_row(qid="a1", question="Which colour?", options=["red", "blue"], answer="B",
+                                             duration=4.0, video=str(clip), spans=[(1.0, 2.0)])])
+    write_rows(folder / "b.jsonl", [make_row(qid="b1", question="What moves?", options=["bar", "box", "dot"], answer="A",
+                                             duration=4.0, video=str(clip))])
+    config = load(path, PPOConfig, f"data.train_files={folder}", f"data.val_files={folder}",
+                  f"worker.actor.model.model_path={tiny_model_dir}", "data.filter_overlong_prompts_workers=1")
+    config.deep_post_init()
+    d = config.data
+    dataset = RLHFDataset(
+        data_path=d.train_files, tokenizer=tiny_processor.tokenizer, processor=tiny_processor, prompt_key=d.prompt_key,
+        answer_key=d.answer_key, image_key=d.image_key, video_key=d.video_key, image_dir=d.image_dir,
+        video_fps=d.video_fps, max_prompt_length=d.max_prompt_length, truncation="right", format_prompt=d.format_prompt,
+        min_pixels=d.min_pixels, max_pixels=d.max_pixels, filter_overlong_prompts=d.filter_overlong_prompts,
+        filter_overlong_prompts_workers=d.filter_overlong_prompts_workers,
+    )
+    assert len(dataset) == 2
+    assert sorted(GroundTruth.parse(item["ground_truth"]).qid for item in dataset) == ["a1", "b1"]
+    assert config.worker.actor.model.model_path == str(tiny_model_dir)

@@ -1,0 +1,135 @@
+"""Convert a benchmark's annotation files into dataset rows (JSONL or parquet) for EasyR1 and the eval tools.
+
+Each row holds a prompt with one <video> placeholder, the video's absolute path, and the ground truth
+(option letter, options, spans in seconds, duration, question id). Items that cannot become a valid row
+are skipped and counted by reason; the output is written to a temporary name and renamed, so a failed
+run never leaves a half file. Videos are looked up under --video-root by default (use --no-video-check
+when they are not downloaded yet). Formats and the upstream files each one reads are listed below.
+
+example:
+  zoomzero data convert --from nextgqa --input val.csv --gsub gsub_val.json \\
+      --video-map map_vid_vidorID.json --video-root /data/NExTVideo --out data/nextgqa_val.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from pathlib import Path
+
+# CLI flag -> the key a Format's `files` uses
+_FILE_FLAGS = {"input": "--input", "gsub": "--gsub", "video_map": "--video-map", "options": "--options"}
+
+
+def _formats_epilog() -> str:
+    from .formats import FORMATS
+
+    parts = ["formats (--from NAME) and the upstream files they read:"]
+    for name, fmt in FORMATS.items():
+        parts.append(f"  {name}: {fmt.title}")
+        parts.append(textwrap.fill(fmt.reads, width=100, initial_indent="      ", subsequent_indent="      ",
+                                   break_on_hyphens=False))
+    return "\n".join(parts)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from .formats import FORMATS
+
+    parser.epilog = _formats_epilog()
+    parser.add_argument("--from", dest="format", required=True, choices=sorted(FORMATS), help="upstream format")
+    parser.add_argument("--input", action="append", type=Path, default=[], metavar="FILE",
+                        help="the format's main annotation file (repeat for several, e.g. MLVU task files)")
+    parser.add_argument("--gsub", action="append", type=Path, default=[], metavar="FILE",
+                        help="nextgqa: gsub_{val,test}.json grounding spans")
+    parser.add_argument("--video-map", action="append", type=Path, default=[], metavar="FILE",
+                        help="nextgqa: map_vid_vidorID.json (video_id -> VidOR folder/stem)")
+    parser.add_argument("--options", action="append", type=Path, default=[], metavar="FILE",
+                        help="rextime: a Hugging Face release file with qid + options")
+    parser.add_argument("--durations", type=Path, metavar="FILE",
+                        help="JSON {video id: seconds} for formats whose annotations lack durations "
+                             "(videomme, plm-video); otherwise they are probed from the videos")
+    parser.add_argument("--video-root", action="append", type=Path, default=[], metavar="DIR", required=True,
+                        help="folder holding the videos (repeat: the first root that has the file wins)")
+    parser.add_argument("--video-ext", default="mp4", metavar="EXTS",
+                        help="extensions tried, in order, for ids without one (default: mp4; e.g. mp4,mkv,webm)")
+    parser.add_argument("--no-video-check", action="store_true",
+                        help="do not look for the video files (not downloaded yet): paths are written under the "
+                             "first --video-root and nothing is probed")
+    parser.add_argument("--min-duration", type=float, default=0.0, metavar="SEC",
+                        help="skip videos shorter than this (the paper keeps QVHighlights videos > 120 s)")
+    parser.add_argument("--span-tolerance", type=float, default=1.0, metavar="SEC",
+                        help="a span may end this far past the video end (or start this far below 0) and is "
+                             "clamped; further, the row is skipped (default: 1.0)")
+    parser.add_argument("--ambiguous", choices=("first", "skip"), default="first",
+                        help="an answer text equal to several options: keep the first such option, as the "
+                             "benchmarks' own loaders do (default), or skip the row (cleaner training data)")
+    parser.add_argument("--source", help="value stored as 'source' in each answer (default: the format name)")
+    parser.add_argument("--out", required=True, type=Path, metavar="ROWS", help="output .jsonl or .parquet")
+    parser.add_argument("--report", type=Path, metavar="FILE",
+                        help="also write the skip report as JSON (keep it out of a training data folder)")
+    parser.add_argument("--show", type=int, default=3, metavar="N", help="example ids shown per skip reason")
+    parser.add_argument("--workers", type=int, default=4, metavar="N",
+                        help="videos probed in parallel for durations the annotations lack (default 4)")
+
+
+def _fail(message: str) -> int:
+    print(f"zoomzero data convert: error: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..rows import FORMATS as ROW_SUFFIXES
+    from ..rows import write_rows
+    from .formats import FORMATS
+    from .pipeline import Options, convert, video_roots_exist
+
+    fmt_cls = FORMATS[args.format]
+    inputs = {key: list(getattr(args, key)) for key in _FILE_FLAGS}
+    missing = [_FILE_FLAGS[k] for k in fmt_cls.required if not inputs[k]]
+    if missing:
+        needs = "; ".join(f"{_FILE_FLAGS[k]} ({fmt_cls.files[k]})" for k in fmt_cls.required)
+        return _fail(f"--from {args.format} needs {needs}; missing {', '.join(missing)}")
+    unused = [_FILE_FLAGS[k] for k, v in inputs.items() if v and k not in fmt_cls.files]
+    if unused:
+        return _fail(f"--from {args.format} does not read {', '.join(unused)}")
+    absent = [str(p) for paths in inputs.values() for p in paths if not p.is_file()]
+    if args.durations is not None and not args.durations.is_file():
+        absent.append(str(args.durations))
+    if absent:
+        return _fail(f"no such file: {', '.join(absent)}")
+    if args.out.suffix not in ROW_SUFFIXES:
+        return _fail(f"--out must end in {', '.join(ROW_SUFFIXES)}, got {args.out}")
+    if not args.no_video_check and video_roots_exist(args.video_root):
+        return _fail(f"--video-root is not a folder: {', '.join(map(str, video_roots_exist(args.video_root)))} "
+                     "(use --no-video-check if the videos are not downloaded yet)")
+    durations = {}
+    if args.durations is not None:
+        from .formats.base import load_json
+
+        durations = {str(k): float(v) for k, v in load_json(args.durations).items()}
+
+    options = Options(
+        video_roots=tuple(args.video_root),
+        video_exts=tuple(e.strip() for e in args.video_ext.split(",") if e.strip()),
+        check_videos=not args.no_video_check,
+        durations=durations,
+        min_duration=args.min_duration,
+        span_tolerance=args.span_tolerance,
+        source=args.source,
+        ambiguous=args.ambiguous,
+    )
+    try:
+        rows, report = convert(fmt_cls(inputs), options, examples=args.show, workers=args.workers)
+    except (OSError, ValueError, KeyError) as e:  # unreadable or malformed upstream file as a whole
+        return _fail(f"cannot read the {args.format} input: {type(e).__name__}: {e}")
+    print(report.table(), file=sys.stderr)
+    if args.report is not None:
+        from .atomic import write_json
+
+        write_json(args.report, report.to_dict())
+    if not rows:
+        return _fail(f"no rows converted; nothing written to {args.out}")
+    write_rows(args.out, rows)
+    print(f"wrote {len(rows)} rows to {args.out}", file=sys.stderr)
+    return 0

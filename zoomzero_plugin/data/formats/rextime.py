@@ -1,0 +1,64 @@
+"""ReXTime (ReXTime/ReXTime): repository ground truth, options from the Hugging Face release."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import register
+from .base import Draft, Format, Skip, first, letter, load_records, need, option_list, seconds, span_list
+
+
+@register
+class ReXTime(Format):
+    name = "rextime"
+    title = "ReXTime val/test (grounded QA over ActivityNet and QVHighlights videos)"
+    reads = (
+        "--input rextime_{val,test}.jsonl from the GitHub repo (qid, query, duration, vid, relevant_windows, "
+        "ans) or the Hugging Face release rextime_{train,val,test}.json (qid, vid, question, options, ans, "
+        "span, duration, category, source); --options a release file whose rows carry qid + options, for "
+        "inputs without options (the repo's jsonl has none). Video: VIDEO_ROOT/<vid>.mp4 (ActivityNet ids "
+        "start with 'v_'; give one --video-root per source). qid: the release's qid. Rows without 'ans' "
+        "(hidden test labels) are skipped as no_answer."
+    )
+    files = {
+        "input": "rextime_{val,test}.jsonl (repo) or rextime_{val,test}.json (HF release)",
+        "options": "HF release rextime_{val,test}.json, read for qid -> options",
+    }
+
+    def items(self) -> list[dict[str, Any]]:
+        self.options: dict[str, Any] = {}
+        for path in self.inputs.get("options", []):
+            for row in load_records(path):
+                if row.get("qid") is not None and row.get("options") is not None:
+                    self.options[str(row["qid"])] = row["options"]
+        return super().items()
+
+    def qid(self, item: dict[str, Any]) -> str | None:
+        return None if first(item, "qid") is None else str(item["qid"])
+
+    def draft(self, item: dict[str, Any]) -> Draft:
+        qid, vid = (str(v) for v in need(item, "qid", "vid"))
+        question = first(item, "question", "query")
+        if question is None:
+            raise Skip("unknown_format", "neither 'question' nor 'query'")
+        raw_options = item.get("options")
+        if raw_options is None:
+            raw_options = self.options.get(qid)
+            if raw_options is None:
+                hint = "qid not in --options" if self.options else "the repo's jsonl has no options: pass --options"
+                raise Skip("no_options", hint)
+        options = option_list(raw_options)
+        if item.get("ans") in (None, ""):
+            raise Skip("no_answer", "no 'ans' (hidden test label)")
+        spans = span_list(first(item, "relevant_windows", "span", default=[]))
+        return Draft(
+            qid=qid,
+            question=str(question),
+            options=options,
+            answer=letter(item["ans"], options),
+            videos=(vid,),
+            duration=seconds(need(item, "duration"), "duration"),
+            spans=spans,
+            video_id=vid,
+            extra={"vid": vid, "category": item.get("category"), "subset": item.get("source")},
+        )
