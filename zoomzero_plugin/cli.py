@@ -14,6 +14,7 @@ import sys
 # name -> module; "data" style groups are dotted names ("data convert").
 COMMANDS: dict[str, str] = {
     "demo": "zoomzero_plugin.demo",
+    "score": "zoomzero_plugin.eval.score",
 }
 
 

@@ -1,0 +1,31 @@
+"""Atomic file writes for evaluation outputs: nothing half-written is ever left at the final path."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+
+def write_atomic(path: str | os.PathLike, write: Callable[[str], object]) -> Path:
+    """Call ``write(tmp_path)`` on a temporary file beside ``path``, then rename it into place.
+
+    The file gets mode 0o644 (``mkstemp`` makes 0o600); on any failure the temporary file is removed
+    and whatever was at ``path`` before is untouched.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    return path
+
+
+def write_text(path: str | os.PathLike, text: str) -> Path:
+    return write_atomic(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))

@@ -1,0 +1,335 @@
+"""The benchmarks' official metrics, from prediction records and ground truths.
+
+``score_predictions(benchmark, predictions, truths, reduction)`` → a flat dict of metrics (percentages,
+0–100, as the papers print them) and counts (ints). Each benchmark is a :class:`Benchmark` in
+``BENCHMARKS``: its official span reduction (see :mod:`.reductions`), which questions its scripts count
+for accuracy and for grounding, a function of those two populations, and its paper table layout.
+
+Denominators follow each official script (docs/metrics.md has the table):
+- nextgqa: Acc@QA over all questions; grounding and Acc@GQA over questions that have a prediction.
+- rextime: every question (its script requires a prediction for each); a missing one scores 0.
+- cgbench: accuracy over questions with an answer letter; grounding over questions with a prediction;
+  acc.@IoU over questions with both.
+- videomme: accuracy over questions with an answer letter; lvbench: over questions with a prediction;
+  mlvu: over all questions.
+- rows: every question (missing = wrong, IoU 0).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from statistics import fmean
+from typing import Any
+
+from ..ground_truth import GroundTruth
+from ..rows import row_truth
+from ..spans import total_length
+from .predictions import Prediction, index_predictions
+from .reductions import REDUCTIONS, ZERO, invalid_count
+
+REDUCTION_CHOICES = ("official", "union")
+# truth.extra keys that get a per-value accuracy breakdown (Video-MME's results file calls its
+# short/medium/long field "duration_category"; GroundTruth.duration is the video length in seconds).
+BREAKDOWN_KEYS = ("duration_category", "task_type", "question_type", "category", "sub_category", "domain")
+CG_THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5)
+
+
+@dataclass(frozen=True)
+class QuestionScore:
+    """One question, scored. Overlaps are fractions in [0, 1]; 0 when there is no prediction."""
+
+    qid: str
+    predicted: bool  # a record exists
+    answer: str | None  # the predicted letter
+    correct: bool
+    grounded: bool  # the truth has spans
+    iou: float
+    iop: float
+    iog: float
+    invalid_spans: int
+    gt_length: float  # seconds, union of the truth's spans
+    duration: float  # seconds
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def score_question(truth: GroundTruth, pred: Prediction | None, reduction: str) -> QuestionScore:
+    """Score one question under a reduction rule name from ``REDUCTIONS`` (first | merged | union)."""
+    grounded = bool(truth.spans)
+    overlap = REDUCTIONS[reduction](pred.spans, truth) if pred is not None and grounded else ZERO
+    answer = pred.answer if pred is not None else None
+    return QuestionScore(
+        qid=truth.qid,
+        predicted=pred is not None,
+        answer=answer,
+        correct=answer is not None and answer == truth.answer,
+        grounded=grounded,
+        iou=overlap.iou,
+        iop=overlap.iop,
+        iog=overlap.iog,
+        invalid_spans=invalid_count(pred.spans, truth) if pred is not None else 0,
+        gt_length=total_length(truth.spans),
+        duration=truth.duration,
+        extra=truth.extra,
+    )
+
+
+# --- populations: which questions a script counts -------------------------------------------------
+
+Population = Callable[[Sequence[QuestionScore]], list[QuestionScore]]
+
+
+def everyone(scores: Sequence[QuestionScore]) -> list[QuestionScore]:
+    return list(scores)
+
+
+def predicted(scores: Sequence[QuestionScore]) -> list[QuestionScore]:
+    return [q for q in scores if q.predicted]
+
+
+def answered(scores: Sequence[QuestionScore]) -> list[QuestionScore]:
+    return [q for q in scores if q.answer is not None]
+
+
+def grounded(population: Population) -> Population:
+    return lambda scores: [q for q in population(scores) if q.grounded]
+
+
+def nobody(scores: Sequence[QuestionScore]) -> list[QuestionScore]:
+    return []
+
+
+# --- small measures (percent) ---------------------------------------------------------------------
+
+
+def rate(flags: Iterable[bool]) -> float:
+    flags = list(flags)
+    return 100.0 * sum(flags) / len(flags) if flags else 0.0
+
+
+def mean_pct(values: Iterable[float]) -> float:
+    values = list(values)
+    return 100.0 * fmean(values) if values else 0.0
+
+
+def _at(prefix: str, attr: str, qs: Sequence[QuestionScore], thresholds: Iterable[float]) -> dict[str, float]:
+    return {f"{prefix}@{t}": rate(getattr(q, attr) >= t for q in qs) for t in thresholds}
+
+
+# --- per-benchmark metrics: (accuracy population, grounding population) -> metrics ----------------
+
+
+def nextgqa_metrics(acc: Sequence[QuestionScore], ground: Sequence[QuestionScore]) -> dict[str, float]:
+    return {
+        "Acc@QA": rate(q.correct for q in acc),
+        "Acc@GQA": rate(q.correct and q.iop >= 0.5 for q in ground),
+        "mIoP": mean_pct(q.iop for q in ground),
+        **_at("IoP", "iop", ground, (0.3, 0.5)),
+        "mIoU": mean_pct(q.iou for q in ground),
+        **_at("IoU", "iou", ground, (0.3, 0.5)),
+        "mIoG": mean_pct(q.iog for q in ground),
+    }
+
+
+def rextime_metrics(acc: Sequence[QuestionScore], ground: Sequence[QuestionScore]) -> dict[str, float]:
+    return {
+        "mIoU": mean_pct(q.iou for q in ground),
+        **_at("R1", "iou", ground, (0.3, 0.5, 0.7)),
+        "Acc": rate(q.correct for q in acc),
+        **{f"Acc@IoU>={t}": rate(q.correct and q.iou >= t for q in ground) for t in (0.3, 0.5, 0.7)},
+        "mIoG": mean_pct(q.iog for q in ground),
+    }
+
+
+def cgbench_metrics(acc: Sequence[QuestionScore], ground: Sequence[QuestionScore]) -> dict[str, float]:
+    both = [q for q in ground if q.answer is not None]
+    rec = _at("rec@IoU", "iou", ground, CG_THRESHOLDS)
+    acc_at = {f"acc@IoU@{t}": rate(q.correct and q.iou >= t for q in both) for t in CG_THRESHOLDS}
+    return {
+        "Acc": rate(q.correct for q in acc),
+        "mIoU": mean_pct(q.iou for q in ground),
+        "rec.@IoU": fmean(rec.values()),
+        "acc.@IoU": fmean(acc_at.values()),
+        "mIoG": mean_pct(q.iog for q in ground),
+        **rec,
+        **acc_at,
+        "scored_both": len(both),
+    }
+
+
+def mcq_metrics(acc: Sequence[QuestionScore], ground: Sequence[QuestionScore]) -> dict[str, float]:
+    return {"Acc": rate(q.correct for q in acc)}
+
+
+def mlvu_metrics(acc: Sequence[QuestionScore], ground: Sequence[QuestionScore]) -> dict[str, float]:
+    """MLVU's script prints per-task accuracy and their micro average; M-Avg (its paper) is the macro one."""
+    out = mcq_metrics(acc, ground)
+    key = next((k for k in ("task_type", "question_type", "category") if any(k in q.extra for q in acc)), None)
+    if key is not None:
+        per_task = breakdown(acc, key)
+        out["M-Avg"] = fmean(v for k, v in per_task.items() if k.startswith("Acc["))
+    return out
+
+
+def rows_metrics(acc: Sequence[QuestionScore], ground: Sequence[QuestionScore]) -> dict[str, float]:
+    return {
+        "Acc": rate(q.correct for q in acc),
+        "mIoU": mean_pct(q.iou for q in ground),
+        **_at("IoU", "iou", ground, (0.3, 0.5, 0.7)),
+        "mIoP": mean_pct(q.iop for q in ground),
+        "mIoG": mean_pct(q.iog for q in ground),
+    }
+
+
+def breakdown(acc: Sequence[QuestionScore], key: str) -> dict[str, float | int]:
+    """``Acc[key=value]`` and ``n[key=value]`` for each value of ``extra[key]`` (a list counts in each)."""
+    groups: dict[str, list[bool]] = defaultdict(list)
+    for q in acc:
+        values = q.extra.get(key)
+        for v in values if isinstance(values, (list, tuple)) else [values]:
+            if v is not None:
+                groups[str(v)].append(q.correct)
+    out: dict[str, float | int] = {}
+    for value in sorted(groups):
+        out[f"Acc[{key}={value}]"] = rate(groups[value])
+        out[f"n[{key}={value}]"] = len(groups[value])
+    return out
+
+
+# --- the registry ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str
+    official: str  # reduction rule name in REDUCTIONS
+    accuracy_population: Population
+    grounding_population: Population
+    metrics: Callable[[Sequence[QuestionScore], Sequence[QuestionScore]], dict[str, float]]
+    columns: tuple[tuple[str, str], ...]  # the paper's table: (header, metric key)
+    source: str  # the official script these definitions follow
+
+
+BENCHMARKS: dict[str, Benchmark] = {}
+
+
+def register(benchmark: Benchmark) -> Benchmark:
+    BENCHMARKS[benchmark.name] = benchmark
+    return benchmark
+
+
+register(Benchmark(
+    "nextgqa", "first", everyone, grounded(predicted), nextgqa_metrics,
+    (("Acc@QA", "Acc@QA"), ("Acc@GQA", "Acc@GQA"), ("mIoP", "mIoP"), ("IoP@0.3", "IoP@0.3"),
+     ("IoP@0.5", "IoP@0.5"), ("mIoU", "mIoU"), ("IoU@0.3", "IoU@0.3"), ("IoU@0.5", "IoU@0.5"), ("mIoG", "mIoG")),
+    "doc-doc/NExT-GQA code/TempGQA/eval_ground.py",
+))
+register(Benchmark(
+    "rextime", "first", everyone, grounded(everyone), rextime_metrics,
+    (("mIoU", "mIoU"), ("R1@0.3", "R1@0.3"), ("R1@0.5", "R1@0.5"), ("R1@0.7", "R1@0.7"), ("Acc", "Acc"),
+     ("Acc@IoU≥0.5", "Acc@IoU>=0.5"), ("mIoG", "mIoG")),
+    "ReXTime/ReXTime evaluation/rextime_eval.py",
+))
+register(Benchmark(
+    "cgbench", "merged", answered, grounded(predicted), cgbench_metrics,
+    (("long-acc.", "Acc"), ("mIoU", "mIoU"), ("rec.@IoU", "rec.@IoU"), ("acc.@IoU", "acc.@IoU"), ("mIoG", "mIoG")),
+    "CG-Bench/CG-Bench run/utils.py, run/stat_with_key.py",
+))
+register(Benchmark(
+    "videomme", "union", answered, nobody, mcq_metrics,
+    (("Short", "Acc[duration_category=short]"), ("Medium", "Acc[duration_category=medium]"),
+     ("Long", "Acc[duration_category=long]"), ("Overall", "Acc")),
+    "BradyFU/Video-MME evaluation/eval_your_results.py",
+))
+register(Benchmark(
+    "mlvu", "union", everyone, nobody, mlvu_metrics, (("M-Avg", "M-Avg"), ("Acc", "Acc")),
+    "JUNJIE99/MLVU choice_bench.py",
+))
+register(Benchmark(
+    "lvbench", "union", predicted, nobody, mcq_metrics, (("Overall", "Acc"),),
+    "THUDM/LVBench lvbench/metrics/compute_accuracy.py",
+))
+register(Benchmark(
+    "rows", "union", everyone, grounded(everyone), rows_metrics,
+    (("Acc", "Acc"), ("mIoU", "mIoU"), ("IoU@0.3", "IoU@0.3"), ("IoU@0.5", "IoU@0.5"), ("IoU@0.7", "IoU@0.7"),
+     ("mIoP", "mIoP"), ("mIoG", "mIoG")),
+    "this project's grounded-QA rows (the iou reward's union rule)",
+))
+
+
+def get_benchmark(name: str) -> Benchmark:
+    if name not in BENCHMARKS:
+        raise ValueError(f"unknown benchmark {name!r}; choose from {', '.join(BENCHMARKS)}")
+    return BENCHMARKS[name]
+
+
+def reduction_rule(benchmark: str, reduction: str) -> str:
+    """The rule name in REDUCTIONS that ``reduction`` ("official" | "union") means for ``benchmark``."""
+    if reduction not in REDUCTION_CHOICES:
+        raise ValueError(f"unknown reduction {reduction!r}; choose from {', '.join(REDUCTION_CHOICES)}")
+    return get_benchmark(benchmark).official if reduction == "official" else "union"
+
+
+def score_questions(
+    benchmark: str, predictions: Iterable[Mapping[str, Any]], truths: Mapping[str, GroundTruth],
+    reduction: str = "official",
+) -> tuple[list[QuestionScore], int]:
+    """Every truth's :class:`QuestionScore` (in ``truths`` order), and the number of duplicate records.
+
+    Raises ValueError for an unknown benchmark or reduction, or predictions whose qids are not in ``truths``.
+    """
+    rule = reduction_rule(benchmark, reduction)
+    by_qid, duplicates = index_predictions(predictions)
+    unknown = [q for q in by_qid if q not in truths]
+    if unknown:
+        raise ValueError(f"{len(unknown)} predicted qid(s) are not in the data, e.g. {unknown[:5]}")
+    return [score_question(t, by_qid.get(qid), rule) for qid, t in truths.items()], duplicates
+
+
+def aggregate(benchmark: str, scores: Sequence[QuestionScore], duplicates: int = 0) -> dict[str, float | int]:
+    """The benchmark's metrics, per-category accuracy breakdowns and counts from scored questions."""
+    bench = get_benchmark(benchmark)
+    acc, ground = bench.accuracy_population(scores), bench.grounding_population(scores)
+    out: dict[str, float | int] = dict(bench.metrics(acc, ground))
+    for key in BREAKDOWN_KEYS:
+        out.update(breakdown(acc, key))
+    n_predicted = sum(q.predicted for q in scores)
+    out.update(
+        questions=len(scores),
+        predicted=n_predicted,
+        missing=len(scores) - n_predicted,
+        duplicates=duplicates,
+        no_answer=sum(q.predicted and q.answer is None for q in scores),
+        invalid_spans=sum(q.invalid_spans for q in scores),
+        scored_accuracy=len(acc),
+        scored_grounding=len(ground),
+    )
+    return out
+
+
+def score_predictions(
+    benchmark: str, predictions: list[dict], truths: dict[str, GroundTruth], reduction: str = "official",
+) -> dict[str, float | int]:
+    """Official metrics of ``benchmark`` (nextgqa, rextime, cgbench, videomme, mlvu, lvbench, rows).
+
+    ``predictions``: records ``{"qid", "answer", "spans", "confidence"}`` (duplicate qids: the last wins,
+    counted in ``duplicates``). ``reduction``: "official" (the benchmark script's rule for several spans)
+    or "union" (all predicted spans merged, as the iou reward does). Rates are percentages.
+    """
+    scores, duplicates = score_questions(benchmark, predictions, truths, reduction)
+    return aggregate(benchmark, scores, duplicates)
+
+
+def truths_from_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, GroundTruth]:
+    """qid → GroundTruth of dataset rows. Raises ValueError naming the row of a bad or repeated qid."""
+    truths: dict[str, GroundTruth] = {}
+    for i, row in enumerate(rows):
+        try:
+            truth = row_truth(dict(row))
+        except (KeyError, ValueError) as e:
+            raise ValueError(f"row {i}: {e}") from None
+        if truth.qid in truths:
+            raise ValueError(f"row {i}: qid {truth.qid!r} appears twice in the data")
+        truths[truth.qid] = truth
+    return truths

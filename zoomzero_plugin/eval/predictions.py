@@ -1,0 +1,92 @@
+"""Prediction records: what any system says about each question, one JSON line per question.
+
+``{"qid": str, "answer": "B" or null, "spans": [[s, e], ...], "confidence": float or null, ...}``;
+other keys are ignored. Spans are kept exactly as written (order, invalid items and all): the
+benchmarks' official single-span rules read the *first* span as written, and the report counts the
+invalid ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..parsing import extract_letter
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One question's normalised prediction. ``spans`` holds the raw items, unvalidated."""
+
+    qid: str
+    answer: str | None  # upper-case option letter, or None when the record names none
+    spans: tuple[Any, ...]
+    confidence: float | None = None
+
+
+def to_prediction(record: Mapping[str, Any]) -> Prediction:
+    """Normalise one record. Raises ValueError only when it is not an object or has no ``qid``.
+
+    ``answer`` goes through :func:`zoomzero_plugin.parsing.extract_letter` (``"b"``, ``"(B)"`` → ``"B"``);
+    anything that names no letter becomes None. ``spans`` that is not a list counts as no spans.
+    """
+    if not isinstance(record, Mapping):
+        raise ValueError(f"a prediction must be a JSON object, got {type(record).__name__}")
+    if record.get("qid") is None:
+        raise ValueError(f"prediction has no 'qid': {dict(record)!r:.200}")
+    answer = record.get("answer")
+    letter = extract_letter(answer) if isinstance(answer, str) else None
+    spans = record.get("spans")
+    confidence = record.get("confidence")
+    try:
+        confidence = None if confidence is None else float(confidence)
+    except (TypeError, ValueError):
+        confidence = None
+    return Prediction(
+        qid=str(record["qid"]),
+        answer=letter,
+        spans=tuple(spans) if isinstance(spans, (list, tuple)) else (),
+        confidence=confidence,
+    )
+
+
+def index_predictions(records: Iterable[Mapping[str, Any]]) -> tuple[dict[str, Prediction], int]:
+    """qid → prediction, the last record of a qid winning; also returns how many records were overridden."""
+    out: dict[str, Prediction] = {}
+    duplicates = 0
+    for record in records:
+        p = to_prediction(record)
+        duplicates += p.qid in out
+        out[p.qid] = p
+    return out, duplicates
+
+
+def read_predictions(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """Records of a predictions JSONL file, in file order.
+
+    Blank lines are skipped. A final line cut short by a killed writer (no trailing newline, not JSON)
+    is dropped; any other line that is not a JSON object raises ValueError naming the line.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"predictions file not found: {path}")
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    records = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as e:
+            if number == len(lines) and not text.endswith("\n"):
+                break  # the question in flight when a run was killed
+            raise ValueError(f"{path}:{number}: not JSON ({e.msg})") from None
+        if not isinstance(record, dict):
+            raise ValueError(f"{path}:{number}: a prediction must be a JSON object")
+        records.append(record)
+    return records

@@ -1,0 +1,150 @@
+"""Evaluation reports: ``metrics.json``, ``report.md`` (the paper's table for the benchmark) and PNG plots.
+
+``finalize(out_dir, benchmark, truths, reduction)`` is what ``zoomzero eval`` calls at the end of a run:
+it reads ``out_dir/predictions.jsonl`` and writes, atomically, next to it:
+
+- ``metrics.json``  ``{"benchmark", "reduction", "rule", "source", "metrics": {...}, "bins": {...}}``
+- ``report.md``     the paper-layout table, counts, per-category accuracy, binned tables, the plots
+- ``iou_distribution.png``, ``miou_by_clue_duration.png``, ``miou_by_clue_proportion.png`` (benchmarks
+  with ground-truth spans), ``accuracy_by_video_length.png`` (all).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+from ..ground_truth import GroundTruth
+from . import plots
+from .files import write_text
+from .metrics import BREAKDOWN_KEYS, QuestionScore, aggregate, get_benchmark, reduction_rule, score_questions
+from .predictions import read_predictions
+
+PREDICTIONS_FILE, METRICS_FILE, REPORT_FILE = "predictions.jsonl", "metrics.json", "report.md"
+COUNTS = (("questions", "questions"), ("predicted", "predicted"), ("missing", "missing"),
+          ("duplicates", "duplicates"), ("no answer", "no_answer"), ("invalid spans", "invalid_spans"),
+          ("scored (accuracy)", "scored_accuracy"), ("scored (grounding)", "scored_grounding"))
+RULES = {
+    "first": "official: only the first predicted span as written, best ground-truth window",
+    "merged": "official: all predicted spans merged into one union (unclamped)",
+    "union": "union: all valid predicted spans clamped to the video and merged",
+}
+
+
+def _cell(value: float | int | None) -> str:
+    if value is None:
+        return "–"
+    return str(value) if isinstance(value, int) else f"{value:.1f}"
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(c if isinstance(c, str) else _cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def metric_table(benchmark: str, metrics: Mapping[str, float | int]) -> str:
+    """The benchmark's paper-layout table (percentages, one decimal; – where a metric does not apply)."""
+    columns = get_benchmark(benchmark).columns
+    return markdown_table([h for h, _ in columns], [[metrics.get(k) for _, k in columns]])
+
+
+def counts_table(metrics: Mapping[str, float | int]) -> str:
+    return markdown_table([h for h, _ in COUNTS], [[metrics.get(k) for _, k in COUNTS]])
+
+
+def _breakdown_tables(metrics: Mapping[str, float | int]) -> list[str]:
+    out = []
+    for key in BREAKDOWN_KEYS:
+        pattern = re.compile(rf"Acc\[{re.escape(key)}=(.*)\]")
+        rows = [[m.group(1), metrics[f"n[{key}={m.group(1)}]"], v]
+                for k, v in metrics.items() if (m := pattern.fullmatch(k))]
+        if rows:
+            out.append(f"### Accuracy by {key}\n\n" + markdown_table([key, "n", "Acc"], rows))
+    return out
+
+
+def _bins_table(title: str, bins: Sequence[plots.Bin], what: str) -> str:
+    return f"### {title}\n\n" + markdown_table(["bin", "n", what], [[b.label, b.n, b.value] for b in bins])
+
+
+def write_report(
+    out_dir: str | os.PathLike,
+    benchmark: str,
+    predictions: list[dict],
+    truths: Mapping[str, GroundTruth],
+    reduction: str = "official",
+    source: str | None = None,
+) -> dict[str, float | int]:
+    """Score ``predictions`` and write metrics.json, report.md and the plots into ``out_dir``.
+
+    Returns the metrics dict (as :func:`.metrics.score_predictions`). ``source`` names the predictions
+    file in the report.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    bench, rule = get_benchmark(benchmark), reduction_rule(benchmark, reduction)
+    scores, duplicates = score_questions(benchmark, predictions, dict(truths), reduction)
+    metrics = aggregate(benchmark, scores, duplicates)
+    acc, ground = bench.accuracy_population(scores), bench.grounding_population(scores)
+
+    bins = {}
+    if ground:
+        bins["miou_by_clue_duration"] = plots.miou_by_clue_seconds(ground)
+        bins["miou_by_clue_proportion"] = plots.miou_by_clue_proportion(ground)
+    bins["accuracy_by_video_length"] = plots.accuracy_by_video_length(acc)
+    figures = _write_plots(out_dir, f"{benchmark} · {reduction}", ground, bins)
+
+    write_text(out_dir / METRICS_FILE, json.dumps({
+        "benchmark": benchmark, "reduction": reduction, "rule": RULES[rule], "source": bench.source,
+        "metrics": metrics, "bins": {k: [asdict(b) for b in v] for k, v in bins.items()},
+    }, indent=2, ensure_ascii=False) + "\n")
+    write_text(out_dir / REPORT_FILE, _report_text(benchmark, reduction, rule, source, metrics, bins, figures))
+    return metrics
+
+
+def _write_plots(out_dir: Path, title: str, ground: Sequence[QuestionScore],
+                 bins: Mapping[str, Sequence[plots.Bin]]) -> list[tuple[str, str]]:
+    figures = []
+    if ground:
+        plots.plot_iou_distribution([q.iou for q in ground], f"IoU distribution ({title})",
+                                    out_dir / "iou_distribution.png")
+        figures.append(("IoU distribution", "iou_distribution.png"))
+    specs = (("miou_by_clue_duration", "ground-truth clue duration", "mIoU (%)", "mIoU by clue duration"),
+             ("miou_by_clue_proportion", "clue proportion of the video", "mIoU (%)", "mIoU by clue proportion"),
+             ("accuracy_by_video_length", "video length", "accuracy (%)", "Accuracy by video length"))
+    for name, xlabel, ylabel, caption in specs:
+        if bins.get(name):
+            plots.plot_bins(bins[name], xlabel, ylabel, f"{caption} ({title})", out_dir / f"{name}.png")
+            figures.append((caption, f"{name}.png"))
+    return figures
+
+
+def _report_text(benchmark, reduction, rule, source, metrics, bins, figures) -> str:
+    bench = get_benchmark(benchmark)
+    parts = [
+        f"# {benchmark} evaluation",
+        f"Predictions: `{source or PREDICTIONS_FILE}` · reduction **{reduction}** ({RULES[rule]}) · "
+        f"metrics as defined by {bench.source}. Values are percentages.",
+        metric_table(benchmark, metrics),
+        "## Counts\n\n" + counts_table(metrics),
+        *_breakdown_tables(metrics),
+    ]
+    titles = {"miou_by_clue_duration": ("mIoU by ground-truth clue duration", "mIoU"),
+              "miou_by_clue_proportion": ("mIoU by clue proportion of the video", "mIoU"),
+              "accuracy_by_video_length": ("Accuracy by video length", "Acc")}
+    parts += [_bins_table(titles[k][0], v, titles[k][1]) for k, v in bins.items() if v]
+    parts += [f"![{caption}]({name})" for caption, name in figures]
+    return "\n\n".join(parts) + "\n"
+
+
+def finalize(
+    out_dir: Path, benchmark: str, truths: dict[str, GroundTruth], reduction: str = "official",
+) -> dict:
+    """Read ``out_dir/predictions.jsonl``; write metrics.json, report.md and plots there; return the metrics."""
+    path = Path(out_dir) / PREDICTIONS_FILE
+    return write_report(out_dir, benchmark, read_predictions(path), truths, reduction, source=str(path))

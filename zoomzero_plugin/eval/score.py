@@ -1,0 +1,62 @@
+"""Score a predictions file with a benchmark's official metrics.
+
+PREDICTIONS is JSONL, one record per question, from any system:
+  {"qid": "q1", "answer": "B", "spans": [[12.5, 20.0], [31.0, 33.5]], "confidence": 0.91}
+answer may be null, spans may be empty; other keys are ignored; for a repeated qid the last line wins.
+--data is the benchmark's dataset rows (.jsonl/.parquet, as written by `zoomzero data convert`); every
+predicted qid must be one of its questions. Questions without a prediction count as the benchmark's
+own script counts them (see docs/metrics.md).
+
+--reduction official applies the benchmark script's rule to several predicted spans (NExT-GQA and
+ReXTime: the first span only; CG-Bench: their union); --reduction union merges all valid spans.
+Prints the metric table (percentages); --out DIR also writes metrics.json, report.md and plots there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .metrics import BENCHMARKS, REDUCTION_CHOICES
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("predictions", type=Path, metavar="PREDICTIONS.jsonl", help="predictions, one JSON per line")
+    parser.add_argument("--benchmark", required=True, choices=list(BENCHMARKS), help="whose metrics to compute")
+    parser.add_argument("--data", required=True, type=Path, metavar="ROWS", help="dataset rows with the ground truth")
+    parser.add_argument("--reduction", choices=REDUCTION_CHOICES, default="official",
+                        help="how several predicted spans are reduced (default: official)")
+    parser.add_argument("--out", type=Path, metavar="DIR", help="write metrics.json, report.md and plots here")
+
+
+def _fail(message: str) -> int:
+    print(f"zoomzero score: error: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..rows import read_rows
+    from .metrics import score_predictions, truths_from_rows
+    from .predictions import read_predictions
+    from .report import counts_table, metric_table, write_report
+
+    for what, path in (("predictions", args.predictions), ("data", args.data)):
+        if not path.is_file():
+            return _fail(f"{what} file not found: {path}")
+    try:
+        truths = truths_from_rows(read_rows(args.data))
+        predictions = read_predictions(args.predictions)
+        if args.out is not None:
+            metrics = write_report(args.out, args.benchmark, predictions, truths, args.reduction,
+                                   source=str(args.predictions))
+        else:
+            metrics = score_predictions(args.benchmark, predictions, truths, args.reduction)
+    except ValueError as e:
+        return _fail(str(e))
+    print(f"{args.benchmark} · reduction {args.reduction} · {args.predictions}\n")
+    print(metric_table(args.benchmark, metrics) + "\n")
+    print(counts_table(metrics))
+    if args.out is not None:
+        print(f"\nwrote {args.out / 'metrics.json'}, {args.out / 'report.md'} and plots")
+    return 0
