@@ -31,6 +31,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     groups: dict[str, argparse._SubParsersAction] = {}
     for name, module_name in COMMANDS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as e:
+            if e.name != module_name:
+                raise
+            continue  # a subcommand not in this build (e.g. a branch that lacks it) must not break the others
         target = sub
         *group, leaf = name.split()
         if group:
@@ -38,7 +44,6 @@ def build_parser() -> argparse.ArgumentParser:
                 g = sub.add_parser(group[0], help=f"{group[0]} tools")
                 groups[group[0]] = g.add_subparsers(dest=f"{group[0]}_command", metavar="COMMAND", required=True)
             target = groups[group[0]]
-        module = importlib.import_module(module_name)
         p = target.add_parser(leaf, help=_summary(module_name), description=module.__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(p)
