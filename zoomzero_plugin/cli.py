@@ -15,6 +15,8 @@ import sys
 COMMANDS: dict[str, str] = {
     "demo": "zoomzero_plugin.demo",
     "score": "zoomzero_plugin.eval.score",
+    "eval": "zoomzero_plugin.eval.runner",
+    "data filter": "zoomzero_plugin.data.filter",
 }
 
 

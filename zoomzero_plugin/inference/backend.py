@@ -17,10 +17,12 @@ import importlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..prompts import VIDEO_PLACEHOLDER
-from ..video import DecodedClip, fetch_element
+
+if TYPE_CHECKING:
+    from ..video import DecodedClip
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,13 @@ def load_backend(name: str, model: str, **kwargs: Any) -> Backend:
     if name not in BACKENDS:
         raise ValueError(f"unknown backend {name!r}; choose from {sorted(BACKENDS)}")
     module, cls = BACKENDS[name].split(":")
-    return getattr(importlib.import_module(module), cls)(model, **kwargs)
+    try:
+        backend = getattr(importlib.import_module(module), cls)
+        return backend(model, **kwargs)
+    except ModuleNotFoundError as e:
+        if name == "vllm" and e.name and e.name.split(".")[0] == "vllm":
+            raise ModuleNotFoundError("the vllm backend needs vLLM: pip install 'zoomzero-plugin[vllm]'", name="vllm") from e
+        raise
 
 
 def split_prompt(prompt: str) -> tuple[str, str]:
@@ -144,6 +152,8 @@ def chat_messages(request: Request) -> list[dict[str, Any]]:
 
 def decode_videos(request: Request, image_patch_size: int = 14) -> tuple[list[DecodedClip], list[ClipStats], float]:
     """Decode a request's clips through qwen-vl-utils; returns the clips, their stats and the seconds taken."""
+    from ..video import fetch_element
+
     start = time.perf_counter()
     clips = [fetch_element(element, image_patch_size=image_patch_size) for element in request.videos]
     stats = []

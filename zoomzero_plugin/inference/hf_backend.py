@@ -107,7 +107,9 @@ class TransformersBackend:
             out += self._batch(list(requests[i : i + self.batch_size]), params)
         return out
 
-    def _prepare(self, requests: list[Request]) -> tuple[Any, list[Generation]]:
+    def prepare(self, requests: list[Request]) -> tuple[Any, list[Generation]]:
+        """Decode and tokenize a batch: the processor's tensors (on the device) and generations holding
+        the clip stats, token counts and timings so far."""
         decoded, gens = [], []
         for request in requests:
             clips, stats, seconds = decode_videos(request, self.patch_size)
@@ -138,7 +140,7 @@ class TransformersBackend:
         kinds = {bool(r.choices) for r in requests}
         if len(kinds) > 1:
             return [g for r in requests for g in self._batch([r], params)]
-        inputs, gens = self._prepare(requests)
+        inputs, gens = self.prepare(requests)
         start = time.perf_counter()
         if requests[0].choices:
             self._score_choices(requests, inputs, gens)
