@@ -162,8 +162,7 @@ def run(args: argparse.Namespace) -> int:
         kwargs["attn_implementation"] = args.attn_implementation
     backend = load_backend(args.backend, args.model, **kwargs)
     cfg = mode_config(values, factor=backend.factor)
-    settings = {"model": str(args.model), "data": str(Path(args.data).resolve()), "backend": args.backend,
-                "rows": len(rows)}
+    settings = {"model": str(args.model), "data": str(Path(args.data).resolve()), "backend": args.backend}
     metrics = evaluate(backend, rows, out, benchmark=args.benchmark, mode=args.mode, cfg=cfg,
                        batch_size=args.batch_size, reduction=args.reduction, settings=settings,
                        progress=not args.no_progress)
