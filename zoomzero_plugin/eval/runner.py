@@ -137,12 +137,14 @@ def run(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     if args.demo:
-        from .demo import prepare_demo
+        if not (args.model and args.data):
+            from .demo import prepare_demo
 
-        model, data = prepare_demo(out / "demo-inputs")
-        args.model, args.data, args.benchmark = args.model or str(model), args.data or str(data), args.benchmark or "rows"
-        print("demo: a tiny RANDOM model on synthetic videos: answers are chance-level and it writes no valid "
-              "spans; this shows the pipeline, not accuracy.", file=sys.stderr)
+            model, data = prepare_demo(out / "demo-inputs")
+            args.model, args.data = args.model or str(model), args.data or str(data)
+        args.benchmark = args.benchmark or "rows"
+        print("demo: small CPU budgets; with the tiny RANDOM model, answers are chance-level and no span is valid: "
+              "this shows the pipeline, not accuracy.", file=sys.stderr)
     missing = [f"--{k}" for k in ("benchmark", "model", "data") if not getattr(args, k)]
     if missing:
         raise SystemExit(f"zoomzero eval: {', '.join(missing)} required (or --demo)")
