@@ -54,10 +54,10 @@ class QuestionScore:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-def score_question(truth: GroundTruth, pred: Prediction | None, reduction: str) -> QuestionScore:
-    """Score one question under a reduction rule name from ``REDUCTIONS`` (first | merged | union)."""
+def score_question(truth: GroundTruth, pred: Prediction | None, rule: str) -> QuestionScore:
+    """Score one question (``pred`` None: missing) under a rule of ``REDUCTIONS`` (first | merged | union)."""
     grounded = bool(truth.spans)
-    overlap = REDUCTIONS[reduction](pred.spans, truth) if pred is not None and grounded else ZERO
+    overlap = REDUCTIONS[rule](pred.spans, truth) if pred is not None and grounded else ZERO
     answer = pred.answer if pred is not None else None
     return QuestionScore(
         qid=truth.qid,
@@ -207,8 +207,12 @@ class Benchmark:
     accuracy_population: Population
     grounding_population: Population
     metrics: Callable[[Sequence[QuestionScore], Sequence[QuestionScore]], dict[str, float]]
-    columns: tuple[tuple[str, str], ...]  # the paper's table: (header, metric key)
+    columns: tuple[str | tuple[str, str], ...]  # the paper's table: metric keys, or (header, key)
     source: str  # the official script these definitions follow
+
+    def table(self) -> list[tuple[str, str]]:
+        """(header, metric key) of each column of the paper's table."""
+        return [c if isinstance(c, tuple) else (c, c) for c in self.columns]
 
 
 BENCHMARKS: dict[str, Benchmark] = {}
@@ -220,41 +224,38 @@ def register(benchmark: Benchmark) -> Benchmark:
 
 
 register(Benchmark(
-    "nextgqa", "first", everyone, grounded(predicted), nextgqa_metrics,
-    (("Acc@QA", "Acc@QA"), ("Acc@GQA", "Acc@GQA"), ("mIoP", "mIoP"), ("IoP@0.3", "IoP@0.3"),
-     ("IoP@0.5", "IoP@0.5"), ("mIoU", "mIoU"), ("IoU@0.3", "IoU@0.3"), ("IoU@0.5", "IoU@0.5"), ("mIoG", "mIoG")),
-    "doc-doc/NExT-GQA code/TempGQA/eval_ground.py",
+    "nextgqa", official="first", accuracy_population=everyone, grounding_population=grounded(predicted),
+    metrics=nextgqa_metrics, source="doc-doc/NExT-GQA code/TempGQA/eval_ground.py",
+    columns=("Acc@QA", "Acc@GQA", "mIoP", "IoP@0.3", "IoP@0.5", "mIoU", "IoU@0.3", "IoU@0.5", "mIoG"),
 ))
 register(Benchmark(
-    "rextime", "first", everyone, grounded(everyone), rextime_metrics,
-    (("mIoU", "mIoU"), ("R1@0.3", "R1@0.3"), ("R1@0.5", "R1@0.5"), ("R1@0.7", "R1@0.7"), ("Acc", "Acc"),
-     ("Acc@IoU≥0.5", "Acc@IoU>=0.5"), ("mIoG", "mIoG")),
-    "ReXTime/ReXTime evaluation/rextime_eval.py",
+    "rextime", official="first", accuracy_population=everyone, grounding_population=grounded(everyone),
+    metrics=rextime_metrics, source="ReXTime/ReXTime evaluation/rextime_eval.py",
+    columns=("mIoU", "R1@0.3", "R1@0.5", "R1@0.7", "Acc", ("Acc@IoU≥0.5", "Acc@IoU>=0.5"), "mIoG"),
 ))
 register(Benchmark(
-    "cgbench", "merged", answered, grounded(predicted), cgbench_metrics,
-    (("long-acc.", "Acc"), ("mIoU", "mIoU"), ("rec.@IoU", "rec.@IoU"), ("acc.@IoU", "acc.@IoU"), ("mIoG", "mIoG")),
-    "CG-Bench/CG-Bench run/utils.py, run/stat_with_key.py",
+    "cgbench", official="merged", accuracy_population=answered, grounding_population=grounded(predicted),
+    metrics=cgbench_metrics, source="CG-Bench/CG-Bench run/utils.py, run/stat_with_key.py",
+    columns=(("long-acc.", "Acc"), "mIoU", "rec.@IoU", "acc.@IoU", "mIoG"),
 ))
 register(Benchmark(
-    "videomme", "union", answered, nobody, mcq_metrics,
-    (("Short", "Acc[duration_category=short]"), ("Medium", "Acc[duration_category=medium]"),
-     ("Long", "Acc[duration_category=long]"), ("Overall", "Acc")),
-    "BradyFU/Video-MME evaluation/eval_your_results.py",
+    "videomme", official="union", accuracy_population=answered, grounding_population=nobody,
+    metrics=mcq_metrics, source="BradyFU/Video-MME evaluation/eval_your_results.py",
+    columns=(("Short", "Acc[duration_category=short]"), ("Medium", "Acc[duration_category=medium]"),
+             ("Long", "Acc[duration_category=long]"), ("Overall", "Acc")),
 ))
 register(Benchmark(
-    "mlvu", "union", everyone, nobody, mlvu_metrics, (("M-Avg", "M-Avg"), ("Acc", "Acc")),
-    "JUNJIE99/MLVU choice_bench.py",
+    "mlvu", official="union", accuracy_population=everyone, grounding_population=nobody,
+    metrics=mlvu_metrics, source="JUNJIE99/MLVU choice_bench.py", columns=("M-Avg", "Acc"),
 ))
 register(Benchmark(
-    "lvbench", "union", predicted, nobody, mcq_metrics, (("Overall", "Acc"),),
-    "THUDM/LVBench lvbench/metrics/compute_accuracy.py",
+    "lvbench", official="union", accuracy_population=predicted, grounding_population=nobody,
+    metrics=mcq_metrics, source="THUDM/LVBench lvbench/metrics/compute_accuracy.py", columns=(("Overall", "Acc"),),
 ))
 register(Benchmark(
-    "rows", "union", everyone, grounded(everyone), rows_metrics,
-    (("Acc", "Acc"), ("mIoU", "mIoU"), ("IoU@0.3", "IoU@0.3"), ("IoU@0.5", "IoU@0.5"), ("IoU@0.7", "IoU@0.7"),
-     ("mIoP", "mIoP"), ("mIoG", "mIoG")),
-    "this project's grounded-QA rows (the iou reward's union rule)",
+    "rows", official="union", accuracy_population=everyone, grounding_population=grounded(everyone),
+    metrics=rows_metrics, source="this project's grounded-QA rows (the iou reward's union rule)",
+    columns=("Acc", "mIoU", "IoU@0.3", "IoU@0.5", "IoU@0.7", "mIoP", "mIoG"),
 ))
 
 

@@ -29,7 +29,7 @@ class Bin:
 
 
 def _seconds(x: float) -> str:
-    return f"{x / 60:g} min" if x >= 60 else f"{x:g} s"
+    return f"{x / 60:g} min" if x >= 60 and x % 60 == 0 else f"{x:g} s"
 
 
 def _label(lo: float, hi: float, fmt: Callable[[float], str]) -> str:

@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import NamedTuple
 
 from ..ground_truth import GroundTruth
 from . import plots
@@ -28,10 +29,23 @@ PREDICTIONS_FILE, METRICS_FILE, REPORT_FILE = "predictions.jsonl", "metrics.json
 COUNTS = (("questions", "questions"), ("predicted", "predicted"), ("missing", "missing"),
           ("duplicates", "duplicates"), ("no answer", "no_answer"), ("invalid spans", "invalid_spans"),
           ("scored (accuracy)", "scored_accuracy"), ("scored (grounding)", "scored_grounding"))
+
+
+class BinnedView(NamedTuple):
+    title: str  # of the report's table and of the plot
+    measure: str  # the value column: mIoU or Acc
+    axis: str  # what is binned
+
+
+BINNED = {  # file stem -> view
+    "miou_by_clue_duration": BinnedView("mIoU by ground-truth clue duration", "mIoU", "clue duration"),
+    "miou_by_clue_proportion": BinnedView("mIoU by clue proportion of the video", "mIoU", "clue / video length"),
+    "accuracy_by_video_length": BinnedView("Accuracy by video length", "Acc", "video length"),
+}
 RULES = {
-    "first": "official: only the first predicted span as written, best ground-truth window",
-    "merged": "official: all predicted spans merged into one union (unclamped)",
-    "union": "union: all valid predicted spans clamped to the video and merged",
+    "first": "only the first predicted span as written, against the best ground-truth window",
+    "merged": "all predicted spans merged into one union, unclamped",
+    "union": "all valid predicted spans clamped to the video and merged",
 }
 
 
@@ -49,7 +63,7 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> 
 
 def metric_table(benchmark: str, metrics: Mapping[str, float | int]) -> str:
     """The benchmark's paper-layout table (percentages, one decimal; – where a metric does not apply)."""
-    columns = get_benchmark(benchmark).columns
+    columns = get_benchmark(benchmark).table()
     return markdown_table([h for h, _ in columns], [[metrics.get(k) for _, k in columns]])
 
 
@@ -64,12 +78,12 @@ def _breakdown_tables(metrics: Mapping[str, float | int]) -> list[str]:
         rows = [[m.group(1), metrics[f"n[{key}={m.group(1)}]"], v]
                 for k, v in metrics.items() if (m := pattern.fullmatch(k))]
         if rows:
-            out.append(f"### Accuracy by {key}\n\n" + markdown_table([key, "n", "Acc"], rows))
+            out.append(f"## Accuracy by {key}\n\n" + markdown_table([key, "n", "Acc"], rows))
     return out
 
 
-def _bins_table(title: str, bins: Sequence[plots.Bin], what: str) -> str:
-    return f"### {title}\n\n" + markdown_table(["bin", "n", what], [[b.label, b.n, b.value] for b in bins])
+def _bins_table(view: BinnedView, bins: Sequence[plots.Bin]) -> str:
+    return f"## {view.title}\n\n" + markdown_table([view.axis, "n", view.measure], [[b.label, b.n, b.value] for b in bins])
 
 
 def write_report(
@@ -109,18 +123,21 @@ def write_report(
 
 def _write_plots(out_dir: Path, title: str, ground: Sequence[QuestionScore],
                  bins: Mapping[str, Sequence[plots.Bin]]) -> list[tuple[str, str]]:
+    """Draw the plots that apply; remove stale ones an earlier report in ``out_dir`` left behind."""
     figures = []
     if ground:
         plots.plot_iou_distribution([q.iou for q in ground], f"IoU distribution ({title})",
                                     out_dir / "iou_distribution.png")
         figures.append(("IoU distribution", "iou_distribution.png"))
-    specs = (("miou_by_clue_duration", "ground-truth clue duration", "mIoU (%)", "mIoU by clue duration"),
-             ("miou_by_clue_proportion", "clue proportion of the video", "mIoU (%)", "mIoU by clue proportion"),
-             ("accuracy_by_video_length", "video length", "accuracy (%)", "Accuracy by video length"))
-    for name, xlabel, ylabel, caption in specs:
+    for name, view in BINNED.items():
         if bins.get(name):
-            plots.plot_bins(bins[name], xlabel, ylabel, f"{caption} ({title})", out_dir / f"{name}.png")
-            figures.append((caption, f"{name}.png"))
+            plots.plot_bins(bins[name], view.axis, f"{view.measure} (%)", f"{view.title} ({title})",
+                            out_dir / f"{name}.png")
+            figures.append((view.title, f"{name}.png"))
+    drawn = {file for _, file in figures}
+    for name in ["iou_distribution", *BINNED]:
+        if f"{name}.png" not in drawn:
+            (out_dir / f"{name}.png").unlink(missing_ok=True)
     return figures
 
 
@@ -134,10 +151,8 @@ def _report_text(benchmark, reduction, rule, source, metrics, bins, figures) -> 
         "## Counts\n\n" + counts_table(metrics),
         *_breakdown_tables(metrics),
     ]
-    titles = {"miou_by_clue_duration": ("mIoU by ground-truth clue duration", "mIoU"),
-              "miou_by_clue_proportion": ("mIoU by clue proportion of the video", "mIoU"),
-              "accuracy_by_video_length": ("Accuracy by video length", "Acc")}
-    parts += [_bins_table(titles[k][0], v, titles[k][1]) for k, v in bins.items() if v]
+    parts += [_bins_table(BINNED[k], v) for k, v in bins.items() if v]
+    parts.append("## Plots")
     parts += [f"![{caption}]({name})" for caption, name in figures]
     return "\n\n".join(parts) + "\n"
 

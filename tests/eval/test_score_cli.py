@@ -1,0 +1,71 @@
+"""`zoomzero score` end to end: dataset rows + a predictions file → printed table and report files."""
+
+import json
+
+import pytest
+
+from zoomzero_plugin import cli
+from zoomzero_plugin.eval.metrics import score_predictions, truths_from_rows
+from zoomzero_plugin.rows import write_rows
+
+from .conftest import nextgqa_rows
+
+
+@pytest.fixture
+def score_only(monkeypatch):
+    """The real registry and parser, holding only this subcommand (others may not exist on this branch)."""
+    assert cli.COMMANDS["score"] == "zoomzero_plugin.eval.score"
+    monkeypatch.setattr(cli, "COMMANDS", {"score": cli.COMMANDS["score"]})
+
+
+@pytest.fixture
+def files(tmp_path):
+    rows, _ = nextgqa_rows()
+    data = tmp_path / "nextgqa_val.parquet"
+    write_rows(data, rows)
+    truths = truths_from_rows(rows)
+    preds = [{"qid": q, "answer": t.answer, "spans": [list(t.spans[-1]), [0, 1]], "confidence": 0.5, "text": "…"}
+             for q, t in list(truths.items())[::2]]
+    path = tmp_path / "predictions.jsonl"
+    path.write_text("".join(json.dumps(p) + "\n" for p in preds))
+    return data, path, preds, truths
+
+
+def test_score_prints_the_table_and_writes_the_report(score_only, files, tmp_path, capsys):
+    data, path, preds, truths = files
+    out = tmp_path / "report"
+    assert cli.main(["score", "--benchmark", "nextgqa", str(path), "--data", str(data), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    expected = score_predictions("nextgqa", preds, truths)
+    assert "| Acc@QA | Acc@GQA | mIoP |" in printed
+    assert f"| {expected['Acc@QA']:.1f} | {expected['Acc@GQA']:.1f} | {expected['mIoP']:.1f} |" in printed
+    assert json.loads((out / "metrics.json").read_text())["metrics"] == pytest.approx(expected)
+    assert (out / "report.md").read_text().count("![") == 4
+
+    assert cli.main(["score", "--benchmark", "nextgqa", str(path), "--data", str(data), "--reduction", "union"]) == 0
+    union = score_predictions("nextgqa", preds, truths, "union")
+    assert union["mIoU"] != expected["mIoU"]  # the second span [0, 1] changes the union, not the first span
+    assert f"| {union['Acc@QA']:.1f} | {union['Acc@GQA']:.1f} | {union['mIoP']:.1f} |" in capsys.readouterr().out
+
+
+def test_score_errors_are_clear(score_only, files, tmp_path, capsys):
+    data, path, _, _ = files
+    assert cli.main(["score", "--benchmark", "rows", str(tmp_path / "none.jsonl"), "--data", str(data)]) == 2
+    assert "predictions file not found" in capsys.readouterr().err
+    assert cli.main(["score", "--benchmark", "rows", str(path), "--data", str(tmp_path / "rows.jsonl")]) == 2
+    assert "data file not found" in capsys.readouterr().err
+
+    stray = tmp_path / "stray.jsonl"
+    stray.write_text(json.dumps({"qid": "not-a-question", "answer": "A", "spans": []}) + "\n")
+    assert cli.main(["score", "--benchmark", "rows", str(stray), "--data", str(data)]) == 2
+    err = capsys.readouterr().err
+    assert "not in the data" in err and "not-a-question" in err
+
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"qid": "a"}\nnot json\n{"qid": "b"}\n')
+    assert cli.main(["score", "--benchmark", "rows", str(broken), "--data", str(data)]) == 2
+    assert "broken.jsonl:2: not JSON" in capsys.readouterr().err
+
+    with pytest.raises(SystemExit) as e:
+        cli.main(["score", "--benchmark", "nope", str(path), "--data", str(data)])
+    assert e.value.code == 2 and "invalid choice: 'nope'" in capsys.readouterr().err
