@@ -122,3 +122,19 @@ def test_cli_registers_eval_and_explains_its_flags(capsys, tmp_path):
         zoomzero(["eval", "--benchmark", "rows", "--out", str(tmp_path)])
     with pytest.raises(SystemExit, match="no such data file"):
         zoomzero(["eval", "--benchmark", "rows", "--model", "m", "--data", str(tmp_path / "x.jsonl"), "--out", str(tmp_path)])
+
+
+def test_a_broken_video_stops_the_run_or_is_recorded(tiny_backend, bench_rows, tmp_path):
+    rows = read_rows(bench_rows)[:3]
+    broken = tmp_path / "broken.mp4"
+    broken.write_bytes(b"\x00\x00\x00\x18ftypmp42 not really a video")
+    rows[1] = {**rows[1], "videos": [str(broken)]}
+    qid = json.loads(rows[1]["answer"])["qid"]
+    with pytest.raises(RuntimeError, match=qid):
+        evaluate(tiny_backend, rows, tmp_path / "stop", benchmark="rows", mode="one-stage", cfg=CFG, progress=False)
+    assert len((tmp_path / "stop" / "predictions.jsonl").read_text().splitlines()) == 1  # the first is kept
+    metrics = evaluate(tiny_backend, rows, tmp_path / "skip", benchmark="rows", mode="coarse-to-fine", cfg=CFG,
+                       batch_size=3, progress=False, skip_errors=True)
+    records = [json.loads(line) for line in (tmp_path / "skip" / "predictions.jsonl").read_text().splitlines()]
+    assert [("error" in r) for r in records] == [False, True, False] and records[1]["answer"] is None
+    assert metrics["predicted"] == 3 and records[0]["passes"]

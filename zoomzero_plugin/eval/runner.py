@@ -48,6 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                     help="build the tiny random model and a synthetic benchmark under OUT/demo-inputs and "
                          "evaluate them on CPU (no --model/--data needed; small budgets unless given)")
     io.add_argument("--no-progress", action="store_true", help="no progress bar")
+    io.add_argument("--skip-errors", action="store_true",
+                    help="a question that fails (e.g. an unreadable video) gets a record with its error and no "
+                         "answer instead of stopping the run")
 
     run = parser.add_argument_group("backend")
     run.add_argument("--backend", choices=("transformers", "vllm"), default="transformers",
@@ -92,15 +95,16 @@ def _check_settings(path: Path, settings: dict[str, Any]) -> None:
 
 def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchmark: str, mode: str, cfg,
              batch_size: int = 1, reduction: str = "official", settings: dict[str, Any] | None = None,
-             progress: bool = True) -> dict[str, Any]:
+             progress: bool = True, skip_errors: bool = False) -> dict[str, Any]:
     """Predict every row not yet in OUT/predictions.jsonl, then write metrics, report and plots.
 
     ``settings`` (JSON-able) are stored in OUT/run.json by the first run; a resumed run must match them.
+    A failing batch stops the run naming its questions, or with ``skip_errors`` is retried question by
+    question, a question that still fails being recorded with ``error`` and no answer.
     Returns the metrics dict of :func:`zoomzero_plugin.eval.report.finalize`.
     """
     from tqdm import tqdm
 
-    from ..inference.modes import predict
     from ..inference.passes import Question
     from .report import finalize
 
@@ -121,7 +125,7 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
     with bar:
         for i in range(0, len(todo), batch_size):
             batch = todo[i : i + batch_size]
-            done = predict(backend, batch, mode, cfg)
+            done = _predict_batch(backend, batch, mode, cfg, skip_errors)
             predictions.append(p.record for p in done)
             timings.append(p.timing for p in done if p.timing["qid"] not in timings.done)
             frames += sum(sum(x["frames"] for x in p.record["passes"]) for p in done)
@@ -129,6 +133,22 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
             bar.set_postfix(frames_per_q=f"{frames / (i + len(batch)):.0f}")
     truths = {row_truth(r).qid: row_truth(r) for r in rows}
     return finalize(out_dir, benchmark, truths, reduction)
+
+
+def _predict_batch(backend, batch, mode: str, cfg, skip_errors: bool):
+    from ..inference.modes import Prediction, predict
+
+    try:
+        return predict(backend, batch, mode, cfg)
+    except Exception as e:
+        if not skip_errors:
+            raise RuntimeError(f"{mode} failed on {[q.qid for q in batch]} (rerun with --skip-errors to record "
+                               f"failures and go on): {type(e).__name__}: {e}") from e
+        if len(batch) > 1:
+            return [p for q in batch for p in _predict_batch(backend, [q], mode, cfg, skip_errors)]
+        record = {"qid": batch[0].qid, "answer": None, "spans": [], "confidence": None, "mode": mode,
+                  "fallback": None, "passes": [], "error": f"{type(e).__name__}: {e}"}
+        return [Prediction(record, {"qid": batch[0].qid, "passes": [], "total_s": 0.0})]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -167,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
     settings = {"model": str(args.model), "data": str(Path(args.data).resolve()), "backend": args.backend}
     metrics = evaluate(backend, rows, out, benchmark=args.benchmark, mode=args.mode, cfg=cfg,
                        batch_size=args.batch_size, reduction=args.reduction, settings=settings,
-                       progress=not args.no_progress)
+                       progress=not args.no_progress, skip_errors=args.skip_errors)
     print(metric_table(args.benchmark, metrics))
     print(f"\npredictions: {out / PREDICTIONS}\nreport:      {out / 'report.md'}\nmetrics:     {out / 'metrics.json'}")
     return 0
