@@ -89,8 +89,9 @@ def _check_settings(path: Path, settings: dict[str, Any]) -> None:
             raise SystemExit(f"{path.parent} holds predictions made with other settings ({', '.join(changed)}); "
                              "use another --out, or --restart to discard them")
     else:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+        from .files import write_text
+
+        write_text(path, json.dumps(settings, indent=2) + "\n")
 
 
 def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchmark: str, mode: str, cfg,

@@ -56,6 +56,7 @@ class TransformersBackend:
         device: ``"cpu"``, ``"cuda"``, ``"cuda:1"``…; default: CUDA when available.
         dtype: ``"auto"`` (bf16 on GPU, fp32 on CPU), ``"bfloat16"``, ``"float16"``, ``"float32"``.
         attn_implementation: passed to ``from_pretrained`` (e.g. ``"flash_attention_2"``, ``"sdpa"``).
+        model_obj, processor: an already loaded model / processor to use instead of loading ``model``.
     """
 
     name = "transformers"
@@ -70,7 +71,11 @@ class TransformersBackend:
             dtype = "bfloat16" if self.device.type == "cuda" else "float32"
         self.processor = processor or AutoProcessor.from_pretrained(model)
         self.processor.tokenizer.padding_side = "left"
-        kwargs: dict[str, Any] = {"dtype": getattr(torch, dtype)}
+        import transformers
+
+        # ``dtype`` replaced ``torch_dtype`` in transformers 4.56; older versions ignore an unknown ``dtype``
+        key = "dtype" if tuple(int(x) for x in transformers.__version__.split(".")[:2]) >= (4, 56) else "torch_dtype"
+        kwargs: dict[str, Any] = {key: getattr(torch, dtype)}
         if attn_implementation:
             kwargs["attn_implementation"] = attn_implementation
         self.model = (model_obj or AutoModelForImageTextToText.from_pretrained(model, **kwargs)).to(self.device).eval()

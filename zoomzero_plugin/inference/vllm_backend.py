@@ -24,7 +24,8 @@ class VLLMBackend:
 
     Args:
         model: checkpoint path or hub id. ``max_videos``: clips per prompt vLLM must accept (fine passes
-        over several spans send one video per span). Remaining keyword arguments go to ``vllm.LLM``.
+        over several spans send one video per span). ``device`` is ignored (vLLM places the model itself).
+        Remaining keyword arguments go to ``vllm.LLM`` (e.g. ``tensor_parallel_size``, ``max_model_len``).
     """
 
     name = "vllm"
