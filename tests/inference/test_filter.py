@@ -64,6 +64,11 @@ def test_filter_keeps_rows_by_the_sampled_responses(tiny_backend, bench_rows, tm
     before = len(backend.calls)
     assert filter_rows(backend, rows, out, SMALL, FilterConfig(n=4), max_new_tokens=8, progress=False) == summary
     assert len(backend.calls) == before
+    # another delta re-decides from the stored samples (row 0: delta 0.75 < 0.8); other samples are refused
+    stricter = filter_rows(backend, rows, out, SMALL, FilterConfig(n=4, delta=0.8), max_new_tokens=8, progress=False)
+    assert stricter["kept"] == 0 and read_rows(out) == [] and len(backend.calls) == before
+    with pytest.raises(SystemExit, match="other settings.*n"):
+        filter_rows(backend, rows, out, SMALL, FilterConfig(n=5), max_new_tokens=8, progress=False)
 
 
 def test_filter_cli_with_the_quality_check_on_the_real_model(tiny_model_dir, bench_rows, tmp_path, capsys):

@@ -10,8 +10,9 @@ With --quality-check (PLM-style, for rows with clue spans) a row is also dropped
   not_answerable_from_clue  it answers wrong from the clue span alone.
 Both checks ask for the option letter only (the zoom prompt, scored over the option letters).
 
-Writes the kept rows to --out (atomically), every row's decision to OUT.decisions.jsonl (a journal:
-a killed run resumes) and counts by reason to OUT.summary.json.
+Writes the kept rows to --out (atomically), every row's samples and decision to OUT.decisions.jsonl
+(a journal: a killed run resumes; a rerun with another --delta re-decides from the stored samples) and
+counts by reason to OUT.summary.json.
 
 example:
   zoomzero data filter --model CKPT --data anet_gqa.jsonl --out anet_filtered.jsonl --n 8 --quality-check
@@ -92,20 +93,28 @@ def judge_rows(backend, rows: Sequence[dict[str, Any]], budget, cfg: FilterConfi
         records.append({
             "qid": truth.qid, "kept": not reasons, "reasons": reasons, "correct": sum(correct), "samples": len(correct),
             "ious": [round(x, 4) for x in ious], "delta": round(max(ious) - sum(ious) / len(ious), 4) if ious else 0.0,
-            "clue_correct": clue.get(i), "full_correct": full.get(i),
+            "clue_correct": clue.get(i), "full_correct": full.get(i), "has_spans": bool(truth.spans),
         })
     return records
 
 
 def filter_rows(backend, rows: list[dict[str, Any]], out: str | Path, budget, cfg: FilterConfig = FilterConfig(),
-                max_new_tokens: int = 512, batch_size: int = 1, progress: bool = True) -> dict[str, Any]:
-    """Judge every row (resuming from OUT.decisions.jsonl), write the kept rows and the summary; return it."""
+                max_new_tokens: int = 512, batch_size: int = 1, progress: bool = True,
+                settings: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Judge every row (resuming from OUT.decisions.jsonl), write the kept rows and the summary; return it.
+
+    The samples of a resumed run must come from the same settings (``settings`` + sampling + budget, kept
+    in OUT.filter.json); ``delta`` may change: reasons are decided again from the stored samples.
+    """
     from tqdm import tqdm
 
     from ..eval.files import write_text
-    from ..eval.journal import Journal
+    from ..eval.journal import Journal, check_settings
 
     out = Path(out)
+    sampling = {k: v for k, v in asdict(cfg).items() if k != "delta"}
+    check_settings(out.with_name(out.stem + ".filter.json"),
+                   {**(settings or {}), **sampling, "budget": asdict(budget), "max_new_tokens": max_new_tokens})
     decisions = Journal(out.with_name(out.stem + ".decisions.jsonl"))
     qids = [row_truth(r).qid for r in rows]
     todo = [i for i, q in enumerate(qids) if q not in decisions.done]
@@ -115,7 +124,7 @@ def filter_rows(backend, rows: list[dict[str, Any]], out: str | Path, budget, cf
             decisions.append(judge_rows(backend, [rows[i] for i in batch], budget, cfg, max_new_tokens,
                                         seed=cfg.seed + batch[0]))
             bar.update(len(batch))
-    by_qid = {r["qid"]: r for r in decisions.records}
+    by_qid = {r["qid"]: _redecide(r, cfg.delta) for r in decisions.records}
     kept = [row for row, q in zip(rows, qids) if by_qid[q]["kept"]]
     write_rows(out, kept)
     reasons = Counter(reason for q in qids for reason in by_qid[q]["reasons"])
@@ -123,6 +132,12 @@ def filter_rows(backend, rows: list[dict[str, Any]], out: str | Path, budget, cf
                "config": asdict(cfg), "out": str(out)}
     write_text(out.with_name(out.stem + ".summary.json"), json.dumps(summary, indent=2) + "\n")
     return summary
+
+
+def _redecide(record: dict[str, Any], delta: float) -> dict[str, Any]:
+    correct = [i < record["correct"] for i in range(record["samples"])]
+    reasons = decide(correct, record["ious"], record["has_spans"], delta, record["clue_correct"], record["full_correct"])
+    return {**record, "reasons": reasons, "kept": not reasons}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -142,6 +157,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dtype", default="auto")
     parser.add_argument("--limit", type=int, help="filter only the first N rows")
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--restart", action="store_true", help="discard the decisions of an earlier run for --out")
     add_budget_arguments(parser)
     add_flag(parser, "max_new_tokens", "response tokens per sample", type=int)
 
@@ -154,12 +170,17 @@ def run(args: argparse.Namespace) -> int:
     if not Path(args.data).exists():
         raise SystemExit(f"zoomzero data filter: no such data file: {args.data}")
     rows = read_rows(args.data)[: args.limit]
+    if args.restart:
+        out = Path(args.out)
+        for suffix in (".decisions.jsonl", ".filter.json"):
+            out.with_name(out.stem + suffix).unlink(missing_ok=True)
     values = resolve(args)
     backend = load_backend(args.backend, args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size)
     cfg = FilterConfig(n=args.n, temperature=args.temperature, top_p=args.top_p, delta=args.delta,
                        quality_check=args.quality_check, seed=args.seed)
+    settings = {"model": str(args.model), "data": str(Path(args.data).resolve()), "backend": args.backend}
     summary = filter_rows(backend, rows, args.out, budget_from(values, backend.factor), cfg,
                           max_new_tokens=values["max_new_tokens"], batch_size=args.batch_size,
-                          progress=not args.no_progress)
+                          progress=not args.no_progress, settings=settings)
     print(json.dumps(summary, indent=2))
     return 0

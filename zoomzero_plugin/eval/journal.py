@@ -3,7 +3,8 @@
 Each finished question is one line, written with its newline in a single ``write`` and fsync'd, so a
 killed run loses at most the batch in flight. Opening a journal recovers it: a last line cut short (no
 newline, not JSON) is truncated away; a complete last line that only lost its newline gets it back.
-Nothing is ever written twice: callers skip ``done`` keys.
+Nothing is ever written twice: callers skip ``done`` keys. :func:`check_settings` keeps a resumed run
+from mixing results made with other settings.
 """
 
 from __future__ import annotations
@@ -75,3 +76,20 @@ class Journal:
             os.fsync(f.fileno())
         self.records += records
         self.done.update(keys)
+
+
+def check_settings(path: str | os.PathLike, settings: dict[str, Any]) -> None:
+    """Store ``settings`` (JSON) at ``path`` on the first run; later runs must pass the same, or stop with
+    the names of the settings that differ."""
+    from .files import write_text
+
+    path = Path(path)
+    if not path.exists():
+        write_text(path, json.dumps(settings, indent=2) + "\n")
+        return
+    before = json.loads(path.read_text(encoding="utf-8"))
+    settings = json.loads(json.dumps(settings))  # tuples as lists, as they were stored
+    changed = sorted(k for k in set(before) | set(settings) if before.get(k) != settings.get(k))
+    if changed:
+        raise SystemExit(f"{path.parent} holds results made with other settings ({', '.join(changed)}) than "
+                         f"{path.name} records; use another output, or --restart to discard them")

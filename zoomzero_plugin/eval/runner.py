@@ -19,7 +19,6 @@ examples:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -27,7 +26,7 @@ from typing import Any
 
 from ..inference.options import add_budget_arguments, add_flag, mode_config, resolve
 from ..rows import read_rows, row_truth
-from .journal import Journal
+from .journal import Journal, check_settings
 
 BENCHMARKS = ("nextgqa", "rextime", "cgbench", "videomme", "mlvu", "lvbench", "rows")
 MODE_NAMES = ("one-stage", "coarse-to-fine", "divide-and-conquer", "iterative")
@@ -81,19 +80,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_flag(modes, "min_shrink", "iterative: a round must cut the span length by more than this fraction", type=float)
 
 
-def _check_settings(path: Path, settings: dict[str, Any]) -> None:
-    if path.exists():
-        before = json.loads(path.read_text(encoding="utf-8"))
-        changed = sorted(k for k in set(before) | set(settings) if before.get(k) != settings.get(k))
-        if changed:
-            raise SystemExit(f"{path.parent} holds predictions made with other settings ({', '.join(changed)}); "
-                             "use another --out, or --restart to discard them")
-    else:
-        from .files import write_text
-
-        write_text(path, json.dumps(settings, indent=2) + "\n")
-
-
 def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchmark: str, mode: str, cfg,
              batch_size: int = 1, reduction: str = "official", settings: dict[str, Any] | None = None,
              progress: bool = True, skip_errors: bool = False) -> dict[str, Any]:
@@ -114,7 +100,7 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
     qids = [q.qid for q in questions]
     if len(set(qids)) != len(qids):
         raise ValueError(f"question ids repeat in the data, e.g. {next(q for q in qids if qids.count(q) > 1)!r}")
-    _check_settings(out_dir / SETTINGS, {"benchmark": benchmark, "mode": mode, "config": asdict(cfg), **(settings or {})})
+    check_settings(out_dir / SETTINGS, {"benchmark": benchmark, "mode": mode, "config": asdict(cfg), **(settings or {})})
     predictions, timings = Journal(out_dir / PREDICTIONS), Journal(out_dir / TIMINGS)
     foreign = predictions.done - set(qids)
     if foreign:
