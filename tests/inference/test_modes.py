@@ -63,6 +63,7 @@ def test_one_stage_answers_and_grounds_in_one_pass(tiny_backend, questions):
 
 
 def test_divide_and_conquer_zooms_into_the_top_k_windows(tiny_backend, questions):
+    assert not tiny_backend.absolute_time  # Qwen2.5-VL: windows are shown from 0 s ("auto")
     # 12 s in 4-s windows; each window answers in window-relative seconds
     replies = {0.0: (grounded("A", [(1.0, 2.0)]), 0.9), 4.0: (grounded("B", [(0.5, 1.5)]), 0.2),
                8.0: (grounded("C", [(1.0, 3.0)]), 0.6)}
@@ -156,3 +157,28 @@ def test_mode_config_rejects_unknown_settings():
         ModeConfig(top_k=0)
     with pytest.raises(ValueError, match="unknown mode"):
         predict(None, [], "two-stage")
+
+
+def test_qwen3_vl_zoom_clips_carry_their_absolute_timestamps(tiny_qwen3_dir, evidence_video):
+    """Qwen3-VL writes each frame's time into the prompt from the decoder's metadata: a zoom clip of
+    3-5 s is announced at 4.0 s, not at 0 s; frames are not sampled a second time by the processor."""
+    from zoomzero_plugin.inference.hf_backend import TransformersBackend
+    from zoomzero_plugin.zoom import ZoomBudget
+
+    backend = TransformersBackend(str(tiny_qwen3_dir), device="cpu", batch_size=2)
+    assert backend.factor == 32 and backend.absolute_time
+    budget = ZoomBudget(max_tokens=64, min_frame_pixels=4 * 32 * 32, fps=1.0, factor=32)
+    q = Question("q", str(evidence_video), "What colour?", ("red", "blue"), EVIDENCE_DURATION)
+    scripted = ScriptedBackend(backend, lambda r, k: grounded("A", [(3.0, 5.0), (8.0, 9.5)]) if _is_coarse(r) else None)
+    (p,) = predict(scripted, [q], "coarse-to-fine", replace(CFG, budget=budget))
+    coarse, fine = p.record["passes"]
+    assert [c[:3] for c in fine["decoded"]] == [[3.0, 5.0, 2], [8.0, 9.5, 2]]
+    assert fine["video_tokens"] <= 64 and p.record["answer"] in ("A", "B")
+    fine_request = scripted.calls[-1][0]
+    inputs, _ = backend.prepare([fine_request])
+    text = backend.tokenizer.decode(inputs["input_ids"][0])
+    assert "<4.0 seconds>" in text and "<8.8 seconds>" in text and "<0.0 seconds>" not in text
+    # so divide-and-conquer tells each window its true seconds (window_times="auto")
+    predict(scripted, [q], "divide-and-conquer", replace(CFG, budget=budget))
+    shown = [r.prompt.split(" of a ")[0].split("clip shows seconds ")[-1] for r, _ in scripted.calls if "clip shows" in r.prompt]
+    assert shown == ["0.0-4.0", "4.0-8.0", "8.0-12.0"]

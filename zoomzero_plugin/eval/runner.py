@@ -69,8 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
           choices=("coarse", "uniform"))
     add_flag(modes, "uniform_frames", "frames of the uniform fallback", type=int)
     add_flag(modes, "window_seconds", "divide-and-conquer window length", type=float)
-    add_flag(modes, "window_times", "windows shown from 0 s (spans shifted back) or told their absolute range",
-          choices=("relative", "absolute"))
+    add_flag(modes, "window_times", "windows shown from 0 s (spans shifted back) or told their absolute range; "
+             "auto: absolute for models that read timestamps (Qwen3-VL)", choices=("auto", "relative", "absolute"))
     add_flag(modes, "window_budget", "every window gets L_v (full) or the windows share it (split)",
           choices=("full", "split"))
     add_flag(modes, "top_k", "windows whose spans the fine pass reads", type=int)

@@ -104,10 +104,13 @@ class Generation:
 @runtime_checkable
 class Backend(Protocol):
     """Anything that turns requests into generations. ``factor`` is the model's pixels per token side
-    (patch size × spatial merge: 28 for Qwen2.5-VL, 32 for Qwen3-VL), which zoom budgets must use."""
+    (patch size × spatial merge: 28 for Qwen2.5-VL, 32 for Qwen3-VL), which zoom budgets must use.
+    ``absolute_time``: the model reads each frame's time in the video as text (Qwen3-VL), so a clip is
+    seen at its true seconds; False when time restarts at every clip (Qwen2/2.5-VL)."""
 
     name: str
     factor: int
+    absolute_time: bool
 
     def generate(self, requests: Sequence[Request], params: SamplingParams) -> list[Generation]: ...
 
@@ -171,3 +174,8 @@ def decode_videos(request: Request, image_patch_size: int = 14) -> tuple[list[De
             width=int(clip.frames.shape[-1]),
         ))
     return clips, stats, time.perf_counter() - start
+
+
+def reads_timestamps(processor: Any) -> bool:
+    """Whether a processor writes frame timestamps into the prompt (Qwen3-VL's ``<t seconds>``)."""
+    return hasattr(processor, "_calculate_timestamps")

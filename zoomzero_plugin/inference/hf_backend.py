@@ -17,7 +17,7 @@ import torch
 
 from ..cpu_compat import ensure_torchvision_importable
 from ..token_masks import GlueTokenMasker
-from .backend import Generation, Output, Request, SamplingParams, chat_messages, decode_videos
+from .backend import Generation, Output, Request, SamplingParams, chat_messages, decode_videos, reads_timestamps
 
 _VISION_TOKENS = ("image_token", "video_token", "vision_start_token", "vision_end_token")
 _VISION_NAMES = ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>")
@@ -85,6 +85,7 @@ class TransformersBackend:
         self.patch_size = int(video_processor.patch_size)
         self.merge_size = int(video_processor.merge_size)
         self.factor = self.patch_size * self.merge_size
+        self.absolute_time = reads_timestamps(self.processor)
         self._masker = GlueTokenMasker(self.tokenizer, skip_special_tokens=True)
         self._suppress = self._vision_token_ids()
         config = self.model.generation_config
@@ -127,7 +128,7 @@ class TransformersBackend:
         kwargs: dict[str, Any] = {}
         if flat:
             kwargs = {"videos": [c.frames for c in flat], "fps": [c.sample_fps for c in flat],
-                      "video_metadata": [c.metadata for c in flat], "do_resize": False}
+                      "video_metadata": [c.metadata for c in flat], "do_resize": False, "do_sample_frames": False}
         inputs = self.processor(text=texts, padding=True, return_tensors="pt", **kwargs)
         prepare = (time.perf_counter() - start) / len(requests)
         grid = inputs.get("video_grid_thw")

@@ -41,7 +41,8 @@ class ModeConfig:
     no_spans: str = "coarse"  # coarse: keep the coarse answer | uniform: fine pass over uniform frames
     uniform_frames: int = 20  # authors' code: ~20 uniform frames when no span is valid
     window_seconds: float = 256.0
-    window_times: str = "relative"  # relative: a window is shown as a video from 0 (spans shifted back)
+    window_times: str = "auto"  # relative: a window is shown as a video from 0 (spans shifted back) | absolute |
+    # auto: absolute for models that read frame timestamps as text (Qwen3-VL), relative otherwise (Qwen2.5-VL)
     window_budget: str = "full"  # full: every window gets L_v (authors) | split: L_v shared by the windows
     top_k: int = 4
     dc_final: str = "fine"  # fine | confident: the more confident of the fine pass and the top window
@@ -50,7 +51,7 @@ class ModeConfig:
 
     def __post_init__(self) -> None:
         choices = {"fine_answer": ("letters", "generate"), "no_spans": ("coarse", "uniform"),
-                   "window_times": ("relative", "absolute"), "window_budget": ("full", "split"),
+                   "window_times": ("auto", "relative", "absolute"), "window_budget": ("full", "split"),
                    "dc_final": ("fine", "confident")}
         for key, allowed in choices.items():
             if getattr(self, key) not in allowed:
@@ -165,7 +166,7 @@ def _ranked(results: Sequence[PassResult]) -> list[PassResult]:
 
 def divide_and_conquer(backend: Backend, qs: Sequence[Question], cfg: ModeConfig) -> list[Prediction]:
     items, shifts, durations, owner = [], [], [], []
-    absolute = cfg.window_times == "absolute"
+    absolute = cfg.window_times == "absolute" or (cfg.window_times == "auto" and getattr(backend, "absolute_time", False))
     for i, q in enumerate(qs):
         ws = windows(q.duration, cfg.window_seconds, cfg.budget.min_clip_seconds)
         budget = _window_budget(cfg, len(ws))

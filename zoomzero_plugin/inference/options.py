@@ -15,7 +15,7 @@ from ..zoom import ZoomBudget
 DEFAULTS: dict[str, Any] = {
     "max_tokens": 8192, "fps": 1.0, "min_frame_pixels": 16 * 28 * 28, "max_frame_pixels": 768 * 28 * 28,
     "max_frames": 256, "min_clip_seconds": 1.0, "max_new_tokens": 512, "fine_answer": "letters",
-    "no_spans": "coarse", "uniform_frames": 20, "window_seconds": 256.0, "window_times": "relative",
+    "no_spans": "coarse", "uniform_frames": 20, "window_seconds": 256.0, "window_times": "auto",
     "window_budget": "full", "top_k": 4, "dc_final": "fine", "rounds": 3, "min_shrink": 0.0,
 }
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..cpu_compat import ensure_torchvision_importable
 from ..token_masks import GlueTokenMasker
-from .backend import Generation, Output, Request, SamplingParams, chat_messages, decode_videos
+from .backend import Generation, Output, Request, SamplingParams, chat_messages, decode_videos, reads_timestamps
 
 
 class VLLMBackend:
@@ -43,6 +43,7 @@ class VLLMBackend:
         self.patch_size = int(self.processor.video_processor.patch_size)
         self.merge_size = int(self.processor.video_processor.merge_size)
         self.factor = self.patch_size * self.merge_size
+        self.absolute_time = reads_timestamps(self.processor)
         self.batch_size = max(1, int(batch_size))
         llm_kwargs.setdefault("limit_mm_per_prompt", {"video": max_videos, "image": 0})
         self.llm = vllm.LLM(model=model, dtype=dtype, **llm_kwargs)
