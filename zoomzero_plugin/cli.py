@@ -15,14 +15,16 @@ import sys
 COMMANDS: dict[str, str] = {
     "demo": "zoomzero_plugin.demo",
     "score": "zoomzero_plugin.eval.score",
+    "eval": "zoomzero_plugin.eval.runner",
     "data convert": "zoomzero_plugin.data.convert",
     "data check": "zoomzero_plugin.data.check",
+    "data filter": "zoomzero_plugin.data.filter",
 }
 
 
-def _summary(module_name: str) -> str:
-    doc = importlib.import_module(module_name).__doc__ or ""
-    return doc.strip().splitlines()[0] if doc.strip() else ""
+def _summary(module) -> str:
+    doc = (module.__doc__ or "").strip()
+    return doc.splitlines()[0] if doc else ""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     groups: dict[str, argparse._SubParsersAction] = {}
     for name, module_name in COMMANDS.items():
+        module = importlib.import_module(module_name)
         target = sub
         *group, leaf = name.split()
         if group:
@@ -40,8 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
                 g = sub.add_parser(group[0], help=f"{group[0]} tools")
                 groups[group[0]] = g.add_subparsers(dest=f"{group[0]}_command", metavar="COMMAND", required=True)
             target = groups[group[0]]
-        module = importlib.import_module(module_name)
-        p = target.add_parser(leaf, help=_summary(module_name), description=module.__doc__,
+        p = target.add_parser(leaf, help=_summary(module), description=module.__doc__,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(p)
         p.set_defaults(_run=module.run)

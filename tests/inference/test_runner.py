@@ -1,0 +1,140 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from zoomzero_plugin.cli import main as zoomzero
+from zoomzero_plugin.eval.journal import Journal
+from zoomzero_plugin.eval.runner import evaluate
+from zoomzero_plugin.eval.runner import main as eval_main
+from zoomzero_plugin.inference.modes import ModeConfig
+from zoomzero_plugin.rows import read_rows
+from zoomzero_plugin.synthetic.benchmark import make_benchmark
+
+from .conftest import SMALL
+
+CFG = ModeConfig(budget=SMALL, max_new_tokens=16, window_seconds=4.0)
+SMALL_FLAGS = ["--max-tokens", "64", "--min-frame-pixels", str(4 * 28 * 28), "--no-progress"]
+
+
+class Counting:
+    """The real backend, counting the requests it serves."""
+
+    def __init__(self, inner):
+        self.inner, self.name, self.factor, self.requests = inner, "counting", inner.factor, 0
+
+    def generate(self, requests, params):
+        self.requests += len(requests)
+        return self.inner.generate(requests, params)
+
+
+def test_eval_writes_predictions_metrics_report_and_plots(tiny_backend, bench_rows, tmp_path):
+    rows = read_rows(bench_rows)
+    for mode in ("one-stage", "divide-and-conquer"):
+        out = tmp_path / mode
+        metrics = evaluate(tiny_backend, rows, out, benchmark="rows", mode=mode, cfg=CFG, batch_size=2, progress=False)
+        records = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+        assert [r["qid"] for r in records] == [json.loads(r["answer"])["qid"] for r in rows]
+        assert all({"qid", "answer", "spans", "confidence", "mode", "passes"} <= set(r) for r in records)
+        assert [json.loads(line)["qid"] for line in (out / "timings.jsonl").read_text().splitlines()] == [r["qid"] for r in records]
+        assert metrics["questions"] == len(rows) == metrics["predicted"]
+        assert json.loads((out / "metrics.json").read_text())["metrics"] == metrics
+        report = (out / "report.md").read_text()
+        assert "| Acc | mIoU |" in report
+        for png in ("iou_distribution.png", "miou_by_clue_duration.png", "accuracy_by_video_length.png"):
+            assert (out / png).stat().st_size > 1000 and f"]({png})" in report
+
+
+def test_a_finished_question_is_never_asked_again(tiny_backend, bench_rows, tmp_path):
+    rows = read_rows(bench_rows)
+    backend = Counting(tiny_backend)
+    evaluate(backend, rows[:2], tmp_path, benchmark="rows", mode="one-stage", cfg=CFG, progress=False)
+    assert backend.requests == 2
+    evaluate(backend, rows, tmp_path, benchmark="rows", mode="one-stage", cfg=CFG, progress=False)
+    assert backend.requests == 4  # only the two new questions
+    evaluate(backend, rows, tmp_path, benchmark="rows", mode="one-stage", cfg=CFG, progress=False)
+    assert backend.requests == 4
+    qids = [json.loads(line)["qid"] for line in (tmp_path / "predictions.jsonl").read_text().splitlines()]
+    assert len(qids) == len(set(qids)) == 4
+    with pytest.raises(SystemExit, match="other settings.*mode"):
+        evaluate(backend, rows, tmp_path, benchmark="rows", mode="coarse-to-fine", cfg=CFG, progress=False)
+    with pytest.raises(SystemExit, match="not in the data"):
+        evaluate(backend, rows[2:], tmp_path, benchmark="rows", mode="one-stage", cfg=CFG, progress=False)
+
+
+def test_killed_run_resumes_to_the_same_predictions(tiny_model_dir, tmp_path):
+    rows = make_benchmark(tmp_path / "bench", n_videos=6, seed=5)
+    args = ["--benchmark", "rows", "--model", str(tiny_model_dir), "--data", str(rows), "--mode", "coarse-to-fine",
+            "--max-new-tokens", "48", *SMALL_FLAGS]
+    killed, whole = tmp_path / "killed", tmp_path / "whole"
+    proc = subprocess.Popen([sys.executable, "-m", "zoomzero_plugin.eval.runner", *args, "--out", str(killed)],
+                            env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    predictions = killed / "predictions.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline and (not predictions.exists() or predictions.read_text().count("\n") < 2):
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    written = predictions.read_text().count("\n")
+    assert 2 <= written < 6, "the run was not stopped midway"
+    with predictions.open("a") as f:
+        f.write('{"qid": "synth00')  # a line cut short, as a kill during the write leaves it
+    assert eval_main([*args, "--out", str(killed)]) == 0
+    assert eval_main([*args, "--out", str(whole)]) == 0
+    assert predictions.read_bytes() == (whole / "predictions.jsonl").read_bytes()
+    assert (killed / "metrics.json").read_text() != "" and (killed / "report.md").exists()
+
+
+def test_journal_recovers_from_a_torn_write(tmp_path):
+    path = tmp_path / "j.jsonl"
+    journal = Journal(path)
+    journal.append([{"qid": "a", "x": 1}, {"qid": "b"}])
+    with pytest.raises(ValueError, match="already"):
+        journal.append([{"qid": "a"}])
+    with pytest.raises(ValueError, match="already"):
+        journal.append([{"qid": "c"}, {"qid": "c"}])
+    with path.open("a") as f:
+        f.write('{"qid": "c", "x"')
+    assert [r["qid"] for r in Journal(path).records] == ["a", "b"]
+    assert path.read_text().endswith('{"qid": "b"}\n')
+    with path.open("a") as f:
+        f.write('{"qid": "c"}')  # complete, only the newline was lost
+    again = Journal(path)
+    assert again.done == {"a", "b", "c"} and path.read_text().endswith('{"qid": "c"}\n')
+    path.write_text('{"qid": "a"}\nnot json\n{"qid": "b"}\n')
+    with pytest.raises(ValueError, match=":2: not JSON"):
+        Journal(path)
+
+
+def test_cli_registers_eval_and_explains_its_flags(capsys, tmp_path):
+    with pytest.raises(SystemExit) as e:
+        zoomzero(["eval", "--help"])
+    assert e.value.code == 0
+    text = capsys.readouterr().out
+    for flag in ("--benchmark", "--mode", "--window-seconds", "--top-k", "--rounds", "--max-tokens", "--demo",
+                 "(default: 256.0)", "(default: 8192)", "(default: 4)"):
+        assert flag in text
+    with pytest.raises(SystemExit, match="--model, --data required"):
+        zoomzero(["eval", "--benchmark", "rows", "--out", str(tmp_path)])
+    with pytest.raises(SystemExit, match="no such data file"):
+        zoomzero(["eval", "--benchmark", "rows", "--model", "m", "--data", str(tmp_path / "x.jsonl"), "--out", str(tmp_path)])
+
+
+def test_a_broken_video_stops_the_run_or_is_recorded(tiny_backend, bench_rows, tmp_path):
+    rows = read_rows(bench_rows)[:3]
+    broken = tmp_path / "broken.mp4"
+    broken.write_bytes(b"\x00\x00\x00\x18ftypmp42 not really a video")
+    rows[1] = {**rows[1], "videos": [str(broken)]}
+    qid = json.loads(rows[1]["answer"])["qid"]
+    with pytest.raises(RuntimeError, match=qid):
+        evaluate(tiny_backend, rows, tmp_path / "stop", benchmark="rows", mode="one-stage", cfg=CFG, progress=False)
+    assert len((tmp_path / "stop" / "predictions.jsonl").read_text().splitlines()) == 1  # the first is kept
+    metrics = evaluate(tiny_backend, rows, tmp_path / "skip", benchmark="rows", mode="coarse-to-fine", cfg=CFG,
+                       batch_size=3, progress=False, skip_errors=True)
+    records = [json.loads(line) for line in (tmp_path / "skip" / "predictions.jsonl").read_text().splitlines()]
+    assert [("error" in r) for r in records] == [False, True, False] and records[1]["answer"] is None
+    assert metrics["predicted"] == 3 and records[0]["passes"]

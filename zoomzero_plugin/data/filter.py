@@ -1,0 +1,186 @@
+"""Filter training rows with a model (Zoom-Zero App. A): drop the too easy and the weakly grounded.
+
+For every row the model answers the coarse prompt N times (sampled, default 8). A row is dropped when
+  all_correct     every sample picks the right option (nothing left to learn), or
+  weak_grounding  delta = max IoU - mean IoU over the samples is below --delta (0.1): the samples'
+                  grounding hardly differs, so the IoU reward gives GRPO no signal;
+  no_ground_truth_spans  the row has no clue spans, so delta cannot be computed.
+With --quality-check (PLM-style, for rows with clue spans) a row is also dropped when it is
+  answerable_without_clue  the model answers right from the full video, or
+  not_answerable_from_clue  it answers wrong from the clue span alone.
+Both checks ask for the option letter only (the zoom prompt, scored over the option letters).
+
+Writes the kept rows to --out (atomically), every row's samples and decision to OUT.decisions.jsonl
+(a journal: a killed run resumes; a rerun with another --delta re-decides from the stored samples) and
+counts by reason to OUT.summary.json.
+
+example:
+  zoomzero data filter --model CKPT --data anet_gqa.jsonl --out anet_filtered.jsonl --n 8 --quality-check
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..inference.options import add_budget_arguments, add_flag, budget_from, resolve
+from ..rows import read_rows, row_truth, write_rows
+
+
+@dataclass(frozen=True)
+class FilterConfig:
+    n: int = 8
+    temperature: float = 1.0
+    top_p: float = 1.0
+    delta: float = 0.1
+    quality_check: bool = False
+    seed: int = 0
+
+
+def decide(correct: Sequence[bool], ious: Sequence[float], has_spans: bool, delta: float,
+           clue_correct: bool | None = None, full_correct: bool | None = None) -> list[str]:
+    """Why a row goes (empty: it stays). ``clue_correct``/``full_correct`` are None without the quality check."""
+    reasons = []
+    if correct and all(correct):
+        reasons.append("all_correct")
+    if not has_spans:
+        reasons.append("no_ground_truth_spans")
+    elif ious and max(ious) - sum(ious) / len(ious) < delta - 1e-9:  # 0.3 - mean(0.3, 0.1) is 0.1, not below
+        reasons.append("weak_grounding")
+    if full_correct:
+        reasons.append("answerable_without_clue")
+    if clue_correct is False:
+        reasons.append("not_answerable_from_clue")
+    return reasons
+
+
+def judge_rows(backend, rows: Sequence[dict[str, Any]], budget, cfg: FilterConfig, max_new_tokens: int,
+               seed: int = 0) -> list[dict[str, Any]]:
+    """One decision record per row: samples' correctness and IoU, delta, quality checks, reasons, kept."""
+    from ..inference.backend import Request, SamplingParams
+    from ..inference.passes import Question, answer_pass
+    from ..parsing import parse_response
+    from ..spans import iou
+    from ..zoom import plan_coarse, plan_zoom
+
+    questions = [Question.from_row(r) for r in rows]
+    truths = [row_truth(r) for r in rows]
+    coarse = [plan_coarse(q.duration, budget) for q in questions]
+    params = SamplingParams(max_new_tokens=max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, n=cfg.n,
+                            seed=seed)
+    gens = backend.generate([Request(q.coarse_prompt(), tuple(p.video_elements(q.video)))
+                             for q, p in zip(questions, coarse)], params)
+    clue: dict[int, bool] = {}
+    full: dict[int, bool] = {}
+    if cfg.quality_check:
+        with_spans = [i for i, t in enumerate(truths) if t.spans]
+        checks = answer_pass(backend, [(questions[i], plan_zoom(truths[i].spans, truths[i].duration, budget))
+                                       for i in with_spans], "clue")
+        clue = {i: r.answer == truths[i].answer for i, r in zip(with_spans, checks)}
+        checks = answer_pass(backend, [(questions[i], coarse[i]) for i in with_spans], "full")
+        full = {i: r.answer == truths[i].answer for i, r in zip(with_spans, checks)}
+    records = []
+    for i, (truth, gen) in enumerate(zip(truths, gens)):
+        parsed = [parse_response(o.text, truth.duration) for o in gen.outputs]
+        correct = [p.answer == truth.answer for p in parsed]
+        ious = [iou(list(p.spans), list(truth.spans)) for p in parsed]
+        reasons = decide(correct, ious, bool(truth.spans), cfg.delta, clue.get(i), full.get(i))
+        records.append({
+            "qid": truth.qid, "kept": not reasons, "reasons": reasons, "correct": sum(correct), "samples": len(correct),
+            "ious": [round(x, 4) for x in ious], "delta": round(max(ious) - sum(ious) / len(ious), 4) if ious else 0.0,
+            "clue_correct": clue.get(i), "full_correct": full.get(i), "has_spans": bool(truth.spans),
+        })
+    return records
+
+
+def filter_rows(backend, rows: list[dict[str, Any]], out: str | Path, budget, cfg: FilterConfig = FilterConfig(),
+                max_new_tokens: int = 512, batch_size: int = 1, progress: bool = True,
+                settings: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Judge every row (resuming from OUT.decisions.jsonl), write the kept rows and the summary; return it.
+
+    The samples of a resumed run must come from the same settings (``settings`` + sampling + budget, kept
+    in OUT.filter.json); ``delta`` may change: reasons are decided again from the stored samples.
+    """
+    from tqdm import tqdm
+
+    from ..eval.files import write_text
+    from ..eval.journal import Journal, check_settings
+
+    out = Path(out)
+    sampling = {k: v for k, v in asdict(cfg).items() if k != "delta"}
+    check_settings(out.with_name(out.stem + ".filter.json"),
+                   {**(settings or {}), **sampling, "budget": asdict(budget), "max_new_tokens": max_new_tokens})
+    decisions = Journal(out.with_name(out.stem + ".decisions.jsonl"))
+    qids = [row_truth(r).qid for r in rows]
+    todo = [i for i, q in enumerate(qids) if q not in decisions.done]
+    with tqdm(total=len(rows), initial=len(rows) - len(todo), unit="row", desc="filter", disable=not progress) as bar:
+        for start in range(0, len(todo), batch_size):
+            batch = todo[start : start + batch_size]
+            decisions.append(judge_rows(backend, [rows[i] for i in batch], budget, cfg, max_new_tokens,
+                                        seed=cfg.seed + batch[0]))
+            bar.update(len(batch))
+    by_qid = {r["qid"]: _redecide(r, cfg.delta) for r in decisions.records}
+    kept = [row for row, q in zip(rows, qids) if by_qid[q]["kept"]]
+    write_rows(out, kept)
+    reasons = Counter(reason for q in qids for reason in by_qid[q]["reasons"])
+    summary = {"rows": len(rows), "kept": len(kept), "dropped": len(rows) - len(kept), "reasons": dict(reasons),
+               "config": asdict(cfg), "out": str(out)}
+    write_text(out.with_name(out.stem + ".summary.json"), json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def _redecide(record: dict[str, Any], delta: float) -> dict[str, Any]:
+    correct = [i < record["correct"] for i in range(record["samples"])]
+    reasons = decide(correct, record["ious"], record["has_spans"], delta, record["clue_correct"], record["full_correct"])
+    return {**record, "reasons": reasons, "kept": not reasons}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, help="checkpoint path or hub id that judges the rows")
+    parser.add_argument("--data", required=True, help="rows to filter (.jsonl or .parquet)")
+    parser.add_argument("--out", required=True, help="where the kept rows go (.jsonl or .parquet)")
+    parser.add_argument("--n", type=int, default=8, help="samples per row (default: 8)")
+    parser.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default: 1.0)")
+    parser.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling (default: 1.0)")
+    parser.add_argument("--delta", type=float, default=0.1, help="drop rows with max IoU - mean IoU below this (0.1)")
+    parser.add_argument("--quality-check", action="store_true",
+                        help="also keep only rows answerable from the clue span but not from the full video")
+    parser.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
+    parser.add_argument("--backend", choices=("transformers", "vllm"), default="transformers")
+    parser.add_argument("--batch-size", type=int, default=1, help="rows per model call (default: 1)")
+    parser.add_argument("--device", help="e.g. cpu, cuda (default: cuda when available)")
+    parser.add_argument("--dtype", default="auto")
+    parser.add_argument("--limit", type=int, help="filter only the first N rows")
+    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--restart", action="store_true", help="discard the decisions of an earlier run for --out")
+    add_budget_arguments(parser)
+    add_flag(parser, "max_new_tokens", "response tokens per sample", type=int)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..inference.backend import load_backend
+
+    if args.n < 1 or not 0 < args.top_p <= 1 or args.temperature <= 0 or args.batch_size < 1:
+        raise SystemExit("zoomzero data filter: need --n >= 1, --temperature > 0, 0 < --top-p <= 1, --batch-size >= 1")
+    if not Path(args.data).exists():
+        raise SystemExit(f"zoomzero data filter: no such data file: {args.data}")
+    rows = read_rows(args.data)[: args.limit]
+    if args.restart:
+        out = Path(args.out)
+        for suffix in (".decisions.jsonl", ".filter.json"):
+            out.with_name(out.stem + suffix).unlink(missing_ok=True)
+    values = resolve(args)
+    backend = load_backend(args.backend, args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size)
+    cfg = FilterConfig(n=args.n, temperature=args.temperature, top_p=args.top_p, delta=args.delta,
+                       quality_check=args.quality_check, seed=args.seed)
+    settings = {"model": str(args.model), "data": str(Path(args.data).resolve()), "backend": args.backend}
+    summary = filter_rows(backend, rows, args.out, budget_from(values, backend.factor), cfg,
+                          max_new_tokens=values["max_new_tokens"], batch_size=args.batch_size,
+                          progress=not args.no_progress, settings=settings)
+    print(json.dumps(summary, indent=2))
+    return 0

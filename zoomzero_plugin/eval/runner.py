@@ -1,0 +1,192 @@
+"""Evaluate a model on a benchmark: resumable predictions, then metrics.json, report.md and plots.
+
+Reads dataset rows (``zoomzero data convert`` output, or any rows with prompt/videos/answer columns),
+runs an inference mode question by question and appends one JSON line per question to
+OUT/predictions.jsonl (fsync'd: a killed run restarts where it stopped, never repeating a question).
+Wall-clock timings go to OUT/timings.jsonl, so predictions of a resumed run equal an uninterrupted one.
+Finally the benchmark's official metrics are computed (``zoomzero score`` does the same for any file).
+
+Modes (Zoom-Zero §5.3, App. D): one-stage · coarse-to-fine · divide-and-conquer · iterative.
+Defaults are the paper's: 8,192 visual tokens, 1 fps, 16–768 tokens per frame, ≤256 frames, 256-s
+windows, top-4 windows, responses ≤512 tokens.
+
+examples:
+  zoomzero eval --benchmark nextgqa --model Qwen/Qwen2.5-VL-7B-Instruct --data nextgqa_test.jsonl --out runs/nextgqa
+  zoomzero eval --benchmark lvbench --mode divide-and-conquer --model CKPT --data lvbench.jsonl --out runs/lvb-dc
+  zoomzero eval --demo --out runs/demo      # tiny random model + synthetic videos, CPU, seconds
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from ..inference.options import add_budget_arguments, add_flag, mode_config, resolve
+from ..rows import read_rows, row_truth
+from .journal import Journal, check_settings
+
+BENCHMARKS = ("nextgqa", "rextime", "cgbench", "videomme", "mlvu", "lvbench", "rows")
+MODE_NAMES = ("one-stage", "coarse-to-fine", "divide-and-conquer", "iterative")
+PREDICTIONS, TIMINGS, SETTINGS = "predictions.jsonl", "timings.jsonl", "run.json"
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    io = parser.add_argument_group("what to evaluate")
+    io.add_argument("--benchmark", choices=BENCHMARKS, help="metric set to report (rows: generic grounded QA)")
+    io.add_argument("--model", help="checkpoint path or hub id (Qwen2-VL / Qwen2.5-VL / Qwen3-VL with processor)")
+    io.add_argument("--data", help="dataset rows, .jsonl or .parquet (see `zoomzero data convert`)")
+    io.add_argument("--out", required=True, help="output directory (predictions, metrics, report, plots)")
+    io.add_argument("--mode", choices=MODE_NAMES, default="one-stage", help="inference mode (default: one-stage)")
+    io.add_argument("--limit", type=int, help="evaluate only the first N rows")
+    io.add_argument("--reduction", choices=("official", "union"), default="official",
+                    help="how several predicted spans are scored (default: each benchmark's official rule)")
+    io.add_argument("--restart", action="store_true", help="discard earlier predictions in --out and start over")
+    io.add_argument("--demo", action="store_true",
+                    help="build the tiny random model and a synthetic benchmark under OUT/demo-inputs and "
+                         "evaluate them on CPU (no --model/--data needed; small budgets unless given)")
+    io.add_argument("--no-progress", action="store_true", help="no progress bar")
+    io.add_argument("--skip-errors", action="store_true",
+                    help="a question that fails (e.g. an unreadable video) gets a record with its error and no "
+                         "answer instead of stopping the run")
+
+    run = parser.add_argument_group("backend")
+    run.add_argument("--backend", choices=("transformers", "vllm"), default="transformers",
+                     help="transformers (CPU/GPU) or vllm (GPU; pip install zoomzero-plugin[vllm])")
+    run.add_argument("--batch-size", type=int, default=1, help="questions per step and requests per model call")
+    run.add_argument("--device", help="e.g. cpu, cuda, cuda:1 (default: cuda when available)")
+    run.add_argument("--dtype", default="auto", help="auto (bf16 on GPU, fp32 on CPU), bfloat16, float16, float32")
+    run.add_argument("--attn-implementation", help="transformers attention, e.g. flash_attention_2 or sdpa")
+
+    add_budget_arguments(parser)
+
+    modes = parser.add_argument_group("modes")
+    add_flag(modes, "max_new_tokens", "response tokens of grounding passes", type=int)
+    add_flag(modes, "fine_answer", "fine pass: score the option letters (authors' judge) or generate",
+          choices=("letters", "generate"))
+    add_flag(modes, "no_spans", "no valid spans: keep the coarse answer, or run the fine pass on uniform frames",
+          choices=("coarse", "uniform"))
+    add_flag(modes, "uniform_frames", "frames of the uniform fallback", type=int)
+    add_flag(modes, "window_seconds", "divide-and-conquer window length", type=float)
+    add_flag(modes, "window_times", "windows shown from 0 s (spans shifted back) or told their absolute range; "
+             "auto: absolute for models that read timestamps (Qwen3-VL)", choices=("auto", "relative", "absolute"))
+    add_flag(modes, "window_budget", "every window gets L_v (full) or the windows share it (split)",
+          choices=("full", "split"))
+    add_flag(modes, "top_k", "windows whose spans the fine pass reads", type=int)
+    add_flag(modes, "dc_final", "final answer: the fine pass's, or the more confident of it and the top window",
+          choices=("fine", "confident"))
+    add_flag(modes, "rounds", "iterative: fine passes in all (1 = coarse-to-fine)", type=int)
+    add_flag(modes, "min_shrink", "iterative: a round must cut the span length by more than this fraction", type=float)
+
+
+def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchmark: str, mode: str, cfg,
+             batch_size: int = 1, reduction: str = "official", settings: dict[str, Any] | None = None,
+             progress: bool = True, skip_errors: bool = False) -> dict[str, Any]:
+    """Predict every row not yet in OUT/predictions.jsonl, then write metrics, report and plots.
+
+    ``settings`` (JSON-able) are stored in OUT/run.json by the first run; a resumed run must match them.
+    A failing batch stops the run naming its questions, or with ``skip_errors`` is retried question by
+    question, a question that still fails being recorded with ``error`` and no answer.
+    Returns the metrics dict of :func:`zoomzero_plugin.eval.report.finalize`.
+    """
+    from tqdm import tqdm
+
+    from ..inference.passes import Question
+    from .report import finalize
+
+    out_dir = Path(out_dir)
+    questions = [Question.from_row(r) for r in rows]
+    qids = [q.qid for q in questions]
+    if len(set(qids)) != len(qids):
+        raise ValueError(f"question ids repeat in the data, e.g. {next(q for q in qids if qids.count(q) > 1)!r}")
+    check_settings(out_dir / SETTINGS, {"benchmark": benchmark, "mode": mode, "config": asdict(cfg), **(settings or {})})
+    predictions, timings = Journal(out_dir / PREDICTIONS), Journal(out_dir / TIMINGS)
+    foreign = predictions.done - set(qids)
+    if foreign:
+        raise SystemExit(f"{out_dir / PREDICTIONS} has questions not in the data, e.g. {sorted(foreign)[:3]}")
+    todo = [q for q in questions if q.qid not in predictions.done]
+    bar = tqdm(total=len(questions), initial=len(questions) - len(todo), unit="q", desc=f"{benchmark} {mode}",
+               disable=not progress, dynamic_ncols=True)
+    frames = 0
+    with bar:
+        for i in range(0, len(todo), batch_size):
+            batch = todo[i : i + batch_size]
+            done = _predict_batch(backend, batch, mode, cfg, skip_errors)
+            predictions.append(p.record for p in done)
+            timings.append(p.timing for p in done if p.timing["qid"] not in timings.done)
+            frames += sum(sum(x["frames"] for x in p.record["passes"]) for p in done)
+            bar.update(len(batch))
+            bar.set_postfix(frames_per_q=f"{frames / (i + len(batch)):.0f}")
+    truths = {row_truth(r).qid: row_truth(r) for r in rows}
+    return finalize(out_dir, benchmark, truths, reduction)
+
+
+def _predict_batch(backend, batch, mode: str, cfg, skip_errors: bool):
+    from ..inference.modes import Prediction, predict
+
+    try:
+        return predict(backend, batch, mode, cfg)
+    except Exception as e:
+        if not skip_errors:
+            raise RuntimeError(f"{mode} failed on {[q.qid for q in batch]} (rerun with --skip-errors to record "
+                               f"failures and go on): {type(e).__name__}: {e}") from e
+        if len(batch) > 1:
+            return [p for q in batch for p in _predict_batch(backend, [q], mode, cfg, skip_errors)]
+        record = {"qid": batch[0].qid, "answer": None, "spans": [], "confidence": None, "mode": mode,
+                  "fallback": None, "passes": [], "error": f"{type(e).__name__}: {e}"}
+        return [Prediction(record, {"qid": batch[0].qid, "passes": [], "total_s": 0.0})]
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..inference.backend import load_backend
+    from .report import metric_table
+
+    out = Path(args.out)
+    if args.demo:
+        if not (args.model and args.data):
+            from .demo import prepare_demo
+
+            model, data = prepare_demo(out / "demo-inputs")
+            args.model, args.data = args.model or str(model), args.data or str(data)
+        args.benchmark = args.benchmark or "rows"
+        print("demo: small CPU budgets; with the tiny RANDOM model, answers are chance-level and no span is valid: "
+              "this shows the pipeline, not accuracy.", file=sys.stderr)
+    missing = [f"--{k}" for k in ("benchmark", "model", "data") if not getattr(args, k)]
+    if missing:
+        raise SystemExit(f"zoomzero eval: {', '.join(missing)} required (or --demo)")
+    if args.batch_size < 1:
+        raise SystemExit("zoomzero eval: --batch-size must be >= 1")
+    if not Path(args.data).exists():
+        raise SystemExit(f"zoomzero eval: no such data file: {args.data}")
+    rows = read_rows(args.data)[: args.limit]
+    if not rows:
+        raise SystemExit(f"zoomzero eval: {args.data} holds no rows")
+    if args.restart:
+        for name in (PREDICTIONS, TIMINGS, SETTINGS):
+            (out / name).unlink(missing_ok=True)
+    values = resolve(args, demo=args.demo)
+    kwargs = {"device": args.device, "dtype": args.dtype, "batch_size": args.batch_size}
+    if args.attn_implementation:
+        kwargs["attn_implementation"] = args.attn_implementation
+    backend = load_backend(args.backend, args.model, **kwargs)
+    cfg = mode_config(values, factor=backend.factor)
+    settings = {"model": str(args.model), "data": str(Path(args.data).resolve()), "backend": args.backend}
+    metrics = evaluate(backend, rows, out, benchmark=args.benchmark, mode=args.mode, cfg=cfg,
+                       batch_size=args.batch_size, reduction=args.reduction, settings=settings,
+                       progress=not args.no_progress, skip_errors=args.skip_errors)
+    print(metric_table(args.benchmark, metrics))
+    print(f"\npredictions: {out / PREDICTIONS}\nreport:      {out / 'report.md'}\nmetrics:     {out / 'metrics.json'}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m zoomzero_plugin.eval.runner``: the same as ``zoomzero eval``."""
+    parser = argparse.ArgumentParser(prog="zoomzero eval", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

