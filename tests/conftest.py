@@ -13,6 +13,11 @@ from zoomzero_plugin.cpu_compat import ensure_torchvision_importable  # noqa: E4
 ensure_torchvision_importable()
 
 import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+# Speed targets live in benchmarks/, not in tests: no per-example deadline on a shared 2-core machine.
+settings.register_profile("zoomzero", deadline=None)
+settings.load_profile("zoomzero")
 
 from zoomzero_plugin.synthetic.videos import Evidence, write_video  # noqa: E402
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .files import write_atomic, write_text
 from .ground_truth import GroundTruth
 from .prompts import grounding_prompt
 from .spans import Span
@@ -73,22 +73,12 @@ def write_rows(path: str | os.PathLike, rows: Iterable[dict[str, Any]]) -> int:
     """Write rows atomically; returns how many. A crash leaves no half file at ``path``."""
     path = Path(path)
     kind = _check_format(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     rows = list(rows)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        if kind == ".parquet":
-            os.close(fd)
-            import pyarrow as pa
-            import pyarrow.parquet as pq
+    if kind == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
 
-            pq.write_table(pa.Table.from_pylist(rows), tmp)
-        else:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                for row in rows:
-                    f.write(json.dumps(row, ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        write_atomic(path, lambda tmp: pq.write_table(pa.Table.from_pylist(rows), tmp))
+    else:
+        write_text(path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
     return len(rows)

@@ -271,7 +271,7 @@ def run(args: argparse.Namespace) -> int:
         for info in bad[: args.show]:
             print(f"  {info.qid}: " + "; ".join(f"{p.check}: {p.detail}" for p in info.problems))
     if args.report is not None:
-        from .atomic import write_json
+        from ..files import write_json
 
         write_json(args.report, {
             "rows": len(infos), "ok": len(infos) - len(bad), "errors": dict(counts.most_common()),

@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"cannot read the {args.format} input: {type(e).__name__}: {e}")
     print(report.table(), file=sys.stderr)
     if args.report is not None:
-        from .atomic import write_json
+        from ..files import write_json
 
         write_json(args.report, report.to_dict())
     if not rows:

@@ -108,7 +108,7 @@ def filter_rows(backend, rows: list[dict[str, Any]], out: str | Path, budget, cf
     """
     from tqdm import tqdm
 
-    from ..eval.files import write_text
+    from ..files import write_text
     from ..eval.journal import Journal, check_settings
 
     out = Path(out)

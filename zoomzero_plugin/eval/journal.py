@@ -81,7 +81,7 @@ class Journal:
 def check_settings(path: str | os.PathLike, settings: dict[str, Any]) -> None:
     """Store ``settings`` (JSON) at ``path`` on the first run; later runs must pass the same, or stop with
     the names of the settings that differ."""
-    from .files import write_text
+    from ..files import write_text
 
     path = Path(path)
     if not path.exists():

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from statistics import fmean
 
-from .files import write_atomic
+from ..files import write_atomic
 from .metrics import QuestionScore
 
 INF = math.inf

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from ..ground_truth import GroundTruth
 from . import plots
-from .files import write_text
+from ..files import write_text
 from .metrics import BREAKDOWN_KEYS, QuestionScore, aggregate, get_benchmark, reduction_rule, score_questions
 from .predictions import read_predictions
 

@@ -1,11 +1,13 @@
-"""Atomic file writes for evaluation outputs: nothing half-written is ever left at the final path."""
+"""Atomic file writes: a temporary file beside the target, renamed into place; never a half file."""
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def write_atomic(path: str | os.PathLike, write: Callable[[str], object]) -> Path:
@@ -29,3 +31,7 @@ def write_atomic(path: str | os.PathLike, write: Callable[[str], object]) -> Pat
 
 def write_text(path: str | os.PathLike, text: str) -> Path:
     return write_atomic(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+
+
+def write_json(path: str | os.PathLike, data: Any) -> Path:
+    return write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
