@@ -27,3 +27,12 @@ def test_demo_prints_a_table_of_rewards_and_advantages(tmp_path):
 def test_demo_rejects_a_group_of_one(capsys):
     assert main(["demo", "--group-size", "1"]) == 2
     assert "at least 2" in capsys.readouterr().err
+
+
+def test_demo_eval_writes_a_full_evaluation(tmp_path, capsys):
+    assert main(["demo", "--group-size", "2", "--eval", "--workdir", str(tmp_path)]) == 0
+    out = tmp_path / "eval"
+    names = {p.name for p in out.iterdir()}
+    assert {"predictions.jsonl", "metrics.json", "report.md", "iou_distribution.png"} <= names
+    assert len((out / "predictions.jsonl").read_text().splitlines()) == 8  # one line per synthetic question
+    assert "Files:" in capsys.readouterr().out

@@ -3,7 +3,9 @@
 Builds a tiny model and a synthetic video question (the evidence is a coloured square in a known span),
 samples a group of responses in the paper's template, runs the zoom-in pass on each response's predicted
 spans with the same model, and prints every response's spans, its four rewards, its GRPO advantage (on
-the summed reward) and its TokenAdv advantages on glue tokens vs the other tokens. Nothing is downloaded.
+the summed reward) and its TokenAdv advantages on glue tokens vs the other tokens. With ``--eval`` it then
+evaluates the tiny model coarse-to-fine on a small synthetic benchmark (``zoomzero eval --demo``) and
+prints the report; predictions, metrics and plots stay in the work folder. Nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)")
     parser.add_argument("--workdir", type=Path, default=None,
                         help="where the tiny model and video are written (default: a temporary folder)")
+    parser.add_argument("--eval", action="store_true",
+                        help="also run a full coarse-to-fine evaluation on a synthetic benchmark and print its "
+                             "report (about 30 s more; keep its files with --workdir)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,6 +39,9 @@ def run(args: argparse.Namespace) -> int:
         else:
             with tempfile.TemporaryDirectory(prefix="zoomzero-demo-") as tmp:
                 _demo(args, Path(tmp))
+                return _evaluation(Path(tmp)) if args.eval else 0
+        if args.eval:
+            return _evaluation(args.workdir)
     except Exception as e:  # the demo is a smoke test for a new machine: say what broke, exit non-zero
         print(f"zoomzero demo failed: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
@@ -119,6 +127,18 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
     print(f"\nGRPO gives every token of a response one advantage; TokenAdv gives glue tokens "
           f"mean(A_format, A_zoom, A_iou) and the others mean(A_format, A_zoom, A_acc).")
     print(f"Done in {time.perf_counter() - t0:.1f} s.")
+
+
+def _evaluation(workdir: Path) -> int:
+    """``zoomzero eval --demo`` coarse-to-fine into ``workdir/eval`` (it prints the metric table)."""
+    from .cli import main as zoomzero
+
+    out = workdir / "eval"
+    print(f"\nEvaluating the tiny model coarse-to-fine on a synthetic benchmark -> {out}")
+    code = zoomzero(["eval", "--demo", "--mode", "coarse-to-fine", "--no-progress", "--out", str(out)])
+    if code == 0:
+        print("Files:", ", ".join(sorted(p.name for p in out.iterdir() if p.is_file())))
+    return code
 
 
 def _fmt(spans) -> str:
