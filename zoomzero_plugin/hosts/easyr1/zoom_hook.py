@@ -1,0 +1,204 @@
+"""The zoom-in rollout hook (Zoom-Zero §4.1–4.2).
+
+After the coarse generation of a batch: parse every response's ``<glue>`` spans, plan the zoom pass with
+Eq. 3 over them, and run ONE extra ``generate_sequences`` for all responses that have a plan — the zoom
+prompt (question and options from the row's ground truth), ``n=1``, greedy, ``max_new_tokens`` tokens, the
+pass's own pixel/fps limits, a clip spec per row so workers decode only the predicted spans, padded to the
+worker count, fresh uids. The answers' letters become the ``zoom_answer`` reward input; rows without
+valid spans get ``None`` (zoom reward 0) or, with ``no_spans: uniform``, a uniform pass over the video.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import torch
+
+from zoomzero_plugin.ground_truth import GroundTruth
+from zoomzero_plugin.parsing import extract_letter, parse_response
+from zoomzero_plugin.prompts import VIDEO_PLACEHOLDER, zoom_prompt
+from zoomzero_plugin.spans import total_length
+from zoomzero_plugin.zoom import ZoomPlan, plan_pass, plan_zoom
+
+from .clips import is_clip_spec, make_clip_spec
+from .options import ZoomOptions
+from .reward_extras import add_reward_extras
+
+
+@dataclass
+class ZoomRequests:
+    """The driver-side plan of one zoom pass over a batch of ``n`` responses."""
+
+    truths: list[GroundTruth]
+    videos: list[str]
+    span_seconds: list[float]  # union length of each response's valid glue spans (0: none)
+    rows: list[int] = field(default_factory=list)  # responses that get a zoom pass
+    plans: list[ZoomPlan] = field(default_factory=list)
+
+
+def vision_factor(processor: Any) -> tuple[int, int]:
+    """(pixels per merged patch side, temporal patch) of a Qwen-VL processor: (28, 2) Qwen2.5-VL, (32, 2) Qwen3-VL."""
+    ip = getattr(processor, "video_processor", None) or processor.image_processor
+    return int(ip.patch_size) * int(ip.merge_size), int(getattr(ip, "temporal_patch_size", 2))
+
+
+def first_video(multi_modal_data: Any) -> str:
+    videos = (multi_modal_data or {}).get("videos") or []
+    if len(videos) != 1 or is_clip_spec(videos[0]):
+        raise ValueError(f"the zoom pass needs exactly one video file per prompt, got {videos!r}")
+    return str(videos[0])
+
+
+@lru_cache(maxsize=4096)
+def coarse_frames(duration: float, fps: float) -> int:
+    """Frames EasyR1's coarse pass samples from ``duration`` seconds at ``data.video_fps`` (qwen-vl-utils rule)."""
+    from qwen_vl_utils.vision_process import smart_nframes
+
+    native = 1000.0  # only the clamp to the file's own frame count needs it; any high rate leaves it inactive
+    return int(smart_nframes({"fps": fps}, total_frames=max(4, int(duration * native)), video_fps=native))
+
+
+class ZoomHook:
+    """Rollout hook ``zoom``; one instance per trainer (it caches tokenised zoom prompts)."""
+
+    name = "zoom"
+
+    def __init__(self, options: ZoomOptions, tokenizer: Any, processor: Any, coarse_fps: float, skip_special_tokens: bool = True):
+        if processor is None:
+            raise ValueError("the zoom pass needs a vision-language model: the tokenizer has no processor")
+        self.options, self.tokenizer, self.processor = options, tokenizer, processor
+        self.factor, self.temporal_patch = vision_factor(processor)
+        self.budget = options.budget(self.factor, self.temporal_patch)
+        self.coarse_fps = coarse_fps
+        self.skip_special_tokens = skip_special_tokens
+        self.video_token_id = tokenizer.convert_tokens_to_ids(getattr(processor, "video_token", "<|video_pad|>"))
+        self._prompt_ids: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+
+    # -- driver-side bookkeeping -------------------------------------------------------------------
+
+    def decode(self, ids: torch.Tensor, mask: torch.Tensor) -> list[str]:
+        lengths = mask.sum(-1).tolist()
+        rows = [row[: int(n)] for row, n in zip(ids.tolist(), lengths)]
+        return self.tokenizer.batch_decode(rows, skip_special_tokens=self.skip_special_tokens)
+
+    def plan(self, texts: Sequence[str], ground_truths: Sequence[Any], multi_modal_data: Sequence[Any]) -> ZoomRequests:
+        """Parse the responses and plan the zoom pass of each (Eq. 3 over its merged valid glue spans)."""
+        parsed: dict[str, GroundTruth] = {}  # the n responses to a prompt share one ground-truth string
+        truths = []
+        for g in ground_truths:
+            key = g if isinstance(g, str) else repr(g)
+            if key not in parsed:
+                parsed[key] = GroundTruth.parse(g)
+            truths.append(parsed[key])
+        videos = [first_video(m) for m in multi_modal_data]
+        requests = ZoomRequests(truths=truths, videos=videos, span_seconds=[])
+        for i, (text, truth) in enumerate(zip(texts, truths)):
+            spans = parse_response(text, truth.duration).spans
+            requests.span_seconds.append(total_length(spans))
+            plan = plan_zoom(spans, truth.duration, self.budget)
+            if plan is None and self.options.no_spans == "uniform":
+                budget = self.options.uniform_budget(truth.duration, self.factor, self.temporal_patch)
+                plan = plan_pass([(0.0, truth.duration)], truth.duration, budget)
+            if plan is not None:
+                requests.rows.append(i)
+                requests.plans.append(plan)
+        return requests
+
+    def prompt_ids(self, truth: GroundTruth) -> list[int]:
+        """Token ids of the zoom prompt for ``truth``'s question, through the processor's chat template."""
+        key = (truth.question, truth.options)
+        if key not in self._prompt_ids:
+            if not truth.question.strip():
+                raise ValueError(f"question {truth.qid}: the ground truth has no 'question' for the zoom pass to re-ask")
+            content = []
+            for i, text in enumerate(zoom_prompt(truth.question, truth.options).split(VIDEO_PLACEHOLDER)):
+                if i:
+                    content.append({"type": "video"})
+                if text:
+                    content.append({"type": "text", "text": text})
+            prompt = self.processor.apply_chat_template([{"role": "user", "content": content}], add_generation_prompt=True, tokenize=False)
+            self._prompt_ids[key] = self.tokenizer.encode(prompt, add_special_tokens=False)
+        return self._prompt_ids[key]
+
+    def zoom_batch(self, requests: ZoomRequests) -> Any:
+        """The ``DataProto`` of the zoom pass: one row per planned response, left-padded prompts."""
+        from verl.protocol import DataProto
+
+        ids = [self.prompt_ids(requests.truths[r]) for r in requests.rows]
+        width = max(len(x) for x in ids)
+        input_ids = torch.full((len(ids), width), self.tokenizer.pad_token_id, dtype=torch.long)
+        attention_mask = torch.zeros((len(ids), width), dtype=torch.long)
+        raw_prompt_ids, multi_modal_data, uids = (np.empty(len(ids), dtype=object) for _ in range(3))
+        for j, (row, plan, x) in enumerate(zip(requests.rows, requests.plans, ids)):
+            input_ids[j, width - len(x):] = torch.tensor(x)
+            attention_mask[j, width - len(x):] = 1
+            raw_prompt_ids[j] = list(x)
+            multi_modal_data[j] = {"videos": [make_clip_spec(plan, requests.videos[row])]}
+            uids[j] = f"zoom-{uuid.uuid4()}"
+        position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+        meta_info = {
+            "min_pixels": self.budget.min_frame_pixels,
+            "max_pixels": self.budget.max_frame_pixels,
+            "video_fps": self.options.fps,
+            "n": 1,
+            "temperature": 0.0,
+            "max_tokens": self.options.max_new_tokens,
+        }
+        return DataProto.from_dict(
+            tensors={"input_ids": input_ids, "attention_mask": attention_mask, "position_ids": position_ids},
+            non_tensors={"raw_prompt_ids": raw_prompt_ids, "multi_modal_data": multi_modal_data, "uid": uids},
+            meta_info=meta_info,
+        )
+
+    def answers(self, requests: ZoomRequests, output: Any, n: int) -> list[str | None]:
+        """The zoom pass's answer letter per response (None: no pass, or no letter in its output)."""
+        letters: list[str | None] = [None] * n
+        texts = self.decode(output.batch["responses"], output.batch["response_mask"]) if requests.rows else []
+        for row, text in zip(requests.rows, texts):
+            letters[row] = extract_letter(text.strip())
+        return letters
+
+    # -- the hook ----------------------------------------------------------------------------------
+
+    def __call__(self, trainer: Any, batch: Any, mode: str) -> dict[str, float]:
+        from verl.protocol import pad_dataproto_to_divisor, unpad_dataproto
+
+        texts = self.decode(batch.batch["responses"], batch.batch["response_mask"])
+        requests = self.plan(texts, batch.non_tensor_batch["ground_truth"], batch.non_tensor_batch["multi_modal_data"])
+        output = None
+        if requests.rows:
+            worker_group = trainer.actor_rollout_ref_wg
+            padded, pad_size = pad_dataproto_to_divisor(self.zoom_batch(requests), worker_group.world_size)
+            output = unpad_dataproto(worker_group.generate_sequences(padded), pad_size=pad_size)
+        answers = self.answers(requests, output, len(batch))
+        add_reward_extras(batch, zoom_answer=answers)
+        return self.stats(requests, answers, batch.batch["prompts"])
+
+    def stats(self, requests: ZoomRequests, answers: Sequence[str | None], prompts: torch.Tensor) -> dict[str, float]:
+        """``zoom/*`` metrics of one pass (means; a metric over no responses is left out)."""
+        n = len(answers)
+        with_spans = [s for s in requests.span_seconds if s > 0]
+        coverage = [s / t.duration for s, t in zip(requests.span_seconds, requests.truths) if s > 0]
+        coarse_tokens = (prompts == self.video_token_id).sum(-1).tolist()
+        coarse = [coarse_frames(t.duration, self.coarse_fps) for t in requests.truths]
+        out = {
+            "zoom/valid_span_share": len(with_spans) / n,
+            "zoom/zoomed_share": len(requests.rows) / n,
+            "zoom/coarse_frames": float(np.mean(coarse)),
+            "zoom/coarse_tokens_per_frame": float(np.mean([k / f for k, f in zip(coarse_tokens, coarse)])),
+        }
+        if with_spans:
+            out["zoom/span_seconds"] = float(np.mean(with_spans))
+            out["zoom/span_coverage"] = float(np.mean(coverage))
+        if requests.rows:
+            correct = [answers[r] is not None and answers[r] == requests.truths[r].answer for r in requests.rows]
+            out["zoom/zoom_frames"] = float(np.mean([p.frames for p in requests.plans]))
+            out["zoom/zoom_tokens_per_frame"] = float(np.mean([p.tokens_per_frame for p in requests.plans]))
+            out["zoom/answered"] = float(np.mean([answers[r] is not None for r in requests.rows]))
+            out["zoom/accuracy"] = float(np.mean(correct))
+        return out
