@@ -48,8 +48,11 @@ def activate(where: str = "process") -> PluginHost:
     """Load the plugins and install every seam in this process (once); returns the plugin host."""
     global _host, _activation
     if _host is None:
+        from zoomzero_plugin.cpu_compat import ensure_torchvision_importable
+
         from . import seams
 
+        ensure_torchvision_importable()  # before EasyR1 imports qwen-vl-utils (a no-op where torchvision loads)
         host = PluginHost.load()
         seams.install()
         _host = host
