@@ -89,6 +89,9 @@ def check_config(config: Any) -> list[str]:
             f"algorithm.adv_estimator '{name}' normalises rewards within groups of responses to one prompt: "
             f"worker.rollout.n must be >= 2 (got {config.worker.rollout.n})"
         )
+    data = config.data
+    if data.min_pixels is not None and data.max_pixels is not None and data.min_pixels > data.max_pixels:
+        problems.append(f"data.min_pixels={data.min_pixels} > data.max_pixels={data.max_pixels} (qwen-vl-utils rejects it)")
     problems += _reward_problems(config.worker.reward, host.option_keys())
     problems += host.check_config(config)
     return problems

@@ -14,6 +14,7 @@ from typing import Any
 from zoomzero_plugin import gvqa_reward
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.rewards import RewardConfig
+from zoomzero_plugin.zoom import plan_zoom
 
 from .hookspecs import hookimpl
 from .options import KWARGS, TokenAdvOptions, ZoomOptions
@@ -134,6 +135,23 @@ def easyr1_rollout_hooks(config: Any, tokenizer: Any, processor: Any) -> list[An
     return [ZoomHook(zoom, tokenizer, processor, config.data.video_fps, config.worker.reward.skip_special_tokens)]
 
 
+def _example_plan(config: Any, zoom: ZoomOptions) -> str | None:
+    """Coarse vs zoom pass on the first training row's ground-truth spans (Qwen2.5-VL patch sizes)."""
+    from .recipe import head_rows
+    from .zoom_hook import coarse_frames
+
+    try:
+        truth = GroundTruth.parse(head_rows(config.data.train_files, 1)[0][config.data.answer_key])
+    except (OSError, ValueError, IndexError, KeyError, TypeError):
+        return None
+    plan = plan_zoom(list(truth.spans), truth.duration, zoom.budget())
+    coarse = f"coarse pass ~{coarse_frames(truth.duration, config.data.video_fps)} frames (data.video_fps={config.data.video_fps})"
+    if plan is None:
+        return f"train row 0 ({truth.duration:.1f} s) has no ground-truth spans; {coarse}"
+    return (f"train row 0 ({truth.duration:.1f} s, ground-truth spans {[list(s) for s in truth.spans]}): {coarse}; zoom "
+            f"pass on those spans {plan.frames} frames x {plan.tokens_per_frame:.0f} tokens/frame = {plan.tokens:.0f} tokens")
+
+
 @hookimpl
 def easyr1_describe(config: Any) -> dict[str, Any]:
     """Effective zoom / TokenAdv / reward settings."""
@@ -149,6 +167,8 @@ def easyr1_describe(config: Any) -> dict[str, Any]:
         }
     zoom = ZoomOptions.from_kwargs(kwargs)
     out["zoom"] = {"enable": False} if not zoom.enable else {k: getattr(zoom, k) for k in zoom.__dataclass_fields__}
+    if zoom.enable and (example := _example_plan(config, zoom)):
+        out["zoom example"] = example
     if str(config.algorithm.adv_estimator) == TOKENADV.name:
         options = TokenAdvOptions.from_kwargs(kwargs)
         out["tokenadv"] = {

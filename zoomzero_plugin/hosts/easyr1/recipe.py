@@ -13,7 +13,7 @@ import json
 import os
 import tempfile
 from collections.abc import Sequence
-from contextlib import redirect_stdout
+from contextlib import contextmanager, redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -174,6 +174,20 @@ def _row_problems(config: Any, rows: list[dict[str, Any]], split: str) -> list[s
     return problems
 
 
+@contextmanager
+def _quiet_datasets():
+    """No "Generating train split" progress bar for a handful of rows."""
+    import datasets
+
+    enabled = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        if enabled:
+            datasets.enable_progress_bars()
+
+
 def _prompt_lengths(config: Any, rows: list[dict[str, Any]], split: str) -> tuple[list[str], list[str]]:
     """Measure each row's prompt with EasyR1's own RLHFDataset and the model's processor (local models only)."""
     from verl.utils.dataset import RLHFDataset
@@ -190,7 +204,7 @@ def _prompt_lengths(config: Any, rows: list[dict[str, Any]], split: str) -> tupl
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"{split}.jsonl"
         path.write_text("".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows), encoding="utf-8")
-        with redirect_stdout(io.StringIO()):
+        with redirect_stdout(io.StringIO()), _quiet_datasets():
             dataset = RLHFDataset(
                 data_path=str(path), tokenizer=tokenizer, processor=processor, prompt_key=data.prompt_key,
                 answer_key=data.answer_key, image_key=data.image_key, video_key=data.video_key,
