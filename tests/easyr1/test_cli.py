@@ -15,6 +15,7 @@ from zoomzero_plugin.hosts.easyr1.activation import CHECKED_ENV, ENV_HOOK, SETUP
 from zoomzero_plugin.hosts.easyr1.advantage import ConfigError
 from zoomzero_plugin.hosts.easyr1.cli import main
 from zoomzero_plugin.hosts.easyr1.plugin import GVQA
+from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
 from zoomzero_plugin.hosts.easyr1.reward_names import FIXUP_ENV
 from zoomzero_plugin.rows import read_rows, write_rows
 
@@ -94,7 +95,14 @@ def test_train_hands_over_to_easyr1_main_with_the_runtime_env_hook(recipe_path, 
     monkeypatch.delenv("RAY_RUNTIME_ENV_HOOK", raising=False)
     monkeypatch.setenv(CHECKED_ENV, "0")
     assert main(["train", str(recipe_path), "trainer.total_epochs=2", "--check-rows", "0"]) == 0
-    assert seen == {"argv": ["verl.trainer.main", f"config={recipe_path}", "trainer.total_epochs=2"], "hook": ENV_HOOK}
+    assert seen["hook"] == ENV_HOOK
+    if not load_recipe(recipe_path).adapted:  # EasyR1 0.3.2: the user's own recipe and overrides, untouched
+        assert seen["argv"] == ["verl.trainer.main", f"config={recipe_path}", "trainer.total_epochs=2"]
+        return
+    # EasyR1 main rejects worker.reward.reward_type: it gets an adapted copy that it accepts as is
+    name, config = seen["argv"]
+    adapted = load_recipe(config.removeprefix("config="))
+    assert name == "verl.trainer.main" and not adapted.adapted and adapted.config.trainer.total_epochs == 2
 
 
 def test_runtime_env_hook_validates_the_recipe_of_python_m_verl_trainer_main(recipe_path, monkeypatch):

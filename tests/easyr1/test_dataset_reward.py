@@ -112,17 +112,19 @@ def test_plugin_options_are_not_passed_to_reward_functions_that_do_not_take_them
     assert reward_tensor.sum(-1).tolist() == [1.5, 0.5] and metrics["seen"] == [1.0, 1.0]
 
 
-@pytest.mark.skipif("not __import__('verl.workers.reward', fromlist=['x']).__dict__.get('SequentialFunctionRewardManager')")
 def test_sequential_reward_functions_get_the_extras_of_their_own_response(ppo_config, easyr1_tokenizer, tmp_path):
-    from verl.workers.reward import SequentialFunctionRewardManager
-
     path = tmp_path / "seq_reward.py"
-    path.write_text("def score(x):\n    return {'overall': float(x.get('zoom_answer') == 'B')}\n")
+    path.write_text("REWARD_TYPE = 'sequential'\ndef score(x):\n    return {'overall': float(x.get('zoom_answer') == 'B')}\n")
     reward = ppo_config.worker.reward
-    reward.reward_type, reward.reward_function, reward.reward_function_name = "sequential", str(path), "score"
-    reward.reward_function_kwargs = {}
+    reward.reward_function, reward.reward_function_name, reward.reward_function_kwargs = str(path), "score", {}
+    if hasattr(reward, "reward_type"):  # EasyR1 0.3.2 picks the manager class by config
+        from verl.workers.reward import SequentialFunctionRewardManager as Manager
+
+        reward.reward_type = "sequential"
+    else:  # EasyR1 main: one manager reading REWARD_TYPE
+        from verl.workers.reward import AutoRewardManager as Manager
     data = reward_data(easyr1_tokenizer, ["x", "y", "z"], TRUTH, {"zoom_answer": ["A", "B", None]})
-    reward_tensor, _ = SequentialFunctionRewardManager(reward, easyr1_tokenizer).compute_reward(data)
+    reward_tensor, _ = Manager(reward, easyr1_tokenizer).compute_reward(data)
     assert reward_tensor.sum(-1).tolist() == [0.0, 1.0, 0.0]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 from collections.abc import Sequence
 
 from .activation import CHECKED_ENV, ENV_HOOK, activate
@@ -60,13 +61,13 @@ def train(recipe: str, overrides: Sequence[str], dry_run: bool = False, check_ro
         print(f"easyr1 train: {why}", file=sys.stderr)
         return 1
     try:
-        config, raw = load_recipe(recipe, overrides)
+        config, raw, notes, adapted = load_recipe(recipe, overrides)
     except ConfigError as e:
         print(f"easyr1 train: {e}", file=sys.stderr)
         return 1
     problems = check_config(config)
-    file_problems, notes = check_files(config, raw)
-    problems += file_problems
+    file_problems, file_notes = check_files(config, raw)
+    problems, notes = problems + file_problems, notes + file_notes
     if check_rows > 0 and not problems:
         row_problems, row_notes = check_first_rows(config, check_rows)
         problems, notes = problems + row_problems, notes + row_notes
@@ -80,7 +81,18 @@ def train(recipe: str, overrides: Sequence[str], dry_run: bool = False, check_ro
     if dry_run:
         print("dry run: the recipe is valid; no Ray cluster was started and no GPU was used")
         return 0
+    if adapted:  # EasyR1 would reject the file as written: give it the adapted recipe instead
+        recipe, overrides = _save_adapted(raw, recipe), []
     return _run_easyr1(recipe, overrides)
+
+
+def _save_adapted(raw, recipe: str) -> str:
+    from omegaconf import OmegaConf
+
+    path = os.path.join(tempfile.mkdtemp(prefix="easyr1-recipe-"), os.path.basename(recipe))
+    OmegaConf.save(raw, path)
+    print(f"note: EasyR1 runs the adapted recipe {path}")
+    return path
 
 
 def _run_easyr1(recipe: str, overrides: Sequence[str]) -> int:

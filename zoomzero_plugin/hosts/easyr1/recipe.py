@@ -15,10 +15,10 @@ import tempfile
 from collections.abc import Sequence
 from contextlib import contextmanager, redirect_stdout
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .advantage import ConfigError, format_problems
-from .checks import check_config
+from .checks import check_config, declared_reward_type
 
 # Paths EasyR1's post_init replaces by None when they do not exist (printing a line nobody reads).
 DROPPED_WHEN_MISSING = (
@@ -30,20 +30,36 @@ DROPPED_WHEN_MISSING = (
 DATA_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv", ".arrow")
 
 
-def load_recipe(recipe: str | os.PathLike | None, overrides: Sequence[str] = ()) -> tuple[Any, Any]:
-    """(PPOConfig after ``deep_post_init``, the merged raw OmegaConf before it). Raises :class:`ConfigError`."""
+class Recipe(NamedTuple):
+    config: Any  # PPOConfig after deep_post_init
+    raw: Any  # the merged OmegaConf before it (what the recipe asked for)
+    notes: list[str]  # keys dropped for this EasyR1 version, and why
+    adapted: bool  # the recipe had to be changed to load: EasyR1 must be given `raw`, not the file
+
+
+# Keys of one supported EasyR1 version that the other rejects, dropped when their meaning is kept.
+VERSION_KEYS = {
+    "worker.reward.reward_type": "reads the reward type from the reward file's REWARD_TYPE",  # 0.3.2 → main
+}
+
+
+def load_recipe(recipe: str | os.PathLike | None, overrides: Sequence[str] = ()) -> Recipe:
+    """Build a recipe with EasyR1's own ``PPOConfig``. Raises :class:`ConfigError`."""
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
     from verl.trainer.config import PPOConfig
 
     source = str(recipe) if recipe else "the command line"
+    notes: list[str] = []
+    dropped: dict[str, Any] = {}
     try:
-        parts = [OmegaConf.structured(PPOConfig())]
-        if recipe:
-            parts.append(OmegaConf.load(recipe))
+        default = OmegaConf.structured(PPOConfig())
+        parts = [OmegaConf.load(recipe)] if recipe else []
         if overrides:
             parts.append(OmegaConf.from_dotlist(list(overrides)))
-        raw = OmegaConf.merge(*parts)
+        for part in parts:
+            dropped.update(_drop_version_keys(part, default))
+        raw = OmegaConf.merge(default, *parts)
         config = OmegaConf.to_object(raw)
     except FileNotFoundError as e:
         raise ConfigError(f"recipe {source} not found ({e})") from None
@@ -54,7 +70,28 @@ def load_recipe(recipe: str | os.PathLike | None, overrides: Sequence[str] = ())
         raise ConfigError(f"{source}{where}: {msg} (checked against EasyR1 {_version()}'s PPOConfig)") from None
     with redirect_stdout(io.StringIO()):  # EasyR1 prints "… not found" for paths it drops; we report them
         config.deep_post_init()
-    return config, raw
+    for key, value in dropped.items():
+        notes.append(f"{key}: {value!r} dropped: EasyR1 {_version()} has no such key (it {VERSION_KEYS[key]})")
+    if "worker.reward.reward_type" in dropped and config.worker.reward.reward_function:
+        declared = declared_reward_type(config.worker.reward.reward_function) or "batch"
+        if declared != dropped["worker.reward.reward_type"]:
+            raise ConfigError(
+                f"{source}: worker.reward.reward_type is {dropped['worker.reward.reward_type']!r} but EasyR1 "
+                f"{_version()} uses the reward file's REWARD_TYPE, {declared!r}"
+            )
+    return Recipe(config, raw, notes, bool(dropped))
+
+
+def _drop_version_keys(part: Any, default: Any) -> dict[str, Any]:
+    from omegaconf import OmegaConf
+
+    dropped = {}
+    for key in VERSION_KEYS:
+        parent_key, _, leaf = key.rpartition(".")
+        parent = OmegaConf.select(part, parent_key)
+        if parent is not None and leaf in parent and OmegaConf.select(default, key, default="<absent>") == "<absent>":
+            dropped[key] = parent.pop(leaf)
+    return dropped
 
 
 def _version() -> str:
@@ -270,7 +307,7 @@ def check_driver_argv(argv: Sequence[str]) -> dict[str, str]:
 
     cli = [a for a in argv if not a.startswith("config=")]
     recipe = next((a.split("=", 1)[1] for a in argv if a.startswith("config=")), None)
-    config, raw = load_recipe(recipe, cli)
+    config, raw = load_recipe(recipe, cli)[:2]  # EasyR1 accepted it already: nothing was adapted
     problems = check_config(config) + check_files(config, raw)[0]
     if problems:
         raise ConfigError(format_problems(problems, f" {recipe or ''} (checked by the easyr1 plugins at ray.init)"))
