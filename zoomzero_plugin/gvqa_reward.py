@@ -39,9 +39,10 @@ def compute_score(
             "zoom rollout hook did not run (is the easyr1 plugin host active? `easyr1 doctor`)"
         )
     scores = []
+    truths: dict[str, GroundTruth] = {}  # the n responses to one prompt share its ground-truth string
     for i, item in enumerate(reward_inputs):
         try:
-            truth = GroundTruth.parse(item["ground_truth"])
+            truth = _truth(item["ground_truth"], truths)
         except (KeyError, ValueError) as e:
             raise ValueError(f"reward input {i}: unusable ground truth ({e})") from None
         scores.append(
@@ -54,3 +55,11 @@ def compute_score(
             )
         )
     return scores
+
+
+def _truth(raw: Any, cache: dict[str, GroundTruth]) -> GroundTruth:
+    if not isinstance(raw, str):
+        return GroundTruth.parse(raw)
+    if raw not in cache:
+        cache[raw] = GroundTruth.parse(raw)
+    return cache[raw]
