@@ -146,10 +146,10 @@ def check_files(config: Any, raw: Any) -> tuple[list[str], list[str]]:
         path = data_path(str(value)) if key.startswith("data.") else str(value)
         if os.path.exists(os.path.expanduser(path)):
             continue
-        if _looks_local(path):
+        if _looks_local(path) or os.path.isdir(path.split("/")[0]):
             problems.append(f"{key}: {path} not found")
         else:
-            notes.append(f"{key}: '{path}' is not a local path; EasyR1 will fetch it from the Hugging Face Hub")
+            notes.append(f"{key}: '{path}' does not exist here, so EasyR1 will try it as a Hugging Face Hub id")
     return problems, notes
 
 

@@ -20,14 +20,16 @@ import numpy as np
 import torch
 
 from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.parsing import extract_letter, parse_response
+from zoomzero_plugin.parsing import extract_letter, glue_spans
 from zoomzero_plugin.prompts import VIDEO_PLACEHOLDER, zoom_prompt
-from zoomzero_plugin.spans import total_length
 from zoomzero_plugin.zoom import ZoomPlan, plan_pass, plan_zoom
 
 from .clips import is_clip_spec, make_clip_spec
 from .options import ZoomOptions
 from .reward_extras import add_reward_extras
+
+
+_MARKER = "\x00zoom prompt\x00"
 
 
 @dataclass
@@ -52,6 +54,26 @@ def first_video(multi_modal_data: Any) -> str:
     if len(videos) != 1 or is_clip_spec(videos[0]):
         raise ValueError(f"the zoom pass needs exactly one video file per prompt, got {videos!r}")
     return str(videos[0])
+
+
+def decode_rows(tokenizer: Any, rows: list[list[int]], skip_special_tokens: bool) -> list[str]:
+    """``[tokenizer.decode(r, skip_special_tokens=…) for r in rows]``, in one call to a fast tokenizer's backend.
+
+    ``PreTrainedTokenizerFast.decode`` is the backend's decode plus an optional clean-up of spaces; with the
+    clean-up off (Qwen's tokenizers) the backend's batch decoder gives the same strings, several times faster.
+    """
+    backend = getattr(tokenizer, "_tokenizer", None)
+    if backend is None or getattr(tokenizer, "clean_up_tokenization_spaces", True):
+        return tokenizer.batch_decode(rows, skip_special_tokens=skip_special_tokens)
+    return backend.decode_batch(rows, skip_special_tokens=skip_special_tokens)
+
+
+def encode_rows(tokenizer: Any, texts: list[str]) -> list[list[int]]:
+    """``[tokenizer.encode(t, add_special_tokens=False) for t in texts]``, batched in a fast tokenizer's backend."""
+    backend = getattr(tokenizer, "_tokenizer", None)
+    if backend is None:
+        return tokenizer(texts, add_special_tokens=False)["input_ids"]
+    return [e.ids for e in backend.encode_batch(texts, add_special_tokens=False)]
 
 
 @lru_cache(maxsize=4096)
@@ -82,9 +104,11 @@ class ZoomHook:
     # -- driver-side bookkeeping -------------------------------------------------------------------
 
     def decode(self, ids: torch.Tensor, mask: torch.Tensor) -> list[str]:
+        """Each row's generated tokens as EasyR1's reward manager decodes them (``tokenizer.decode``)."""
         lengths = mask.sum(-1).tolist()
-        rows = [row[: int(n)] for row, n in zip(ids.tolist(), lengths)]
-        return self.tokenizer.batch_decode(rows, skip_special_tokens=self.skip_special_tokens)
+        width = int(max(lengths, default=0))
+        rows = [row[: int(n)] for row, n in zip(ids[:, :width].tolist(), lengths)]
+        return decode_rows(self.tokenizer, rows, self.skip_special_tokens)
 
     def plan(self, texts: Sequence[str], ground_truths: Sequence[Any], multi_modal_data: Sequence[Any]) -> ZoomRequests:
         """Parse the responses and plan the zoom pass of each (Eq. 3 over its merged valid glue spans)."""
@@ -97,10 +121,14 @@ class ZoomHook:
             truths.append(parsed[key])
         videos = [first_video(m) for m in multi_modal_data]
         requests = ZoomRequests(truths=truths, videos=videos, span_seconds=[])
+        plans: dict[tuple, ZoomPlan | None] = {}  # the n responses to a prompt often cite the same spans
         for i, (text, truth) in enumerate(zip(texts, truths)):
-            spans = parse_response(text, truth.duration).spans
-            requests.span_seconds.append(total_length(spans))
-            plan = plan_zoom(spans, truth.duration, self.budget)
+            spans = glue_spans(text, truth.duration)  # = parse_response(…).spans, as the reward sees them
+            requests.span_seconds.append(sum(e - s for s, e in spans))  # glue spans come merged
+            key = (spans, truth.duration)
+            if key not in plans:
+                plans[key] = plan_zoom(spans, truth.duration, self.budget)
+            plan = plans[key]
             if plan is None and self.options.no_spans == "uniform":
                 budget = self.options.uniform_budget(truth.duration, self.factor, self.temporal_patch)
                 plan = plan_pass([(0.0, truth.duration)], truth.duration, budget)
@@ -109,38 +137,61 @@ class ZoomHook:
                 requests.plans.append(plan)
         return requests
 
-    def prompt_ids(self, truth: GroundTruth) -> list[int]:
-        """Token ids of the zoom prompt for ``truth``'s question, through the processor's chat template."""
-        key = (truth.question, truth.options)
-        if key not in self._prompt_ids:
-            if not truth.question.strip():
-                raise ValueError(f"question {truth.qid}: the ground truth has no 'question' for the zoom pass to re-ask")
-            content = []
-            for i, text in enumerate(zoom_prompt(truth.question, truth.options).split(VIDEO_PLACEHOLDER)):
-                if i:
-                    content.append({"type": "video"})
-                if text:
-                    content.append({"type": "text", "text": text})
-            prompt = self.processor.apply_chat_template([{"role": "user", "content": content}], add_generation_prompt=True, tokenize=False)
-            self._prompt_ids[key] = self.tokenizer.encode(prompt, add_special_tokens=False)
-        return self._prompt_ids[key]
+    def prompt_ids(self, truths: Sequence[GroundTruth]) -> list[list[int]]:
+        """Token ids of the zoom prompt of each question, through the processor's chat template (cached)."""
+        keys = [(t.question, t.options) for t in truths]
+        missing = {k: t for k, t in zip(keys, truths) if k not in self._prompt_ids}
+        if missing:
+            for truth in missing.values():
+                if not truth.question.strip():
+                    raise ValueError(f"question {truth.qid}: the ground truth has no 'question' for the zoom pass to re-ask")
+            texts = self._chat([zoom_prompt(t.question, t.options) for t in missing.values()])
+            ids = encode_rows(self.tokenizer, texts)
+            self._prompt_ids.update(zip(missing, ids))
+        return [self._prompt_ids[k] for k in keys]
+
+    def _render(self, prompt: str) -> str:
+        content = []
+        for i, text in enumerate(prompt.split(VIDEO_PLACEHOLDER)):
+            if i:
+                content.append({"type": "video"})
+            if text:
+                content.append({"type": "text", "text": text})
+        return self.processor.apply_chat_template([{"role": "user", "content": content}], add_generation_prompt=True, tokenize=False)
+
+    def _chat(self, prompts: list[str]) -> list[str]:
+        """The chat template applied to each ``<video>…`` prompt. Rendered once around a marker and filled in,
+        when the template copies the text verbatim (checked against a full rendering of the first prompt)."""
+        tails = [p.removeprefix(VIDEO_PLACEHOLDER) for p in prompts]
+        simple = all(p.startswith(VIDEO_PLACEHOLDER) and VIDEO_PLACEHOLDER not in t for p, t in zip(prompts, tails))
+        shell = self._render(VIDEO_PLACEHOLDER + _MARKER)
+        if simple and shell.count(_MARKER) == 1 and shell.replace(_MARKER, tails[0]) == self._render(prompts[0]):
+            return [shell.replace(_MARKER, t) for t in tails]
+        return [self._render(p) for p in prompts]
 
     def zoom_batch(self, requests: ZoomRequests) -> Any:
-        """The ``DataProto`` of the zoom pass: one row per planned response, left-padded prompts."""
+        """The ``DataProto`` of the zoom pass: one row per planned response, left-padded prompts.
+
+        ``raw_prompt_ids`` and the clip specs are what vLLM reads; the padded tensors only shape the output.
+        Every row gets a fresh uid (EasyR1's actor caches vision inputs by uid).
+        """
         from verl.protocol import DataProto
 
-        ids = [self.prompt_ids(requests.truths[r]) for r in requests.rows]
-        width = max(len(x) for x in ids)
-        input_ids = torch.full((len(ids), width), self.tokenizer.pad_token_id, dtype=torch.long)
-        attention_mask = torch.zeros((len(ids), width), dtype=torch.long)
-        raw_prompt_ids, multi_modal_data, uids = (np.empty(len(ids), dtype=object) for _ in range(3))
-        for j, (row, plan, x) in enumerate(zip(requests.rows, requests.plans, ids)):
-            input_ids[j, width - len(x):] = torch.tensor(x)
-            attention_mask[j, width - len(x):] = 1
-            raw_prompt_ids[j] = list(x)
-            multi_modal_data[j] = {"videos": [make_clip_spec(plan, requests.videos[row])]}
-            uids[j] = f"zoom-{uuid.uuid4()}"
+        ids = self.prompt_ids([requests.truths[r] for r in requests.rows])
+        k, width = len(ids), max(len(x) for x in ids)
+        padded = np.full((k, width), self.tokenizer.pad_token_id, dtype=np.int64)
+        for j, x in enumerate(ids):
+            padded[j, width - len(x):] = x
+        input_ids = torch.from_numpy(padded)
+        lengths = torch.tensor([len(x) for x in ids])
+        attention_mask = (torch.arange(width)[None, :] >= width - lengths[:, None]).long()
         position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+        raw_prompt_ids, multi_modal_data, uids = (np.empty(k, dtype=object) for _ in range(3))
+        run = uuid.uuid4().hex
+        for j, (row, plan, x) in enumerate(zip(requests.rows, requests.plans, ids)):
+            raw_prompt_ids[j] = x
+            multi_modal_data[j] = {"videos": [make_clip_spec(plan, requests.videos[row])]}
+            uids[j] = f"zoom-{run}-{j}"
         meta_info = {
             "min_pixels": self.budget.min_frame_pixels,
             "max_pixels": self.budget.max_frame_pixels,
