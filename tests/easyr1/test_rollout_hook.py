@@ -176,3 +176,22 @@ def test_validation_reports_zoom_accuracy(trainer):
     assert metrics["val/zoom/accuracy"] == pytest.approx(1.0)
     assert metrics["val/zoom/valid_span_share"] == pytest.approx(1.0)
     assert "val/accuracy_reward" in metrics and "val/reward_score" in metrics
+
+
+def test_online_filtering_filters_on_scores_that_include_the_zoom_reward(trainer):
+    """EasyR1 calls the reward manager itself while it builds the batch: the hook runs there, once."""
+    trainer.config.algorithm.online_filtering = True
+    trainer.config.algorithm.filter_low, trainer.config.algorithm.filter_high = 0.01, 0.7  # drops question 0 (0.75)
+    trainer.config.trainer.max_try_make_batch = 1
+    with pytest.raises(RuntimeError, match="Generated too many"):  # one group of two survives: not enough
+        trainer._make_batch_data({})
+    wg = trainer.actor_rollout_ref_wg
+    assert len(wg.batches) == 2, "one coarse and one zoom pass: the step ran once, inside EasyR1's filter"
+    trainer.config.algorithm.filter_high = 0.99
+    trainer.data_iterator = iter(trainer.train_dataloader)
+    metrics = {}
+    batch = trainer._make_batch_data(metrics)
+    assert len(batch) == 4 and len(wg.batches) == 4
+    assert batch.batch["token_level_scores"].sum(-1).tolist() == pytest.approx([1.0, 0.5, 1.0, 0.0])
+    assert metrics["reward/zoom"] == pytest.approx(0.5) and metrics["zoom/accuracy"] == pytest.approx(2 / 3)
+    assert batch.batch["reward_component/zoom"].tolist() == [1.0, 0.0, 1.0, 0.0] and "glue_mask" in batch.batch
