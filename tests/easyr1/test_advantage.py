@@ -11,6 +11,8 @@ from zoomzero_plugin.hosts.easyr1.advantage import ConfigError
 from zoomzero_plugin.hosts.easyr1.batch_step import COMPONENT_PREFIX
 from zoomzero_plugin.hosts.easyr1.tokenadv import GLUE_MASK, prepare
 
+from .helpers import padded_responses
+
 TEXTS = [
     "<think>a</think><answer>B</answer><glue>[(3.0, 5.0)]</glue>",
     "<think>bb</think><answer>C</answer><glue>[(0.0, 1.0)]</glue>",
@@ -29,16 +31,12 @@ def generated_batch(tokenizer, uids=("p", "p", "q", "q")):
     """A DataProto as the host leaves it after a training batch's rewards: responses, mask, uids, components."""
     from verl.protocol import DataProto
 
-    ids = [tokenizer.encode(t, add_special_tokens=False) + [tokenizer.eos_token_id] for t in TEXTS]
-    width = max(len(x) for x in ids) + 4
-    responses = torch.full((len(ids), width), tokenizer.pad_token_id)
-    mask = torch.zeros((len(ids), width), dtype=torch.long)
-    for i, x in enumerate(ids):
-        responses[i, : len(x)], mask[i, : len(x)] = torch.tensor(x), 1
+    responses, mask = padded_responses(tokenizer, TEXTS, extra=4)
+    n, width = responses.shape
     tensors = {"responses": responses, "response_mask": mask}
     tensors.update({COMPONENT_PREFIX + k: torch.tensor(v) for k, v in COMPONENTS.items()})
-    scores = torch.zeros(len(ids), width)
-    scores[torch.arange(len(ids)), mask.sum(-1) - 1] = torch.tensor([0.9, 0.1, 0.5, 0.4])
+    scores = torch.zeros(n, width)
+    scores[torch.arange(n), mask.sum(-1) - 1] = torch.tensor([0.9, 0.1, 0.5, 0.4])
     tensors["token_level_rewards"] = scores
     return DataProto.from_dict(tensors=tensors, non_tensors={"uid": np.array(uids, dtype=object)})
 

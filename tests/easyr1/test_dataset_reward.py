@@ -4,7 +4,6 @@ import json
 
 import numpy as np
 import pytest
-import torch
 
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.hosts.easyr1.plugin import GVQA, gvqa_target
@@ -12,23 +11,12 @@ from zoomzero_plugin.hosts.easyr1.reward_extras import DELIVERED, add_reward_ext
 from zoomzero_plugin.hosts.easyr1.reward_names import FIXUP_ENV, apply_fixup
 from zoomzero_plugin.rows import read_rows
 
-
-def make_dataset(config, tokenizer, processor, **overrides):
-    from verl.utils.dataset import RLHFDataset
-
-    data = config.data
-    kwargs = dict(
-        data_path=data.train_files, tokenizer=tokenizer, processor=processor, prompt_key=data.prompt_key,
-        answer_key=data.answer_key, video_key=data.video_key, video_fps=data.video_fps,
-        max_prompt_length=data.max_prompt_length, truncation="right", min_pixels=data.min_pixels,
-        max_pixels=data.max_pixels, filter_overlong_prompts=False,
-    )
-    return RLHFDataset(**{**kwargs, **overrides})
+from .helpers import padded_responses, reward_manager_class, rlhf_dataset
 
 
 def test_rlhf_dataset_loads_benchmark_rows_with_their_videos(ppo_config, easyr1_tokenizer, easyr1_processor, benchmark_rows):
     rows = read_rows(benchmark_rows)
-    dataset = make_dataset(ppo_config, easyr1_tokenizer, easyr1_processor)
+    dataset = rlhf_dataset(ppo_config, easyr1_tokenizer, easyr1_processor)
     assert len(dataset) == len(rows) == 2
     item = dataset[0]
     assert item["multi_modal_data"] == {"videos": rows[0]["videos"]}
@@ -43,7 +31,7 @@ def test_rlhf_dataset_loads_benchmark_rows_with_their_videos(ppo_config, easyr1_
 
 def test_default_min_pixels_silently_drops_small_videos(ppo_config, easyr1_tokenizer, easyr1_processor):
     """The trap `easyr1 train --dry-run` reports: EasyR1's default min_pixels upsizes frames past the prompt."""
-    dataset = make_dataset(
+    dataset = rlhf_dataset(
         ppo_config, easyr1_tokenizer, easyr1_processor, min_pixels=262144, max_pixels=4194304,
         max_prompt_length=1024, filter_overlong_prompts=True, filter_overlong_prompts_workers=None,
     )
@@ -54,13 +42,8 @@ def reward_data(tokenizer, texts, truth, extras=None):
     """A DataProto shaped like EasyR1's batch after generation: right-padded responses, mask, ground truth."""
     from verl.protocol import DataProto
 
-    ids = [tokenizer.encode(t, add_special_tokens=False) + [tokenizer.eos_token_id] for t in texts]
-    width = max(len(x) for x in ids) + 3
-    responses = torch.full((len(ids), width), tokenizer.pad_token_id)
-    mask = torch.zeros((len(ids), width), dtype=torch.long)
-    for i, x in enumerate(ids):
-        responses[i, : len(x)], mask[i, : len(x)] = torch.tensor(x), 1
-    truths = np.array([truth.to_json()] * len(ids), dtype=object)
+    responses, mask = padded_responses(tokenizer, texts)
+    truths = np.array([truth.to_json()] * len(texts), dtype=object)
     data = DataProto.from_dict(tensors={"responses": responses, "response_mask": mask}, non_tensors={"ground_truth": truths})
     if extras:
         add_reward_extras(data, **extras)
@@ -73,10 +56,7 @@ HALF = "<think>ok</think><answer>C</answer><glue>[(3.0, 4.0)]</glue>"
 
 
 def manager(config, tokenizer):
-    import verl.workers.reward as reward
-
-    cls = getattr(reward, "AutoRewardManager", None) or reward.BatchFunctionRewardManager
-    return cls(config.worker.reward, tokenizer)
+    return reward_manager_class()(config.worker.reward, tokenizer)
 
 
 def test_reward_manager_runs_gvqa_by_plugin_name_with_zoom_answers(ppo_config, easyr1_tokenizer):

@@ -14,6 +14,7 @@ from zoomzero_plugin.rows import read_rows
 from zoomzero_plugin.synthetic.videos import dominant_color
 from zoomzero_plugin.zoom import plan_zoom
 
+from .helpers import reward_manager_class, rlhf_dataset
 from .tiny_rollout import TinyEngine, TinyRolloutWorkerGroup
 
 DURATION = 12.0
@@ -59,11 +60,8 @@ class Guide:
 
 
 def reward_manager_actor(ray, config, tokenizer):
-    """EasyR1's reward manager as its Runner creates it: a Ray actor (v0.3.2 by reward_type, main: Auto)."""
-    import verl.workers.reward as reward
-
-    cls = getattr(reward, "AutoRewardManager", None) or reward.BatchFunctionRewardManager
-    return ray.remote(cls).options(num_cpus=0).remote(config.worker.reward, tokenizer)
+    """EasyR1's reward manager as its Runner creates it: a Ray actor."""
+    return ray.remote(reward_manager_class()).options(num_cpus=0).remote(config.worker.reward, tokenizer)
 
 
 @pytest.fixture(scope="module")
@@ -79,15 +77,10 @@ def trainer(reward_actor, ppo_config, easyr1_tokenizer, easyr1_processor, tiny_m
     from torchdata.stateful_dataloader import StatefulDataLoader
 
     from verl.trainer.ray_trainer import RayPPOTrainer
-    from verl.utils.dataset import RLHFDataset, collate_fn
+    from verl.utils.dataset import collate_fn
 
     data = ppo_config.data
-    dataset = RLHFDataset(
-        data_path=data.train_files, tokenizer=easyr1_tokenizer, processor=easyr1_processor, prompt_key=data.prompt_key,
-        answer_key=data.answer_key, video_key=data.video_key, video_fps=data.video_fps,
-        max_prompt_length=data.max_prompt_length, truncation="right", min_pixels=data.min_pixels,
-        max_pixels=data.max_pixels, filter_overlong_prompts=False,
-    )
+    dataset = rlhf_dataset(ppo_config, easyr1_tokenizer, easyr1_processor)
     loader = StatefulDataLoader(dataset, batch_size=data.rollout_batch_size, num_workers=0, collate_fn=collate_fn, drop_last=True)
     val_loader = StatefulDataLoader(dataset, batch_size=data.val_batch_size, num_workers=0, collate_fn=collate_fn)
     truths = [GroundTruth.parse(r["answer"]) for r in read_rows(benchmark_rows)]

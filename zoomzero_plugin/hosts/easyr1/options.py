@@ -17,7 +17,6 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from zoomzero_plugin.advantages import ANSWER_COMPONENTS, GLUE_COMPONENTS
-from zoomzero_plugin.rewards import COMPONENTS
 from zoomzero_plugin.zoom import ZoomBudget
 
 KWARGS = "worker.reward.reward_function_kwargs"
@@ -121,7 +120,3 @@ class TokenAdvOptions:
     def from_kwargs(cls, kwargs: Mapping[str, Any] | None) -> TokenAdvOptions:
         section = _section(kwargs, "tokenadv")
         return cls() if section is None else _build(cls, section, "tokenadv")
-
-
-def known_components() -> tuple[str, ...]:
-    return COMPONENTS
