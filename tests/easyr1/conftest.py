@@ -1,5 +1,9 @@
 """EasyR1 host fixtures: the vLLM import shim, plugins active in this process, a synthetic dataset, a recipe,
 a real local Ray cluster started the way `python3 -m verl.trainer.main` starts it, and EasyR1's own objects.
+
+The shim is on ``sys.path`` only while this package's tests run (other tests check that vLLM is absent). The
+plugins, once active, stay active for the rest of the session: every seam passes through unchanged for configs
+that do not use them.
 """
 
 import json
@@ -10,14 +14,9 @@ from pathlib import Path
 
 import pytest
 
-SHIMS = str(Path(__file__).parent / "shims")
-if SHIMS not in sys.path:  # EasyR1's trainer modules import vllm; the shim has only the names they import
-    sys.path.insert(0, SHIMS)
+from zoomzero_plugin.hosts.easyr1.activation import ENV_HOOK, activate
 
-from zoomzero_plugin.hosts.easyr1.activation import ENV_HOOK, activate  # noqa: E402
-
-activate("pytest")
-
+SHIMS = str(Path(__file__).parent / "shims")  # EasyR1's trainer modules import vllm: the names they import
 REPO = Path(__file__).resolve().parents[2]
 
 # Evidence windows stay clear of these spans; the guide uses them as "wrong" predictions.
@@ -76,8 +75,19 @@ trainer:
 """
 
 
-@pytest.fixture(scope="session")
-def easyr1_model_dir(tiny_model_dir, tmp_path_factory):
+@pytest.fixture(scope="package", autouse=True)
+def easyr1_host():
+    """The vLLM import shim on sys.path and the plugins active, for this package's tests."""
+    sys.path.insert(0, SHIMS)
+    activate("pytest")
+    yield
+    sys.path.remove(SHIMS)
+    for name in [m for m in sys.modules if m == "vllm" or m.startswith("vllm.")]:
+        del sys.modules[name]
+
+
+@pytest.fixture(scope="package")
+def easyr1_model_dir(easyr1_host, tiny_model_dir, tmp_path_factory):
     """The tiny Qwen2.5-VL with the video processor bounds of the released Qwen2.5-VL (min 3136 pixels/frame).
 
     The core fixture keeps transformers' defaults (min 100352), which would upscale every small frame.
@@ -90,21 +100,21 @@ def easyr1_model_dir(tiny_model_dir, tmp_path_factory):
     return path
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def easyr1_tokenizer(easyr1_model_dir):
     from verl.utils.tokenizer import get_tokenizer
 
     return get_tokenizer(str(easyr1_model_dir), use_fast=True)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def easyr1_processor(easyr1_model_dir):
     from verl.utils.tokenizer import get_processor
 
     return get_processor(str(easyr1_model_dir), use_fast=True)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def benchmark_rows(tmp_path_factory):
     """Two synthetic videos (12 s, one coloured square each) and their rows, written by make_benchmark."""
     from zoomzero_plugin.synthetic.benchmark import make_benchmark
@@ -112,7 +122,7 @@ def benchmark_rows(tmp_path_factory):
     return make_benchmark(tmp_path_factory.mktemp("bench"), n_videos=2, seed=3)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def recipe_path(benchmark_rows, easyr1_model_dir, tmp_path_factory):
     path = tmp_path_factory.mktemp("recipe") / "zoomzero_test.yaml"
     path.write_text(RECIPE.format(rows=benchmark_rows, model=easyr1_model_dir))
@@ -127,8 +137,8 @@ def ppo_config(recipe_path):
     return load_recipe(recipe_path)[0]
 
 
-@pytest.fixture(scope="session")
-def ray_cluster():
+@pytest.fixture(scope="package")
+def ray_cluster(easyr1_host):
     """A real local Ray, started like EasyR1 starts it: a plain ray.init() with RAY_RUNTIME_ENV_HOOK exported."""
     import ray
 
