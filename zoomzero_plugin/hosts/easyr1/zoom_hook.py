@@ -219,6 +219,8 @@ class ZoomHook:
     def __call__(self, trainer: Any, batch: Any, mode: str) -> dict[str, float]:
         from verl.protocol import pad_dataproto_to_divisor, unpad_dataproto
 
+        if "multi_modal_data" not in batch.non_tensor_batch:
+            raise ValueError("the zoom pass needs video rows: this batch has no multi_modal_data (data.video_key)")
         texts = self.decode(batch.batch["responses"], batch.batch["response_mask"])
         requests = self.plan(texts, batch.non_tensor_batch["ground_truth"], batch.non_tensor_batch["multi_modal_data"])
         output = None
