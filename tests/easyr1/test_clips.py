@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from zoomzero_plugin.hosts.easyr1.clips import decode_clip_spec, make_clip_spec
@@ -70,6 +70,7 @@ SECTION = st.dictionaries(
 
 
 @settings(max_examples=300, deadline=None)
+@example(zoom={"max_tokens": float("inf")}, tokenadv={"eps": float("nan")})
 @given(zoom=st.one_of(st.none(), SECTION, SCALARS), tokenadv=st.one_of(st.none(), SECTION, SCALARS))
 def test_option_parsing_is_total(zoom, tokenadv):
     """Any recipe input gives valid options or a ValueError naming the key; never another exception."""

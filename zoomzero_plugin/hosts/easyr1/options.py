@@ -58,7 +58,7 @@ def _coerce(kind: str, value: Any, key: str) -> Any:
         if kind == "tuple[str, ...]":
             return tuple(str(v) for v in ([value] if isinstance(value, str) else value))
         return value
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{key}: {value!r} is not a valid {kind}") from None
 
 
