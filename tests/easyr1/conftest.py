@@ -9,6 +9,7 @@ that do not use them.
 import json
 import os
 import shutil
+import socket
 import sys
 from pathlib import Path
 
@@ -139,14 +140,20 @@ def ppo_config(recipe_path):
 
 @pytest.fixture(scope="package")
 def ray_cluster(easyr1_host):
-    """A real local Ray, started like EasyR1 starts it: a plain ray.init() with RAY_RUNTIME_ENV_HOOK exported."""
+    """A real local Ray, started like EasyR1 starts it: a plain ray.init() with RAY_RUNTIME_ENV_HOOK exported.
+
+    Yields the dashboard's address (it serves `ray job submit`)."""
     import ray
 
     saved = {k: os.environ.get(k) for k in ("RAY_RUNTIME_ENV_HOOK", "PYTHONPATH")}
     os.environ["RAY_RUNTIME_ENV_HOOK"] = ENV_HOOK
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (SHIMS, saved["PYTHONPATH"]) if p)  # not the repo: workers must find it installed
-    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
-    yield ray
+    with socket.socket() as probe:  # a free port for the dashboard, which serves `ray job submit`
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    context = ray.init(num_cpus=4, include_dashboard=True, dashboard_port=port, log_to_driver=False,
+                       runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+    yield f"http://{context.dashboard_url}"
     ray.shutdown()
     for key, value in saved.items():
         if value is None:

@@ -95,3 +95,34 @@ def test_a_users_own_setup_hook_is_chained(monkeypatch):
     assert calls == [os.getpid()]
     with pytest.raises(ValueError, match="callable"):
         with_setup_hook({"worker_process_setup_hook": print})
+
+
+JOB = """
+import os, ray
+ray.init(runtime_env={"env_vars": {"TOKENIZERS_PARALLELISM": "true", "NCCL_DEBUG": "WARN"}})  # as EasyR1's main
+from zoomzero_plugin.hosts.easyr1 import activation
+@ray.remote(num_cpus=0)
+def probe():
+    record = activation.activation()
+    return record.where if record else None, os.environ.get("NCCL_DEBUG")
+print("DRIVER", activation.activation().where)
+print("WORKER", ray.get(probe.remote()))
+"""
+
+
+def test_ray_job_submit_with_the_runtime_env_json(ray_cluster, tmp_path):
+    """Launch path 3: `ray job submit --runtime-env-json "$(easyr1 runtime-env)" -- <EasyR1-like driver>`."""
+    from ray.job_submission import JobStatus, JobSubmissionClient
+
+    entry = tmp_path / "entry.py"
+    entry.write_text(JOB)
+    client = JobSubmissionClient(ray_cluster)
+    job = client.submit_job(entrypoint=f"{sys.executable} {entry}", runtime_env=runtime_env())
+    deadline = time.time() + 120
+    while client.get_job_status(job) not in (JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.STOPPED):
+        assert time.time() < deadline, "job did not finish"
+        time.sleep(0.5)
+    logs = client.get_job_logs(job)
+    assert client.get_job_status(job) == JobStatus.SUCCEEDED, logs
+    assert "DRIVER driver (RAY_RUNTIME_ENV_HOOK)" in logs, "the job's driver must get the hook through env_vars"
+    assert "WORKER ('ray worker', 'WARN')" in logs, "workers: plugins active and EasyR1's own env vars kept"

@@ -59,8 +59,10 @@ class Guide:
         return response(truth.answer, [wrong_span(truth)]) if q == 0 else "I am not sure."
 
 
-def reward_manager_actor(ray, config, tokenizer):
+def reward_manager_actor(config, tokenizer):
     """EasyR1's reward manager as its Runner creates it: a Ray actor."""
+    import ray
+
     return ray.remote(reward_manager_class()).options(num_cpus=0).remote(config.worker.reward, tokenizer)
 
 
@@ -69,7 +71,7 @@ def reward_actor(ray_cluster, recipe_path, easyr1_tokenizer):
     """One reward-manager actor for the module (starting a Ray worker costs seconds here)."""
     from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
 
-    return reward_manager_actor(ray_cluster, load_recipe(recipe_path)[0], easyr1_tokenizer)
+    return reward_manager_actor(load_recipe(recipe_path)[0], easyr1_tokenizer)
 
 
 @pytest.fixture
