@@ -6,7 +6,9 @@ calls ``compute_score(inputs, **worker.reward.reward_function_kwargs)`` with dic
 and expects one dict per response with ``overall``; every other key is logged as ``reward/<key>``.
 
 The zoom rollout hook may add ``zoom_answer`` (the fine pass's letter) and ``valid_tool_calls`` to each
-input; without them the zoom and tool components are 0.
+input; without them the zoom and tool components are 0. When ``zoom`` enables the zoom pass and ``zoom``
+is a component, every input must carry ``zoom_answer`` (None when the pass had no spans to look at):
+a batch without it means the hook never ran, and scoring zoom as 0 would silently train without it.
 """
 
 from __future__ import annotations
@@ -30,10 +32,17 @@ def compute_score(
 ) -> list[dict[str, float]]:
     """Score a batch; see the module docstring for the convention."""
     config = RewardConfig.from_kwargs(components, weights, normalize)
+    zoom_pass = isinstance(zoom, Mapping) and bool(zoom.get("enable", True))
+    if zoom_pass and "zoom" in config.components and any("zoom_answer" not in item for item in reward_inputs):
+        raise RuntimeError(
+            "reward_function_kwargs.zoom enables the zoom pass but the reward inputs carry no 'zoom_answer': the "
+            "zoom rollout hook did not run (is the easyr1 plugin host active? `easyr1 doctor`)"
+        )
     scores = []
+    truths: dict[str, GroundTruth] = {}  # the n responses to one prompt share its ground-truth string
     for i, item in enumerate(reward_inputs):
         try:
-            truth = GroundTruth.parse(item["ground_truth"])
+            truth = _truth(item["ground_truth"], truths)
         except (KeyError, ValueError) as e:
             raise ValueError(f"reward input {i}: unusable ground truth ({e})") from None
         scores.append(
@@ -46,3 +55,11 @@ def compute_score(
             )
         )
     return scores
+
+
+def _truth(raw: Any, cache: dict[str, GroundTruth]) -> GroundTruth:
+    if not isinstance(raw, str):
+        return GroundTruth.parse(raw)
+    if raw not in cache:
+        cache[raw] = GroundTruth.parse(raw)
+    return cache[raw]

@@ -121,6 +121,12 @@ def parse_response(response: object, duration: float | None = None) -> ParsedRes
     )
 
 
+def glue_spans(response: object, duration: float | None = None) -> tuple[Span, ...]:
+    """``parse_response(response, duration).spans`` without parsing the rest of the response (for hot loops)."""
+    glues = _GLUE_RE.findall(_as_text(response))
+    return tuple(parse_span_list(glues[-1], duration)[0]) if glues else ()
+
+
 def glue_char_ranges(text: str) -> list[tuple[int, int]]:
     """Character ranges ``[start, end)`` of every ``<glue>…</glue>`` block, tags included.
 

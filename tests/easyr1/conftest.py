@@ -1,0 +1,162 @@
+"""EasyR1 host fixtures: the vLLM import shim, plugins active in this process, a synthetic dataset, a recipe,
+a real local Ray cluster started the way `python3 -m verl.trainer.main` starts it, and EasyR1's own objects.
+
+The shim is on ``sys.path`` only while this package's tests run (other tests check that vLLM is absent). The
+plugins, once active, stay active for the rest of the session: every seam passes through unchanged for configs
+that do not use them.
+"""
+
+import json
+import os
+import shutil
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+from zoomzero_plugin.hosts.easyr1.activation import ENV_HOOK, activate
+
+SHIMS = str(Path(__file__).parent / "shims")  # EasyR1's trainer modules import vllm: the names they import
+REPO = Path(__file__).resolve().parents[2]
+
+# Evidence windows stay clear of these spans; the guide uses them as "wrong" predictions.
+RECIPE = """\
+data:
+  train_files: {rows}
+  val_files: {rows}
+  prompt_key: prompt
+  answer_key: answer
+  video_key: videos
+  max_prompt_length: 2048
+  max_response_length: 160
+  rollout_batch_size: 2
+  val_batch_size: 2
+  video_fps: 1.0
+  min_pixels: 3136        # coarse pass: small frames (qwen-vl-utils); set deliberately, see REFERENCE §1
+  max_pixels: 12544
+  shuffle: false
+  filter_overlong_prompts: false
+algorithm:
+  adv_estimator: tokenadv
+  use_kl_loss: true
+worker:
+  actor:
+    global_batch_size: 2
+    micro_batch_size_per_device_for_update: 1
+    micro_batch_size_per_device_for_experience: 2
+    model:
+      model_path: {model}
+  rollout:
+    n: 2
+    tensor_parallel_size: 1
+    temperature: 1.0
+    val_override_config: {{n: 1, temperature: 0.0}}
+  reward:
+    reward_type: batch
+    reward_function: zoomzero:gvqa
+    num_cpus: 0
+    reward_function_kwargs:
+      components: [format, iou, accuracy, zoom]
+      weights: {{format: 1.0, iou: 1.0, accuracy: 1.0, zoom: 1.0}}
+      zoom:
+        enable: true
+        fps: 2.0
+        max_tokens: 256
+        min_frame_pixels: 3136
+        max_frame_pixels: 50176
+        max_new_tokens: 4
+        no_spans: zero
+      tokenadv: {{eps: 1.0e-6}}
+trainer:
+  total_epochs: 1
+  n_gpus_per_node: 1
+  logger: [console]
+  val_before_train: false
+"""
+
+
+@pytest.fixture(scope="package", autouse=True)
+def easyr1_host():
+    """The vLLM import shim on sys.path and the plugins active, for this package's tests."""
+    sys.path.insert(0, SHIMS)
+    activate("pytest")
+    yield
+    sys.path.remove(SHIMS)
+    for name in [m for m in sys.modules if m == "vllm" or m.startswith("vllm.")]:
+        del sys.modules[name]
+
+
+@pytest.fixture(scope="package")
+def easyr1_model_dir(easyr1_host, tiny_model_dir, tmp_path_factory):
+    """The tiny Qwen2.5-VL with the video processor bounds of the released Qwen2.5-VL (min 3136 pixels/frame).
+
+    The core fixture keeps transformers' defaults (min 100352), which would upscale every small frame.
+    """
+    path = tmp_path_factory.mktemp("easyr1-model")
+    shutil.copytree(tiny_model_dir, path, dirs_exist_ok=True)
+    config = json.loads((path / "video_preprocessor_config.json").read_text())
+    config["size"] = {"shortest_edge": 3136, "longest_edge": 602112}
+    (path / "video_preprocessor_config.json").write_text(json.dumps(config))
+    return path
+
+
+@pytest.fixture(scope="package")
+def easyr1_tokenizer(easyr1_model_dir):
+    from verl.utils.tokenizer import get_tokenizer
+
+    return get_tokenizer(str(easyr1_model_dir), use_fast=True)
+
+
+@pytest.fixture(scope="package")
+def easyr1_processor(easyr1_model_dir):
+    from verl.utils.tokenizer import get_processor
+
+    return get_processor(str(easyr1_model_dir), use_fast=True)
+
+
+@pytest.fixture(scope="package")
+def benchmark_rows(tmp_path_factory):
+    """Two synthetic videos (12 s, one coloured square each) and their rows, written by make_benchmark."""
+    from zoomzero_plugin.synthetic.benchmark import make_benchmark
+
+    return make_benchmark(tmp_path_factory.mktemp("bench"), n_videos=2, seed=3)
+
+
+@pytest.fixture(scope="package")
+def recipe_path(benchmark_rows, easyr1_model_dir, tmp_path_factory):
+    path = tmp_path_factory.mktemp("recipe") / "zoomzero_test.yaml"
+    path.write_text(RECIPE.format(rows=benchmark_rows, model=easyr1_model_dir))
+    return path
+
+
+@pytest.fixture
+def ppo_config(recipe_path):
+    """EasyR1's PPOConfig of the test recipe (fresh per test: trainers mutate it)."""
+    from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
+
+    return load_recipe(recipe_path)[0]
+
+
+@pytest.fixture(scope="package")
+def ray_cluster(easyr1_host):
+    """A real local Ray, started like EasyR1 starts it: a plain ray.init() with RAY_RUNTIME_ENV_HOOK exported.
+
+    Yields the dashboard's address (it serves `ray job submit`)."""
+    import ray
+
+    saved = {k: os.environ.get(k) for k in ("RAY_RUNTIME_ENV_HOOK", "PYTHONPATH")}
+    os.environ["RAY_RUNTIME_ENV_HOOK"] = ENV_HOOK
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (SHIMS, saved["PYTHONPATH"]) if p)  # not the repo: workers must find it installed
+    with socket.socket() as probe:  # a free port for the dashboard, which serves `ray job submit`
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    context = ray.init(num_cpus=4, include_dashboard=True, dashboard_port=port, log_to_driver=False,
+                       runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+    yield f"http://{context.dashboard_url}"
+    ray.shutdown()
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value

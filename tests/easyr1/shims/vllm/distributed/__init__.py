@@ -1,0 +1,1 @@
+parallel_state = None

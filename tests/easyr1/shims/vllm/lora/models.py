@@ -1,0 +1,2 @@
+class LoRAModel:  # EasyR1 main's verl/utils/vllm_utils.py imports it
+    pass

@@ -1,0 +1,2 @@
+class LRUCacheWorkerLoRAManager:  # EasyR1 main's verl/utils/vllm_utils.py imports it
+    pass

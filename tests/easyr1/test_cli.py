@@ -1,0 +1,193 @@
+"""`easyr1 train --dry-run`, `easyr1 doctor`, `easyr1 plugins`, `easyr1 runtime-env`, launch wiring, fail-fast seams."""
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from zoomzero_plugin.hosts.easyr1 import seams
+from zoomzero_plugin.hosts.easyr1.activation import CHECKED_ENV, ENV_HOOK, SETUP_HOOK, ray_runtime_env_hook
+from zoomzero_plugin.hosts.easyr1.advantage import ConfigError
+from zoomzero_plugin.hosts.easyr1.cli import main
+from zoomzero_plugin.hosts.easyr1.plugin import GVQA
+from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
+from zoomzero_plugin.hosts.easyr1.reward_names import FIXUP_ENV
+from zoomzero_plugin.rows import read_rows, write_rows
+
+from .conftest import SHIMS
+
+
+@pytest.fixture
+def no_ray(monkeypatch):
+    import ray
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a dry run must not start Ray")
+
+    monkeypatch.setattr(ray, "init", refuse)
+
+
+def test_dry_run_console_script_validates_and_prints_effective_settings(recipe_path):
+    script = Path(sys.executable).with_name("easyr1")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "zoomzero_plugin.hosts.easyr1.cli"]
+    env = {**os.environ, "PYTHONPATH": SHIMS, "CUDA_VISIBLE_DEVICES": "", "RAY_ADDRESS": "127.0.0.1:1"}
+    env.pop("RAY_RUNTIME_ENV_HOOK", None)
+    done = subprocess.run([*command, "train", str(recipe_path), "worker.rollout.n=4", "--dry-run"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "zoomzero" in out and "Advantage estimator: tokenadv (plugin)" in out
+    assert '"max_tokens": 256' in out and '"glue_components": ["format", "zoom", "iou"]' in out
+    assert "gvqa_reward.py" in out and "prompt lengths of the first 2 rows" in out
+    assert "no Ray cluster was started" in out
+
+
+def dry_run(recipe, *overrides):
+    return main(["train", str(recipe), *overrides, "--dry-run"])
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (["worker.reward.foo=1"], "worker.reward.foo"),
+        (["data.train_files=/nowhere/train.jsonl"], "data.train_files: /nowhere/train.jsonl not found"),
+        (["data.format_prompt=./missing.jinja"], "data.format_prompt: './missing.jinja' not found"),
+        (["worker.reward.reward_function=zoomzero:gvq"], "neither an existing file nor a plugin reward name"),
+        (["algorithm.use_kl_loss=false"], "KL penalty"),
+        (["data.min_pixels=262144", "data.max_pixels=4194304", "data.max_prompt_length=1024", "data.filter_overlong_prompts=true"],
+         "prompt is 2"),  # ~2.2k tokens: EasyR1's default pixels upscale the 224x168 frames
+        (["data.min_pixels=262144", "data.max_pixels=4194304", "data.max_prompt_length=1024", "data.filter_overlong_prompts=true"],
+         "EasyR1 drops such rows silently"),
+        (["data.min_pixels=262144", "data.max_pixels=4194304", "data.max_prompt_length=1024"], "EasyR1 truncates them"),
+        (["data.min_pixels=262144"], "data.min_pixels=262144 > data.max_pixels=12544"),
+    ],
+)
+def test_dry_run_reports_what_easyr1_would_fail_on_or_silently_skip(recipe_path, no_ray, capsys, overrides, message):
+    assert dry_run(recipe_path, *overrides) == 1
+    assert message in capsys.readouterr().err
+
+
+def test_dry_run_reads_the_first_rows_and_their_videos(recipe_path, benchmark_rows, tmp_path, no_ray, capsys):
+    rows = read_rows(benchmark_rows)
+    broken = tmp_path / "broken.mp4"
+    broken.write_bytes(b"not a video")
+    rows[1]["videos"] = [str(broken)]
+    rows[0]["answer"] = json.dumps({"answer": "Z", "options": ["a"], "duration": 3, "qid": "x"})
+    path = tmp_path / "rows.jsonl"
+    write_rows(path, rows)
+    assert dry_run(recipe_path, f"data.train_files={path}") == 1
+    err = capsys.readouterr().err
+    assert "train row 1: video" in err and "unreadable" in err
+    assert "train row 0: data.answer_key 'answer' is not a zoomzero ground truth" in err
+
+
+def test_train_hands_over_to_easyr1_main_with_the_runtime_env_hook(recipe_path, monkeypatch, no_ray):
+    from verl.trainer import main as easyr1_main
+
+    seen = {}
+    monkeypatch.setattr(easyr1_main, "main", lambda: seen.update(argv=list(sys.argv), hook=os.environ.get("RAY_RUNTIME_ENV_HOOK")))
+    monkeypatch.setattr(sys, "argv", ["easyr1"])
+    monkeypatch.delenv("RAY_RUNTIME_ENV_HOOK", raising=False)
+    monkeypatch.setenv(CHECKED_ENV, "0")
+    assert main(["train", str(recipe_path), "trainer.total_epochs=2", "--check-rows", "0"]) == 0
+    assert seen["hook"] == ENV_HOOK
+    if not load_recipe(recipe_path).adapted:  # EasyR1 0.3.2: the user's own recipe and overrides, untouched
+        assert seen["argv"] == ["verl.trainer.main", f"config={recipe_path}", "trainer.total_epochs=2"]
+        return
+    # EasyR1 main rejects worker.reward.reward_type: it gets an adapted copy that it accepts as is
+    name, config = seen["argv"]
+    adapted = load_recipe(config.removeprefix("config="))
+    assert name == "verl.trainer.main" and not adapted.adapted and adapted.config.trainer.total_epochs == 2
+
+
+def test_runtime_env_hook_validates_the_recipe_of_python_m_verl_trainer_main(recipe_path, monkeypatch):
+    """Launch path 2: EasyR1's driver built its config without plugins; its ray.init brings them."""
+    monkeypatch.setattr(sys.modules["__main__"], "__spec__", types.SimpleNamespace(name="verl.trainer.main"), raising=False)
+    monkeypatch.delenv(CHECKED_ENV, raising=False)
+    monkeypatch.setattr(sys, "argv", ["main.py", f"config={recipe_path}"])
+    env = ray_runtime_env_hook({"env_vars": {"NCCL_DEBUG": "WARN"}})
+    assert env["worker_process_setup_hook"] == SETUP_HOOK
+    assert env["env_vars"] == {"NCCL_DEBUG": "WARN", FIXUP_ENV: GVQA}
+    monkeypatch.setattr(sys, "argv", ["main.py", f"config={recipe_path}", "worker.rollout.n=1"])
+    with pytest.raises(ConfigError, match="worker.rollout.n must be >= 2"):
+        ray_runtime_env_hook(None)
+
+
+def test_doctor_lists_versions_backend_gpus_and_every_seam(capsys):
+    assert main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    for label in ("EasyR1 (verl)", "transformers", "vLLM", "Ray", "video backend", "GPUs", "plugins"):
+        assert label in out
+    assert "decord" in out and "all seams in place" in out
+    assert out.count(" patched ") == len(seams.SEAMS)
+
+
+def test_plugins_lists_what_each_plugin_adds(capsys):
+    assert main(["plugins"]) == 0
+    out = capsys.readouterr().out
+    assert "zoomzero" in out and "advantage estimator 'tokenadv'" in out and f"reward function '{GVQA}'" in out
+    assert "rollout hooks" in out and "config checks" in out
+
+
+def test_runtime_env_prints_json_for_ray_job_submit(capsys):
+    assert main(["runtime-env"]) == 0
+    env = json.loads(capsys.readouterr().out)
+    assert env == {"worker_process_setup_hook": SETUP_HOOK, "env_vars": {"RAY_RUNTIME_ENV_HOOK": ENV_HOOK}}
+
+
+def seam(name):
+    return next(s for s in seams.SEAMS if s.name == name)
+
+
+def test_a_missing_seam_target_stops_with_the_easyr1_version_and_the_seam():
+    import verl
+
+    fake = types.ModuleType("verl.trainer.ray_trainer")
+    fake.RayPPOTrainer = type("RayPPOTrainer", (), {"_validate": lambda self: {}})  # no _make_batch_data
+    with pytest.raises(seams.SeamError) as info:
+        seams.apply(seam("ray_trainer.RayPPOTrainer._make_batch_data"), fake)
+    message = str(info.value)
+    assert f"EasyR1 {verl.__version__}" in message and "ray_trainer.RayPPOTrainer._make_batch_data" in message
+    assert "not found" in message and "rollout hooks" in message
+    assert seams.status(seam("ray_trainer.RayPPOTrainer._make_batch_data"))[0] == "patched"  # the real one is
+
+
+def test_a_changed_signature_stops_too():
+    fake = types.ModuleType("verl.trainer.ray_trainer")
+    fake.compute_advantage = lambda data, estimator_name, gamma=1.0, lam=1.0: data
+    with pytest.raises(seams.SeamError, match=r"takes \(data, estimator_name, gamma, lam\)"):
+        seams.apply(seam("ray_trainer.compute_advantage"), fake)
+
+
+def test_reward_manager_seam_accepts_either_easyr1_version_but_not_neither():
+    class AutoRewardManager:  # EasyR1 main's single manager
+        def __init__(self, config, tokenizer):
+            pass
+
+    main_like = types.ModuleType("verl.workers.reward.function")
+    main_like.AutoRewardManager = AutoRewardManager
+    assert seams.apply(seam("reward_manager.__init__"), main_like) == ["AutoRewardManager.__init__"]
+    assert getattr(AutoRewardManager.__init__, seams.MARK) == "reward_manager.__init__"
+    assert seams.apply(seam("reward_manager.__init__"), main_like) == ["AutoRewardManager.__init__"]  # idempotent
+    assert AutoRewardManager.__init__.__wrapped__.__name__ == "__init__"
+    with pytest.raises(seams.SeamError, match="not found"):
+        seams.apply(seam("reward_manager.__init__"), types.ModuleType("verl.workers.reward.function"))
+
+
+def test_a_holder_that_stopped_importing_easyr1s_process_video_stops_the_run():
+    source = types.ModuleType("verl.utils.dataset")
+    source.process_video = lambda video, min_pixels, max_pixels, video_fps, return_fps=False: video
+    holder = types.ModuleType("verl.workers.rollout.vllm_rollout_spmd")
+    holder.process_video = lambda video, *a: None  # its own loader: clip specs would not reach ours
+    process_video = dataclasses.replace(seam("dataset.process_video"), holders=())  # leave the real holders alone
+    seams.apply(process_video, source)
+    with pytest.raises(seams.SeamError, match="is not EasyR1's"):
+        seams._rebind(process_video, source, holder)
+    holder.process_video = source.process_video.__wrapped__  # imported before the patch: rebound
+    seams._rebind(process_video, source, holder)
+    assert holder.process_video is source.process_video

@@ -1,0 +1,88 @@
+"""Clip specs through EasyR1's own video loading, and fuzzed option parsing."""
+
+import pytest
+import torch
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from zoomzero_plugin.hosts.easyr1.clips import decode_clip_spec, make_clip_spec
+from zoomzero_plugin.hosts.easyr1.options import TokenAdvOptions, ZoomOptions
+from zoomzero_plugin.synthetic.videos import dominant_color
+from zoomzero_plugin.zoom import ZoomBudget, plan_zoom
+
+BUDGET = ZoomBudget(max_tokens=256, min_frame_pixels=3136, max_frame_pixels=50176, fps=2.0)
+
+
+def colours(frames):
+    return [dominant_color(f.permute(1, 2, 0).numpy()) for f in frames]
+
+
+def test_rollout_worker_decodes_only_the_spans_of_a_clip_spec(evidence_video):
+    from verl.utils import dataset
+    from verl.workers import fsdp_workers
+    from verl.workers.rollout import vllm_rollout_spmd as rollout
+
+    assert rollout.process_video is dataset.process_video is fsdp_workers.process_video  # every holder patched
+    plan = plan_zoom([(3.0, 5.0), (8.0, 9.5)], 12.0, BUDGET)  # the red and the blue square
+    spec = make_clip_spec(plan, str(evidence_video))
+    out = rollout._process_multi_modal_data({"videos": [spec]}, 3136, 12544, 1.0)  # EasyR1's own function
+    frames = out["video"][0]
+    assert frames.shape[0] == plan.frames and frames.shape[-1] * frames.shape[-2] == 224 * 168
+    seen = colours(frames)
+    first = plan.clips[0].nframes
+    assert set(seen[: first - 1]) == {"red"} and set(seen[first : first + plan.clips[1].nframes - 1]) == {"blue"}
+    assert None not in seen[: first - 1], "no frame from outside the spans"
+
+
+def test_clip_spec_metadata_keeps_true_timestamps(evidence_video):
+    plan = plan_zoom([(8.0, 9.5), (3.0, 5.0)], 12.0, BUDGET)
+    (frames, metadata), fps = decode_clip_spec(make_clip_spec(plan, str(evidence_video)), return_fps=True, return_metadata=True)
+    times = [i / metadata["fps"] for i in metadata["frames_indices"]]
+    assert len(times) == frames.shape[0] == plan.frames
+    assert times == sorted(times), "clips are decoded in time order"
+    assert all(3.0 <= t <= 5.0 or 8.0 <= t <= 9.5 for t in times)
+    assert fps == pytest.approx(plan.frames / plan.seconds)
+
+
+def test_plain_video_paths_still_go_to_easyr1s_original(evidence_video):
+    from verl.utils import dataset
+
+    patched = dataset.process_video(str(evidence_video), 3136, 12544, 1.0, return_fps=True)
+    original = dataset.process_video.__wrapped__(str(evidence_video), 3136, 12544, 1.0, return_fps=True)
+    assert torch.equal(patched[0], original[0]) and patched[1] == original[1]
+
+
+def test_uniform_budget_gives_the_requested_frames():
+    zoom = ZoomOptions(enable=True, no_spans="uniform", uniform_frames=16, fps=0.5)
+    from zoomzero_plugin.zoom import plan_pass
+
+    plan = plan_pass([(0.0, 300.0)], 300.0, zoom.uniform_budget(300.0))
+    assert plan.frames == 16
+
+
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10, 10**7), st.floats(allow_nan=True), st.text(max_size=8))
+SECTION = st.dictionaries(
+    st.sampled_from(["enable", "fps", "max_tokens", "min_frame_pixels", "max_frame_pixels", "max_new_tokens",
+                     "no_spans", "uniform_frames", "eps", "glue_components", "typo"]),
+    st.one_of(SCALARS, st.lists(st.sampled_from(["format", "iou", "zoom", "x"]), max_size=3)),
+    max_size=6,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@example(zoom={"max_tokens": float("inf")}, tokenadv={"eps": float("nan")})
+@given(zoom=st.one_of(st.none(), SECTION, SCALARS), tokenadv=st.one_of(st.none(), SECTION, SCALARS))
+def test_option_parsing_is_total(zoom, tokenadv):
+    """Any recipe input gives valid options or a ValueError naming the key; never another exception."""
+    kwargs = {"zoom": zoom, "tokenadv": tokenadv}
+    for parse in (ZoomOptions.from_kwargs, TokenAdvOptions.from_kwargs):
+        try:
+            options = parse(kwargs)
+        except ValueError as e:
+            assert "worker.reward.reward_function_kwargs" in str(e)
+            continue
+        if isinstance(options, ZoomOptions):
+            options.budget()
+            assert options.no_spans in ("zero", "uniform") and options.max_new_tokens >= 1
+        else:
+            assert options.eps > 0 and options.glue_components

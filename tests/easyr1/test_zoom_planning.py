@@ -1,0 +1,111 @@
+"""The zoom hook's driver-side bookkeeping, without generation: parse, plan, the zoom batch, answers, stats."""
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from zoomzero_plugin.ground_truth import GroundTruth
+from zoomzero_plugin.hosts.easyr1.options import ZoomOptions
+from zoomzero_plugin.hosts.easyr1.zoom_hook import ZoomHook, decode_rows, encode_rows
+from zoomzero_plugin.parsing import glue_spans, parse_response
+from zoomzero_plugin.prompts import zoom_prompt
+
+TRUTHS = [
+    GroundTruth(answer="B", options=("red", "green", "blue"), spans=((3.0, 5.0),), duration=12.0, qid="a", question="Which colour?"),
+    GroundTruth(answer="A", options=("cat", "dog"), spans=(), duration=30.0, qid="b", question="Which animal?"),
+]
+TEXTS = [
+    "<think>x</think><answer>B</answer><glue>[(3.0, 5.0), (4.0, 6.0)]</glue>",
+    "<think>x</think><answer>B</answer>",
+    "<think>x</think><answer>A</answer><glue>[(50, 60)]</glue>",  # outside the 30 s video: no valid span
+    "<think>x</think><answer>A</answer><glue>[(10, 12)]</glue>",
+]
+MMD = [{"videos": ["/v/a.mp4"]}, {"videos": ["/v/a.mp4"]}, {"videos": ["/v/b.mp4"]}, {"videos": ["/v/b.mp4"]}]
+
+
+@pytest.fixture
+def hook(easyr1_tokenizer, easyr1_processor):
+    options = ZoomOptions(enable=True, max_tokens=256, min_frame_pixels=3136, max_frame_pixels=50176, fps=2.0)
+    return ZoomHook(options, easyr1_tokenizer, easyr1_processor, coarse_fps=1.0)
+
+
+def truths_json():
+    return [TRUTHS[0].to_json()] * 2 + [TRUTHS[1].to_json()] * 2
+
+
+def test_plan_uses_the_spans_the_reward_sees(hook):
+    requests = hook.plan(TEXTS, truths_json(), MMD)
+    assert requests.rows == [0, 3] and requests.span_seconds == [3.0, 0.0, 0.0, 2.0]
+    assert [(c.start, c.end) for c in requests.plans[0].clips] == [(3.0, 6.0)]
+    assert requests.videos == ["/v/a.mp4", "/v/a.mp4", "/v/b.mp4", "/v/b.mp4"]
+
+
+def test_no_spans_uniform_gives_a_whole_video_pass(hook):
+    hook.options = ZoomOptions(enable=True, no_spans="uniform", uniform_frames=8, max_tokens=256,
+                               min_frame_pixels=3136, max_frame_pixels=50176)
+    requests = hook.plan(TEXTS, truths_json(), MMD)
+    assert requests.rows == [0, 1, 2, 3]
+    whole = requests.plans[1]
+    assert [(c.start, c.end) for c in whole.clips] == [(0.0, 12.0)] and whole.frames == 8
+
+
+def test_zoom_batch_prompts_uids_and_clip_specs(hook, easyr1_processor, easyr1_tokenizer):
+    requests = hook.plan(TEXTS, truths_json(), MMD)
+    batch = hook.zoom_batch(requests)
+    assert len(batch) == 2 and batch.meta_info["n"] == 1 and batch.meta_info["temperature"] == 0.0
+    expected = easyr1_processor.apply_chat_template(
+        [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": zoom_prompt(TRUTHS[1].question, TRUTHS[1].options).removeprefix("<video>")}]}],
+        add_generation_prompt=True, tokenize=False,
+    )
+    assert batch.non_tensor_batch["raw_prompt_ids"][1] == easyr1_tokenizer.encode(expected, add_special_tokens=False)
+    ids, mask = batch.batch["input_ids"], batch.batch["attention_mask"]
+    for j, raw in enumerate(batch.non_tensor_batch["raw_prompt_ids"]):
+        assert ids[j][mask[j].bool()].tolist() == raw and mask[j, -1] == 1  # left padded
+    spec = batch.non_tensor_batch["multi_modal_data"][0]["videos"][0]
+    assert spec["video"] == "/v/a.mp4" and [(c["video_start"], c["video_end"]) for c in spec["clips"]] == [(3.0, 6.0)]
+    uids = list(batch.non_tensor_batch["uid"])
+    assert len(set(uids)) == 2 and all(u.startswith("zoom-") for u in uids)
+    assert not set(uids) & set(hook.zoom_batch(requests).non_tensor_batch["uid"]), "fresh uids every pass"
+
+
+def test_missing_question_stops_the_zoom_pass(hook):
+    bare = GroundTruth(answer="A", options=("x", "y"), spans=(), duration=5.0, qid="q9")
+    requests = hook.plan(["<glue>[(1, 2)]</glue>"], [bare.to_json()], [{"videos": ["/v.mp4"]}])
+    with pytest.raises(ValueError, match="q9.*no 'question'"):
+        hook.zoom_batch(requests)
+
+
+def test_answers_and_stats(hook, easyr1_tokenizer):
+    from verl.protocol import DataProto
+
+    requests = hook.plan(TEXTS, truths_json(), MMD)
+    outs = [easyr1_tokenizer.encode(t, add_special_tokens=False) + [easyr1_tokenizer.eos_token_id] for t in ("B", "C.")]
+    width = max(map(len, outs))
+    responses = torch.tensor([x + [easyr1_tokenizer.pad_token_id] * (width - len(x)) for x in outs])
+    mask = torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x in outs])
+    output = DataProto.from_dict(tensors={"responses": responses, "response_mask": mask})
+    answers = hook.answers(requests, output, 4)
+    assert answers == ["B", None, None, "C"]
+    prompts = torch.zeros(4, 10, dtype=torch.long)
+    prompts[:, :6] = hook.video_token_id
+    stats = hook.stats(requests, answers, prompts)
+    assert stats["zoom/valid_span_share"] == 0.5 and stats["zoom/accuracy"] == 0.5
+    assert stats["zoom/span_seconds"] == 2.5 and stats["zoom/zoomed_share"] == 0.5
+    assert stats["zoom/coarse_frames"] == 21.0  # 12 s and 30 s at 1 fps
+    assert stats["zoom/zoom_tokens_per_frame"] == pytest.approx(np.mean([p.tokens_per_frame for p in requests.plans]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="<>/gluethinkanswr[](),.0123456789 -eE", max_size=80), st.one_of(st.none(), st.floats(0.5, 100)))
+def test_glue_spans_is_parse_response_spans(text, duration):
+    assert glue_spans(text, duration) == parse_response(text, duration).spans
+
+
+def test_batched_decode_and_encode_match_the_tokenizer(easyr1_tokenizer):
+    texts = ["<answer>B</answer><glue>[(1.5, 2.0)]</glue>", "Respond with only the letter.", "ünïcödé ✓"]
+    rows = [easyr1_tokenizer.encode(t, add_special_tokens=False) + [easyr1_tokenizer.eos_token_id] for t in texts]
+    for skip in (True, False):
+        assert decode_rows(easyr1_tokenizer, rows, skip) == [easyr1_tokenizer.decode(r, skip_special_tokens=skip) for r in rows]
+    assert encode_rows(easyr1_tokenizer, texts) == [easyr1_tokenizer.encode(t, add_special_tokens=False) for t in texts]

@@ -1,0 +1,123 @@
+"""Making the plugins active in every process EasyR1 trains in.
+
+EasyR1's training loop runs in a ``Runner`` Ray actor and its rollout/FSDP workers and reward managers are
+further actors, so patching only the driver changes nothing. Three entry points, one per way of launching:
+
+- :func:`activate` — in-process (the ``easyr1`` launcher, tests, notebooks).
+- :func:`setup_worker` — Ray's ``worker_process_setup_hook``: runs in every worker process of the job before
+  any actor or task code, so actors (and actors they create) start with the plugins active.
+- :func:`ray_runtime_env_hook` — for ``RAY_RUNTIME_ENV_HOOK``: Ray passes the ``runtime_env`` of a plain
+  ``ray.init()`` (EasyR1 calls it itself) through it; it activates the driver, adds the setup hook, and,
+  under ``python3 -m verl.trainer.main``, validates the recipe before any actor starts.
+
+Activation is idempotent: it loads the entry points once and installs every seam once.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from .registry import PluginHost
+
+SETUP_HOOK = "zoomzero_plugin.hosts.easyr1.activation.setup_worker"
+ENV_HOOK = "zoomzero_plugin.hosts.easyr1.activation.ray_runtime_env_hook"
+CHAINED_HOOK_ENV = "EASYR1_PLUGINS_CHAINED_SETUP_HOOK"  # a setup hook the user had before ours
+CHECKED_ENV = "EASYR1_PLUGINS_CHECKED"  # set by `easyr1 train`: the recipe was validated in the driver
+
+
+@dataclass(frozen=True)
+class Activation:
+    """When and where the plugins became active in this process."""
+
+    pid: int
+    time: float  # time.time()
+    where: str
+    plugins: tuple[str, ...]
+
+
+_host: PluginHost | None = None
+_activation: Activation | None = None
+
+
+def activate(where: str = "process") -> PluginHost:
+    """Load the plugins and install every seam in this process (once); returns the plugin host."""
+    global _host, _activation
+    if _host is None:
+        from zoomzero_plugin.cpu_compat import ensure_torchvision_importable
+
+        from . import seams
+
+        ensure_torchvision_importable()  # before EasyR1 imports qwen-vl-utils (a no-op where torchvision loads)
+        host = PluginHost.load()
+        seams.install()
+        _host = host
+        _activation = Activation(os.getpid(), time.time(), where, tuple(i.name for i in host.infos))
+    return _host
+
+
+def activation() -> Activation | None:
+    """This process's activation, or None if the plugins are not active here."""
+    return _activation
+
+
+def current_host() -> PluginHost:
+    """The active plugin host (activating this process if a seam runs before anyone did)."""
+    return _host if _host is not None else activate("on first use")
+
+
+def setup_worker() -> None:
+    """Ray ``worker_process_setup_hook``: activate, then run the setup hook the user had configured, if any."""
+    activate("ray worker")
+    chained = os.environ.get(CHAINED_HOOK_ENV)
+    if chained:
+        module, _, name = chained.rpartition(".")
+        getattr(importlib.import_module(module), name)()
+
+
+def runtime_env() -> dict[str, Any]:
+    """The ``runtime_env`` that activates the plugins in a job (``ray job submit --runtime-env-json``).
+
+    Its env var also reaches the job's driver (the entrypoint), whose own ``ray.init`` then validates the recipe.
+    """
+    return {"worker_process_setup_hook": SETUP_HOOK, "env_vars": {"RAY_RUNTIME_ENV_HOOK": ENV_HOOK}}
+
+
+def with_setup_hook(runtime_env: dict[str, Any] | None) -> dict[str, Any]:
+    """``runtime_env`` plus the worker setup hook (a user's own setup hook is chained, not replaced)."""
+    env = dict(runtime_env or {})
+    env_vars = dict(env.get("env_vars") or {})
+    current = env.get("worker_process_setup_hook")
+    if current not in (None, SETUP_HOOK):
+        if not isinstance(current, str):
+            raise ValueError(
+                "runtime_env['worker_process_setup_hook'] is a callable; the easyr1 plugins need their own hook. "
+                f"Give it as a 'module.function' string so it can be chained, or call {SETUP_HOOK}() from it."
+            )
+        env_vars[CHAINED_HOOK_ENV] = current
+    env["worker_process_setup_hook"] = SETUP_HOOK
+    if env_vars:
+        env["env_vars"] = env_vars
+    return env
+
+
+def ray_runtime_env_hook(runtime_env: dict[str, Any] | None) -> dict[str, Any]:
+    """``RAY_RUNTIME_ENV_HOOK`` target: activate the driver and return ``runtime_env`` with the setup hook."""
+    activate("driver (RAY_RUNTIME_ENV_HOOK)")
+    env = with_setup_hook(dict(runtime_env) if runtime_env is not None else None)
+    if _running_easyr1_main() and os.environ.get(CHECKED_ENV) != "1":
+        from .recipe import check_driver_argv
+
+        env_vars = dict(env.get("env_vars") or {})
+        env_vars.update(check_driver_argv(sys.argv[1:]))
+        env["env_vars"] = env_vars
+    return env
+
+
+def _running_easyr1_main() -> bool:
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    return getattr(spec, "name", None) == "verl.trainer.main"

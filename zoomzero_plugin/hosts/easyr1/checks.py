@@ -1,0 +1,97 @@
+"""Config checks that need no data: the host's own, then every plugin's ``easyr1_check_config``.
+
+Run by ``easyr1 train`` (and ``--dry-run``) in the driver, by the runtime-env hook under
+``python3 -m verl.trainer.main``, and again in the trainer (the ``Runner`` actor) before workers start.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from typing import Any
+
+
+def builtin_estimators() -> list[str]:
+    from verl.trainer.core_algos import AdvantageEstimator
+
+    return [e.value for e in AdvantageEstimator]
+
+
+def declared_reward_type(path: str) -> str | None:
+    """The module constant ``REWARD_TYPE = "…"`` of a reward file, read without running it."""
+    try:
+        tree = ast.parse(open(path, encoding="utf-8").read(), filename=path)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "REWARD_TYPE" for t in node.targets):
+            if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                return node.value.value
+    return None
+
+
+def function_parameters(path: str, name: str) -> tuple[set[str], bool] | None:
+    """(parameter names, has **kwargs) of a module-level ``def name`` in a file, read without running it."""
+    try:
+        tree = ast.parse(open(path, encoding="utf-8").read(), filename=path)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            args = node.args
+            names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+            return names, args.kwarg is not None
+    return None
+
+
+def _reward_problems(reward: Any, option_keys: set[str]) -> list[str]:
+    if reward.reward_function is None:
+        return [
+            "worker.reward.reward_function is unset or names a file that does not exist (EasyR1 drops it and "
+            "fails later with 'Reward function is not provided')"
+        ]
+    if not os.path.isfile(reward.reward_function):
+        return [f"worker.reward.reward_function: file {reward.reward_function} does not exist"]
+    problems = []
+    file = os.path.basename(reward.reward_function)
+    declared = declared_reward_type(reward.reward_function)
+    configured = getattr(reward, "reward_type", None)  # EasyR1 0.3.2 only; main reads REWARD_TYPE itself
+    if declared and configured and declared != configured:
+        problems.append(f"worker.reward.reward_type is '{configured}' but {file} declares REWARD_TYPE = '{declared}'")
+    signature = function_parameters(reward.reward_function, reward.reward_function_name)
+    if signature is None:
+        problems.append(f"worker.reward.reward_function: {file} defines no function '{reward.reward_function_name}'")
+    elif not signature[1]:
+        unknown = sorted(set(reward.reward_function_kwargs or {}) - signature[0] - option_keys)
+        if unknown:
+            problems.append(
+                f"worker.reward.reward_function_kwargs {unknown}: not parameters of {file}:{reward.reward_function_name}"
+            )
+    return problems
+
+
+def check_config(config: Any) -> list[str]:
+    """Every problem found with a built ``PPOConfig`` (empty when it can train)."""
+    from .activation import current_host
+
+    host = current_host()
+    problems: list[str] = []
+    name = str(getattr(config.algorithm.adv_estimator, "value", config.algorithm.adv_estimator))
+    builtins = builtin_estimators()
+    estimator = host.estimator(name)
+    if estimator is None and name not in builtins:
+        problems.append(
+            f"algorithm.adv_estimator '{name}' is unknown: EasyR1 has {builtins}, the installed plugins add "
+            f"{sorted(host.estimators) or 'none'}"
+        )
+    if estimator is not None and estimator.validate_as in ("grpo", "rloo") and config.worker.rollout.n < 2:
+        problems.append(
+            f"algorithm.adv_estimator '{name}' normalises rewards within groups of responses to one prompt: "
+            f"worker.rollout.n must be >= 2 (got {config.worker.rollout.n})"
+        )
+    data = config.data
+    if data.min_pixels is not None and data.max_pixels is not None and data.min_pixels > data.max_pixels:
+        problems.append(f"data.min_pixels={data.min_pixels} > data.max_pixels={data.max_pixels} (qwen-vl-utils rejects it)")
+    problems += _reward_problems(config.worker.reward, host.option_keys())
+    problems += host.check_config(config)
+    return problems

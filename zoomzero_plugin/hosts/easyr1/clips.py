@@ -1,0 +1,76 @@
+"""Clip specs: a ``multi_modal_data`` video entry that names time ranges instead of a whole file.
+
+A clip spec is a plain dict (it travels through Ray and ``DataProto`` like a path)::
+
+    {"video": "/data/v.mp4", "image_patch_size": 14,
+     "clips": [{"video": "/data/v.mp4", "video_start": 3.0, "video_end": 5.0, "nframes": 4,
+                "min_pixels": …, "max_pixels": …, "total_pixels": …}, …]}
+
+Each clip is a qwen-vl-utils ``fetch_video`` element (``ZoomPlan.video_elements``), so only frames inside
+the ranges are decoded, at the pass's own pixel limits. The clips' frames are concatenated in time order
+into one video (vLLM accepts one video per prompt by default); later clips are resized to the first
+clip's frame size. EasyR1's ``process_video`` is wrapped to accept such a dict wherever it reads videos.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from zoomzero_plugin.zoom import ZoomPlan
+
+CLIPS = "clips"
+
+
+def make_clip_spec(plan: ZoomPlan, video: str) -> dict[str, Any]:
+    """The clip spec of ``plan`` over ``video``."""
+    return {"video": str(video), "image_patch_size": plan.budget.factor // 2, CLIPS: plan.video_elements(str(video))}
+
+
+def is_clip_spec(video: Any) -> bool:
+    return isinstance(video, Mapping) and isinstance(video.get(CLIPS), (list, tuple))
+
+
+def decode_clip_spec(spec: Mapping[str, Any], return_fps: bool = False, return_metadata: bool = False):
+    """Decode a clip spec like EasyR1's ``process_video`` decodes a path.
+
+    Returns frames ``(T, 3, H, W)`` float; ``(frames, metadata)`` with ``return_metadata``; and that
+    value paired with the sample fps with ``return_fps`` (qwen-vl-utils' own return convention).
+    ``metadata["frames_indices"]`` are absolute source frame indices, so timestamps stay true.
+    """
+    import torch
+
+    from zoomzero_plugin.video import fetch_element
+
+    elements = list(spec[CLIPS])
+    if not elements:
+        raise ValueError(f"clip spec for {spec.get('video')!r} has no clips")
+    patch = int(spec.get("image_patch_size", 14))
+    first = fetch_element(elements[0], image_patch_size=patch)
+    height, width = first.frames.shape[-2:]
+    decoded = [first] + [
+        fetch_element({**e, "resized_height": height, "resized_width": width}, image_patch_size=patch)
+        for e in elements[1:]
+    ]
+    frames = torch.cat([d.frames for d in decoded])
+    seconds = sum(max(float(e["video_end"]) - float(e["video_start"]), 1e-6) for e in elements)
+    sample_fps = frames.shape[0] / seconds
+    out: Any = frames
+    if return_metadata:
+        metadata = dict(decoded[0].metadata)
+        metadata["frames_indices"] = [i for d in decoded for i in d.metadata.get("frames_indices", [])]
+        metadata["total_num_frames"] = sum(int(d.metadata.get("total_num_frames", 0)) for d in decoded)
+        out = (frames, metadata)
+    return (out, sample_fps) if return_fps else out
+
+
+def wrap_process_video(original: Callable) -> Callable:
+    def process_video(video, *args, **kwargs):
+        if not is_clip_spec(video):
+            return original(video, *args, **kwargs)
+        # (min_pixels, max_pixels, video_fps, return_fps[, return_metadata]): the spec carries its own limits
+        flags = dict(zip(("min_pixels", "max_pixels", "video_fps", "return_fps", "return_metadata"), args))
+        flags.update(kwargs)
+        return decode_clip_spec(video, bool(flags.get("return_fps")), bool(flags.get("return_metadata")))
+
+    return process_video

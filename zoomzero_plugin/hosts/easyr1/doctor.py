@@ -1,0 +1,115 @@
+"""``easyr1 plugins`` and ``easyr1 doctor``: what is installed, and whether every seam fits this EasyR1."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import sys
+
+from .activation import activate
+from .registry import PluginError
+
+HOOK_LABELS = {
+    "easyr1_check_config": "config checks",
+    "easyr1_check_rows": "row checks",
+    "easyr1_rollout_hooks": "rollout hooks",
+    "easyr1_describe": "settings for --dry-run",
+}
+
+
+def _first_line(fn) -> str:
+    doc = (getattr(fn, "__doc__", None) or "").strip()
+    return doc.splitlines()[0] if doc else ""
+
+
+def print_plugins() -> int:
+    try:
+        host = activate("easyr1 plugins")
+    except PluginError as e:
+        print(f"easyr1 plugins: {e}", file=sys.stderr)
+        return 1
+    if not host.infos:
+        print("no easyr1 plugins installed (entry point group 'easyr1.plugins')")
+        return 0
+    per_plugin = {info.name: [] for info in host.infos}
+    for plugin, estimators in host.per_plugin("easyr1_advantage_estimators"):
+        per_plugin[plugin] += [f"advantage estimator '{e.name}': {e.summary}" for e in estimators]
+    for plugin, names in host.per_plugin("easyr1_reward_functions"):
+        per_plugin[plugin] += [f"reward function '{n}' -> {t}" for n, t in names.items()]
+    for plugin, keys in host.per_plugin("easyr1_option_keys"):
+        per_plugin[plugin].append(f"options under worker.reward.reward_function_kwargs: {', '.join(keys)}")
+    for hook, label in HOOK_LABELS.items():
+        for impl in reversed(getattr(host.manager.hook, hook).get_hookimpls()):
+            per_plugin[impl.plugin_name].append(f"{label}: {_first_line(impl.function)}".rstrip(": "))
+    for info in host.infos:
+        print(f"{info.name}  ({info.target}, {info.distribution})")
+        for line in per_plugin[info.name]:
+            print(f"  - {line}")
+    return 0
+
+
+def _version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _video_backend() -> str:
+    from zoomzero_plugin.video import _qwen_vl_utils
+
+    try:
+        backend = _qwen_vl_utils().vision_process.get_video_reader_backend()
+    except Exception as e:  # noqa: BLE001 - reported
+        return f"unavailable ({type(e).__name__}: {e})"
+    forced = os.environ.get("FORCE_QWENVL_VIDEO_READER")
+    return backend + (f" (FORCE_QWENVL_VIDEO_READER={forced})" if forced else "")
+
+
+def _gpus() -> str:
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            return "none visible to torch"
+        return ", ".join(torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count()))
+    except Exception as e:  # noqa: BLE001 - reported
+        return f"unknown ({type(e).__name__}: {e})"
+
+
+def doctor() -> int:
+    from . import seams
+
+    try:
+        import verl
+
+        easyr1 = f"{verl.__version__} ({os.path.dirname(verl.__file__)})"
+    except ImportError as e:
+        easyr1 = f"not importable ({e})"
+    rows = [
+        ("EasyR1 (verl)", easyr1),
+        ("transformers", _version("transformers")),
+        ("vLLM", _version("vllm")),
+        ("Ray", _version("ray")),
+        ("torch", _version("torch")),
+        ("qwen-vl-utils", _version("qwen-vl-utils")),
+        ("video backend", _video_backend()),
+        ("GPUs", _gpus()),
+    ]
+    try:
+        host = activate("easyr1 doctor")
+        rows.append(("plugins", ", ".join(f"{i.name} ({i.distribution})" for i in host.infos) or "none"))
+    except PluginError as e:
+        rows.append(("plugins", f"FAILED: {e}"))
+        host = None
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}")
+    print("seams (EasyR1 code the plugins wrap):")
+    ok = host is not None
+    for seam in seams.SEAMS:
+        state, detail = seams.status(seam, import_modules=True)
+        ok &= state == "patched"
+        print(f"  {seam.name:<42} {state:<13} {detail.splitlines()[0] if detail else ''}")
+    print("all seams in place" if ok else "some seams are not in place: training with plugin features would stop")
+    return 0 if ok else 1

@@ -1,0 +1,122 @@
+"""zoomzero's options, read from ``worker.reward.reward_function_kwargs`` (EasyR1 rejects new top-level keys).
+
+```yaml
+reward_function_kwargs:
+  zoom: {enable: true, fps: 1.0, max_tokens: 8192, min_frame_pixels: 12544, max_frame_pixels: 602112,
+         max_new_tokens: 4, no_spans: zero, uniform_frames: 16}
+  tokenadv: {eps: 1.0e-6}
+```
+A ``zoom`` section turns the zoom pass on unless it says ``enable: false``. Unknown keys are errors.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from zoomzero_plugin.advantages import ANSWER_COMPONENTS, GLUE_COMPONENTS
+from zoomzero_plugin.zoom import ZoomBudget
+
+KWARGS = "worker.reward.reward_function_kwargs"
+
+
+def _section(kwargs: Mapping[str, Any] | None, name: str) -> Mapping[str, Any] | None:
+    section = (kwargs or {}).get(name)
+    if section is not None and not isinstance(section, Mapping):
+        raise ValueError(f"{KWARGS}.{name} must be a mapping, got {section!r}")
+    return section
+
+
+def _build(cls, section: Mapping[str, Any], name: str, defaults: Mapping[str, Any] = {}):  # noqa: B006 - read only
+    known = {f.name: f for f in fields(cls)}
+    unknown = sorted(set(section) - set(known))
+    if unknown:
+        raise ValueError(f"{KWARGS}.{name}: unknown option(s) {unknown}; known: {sorted(known)}")
+    values = {**defaults, **section}
+    try:
+        return cls(**{k: _coerce(known[k].type, v, f"{KWARGS}.{name}.{k}") for k, v in values.items()})
+    except (TypeError, ValueError) as e:
+        raise ValueError(str(e) if str(e).startswith(KWARGS) else f"{KWARGS}.{name}: {e}") from None
+
+
+def _coerce(kind: str, value: Any, key: str) -> Any:
+    try:
+        if kind == "bool":
+            if not isinstance(value, bool):
+                raise TypeError
+            return value
+        if kind == "int":
+            if isinstance(value, bool) or float(value) != int(value):
+                raise TypeError
+            return int(value)
+        if kind == "float":
+            if isinstance(value, bool) or not math.isfinite(float(value)):
+                raise TypeError
+            return float(value)
+        if kind == "tuple[str, ...]":
+            return tuple(str(v) for v in ([value] if isinstance(value, str) else value))
+        return value
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{key}: {value!r} is not a valid {kind}") from None
+
+
+@dataclass(frozen=True)
+class ZoomOptions:
+    """The zoom pass (Zoom-Zero §4.1–4.2): Eq. 3 budget over the predicted spans, answer-only prompt."""
+
+    enable: bool = False
+    fps: float = 1.0  # s in Eq. 3
+    max_tokens: int = 8192  # L_v: visual tokens of the zoom pass
+    min_frame_pixels: int = 16 * 28 * 28
+    max_frame_pixels: int = 768 * 28 * 28
+    max_new_tokens: int = 4
+    no_spans: str = "zero"  # zero: zoom reward 0 | uniform: uniform frames over the whole video
+    uniform_frames: int = 16
+    max_frames: int = 768
+    min_clip_seconds: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.no_spans not in ("zero", "uniform"):
+            raise ValueError(f"{KWARGS}.zoom.no_spans must be 'zero' or 'uniform', got {self.no_spans!r}")
+        if self.max_new_tokens < 1 or self.uniform_frames < 2:
+            raise ValueError(f"{KWARGS}.zoom: max_new_tokens must be >= 1 and uniform_frames >= 2")
+        self.budget()  # validates the Eq. 3 numbers
+
+    @classmethod
+    def from_kwargs(cls, kwargs: Mapping[str, Any] | None) -> ZoomOptions:
+        section = _section(kwargs, "zoom")
+        return cls() if section is None else _build(cls, section, "zoom", {"enable": True})
+
+    def budget(self, factor: int = 28, temporal_patch: int = 2) -> ZoomBudget:
+        return ZoomBudget(
+            max_tokens=self.max_tokens, min_frame_pixels=self.min_frame_pixels, max_frame_pixels=self.max_frame_pixels,
+            fps=self.fps, factor=factor, temporal_patch=temporal_patch, max_frames=self.max_frames,
+            min_clip_seconds=self.min_clip_seconds,
+        )
+
+    def uniform_budget(self, duration: float, factor: int = 28, temporal_patch: int = 2) -> ZoomBudget:
+        """The budget of ``no_spans: uniform``: ``uniform_frames`` frames over the whole video."""
+        budget = self.budget(factor, temporal_patch)
+        return replace(budget, max_frames=self.uniform_frames, fps=max(budget.fps, self.uniform_frames / duration))
+
+
+@dataclass(frozen=True)
+class TokenAdvOptions:
+    """TokenAdv (Eq. 4–5): which reward components drive glue tokens and which drive the other tokens."""
+
+    eps: float = 1e-6
+    glue_components: tuple[str, ...] = GLUE_COMPONENTS
+    answer_components: tuple[str, ...] = ANSWER_COMPONENTS
+
+    def __post_init__(self) -> None:
+        if not self.eps > 0:
+            raise ValueError(f"{KWARGS}.tokenadv.eps must be > 0, got {self.eps}")
+        if not self.glue_components or not self.answer_components:
+            raise ValueError(f"{KWARGS}.tokenadv: glue_components and answer_components must not be empty")
+
+    @classmethod
+    def from_kwargs(cls, kwargs: Mapping[str, Any] | None) -> TokenAdvOptions:
+        section = _section(kwargs, "tokenadv")
+        return cls() if section is None else _build(cls, section, "tokenadv")

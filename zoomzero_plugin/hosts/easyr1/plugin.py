@@ -1,0 +1,180 @@
+"""zoomzero-plugin's own EasyR1 plugin, registered through the ``easyr1.plugins`` entry point like any other.
+
+Adds: the reward name ``zoomzero:gvqa`` (the installed ``gvqa_reward.py:compute_score``), the advantage
+estimator ``tokenadv``, the ``zoom`` rollout hook (when ``reward_function_kwargs.zoom`` enables it), and
+checks of the recipe and its rows for all three.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from zoomzero_plugin import gvqa_reward
+from zoomzero_plugin.ground_truth import GroundTruth
+from zoomzero_plugin.rewards import RewardConfig
+from zoomzero_plugin.zoom import plan_zoom
+
+from .hookspecs import hookimpl
+from .options import KWARGS, TokenAdvOptions, ZoomOptions
+from .tokenadv import TOKENADV
+
+GVQA = "zoomzero:gvqa"
+TEXT_ALLOWANCE = 512  # tokens of chat template, question and options in the zoom prompt
+
+
+def gvqa_target() -> str:
+    return f"{os.path.realpath(gvqa_reward.__file__)}:compute_score"
+
+
+def uses_gvqa(config: Any) -> bool:
+    reward = config.worker.reward
+    return bool(reward.reward_function) and f"{os.path.realpath(reward.reward_function)}:{reward.reward_function_name}" == gvqa_target()
+
+
+def _kwargs(config: Any) -> Mapping[str, Any]:
+    return config.worker.reward.reward_function_kwargs or {}
+
+
+@hookimpl
+def easyr1_reward_functions() -> Mapping[str, str]:
+    return {GVQA: gvqa_target()}
+
+
+@hookimpl
+def easyr1_advantage_estimators() -> Sequence[Any]:
+    return [TOKENADV]
+
+
+@hookimpl
+def easyr1_option_keys() -> Sequence[str]:
+    return ("zoom", "tokenadv")
+
+
+@hookimpl
+def easyr1_check_config(config: Any) -> list[str]:
+    """tokenadv and zoom requirements, option syntax, gvqa components."""
+    problems: list[str] = []
+    kwargs = _kwargs(config)
+    zoom = tokenadv = components = None
+    try:
+        zoom = ZoomOptions.from_kwargs(kwargs)
+    except ValueError as e:
+        problems.append(str(e))
+    try:
+        tokenadv = TokenAdvOptions.from_kwargs(kwargs)
+    except ValueError as e:
+        problems.append(str(e))
+    if uses_gvqa(config):
+        try:
+            components = RewardConfig.from_kwargs(kwargs.get("components"), kwargs.get("weights"), kwargs.get("normalize", True)).components
+        except ValueError as e:
+            problems.append(f"{KWARGS}: {e}")
+    algorithm = config.algorithm
+    if str(algorithm.adv_estimator) == TOKENADV.name:
+        if not algorithm.use_kl_loss and not algorithm.disable_kl:
+            problems.append(
+                "algorithm.adv_estimator=tokenadv builds advantages from the reward components and never reads "
+                "token_level_rewards, so the KL penalty EasyR1 puts into the reward (algorithm.use_kl_loss=false) "
+                "would be silently dropped: set algorithm.use_kl_loss=true (KL as a loss) or algorithm.disable_kl=true"
+            )
+        if tokenadv is not None and components is not None:
+            for role, names in (("glue", tokenadv.glue_components), ("answer", tokenadv.answer_components)):
+                if not set(names) & set(components):
+                    problems.append(
+                        f"tokenadv: no enabled reward component drives the {role} tokens (needs one of {list(names)}, "
+                        f"{KWARGS}.components is {list(components)})"
+                    )
+    if zoom is not None and zoom.enable:
+        if str(algorithm.adv_estimator) == "remax":
+            problems.append("the zoom pass does not support algorithm.adv_estimator=remax (its greedy baseline would need its own zoom pass)")
+        if components is not None and "zoom" not in components:
+            problems.append(f"{KWARGS}.zoom enables the zoom pass but 'zoom' is not in {KWARGS}.components: its answers would be ignored")
+        rollout = config.worker.rollout
+        context = rollout.max_model_len or config.data.max_prompt_length + config.data.max_response_length
+        if zoom.max_tokens + TEXT_ALLOWANCE + zoom.max_new_tokens > context:
+            problems.append(
+                f"{KWARGS}.zoom.max_tokens={zoom.max_tokens} visual tokens (+~{TEXT_ALLOWANCE} text, +{zoom.max_new_tokens} "
+                f"answer) do not fit the rollout context of {context} tokens (worker.rollout.max_model_len, or "
+                "data.max_prompt_length + data.max_response_length)"
+            )
+        if zoom.max_new_tokens > config.data.max_response_length:
+            problems.append(f"{KWARGS}.zoom.max_new_tokens exceeds data.max_response_length={config.data.max_response_length}")
+    elif components is not None and "zoom" in components:
+        problems.append(f"'zoom' is in {KWARGS}.components but the zoom pass is off ({KWARGS}.zoom.enable): it would always be 0")
+    return problems
+
+
+@hookimpl
+def easyr1_check_rows(config: Any, rows: Sequence[Mapping[str, Any]], split: str) -> list[str]:
+    """gvqa rows carry a GroundTruth JSON; the zoom pass also needs its question and options."""
+    if not uses_gvqa(config):
+        return []
+    problems = []
+    zoom = ZoomOptions.from_kwargs(_kwargs(config))
+    for i, row in enumerate(rows):
+        try:
+            truth = GroundTruth.parse(row.get(config.data.answer_key))
+        except ValueError as e:
+            problems.append(f"{split} row {i}: data.answer_key '{config.data.answer_key}' is not a zoomzero ground truth ({e})")
+            continue
+        if zoom.enable and not truth.question.strip():
+            problems.append(f"{split} row {i} ({truth.qid}): the ground truth has no 'question' for the zoom pass to re-ask")
+    return problems
+
+
+@hookimpl
+def easyr1_rollout_hooks(config: Any, tokenizer: Any, processor: Any) -> list[Any]:
+    """the zoom pass (Zoom-Zero §4.1-4.2), when reward_function_kwargs.zoom enables it"""
+    zoom = ZoomOptions.from_kwargs(_kwargs(config))
+    if not zoom.enable:
+        return []
+    from .zoom_hook import ZoomHook
+
+    return [ZoomHook(zoom, tokenizer, processor, config.data.video_fps, config.worker.reward.skip_special_tokens)]
+
+
+def _example_plan(config: Any, zoom: ZoomOptions) -> str | None:
+    """Coarse vs zoom pass on the first training row's ground-truth spans (Qwen2.5-VL patch sizes)."""
+    from .recipe import head_rows
+    from .zoom_hook import coarse_frames
+
+    try:
+        truth = GroundTruth.parse(head_rows(config.data.train_files, 1)[0][config.data.answer_key])
+    except (OSError, ValueError, IndexError, KeyError, TypeError):
+        return None
+    plan = plan_zoom(list(truth.spans), truth.duration, zoom.budget())
+    coarse = f"coarse pass ~{coarse_frames(truth.duration, config.data.video_fps)} frames (data.video_fps={config.data.video_fps})"
+    if plan is None:
+        return f"train row 0 ({truth.duration:.1f} s) has no ground-truth spans; {coarse}"
+    return (f"train row 0 ({truth.duration:.1f} s, ground-truth spans {[list(s) for s in truth.spans]}): {coarse}; zoom "
+            f"pass on those spans {plan.frames} frames x {plan.tokens_per_frame:.0f} tokens/frame = {plan.tokens:.0f} tokens")
+
+
+@hookimpl
+def easyr1_describe(config: Any) -> dict[str, Any]:
+    """Effective zoom / TokenAdv / reward settings."""
+    kwargs = _kwargs(config)
+    out: dict[str, Any] = {}
+    if uses_gvqa(config):
+        reward = RewardConfig.from_kwargs(kwargs.get("components"), kwargs.get("weights"), kwargs.get("normalize", True))
+        out["reward"] = {
+            "function": f"{GVQA} -> {gvqa_target()}",
+            "components": list(reward.components),
+            "weights": {k: reward.weight(k) for k in reward.components},
+            "normalize": reward.normalize,
+        }
+    zoom = ZoomOptions.from_kwargs(kwargs)
+    out["zoom"] = {"enable": False} if not zoom.enable else {k: getattr(zoom, k) for k in zoom.__dataclass_fields__}
+    if zoom.enable and (example := _example_plan(config, zoom)):
+        out["zoom example"] = example
+    if str(config.algorithm.adv_estimator) == TOKENADV.name:
+        options = TokenAdvOptions.from_kwargs(kwargs)
+        out["tokenadv"] = {
+            "eps": options.eps,
+            "glue_components": list(options.glue_components),
+            "answer_components": list(options.answer_components),
+            "kl": "loss (use_kl_loss)" if config.algorithm.use_kl_loss else "disabled" if config.algorithm.disable_kl else "in reward (ignored!)",
+        }
+    return out

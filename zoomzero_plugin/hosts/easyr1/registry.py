@@ -1,0 +1,130 @@
+"""Loading the installed plugins (entry points ``easyr1.plugins``) and asking them questions.
+
+Plugins are found with ``importlib.metadata``; ``EASYR1_PLUGINS_BLOCK=name1,name2`` skips some. A plugin
+that fails to import, declares a hook the spec does not know, or claims a name another plugin already
+claimed stops the load with a message naming the entry point.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pluggy
+
+from .hookspecs import ENTRY_POINT_GROUP, PROJECT, AdvantageEstimator, EasyR1Spec
+
+BLOCK_ENV = "EASYR1_PLUGINS_BLOCK"
+
+
+class PluginError(RuntimeError):
+    """A plugin could not be loaded or contradicts another one."""
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    name: str  # entry point name
+    target: str  # entry point value, "package.module"
+    distribution: str  # "zoomzero-plugin 0.1.0"
+    hooks: tuple[str, ...]  # hooks it implements
+
+
+class PluginHost:
+    """The loaded plugins, and their answers merged (first plugin wins nothing: clashes are errors)."""
+
+    def __init__(self, manager: pluggy.PluginManager, infos: Sequence[PluginInfo]):
+        self.manager = manager
+        self.infos = tuple(infos)
+        self.estimators = self._merge("easyr1_advantage_estimators", lambda e: e.name)
+        self.reward_functions = self._merge_maps("easyr1_reward_functions")
+
+    @classmethod
+    def load(cls, blocked: Sequence[str] | None = None, extra: Mapping[str, Any] | None = None) -> PluginHost:
+        """Load every entry point of ``easyr1.plugins`` (minus ``blocked``), plus ``extra`` name → plugin."""
+        if blocked is None:
+            blocked = [b.strip() for b in os.environ.get(BLOCK_ENV, "").split(",") if b.strip()]
+        manager = pluggy.PluginManager(PROJECT)
+        manager.add_hookspecs(EasyR1Spec)
+        infos, seen = [], set()
+        candidates = [(ep, _distribution(ep)) for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)]
+        candidates += [(name, "(registered in code)") for name in (extra or {})]
+        for ep, dist in candidates:
+            name = ep if isinstance(ep, str) else ep.name
+            if name in blocked or name in seen:
+                continue
+            seen.add(name)
+            target = "(object)" if isinstance(ep, str) else ep.value
+            try:
+                plugin = extra[name] if isinstance(ep, str) else ep.load()
+                manager.register(plugin, name=name)
+            except Exception as e:  # noqa: BLE001 - re-raised with the entry point named
+                raise PluginError(f"easyr1 plugin '{name}' ({target}, {dist}) failed to load: {e}") from e
+            hooks = tuple(sorted(c.name for c in manager.get_hookcallers(plugin) or ()))
+            infos.append(PluginInfo(name=name, target=target, distribution=dist, hooks=hooks))
+        try:
+            manager.check_pending()
+        except pluggy.PluginValidationError as e:
+            raise PluginError(f"an easyr1 plugin implements a hook that does not exist: {e}") from e
+        return cls(manager, infos)
+
+    # -- merged answers ---------------------------------------------------------------------------
+
+    def per_plugin(self, hook: str, **kwargs: Any) -> list[tuple[str, Any]]:
+        """``[(plugin name, result)]`` for every plugin implementing ``hook``, in registration order."""
+        caller = getattr(self.manager.hook, hook)
+        out = []
+        for impl in reversed(caller.get_hookimpls()):  # pluggy lists last-registered first
+            result = impl.function(**{k: v for k, v in kwargs.items() if k in impl.argnames})
+            if result is not None:
+                out.append((impl.plugin_name, result))
+        return out
+
+    def _merge(self, hook: str, key) -> dict[str, Any]:
+        merged: dict[str, Any] = {}
+        owner: dict[str, str] = {}
+        for plugin, items in self.per_plugin(hook):
+            for item in items:
+                name = key(item)
+                if name in merged:
+                    raise PluginError(f"plugins '{owner[name]}' and '{plugin}' both add '{name}' ({hook})")
+                merged[name], owner[name] = item, plugin
+        return merged
+
+    def _merge_maps(self, hook: str) -> dict[str, str]:
+        merged: dict[str, str] = {}
+        owner: dict[str, str] = {}
+        for plugin, mapping in self.per_plugin(hook):
+            for name, value in mapping.items():
+                if name in merged:
+                    raise PluginError(f"plugins '{owner[name]}' and '{plugin}' both add '{name}' ({hook})")
+                merged[name], owner[name] = str(value), plugin
+        return merged
+
+    def estimator(self, name: Any) -> AdvantageEstimator | None:
+        return self.estimators.get(str(getattr(name, "value", name)))
+
+    def option_keys(self) -> set[str]:
+        """``reward_function_kwargs`` keys owned by plugins (their option sections)."""
+        return {key for _, keys in self.per_plugin("easyr1_option_keys") for key in keys}
+
+    def check_config(self, config: Any) -> list[str]:
+        return [f"[{plugin}] {msg}" for plugin, msgs in self.per_plugin("easyr1_check_config", config=config) for msg in msgs]
+
+    def check_rows(self, config: Any, rows: Sequence[Mapping[str, Any]], split: str) -> list[str]:
+        found = self.per_plugin("easyr1_check_rows", config=config, rows=rows, split=split)
+        return [f"[{plugin}] {msg}" for plugin, msgs in found for msg in msgs]
+
+    def rollout_hooks(self, config: Any, tokenizer: Any, processor: Any) -> list[Any]:
+        found = self.per_plugin("easyr1_rollout_hooks", config=config, tokenizer=tokenizer, processor=processor)
+        return [hook for _, hooks in found for hook in hooks]
+
+    def describe(self, config: Any) -> dict[str, Mapping[str, Any]]:
+        return dict(self.per_plugin("easyr1_describe", config=config))
+
+
+def _distribution(ep: importlib.metadata.EntryPoint) -> str:
+    dist = getattr(ep, "dist", None)
+    return f"{dist.metadata['Name']} {dist.version}" if dist is not None else "unknown distribution"

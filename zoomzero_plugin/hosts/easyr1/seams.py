@@ -1,0 +1,237 @@
+"""Every place the host touches EasyR1, as a list.
+
+Each seam names its target (``module`` + ``Class.attr`` or ``attr``), why it is wrapped, and what
+breaks if EasyR1 changes it. Every wrapper calls EasyR1's original. Seams are applied when their module
+is imported (:mod:`.post_import`), in every process where the plugins are active; applying twice is a
+no-op. A missing target or a changed signature raises :class:`SeamError`, naming ``verl.__version__``
+and the seam, so the run stops instead of silently training something else.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from . import advantage, batch_step, clips, reward_extras, reward_names
+from .post_import import initializing, when_imported
+
+SUPPORTED = "EasyR1 0.3.2 (lazyllm-verl 0.3.2.dev2) and 0.3.3.dev0 (main)"
+MARK = "__easyr1_seam__"
+
+
+class SeamError(RuntimeError):
+    """EasyR1 no longer has what a seam wraps."""
+
+
+@dataclass(frozen=True)
+class Seam:
+    name: str
+    module: str
+    targets: tuple[str, ...]  # "attr" or "Class.attr"
+    params: tuple[str, ...]  # leading parameters the wrapper relies on
+    wrap: Callable[[Callable], Callable]
+    why: str
+    breaks: str
+    any_of: bool = False  # targets are alternatives for different EasyR1 versions: at least one must exist
+    holders: tuple[str, ...] = ()  # modules that import the target by name and must see the wrapper too
+
+
+SEAMS: tuple[Seam, ...] = (
+    Seam(
+        name="reward_config.post_init",
+        module="verl.workers.reward.config",
+        targets=("RewardConfig.post_init",),
+        params=("self",),
+        wrap=reward_names.wrap_post_init,
+        why="resolve plugin reward names (worker.reward.reward_function: zoomzero:gvqa) to a file path before "
+        "EasyR1 checks that the file exists",
+        breaks="named reward functions: EasyR1 would print 'Reward function … not found' and drop it",
+    ),
+    Seam(
+        name="reward_manager.__init__",
+        module="verl.workers.reward.function",
+        targets=("FunctionRewardManager.__init__", "AutoRewardManager.__init__"),  # 0.3.2 | main
+        params=("self", "config", "tokenizer"),
+        wrap=reward_extras.wrap_manager_init,
+        any_of=True,
+        why="apply a reward name resolved by the driver's runtime-env hook; do not pass plugin option sections "
+        "(zoom, tokenadv) to reward functions that do not declare them",
+        breaks="named reward functions under `python3 -m verl.trainer.main` / `ray job submit`; custom reward "
+        "functions in recipes that set plugin options",
+    ),
+    Seam(
+        name="reward_manager.compute_reward",
+        module="verl.workers.reward.function",
+        targets=(
+            "BatchFunctionRewardManager.compute_reward",  # 0.3.2
+            "SequentialFunctionRewardManager.compute_reward",  # 0.3.2
+            "AutoRewardManager.compute_reward",  # main
+        ),
+        params=("self", "data"),
+        wrap=reward_extras.wrap_compute_reward,
+        any_of=True,
+        why="EasyR1 gives a reward function only response/response_length/ground_truth; rollout hooks' "
+        "per-response extras (the zoom pass's answer) are merged into those inputs",
+        breaks="the zoom reward (the host then stops: extras not delivered)",
+    ),
+    Seam(
+        name="dataset.process_video",
+        module="verl.utils.dataset",
+        targets=("process_video",),
+        params=("video", "min_pixels", "max_pixels", "video_fps", "return_fps"),
+        wrap=clips.wrap_process_video,
+        holders=("verl.workers.rollout.vllm_rollout_spmd", "verl.workers.fsdp_workers"),
+        why="a multi_modal_data video may be a clip spec (path + time ranges + frames + pixel limits), so "
+        "rollout workers decode only the spans a zoom pass asks for",
+        breaks="the zoom pass (workers would try to open a dict as a path)",
+    ),
+    Seam(
+        name="ray_trainer.RayPPOTrainer.__init__",
+        module="verl.trainer.ray_trainer",
+        targets=("RayPPOTrainer.__init__",),
+        params=("self", "config", "tokenizer", "processor", "train_dataloader", "val_dataloader"),
+        wrap=advantage.wrap_trainer_init,
+        why="plugin estimators (tokenadv) pass EasyR1's AdvantageEstimator enum check, validated as the "
+        "built-in they resemble (grpo); plugin config checks run in the Runner before any worker starts",
+        breaks="algorithm.adv_estimator: tokenadv (EasyR1 raises 'Unknown advantage estimator')",
+    ),
+    Seam(
+        name="ray_trainer.compute_advantage",
+        module="verl.trainer.ray_trainer",
+        targets=("compute_advantage",),
+        params=("data", "adv_estimator", "gamma", "lam"),
+        wrap=advantage.wrap_compute_advantage,
+        why="EasyR1 passes an estimator only token_level_rewards/response_mask/uid; plugin estimators get the "
+        "whole batch (reward components, glue mask). fit() looks this global up at call time",
+        breaks="tokenadv (compute_advantage_return would raise KeyError 'tokenadv')",
+    ),
+    Seam(
+        name="ray_trainer.RayPPOTrainer._make_batch_data",
+        module="verl.trainer.ray_trainer",
+        targets=("RayPPOTrainer._make_batch_data",),
+        params=("self", "metrics"),
+        wrap=batch_step.wrap_make_batch_data,
+        why="run rollout hooks while the rollout engine is loaded, then compute rewards once (token_level_scores, "
+        "so fit() skips the reward actor) and keep per-response reward components for plugin estimators",
+        breaks="rollout hooks (zoom pass) and tokenadv's reward components",
+    ),
+    Seam(
+        name="ray_trainer.RayPPOTrainer._validate",
+        module="verl.trainer.ray_trainer",
+        targets=("RayPPOTrainer._validate",),
+        params=("self",),
+        wrap=batch_step.wrap_validate,
+        why="run rollout hooks on validation batches too, so validation reports the zoom reward and statistics",
+        breaks="val/zoom_reward and val/zoom/* metrics",
+    ),
+)
+
+
+def _version() -> str:
+    verl = sys.modules.get("verl")
+    return getattr(verl, "__version__", "unknown")
+
+
+def _error(seam: Seam, problem: str) -> SeamError:
+    return SeamError(
+        f"EasyR1 {_version()}: seam '{seam.name}' ({seam.module}): {problem}. zoomzero-plugin's EasyR1 host "
+        f"supports {SUPPORTED}; without this seam: {seam.breaks}. Run `easyr1 doctor` for every seam's status."
+    )
+
+
+def _resolve(module: ModuleType, target: str) -> tuple[Any, str, Any] | None:
+    """(owner, attribute, current value) of ``target`` in ``module``, or None if absent."""
+    *owner_path, attr = target.split(".")
+    owner: Any = module
+    for part in owner_path:
+        owner = getattr(owner, part, None)
+        if owner is None:
+            return None
+    if attr not in vars(owner):
+        return None
+    return owner, attr, vars(owner)[attr]
+
+
+def _check_params(seam: Seam, target: str, fn: Callable) -> None:
+    try:
+        names = tuple(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        raise _error(seam, f"{target} is not a function") from None
+    if names[: len(seam.params)] != seam.params:
+        raise _error(seam, f"{target} takes ({', '.join(names)}), the wrapper expects ({', '.join(seam.params)}, …)")
+
+
+def _targets(seam: Seam, module: ModuleType) -> list[tuple[str, tuple[Any, str, Any]]]:
+    """The present targets, after checking that the seam can be applied (raises :class:`SeamError`)."""
+    found = [(t, r) for t in seam.targets if (r := _resolve(module, t)) is not None]
+    missing = [t for t in seam.targets if t not in dict(found)]
+    if not found or (missing and not seam.any_of):
+        raise _error(seam, f"{', '.join(missing)} not found")
+    for target, (_, _, current) in found:
+        _check_params(seam, target, getattr(current, "__wrapped__", current))
+    return found
+
+
+def apply(seam: Seam, module: ModuleType) -> list[str]:
+    """Wrap every present target of ``seam`` in ``module``; returns the targets (wrapped now or before)."""
+    found = _targets(seam, module)
+    for _, (owner, attr, current) in found:
+        if getattr(current, MARK, None) != seam.name:
+            wrapper = functools.update_wrapper(seam.wrap(current), current)  # name, doc, __wrapped__
+            setattr(wrapper, MARK, seam.name)
+            setattr(owner, attr, wrapper)
+    for holder in seam.holders:
+        when_imported(holder, lambda m, s=seam, src=module: _rebind(s, src, m))
+    return [t for t, _ in found]
+
+
+def _rebind(seam: Seam, source: ModuleType, holder: ModuleType) -> None:
+    attr = seam.targets[0]
+    wrapper = getattr(source, attr)
+    if initializing(holder):  # it is importing the source right now: its `from … import` binds the wrapper
+        return
+    current = getattr(holder, attr, None)
+    if current is None:
+        raise _error(seam, f"{holder.__name__} no longer imports {attr} from {source.__name__}")
+    if current is not wrapper:
+        if getattr(current, MARK, None) is None and current is not getattr(wrapper, "__wrapped__", None):
+            raise _error(seam, f"{holder.__name__}.{attr} is not EasyR1's {source.__name__}.{attr}")
+        setattr(holder, attr, wrapper)
+
+
+def install() -> None:
+    """Apply every seam now or when its module is imported (idempotent)."""
+    for seam in SEAMS:
+        when_imported(seam.module, lambda m, s=seam: apply(s, m))
+
+
+def status(seam: Seam, import_modules: bool = False) -> tuple[str, str]:
+    """(state, detail) for ``easyr1 doctor``: patched | unpatched | not imported | missing | import failed.
+
+    Never patches anything itself; with ``import_modules`` it imports the seam's module (which applies the
+    seam if the plugins are active in this process).
+    """
+    module = sys.modules.get(seam.module)
+    if module is None and import_modules:
+        try:
+            module = importlib.import_module(seam.module)
+        except SeamError as e:
+            return "missing", str(e)
+        except Exception as e:  # noqa: BLE001 - reported, not raised
+            return "import failed", f"{type(e).__name__}: {e}"
+    if module is None:
+        return "not imported", ""
+    try:
+        found = _targets(seam, module)
+    except SeamError as e:
+        return "missing", str(e)
+    names = ", ".join(t for t, _ in found)
+    if all(getattr(r[2], MARK, None) == seam.name for _, r in found):
+        return "patched", names
+    return "unpatched", f"{names} (present and compatible; the plugins are not active in this process)"
