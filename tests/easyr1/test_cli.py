@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import math
 import os
 import subprocess
 import sys
@@ -11,7 +12,14 @@ from pathlib import Path
 import pytest
 
 from zoomzero_plugin.hosts.easyr1 import seams
-from zoomzero_plugin.hosts.easyr1.activation import CHECKED_ENV, ENV_HOOK, SETUP_HOOK, ray_runtime_env_hook
+from zoomzero_plugin.hosts.easyr1.activation import (
+    CHECKED_ENV,
+    ENV_HOOK,
+    JOB_ENV_NAMES,
+    SETUP_HOOK,
+    export_job_env,
+    ray_runtime_env_hook,
+)
 from zoomzero_plugin.hosts.easyr1.advantage import ConfigError
 from zoomzero_plugin.hosts.easyr1.cli import main
 from zoomzero_plugin.hosts.easyr1.plugin import GVQA
@@ -90,12 +98,18 @@ def test_train_hands_over_to_easyr1_main_with_the_runtime_env_hook(recipe_path, 
     from verl.trainer import main as easyr1_main
 
     seen = {}
-    monkeypatch.setattr(easyr1_main, "main", lambda: seen.update(argv=list(sys.argv), hook=os.environ.get("RAY_RUNTIME_ENV_HOOK")))
+    monkeypatch.setattr(easyr1_main, "main", lambda: seen.update(
+        argv=list(sys.argv), hook=os.environ.get("RAY_RUNTIME_ENV_HOOK"), seq=os.environ.get("MODEL_SEQ_LEN")))
     monkeypatch.setattr(sys, "argv", ["easyr1"])
     monkeypatch.delenv("RAY_RUNTIME_ENV_HOOK", raising=False)
     monkeypatch.setenv(CHECKED_ENV, "0")
+    for name in ("MODEL_SEQ_LEN", JOB_ENV_NAMES):  # restored to absent after the test
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
     assert main(["train", str(recipe_path), "trainer.total_epochs=2", "--check-rows", "0"]) == 0
     assert seen["hook"] == ENV_HOOK
+    assert seen["seq"] == "285"  # ceil(zoom.max_tokens 256 / 0.9): the coarse pass gets the zoom budget L_v
+    assert ray_runtime_env_hook(None)["env_vars"]["MODEL_SEQ_LEN"] == "285"  # and every Ray worker does
     if not load_recipe(recipe_path).adapted:  # EasyR1 0.3.2: the user's own recipe and overrides, untouched
         assert seen["argv"] == ["verl.trainer.main", f"config={recipe_path}", "trainer.total_epochs=2"]
         return
@@ -112,10 +126,32 @@ def test_runtime_env_hook_validates_the_recipe_of_python_m_verl_trainer_main(rec
     monkeypatch.setattr(sys, "argv", ["main.py", f"config={recipe_path}"])
     env = ray_runtime_env_hook({"env_vars": {"NCCL_DEBUG": "WARN"}})
     assert env["worker_process_setup_hook"] == SETUP_HOOK
-    assert env["env_vars"] == {"NCCL_DEBUG": "WARN", FIXUP_ENV: GVQA}
+    assert env["env_vars"] == {"NCCL_DEBUG": "WARN", FIXUP_ENV: GVQA, "MODEL_SEQ_LEN": "285"}
+    monkeypatch.setenv("MODEL_SEQ_LEN", "9000")  # a value the user exported wins
+    assert ray_runtime_env_hook(None)["env_vars"]["MODEL_SEQ_LEN"] == "9000"
     monkeypatch.setattr(sys, "argv", ["main.py", f"config={recipe_path}", "worker.rollout.n=1"])
     with pytest.raises(ConfigError, match="worker.rollout.n must be >= 2"):
         ray_runtime_env_hook(None)
+
+
+def test_exported_job_env_keeps_the_users_value_and_says_so(monkeypatch):
+    monkeypatch.setenv("MODEL_SEQ_LEN", "4000")
+    monkeypatch.setenv(JOB_ENV_NAMES, "")
+    monkeypatch.setenv("ZZ_TEST_VAR", "")
+    monkeypatch.delenv("ZZ_TEST_VAR")  # absent now, and again after the test
+    notes = export_job_env({"MODEL_SEQ_LEN": "9103", "ZZ_TEST_VAR": "1"})
+    assert os.environ["MODEL_SEQ_LEN"] == "4000" and "from your environment" in notes[0]
+    assert os.environ["ZZ_TEST_VAR"] == "1" and os.environ[JOB_ENV_NAMES] == "MODEL_SEQ_LEN,ZZ_TEST_VAR"
+
+
+def test_job_env_budget_follows_the_models_token_size(ppo_config):
+    from zoomzero_plugin.hosts.easyr1.plugin import easyr1_job_env
+
+    assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": "285"}  # tiny Qwen2.5-VL, L_v = 256
+    ppo_config.worker.actor.model.model_path = "Qwen/Qwen3-VL-8B-Instruct"  # 32-px tokens, not downloaded
+    assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": str(math.ceil(256 / 0.9 * (32 / 28) ** 2))}
+    ppo_config.worker.reward.reward_function_kwargs["zoom"] = {"enable": False}
+    assert easyr1_job_env(ppo_config) == {}
 
 
 def test_doctor_lists_versions_backend_gpus_and_every_seam(capsys):

@@ -28,6 +28,7 @@ SETUP_HOOK = "zoomzero_plugin.hosts.easyr1.activation.setup_worker"
 ENV_HOOK = "zoomzero_plugin.hosts.easyr1.activation.ray_runtime_env_hook"
 CHAINED_HOOK_ENV = "EASYR1_PLUGINS_CHAINED_SETUP_HOOK"  # a setup hook the user had before ours
 CHECKED_ENV = "EASYR1_PLUGINS_CHECKED"  # set by `easyr1 train`: the recipe was validated in the driver
+JOB_ENV_NAMES = "EASYR1_PLUGINS_JOB_ENV"  # comma list of the plugins' job env vars to pass to every worker
 
 
 @dataclass(frozen=True)
@@ -106,16 +107,37 @@ def with_setup_hook(runtime_env: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def ray_runtime_env_hook(runtime_env: dict[str, Any] | None) -> dict[str, Any]:
-    """``RAY_RUNTIME_ENV_HOOK`` target: activate the driver and return ``runtime_env`` with the setup hook."""
+    """``RAY_RUNTIME_ENV_HOOK`` target: activate the driver and return ``runtime_env`` with the setup hook
+    and the plugins' job env vars (see :meth:`~.registry.PluginHost.job_env`)."""
     activate("driver (RAY_RUNTIME_ENV_HOOK)")
     env = with_setup_hook(dict(runtime_env) if runtime_env is not None else None)
+    env_vars = dict(env.get("env_vars") or {})
     if _running_easyr1_main() and os.environ.get(CHECKED_ENV) != "1":
         from .recipe import check_driver_argv
 
-        env_vars = dict(env.get("env_vars") or {})
         env_vars.update(check_driver_argv(sys.argv[1:]))
+    for name in filter(None, os.environ.get(JOB_ENV_NAMES, "").split(",")):
+        if name in os.environ:
+            env_vars.setdefault(name, os.environ[name])
+    if env_vars:
         env["env_vars"] = env_vars
     return env
+
+
+def export_job_env(job_env: dict[str, str]) -> list[str]:
+    """Set the plugins' job env vars in this process (a value the user exported wins) and mark them for
+    :func:`ray_runtime_env_hook` to pass to every worker. Returns one note per variable."""
+    notes = []
+    for name, value in job_env.items():
+        if os.environ.get(name, value) != value:
+            notes.append(f"{name}={os.environ[name]} from your environment (the plugins would set {value})")
+        else:
+            notes.append(f"{name}={value} in every process of the job")
+        os.environ.setdefault(name, value)
+    names = set(filter(None, os.environ.get(JOB_ENV_NAMES, "").split(","))) | set(job_env)
+    if names:
+        os.environ[JOB_ENV_NAMES] = ",".join(sorted(names))
+    return notes
 
 
 def _running_easyr1_main() -> bool:

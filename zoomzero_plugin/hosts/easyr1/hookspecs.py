@@ -97,5 +97,11 @@ class EasyR1Spec:
         """Rollout hooks to run for this config (return none when the config does not enable them)."""
 
     @hookspec
+    def easyr1_job_env(self, config: Any) -> Mapping[str, str] | None:
+        """Environment variables every process of the job needs for ``config`` (read at import time by a
+        library, say). The launcher sets them in the driver unless the user already did, and passes them to
+        every Ray worker through the runtime env, on every node."""
+
+    @hookspec
     def easyr1_describe(self, config: Any) -> Mapping[str, Any] | None:
         """The effective settings this plugin will use for ``config`` (printed by ``easyr1 train --dry-run``)."""

@@ -8,7 +8,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 
-from .activation import CHECKED_ENV, ENV_HOOK, activate
+from .activation import CHECKED_ENV, ENV_HOOK, activate, export_job_env
 from .advantage import ConfigError, format_problems
 from .registry import PluginError
 
@@ -73,6 +73,12 @@ def train(recipe: str, overrides: Sequence[str], dry_run: bool = False, check_ro
         problems, notes = problems + row_problems, notes + row_notes
     if dry_run:
         _print_settings(host, config, recipe, overrides)
+    if not problems:
+        job_env = host.job_env(config)
+        if dry_run:
+            notes += [f"{k}={os.environ.get(k, v)} in every process of the job" for k, v in job_env.items()]
+        else:
+            notes += export_job_env(job_env)
     for note in notes:
         print(f"note: {note}")
     if problems:

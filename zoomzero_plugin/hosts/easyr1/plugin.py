@@ -7,6 +7,7 @@ checks of the recipe and its rows for all three.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -150,6 +151,30 @@ def _example_plan(config: Any, zoom: ZoomOptions) -> str | None:
         return f"train row 0 ({truth.duration:.1f} s) has no ground-truth spans; {coarse}"
     return (f"train row 0 ({truth.duration:.1f} s, ground-truth spans {[list(s) for s in truth.spans]}): {coarse}; zoom "
             f"pass on those spans {plan.frames} frames x {plan.tokens_per_frame:.0f} tokens/frame = {plan.tokens:.0f} tokens")
+
+
+@hookimpl
+def easyr1_job_env(config: Any) -> dict[str, str]:
+    """MODEL_SEQ_LEN from zoom.max_tokens, so the coarse pass has the zoom pass's visual budget L_v."""
+    zoom = ZoomOptions.from_kwargs(_kwargs(config))
+    if not zoom.enable:
+        return {}
+    # qwen-vl-utils (read at import) caps each video at 0.9 * MODEL_SEQ_LEN * 28² pixels (EasyR1 calls it
+    # with 14-px patches and passes no total_pixels), so without this the coarse pass would get ~115k
+    # tokens per video. A model with 32-px tokens (Qwen3-VL) gets (32/28)² more to reach the same L_v.
+    factor = _token_pixels(config.worker.actor.model.model_path)
+    return {"MODEL_SEQ_LEN": str(math.ceil(zoom.max_tokens / 0.9 * (factor / 28) ** 2))}
+
+
+def _token_pixels(model_path: str) -> int:
+    """Side of the pixel square one visual token covers: 28 (Qwen2/2.5-VL) or 32 (Qwen3-VL)."""
+    try:
+        from transformers import AutoConfig
+
+        model_type = AutoConfig.from_pretrained(model_path, local_files_only=True).model_type
+    except Exception:  # noqa: BLE001 - not downloaded yet (a hub id) or unreadable: judge by the name
+        model_type = os.path.basename(str(model_path).rstrip("/")).lower().replace("-", "_").replace(".", "_")
+    return 32 if "qwen3" in model_type else 28
 
 
 @hookimpl

@@ -299,10 +299,12 @@ def check_driver_argv(argv: Sequence[str]) -> dict[str, str]:
     """Validate ``python3 -m verl.trainer.main config=… key=value…`` from inside its ``ray.init``.
 
     Raises :class:`ConfigError` listing every problem; returns env vars the workers need (a plugin reward
-    name the driver's config dropped, see :mod:`.reward_names`).
+    name the driver's config dropped, see :mod:`.reward_names`; the plugins' job env, a value the user
+    exported winning).
     """
     from omegaconf import OmegaConf
 
+    from .activation import current_host
     from .reward_names import FIXUP_ENV, resolve
 
     cli = [a for a in argv if not a.startswith("config=")]
@@ -312,4 +314,5 @@ def check_driver_argv(argv: Sequence[str]) -> dict[str, str]:
     if problems:
         raise ConfigError(format_problems(problems, f" {recipe or ''} (checked by the easyr1 plugins at ray.init)"))
     asked = OmegaConf.select(raw, "worker.reward.reward_function", default=None)
-    return {FIXUP_ENV: asked} if asked and resolve(asked) else {}
+    env = {name: os.environ.get(name, value) for name, value in current_host().job_env(config).items()}
+    return {**env, FIXUP_ENV: asked} if asked and resolve(asked) else env

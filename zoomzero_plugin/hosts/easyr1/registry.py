@@ -121,6 +121,17 @@ class PluginHost:
         found = self.per_plugin("easyr1_rollout_hooks", config=config, tokenizer=tokenizer, processor=processor)
         return [hook for _, hooks in found for hook in hooks]
 
+    def job_env(self, config: Any) -> dict[str, str]:
+        """The plugins' ``easyr1_job_env`` for ``config``, merged (two plugins setting one variable is an error)."""
+        merged: dict[str, str] = {}
+        owner: dict[str, str] = {}
+        for plugin, mapping in self.per_plugin("easyr1_job_env", config=config):
+            for name, value in mapping.items():
+                if name in merged and merged[name] != str(value):
+                    raise PluginError(f"plugins '{owner[name]}' and '{plugin}' set {name} differently")
+                merged[name], owner[name] = str(value), plugin
+        return merged
+
     def describe(self, config: Any) -> dict[str, Mapping[str, Any]]:
         return dict(self.per_plugin("easyr1_describe", config=config))
 
