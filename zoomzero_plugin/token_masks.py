@@ -8,11 +8,24 @@ never from hard-coded token ids, so the result is right for any tokenizer.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
 
 from .parsing import glue_char_ranges
+
+
+def decode_rows(tokenizer: Any, rows: list[list[int]], skip_special_tokens: bool) -> list[str]:
+    """``[tokenizer.decode(r, skip_special_tokens=…) for r in rows]``, in one call to a fast tokenizer's backend.
+
+    ``PreTrainedTokenizerFast.decode`` is the backend's decode plus an optional clean-up of spaces; with the
+    clean-up off (Qwen's tokenizers) the backend's batch decoder gives the same strings, several times faster.
+    """
+    backend = getattr(tokenizer, "_tokenizer", None)
+    if backend is None or getattr(tokenizer, "clean_up_tokenization_spaces", True):
+        return tokenizer.batch_decode(rows, skip_special_tokens=skip_special_tokens)
+    return backend.decode_batch(rows, skip_special_tokens=skip_special_tokens)
 
 
 class GlueTokenMasker:
@@ -57,7 +70,7 @@ class GlueTokenMasker:
         """
         lengths = response_mask.sum(-1).tolist()
         rows = [ids[: int(n)] for ids, n in zip(response_ids.tolist(), lengths)]
-        texts = self.tokenizer.batch_decode(rows, skip_special_tokens=self.skip_special_tokens)
+        texts = decode_rows(self.tokenizer, rows, self.skip_special_tokens)
         mask = np.zeros(tuple(response_ids.shape), dtype=bool)
         for i, (ids, text) in enumerate(zip(rows, texts)):
             ranges = glue_char_ranges(text)

@@ -22,6 +22,7 @@ import torch
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.parsing import extract_letter, glue_spans
 from zoomzero_plugin.prompts import VIDEO_PLACEHOLDER, zoom_prompt
+from zoomzero_plugin.token_masks import decode_rows
 from zoomzero_plugin.zoom import ZoomPlan, plan_pass, plan_zoom
 
 from .clips import is_clip_spec, make_clip_spec
@@ -54,18 +55,6 @@ def first_video(multi_modal_data: Any) -> str:
     if len(videos) != 1 or is_clip_spec(videos[0]):
         raise ValueError(f"the zoom pass needs exactly one video file per prompt, got {videos!r}")
     return str(videos[0])
-
-
-def decode_rows(tokenizer: Any, rows: list[list[int]], skip_special_tokens: bool) -> list[str]:
-    """``[tokenizer.decode(r, skip_special_tokens=…) for r in rows]``, in one call to a fast tokenizer's backend.
-
-    ``PreTrainedTokenizerFast.decode`` is the backend's decode plus an optional clean-up of spaces; with the
-    clean-up off (Qwen's tokenizers) the backend's batch decoder gives the same strings, several times faster.
-    """
-    backend = getattr(tokenizer, "_tokenizer", None)
-    if backend is None or getattr(tokenizer, "clean_up_tokenization_spaces", True):
-        return tokenizer.batch_decode(rows, skip_special_tokens=skip_special_tokens)
-    return backend.decode_batch(rows, skip_special_tokens=skip_special_tokens)
 
 
 def encode_rows(tokenizer: Any, texts: list[str]) -> list[list[int]]:
