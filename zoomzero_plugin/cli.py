@@ -11,6 +11,8 @@ import argparse
 import importlib
 import sys
 
+from .errors import EXIT_USER, ZoomzeroError, one_line
+
 # name -> module; "data" style groups are dotted names ("data convert").
 COMMANDS: dict[str, str] = {
     "demo": "zoomzero_plugin.demo",
@@ -51,8 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run a subcommand; a :class:`~zoomzero_plugin.errors.ZoomzeroError` becomes one line on stderr."""
     args = build_parser().parse_args(argv)
-    return int(args._run(args) or 0)
+    name = " ".join(filter(None, ["zoomzero", args.command, getattr(args, f"{args.command}_command", None)]))
+    try:
+        return int(args._run(args) or 0)
+    except ZoomzeroError as e:
+        print(one_line(name, e), file=sys.stderr)
+        return EXIT_USER
 
 
 if __name__ == "__main__":
