@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -38,10 +39,9 @@ class RewardConfig:
             raise ValueError(f"unknown reward components {sorted(unknown)}; known: {COMPONENTS}")
         if not self.components:
             raise ValueError("at least one reward component must be enabled")
-        for k in self.components:
-            w = self.weight(k)
-            if not (math.isfinite(w) and w >= 0):
-                raise ValueError(f"reward weight {k}={w} must be a finite number >= 0")
+        for k, w in self.weights.items():
+            if isinstance(w, bool) or not isinstance(w, numbers.Real) or not (math.isfinite(w) and w >= 0):
+                raise ValueError(f"reward weight {k}={w!r} must be a finite number >= 0")
         if sum(self.weight(k) for k in self.components) <= 0:
             raise ValueError(f"the weights of the enabled components {self.components} sum to 0")
 

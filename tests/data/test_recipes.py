@@ -3,16 +3,14 @@ RLHFDataset; the paper's numbers and the team's shared names are where the recip
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
-import types
 from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 from omegaconf import OmegaConf
 
+from zoomzero_plugin.hosts.easyr1.vllm_stub import stand_in
 from zoomzero_plugin.rewards import RewardConfig
 from zoomzero_plugin.rows import make_row, write_rows
 from zoomzero_plugin.zoom import ZoomBudget
@@ -39,21 +37,9 @@ OBVIOUS = {"data", "algorithm", "worker", "actor", "model", "optim", "fsdp", "of
 @pytest.fixture(scope="module")
 def PPOConfig():
     """EasyR1's own PPOConfig. Its import chain reaches verl.workers.rollout, which imports vllm; where vLLM is
-    not installed a stand-in module (whose classes refuse to be built) is present only during that import."""
-    shim = None
-    if "vllm" not in sys.modules and importlib.util.find_spec("vllm") is None:
-        def refuse(*args, **kwargs):
-            raise RuntimeError("vLLM stand-in: config tests never run vLLM")
-
-        shim = types.ModuleType("vllm")
-        for name in ("LLM", "RequestOutput", "SamplingParams"):
-            setattr(shim, name, type(name, (), {"__init__": refuse}))
-        sys.modules["vllm"] = shim
-    try:
+    not installed the package's stand-in (the one the dry run uses) serves that import."""
+    with stand_in():
         from verl.trainer.config import PPOConfig
-    finally:
-        if shim is not None and sys.modules.get("vllm") is shim:
-            del sys.modules["vllm"]
     return PPOConfig
 
 

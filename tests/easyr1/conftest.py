@@ -1,7 +1,8 @@
 """EasyR1 host fixtures: the vLLM import shim, plugins active in this process, a synthetic dataset, a recipe,
 a real local Ray cluster started the way `python3 -m verl.trainer.main` starts it, and EasyR1's own objects.
 
-The shim is on ``sys.path`` only while this package's tests run (other tests check that vLLM is absent). The
+The vLLM stand-in (zoomzero_plugin/hosts/easyr1/vllm_stub.py) serves ``import vllm`` only while this package's
+tests run, and only where vLLM is not installed (other tests check that vLLM is absent). The
 plugins, once active, stay active for the rest of the session: every seam passes through unchanged for configs
 that do not use them.
 """
@@ -15,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from zoomzero_plugin.hosts.easyr1 import vllm_stub
 from zoomzero_plugin.hosts.easyr1.activation import ENV_HOOK, activate
 
-SHIMS = str(Path(__file__).parent / "shims")  # EasyR1's trainer modules import vllm: the names they import
+SHIMS = str(Path(__file__).parent / "shims")  # on PYTHONPATH, `import vllm` loads vllm_stub in subprocesses
 REPO = Path(__file__).resolve().parents[2]
 
 # Evidence windows stay clear of these spans; the guide uses them as "wrong" predictions.
@@ -33,7 +35,7 @@ data:
   rollout_batch_size: 2
   val_batch_size: 2
   video_fps: 1.0
-  min_pixels: 3136        # coarse pass: small frames (qwen-vl-utils); set deliberately, see REFERENCE §1
+  min_pixels: 3136        # coarse pass: small frames; EasyR1's default 262144 would upscale them past max_prompt_length
   max_pixels: 12544
   shuffle: false
   filter_overlong_prompts: false
@@ -78,13 +80,12 @@ trainer:
 
 @pytest.fixture(scope="package", autouse=True)
 def easyr1_host():
-    """The vLLM import shim on sys.path and the plugins active, for this package's tests."""
-    sys.path.insert(0, SHIMS)
+    """The package's vLLM stand-in (where vLLM is not installed) and the plugins active, for this package's tests."""
+    stand_in = vllm_stub.install()
     activate("pytest")
-    yield
-    sys.path.remove(SHIMS)
-    for name in [m for m in sys.modules if m == "vllm" or m.startswith("vllm.")]:
-        del sys.modules[name]
+    yield stand_in
+    if stand_in:
+        vllm_stub.uninstall()
 
 
 @pytest.fixture(scope="package")
@@ -147,7 +148,8 @@ def ray_cluster(easyr1_host):
 
     saved = {k: os.environ.get(k) for k in ("RAY_RUNTIME_ENV_HOOK", "PYTHONPATH")}
     os.environ["RAY_RUNTIME_ENV_HOOK"] = ENV_HOOK
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (SHIMS, saved["PYTHONPATH"]) if p)  # not the repo: workers must find it installed
+    shims = SHIMS if easyr1_host else None  # the stand-in for vLLM, where it is not installed
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (shims, saved["PYTHONPATH"]) if p)  # not the repo: workers must find it installed
     with socket.socket() as probe:  # a free port for the dashboard, which serves `ray job submit`
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from zoomzero_plugin.hosts.easyr1 import seams
+from zoomzero_plugin.errors import EXIT_USER
+from zoomzero_plugin.hosts.easyr1 import seams, vllm_stub
 from zoomzero_plugin.hosts.easyr1.activation import (
     CHECKED_ENV,
     ENV_HOOK,
@@ -27,7 +28,6 @@ from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
 from zoomzero_plugin.hosts.easyr1.reward_names import FIXUP_ENV
 from zoomzero_plugin.rows import read_rows, write_rows
 
-from .conftest import SHIMS
 
 
 @pytest.fixture
@@ -43,8 +43,9 @@ def no_ray(monkeypatch):
 def test_dry_run_console_script_validates_and_prints_effective_settings(recipe_path):
     script = Path(sys.executable).with_name("easyr1")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "zoomzero_plugin.hosts.easyr1.cli"]
-    env = {**os.environ, "PYTHONPATH": SHIMS, "CUDA_VISIBLE_DEVICES": "", "RAY_ADDRESS": "127.0.0.1:1"}
-    env.pop("RAY_RUNTIME_ENV_HOOK", None)
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "RAY_ADDRESS": "127.0.0.1:1"}  # no vLLM stand-in on any path
+    for name in ("RAY_RUNTIME_ENV_HOOK", "PYTHONPATH"):
+        env.pop(name, None)
     done = subprocess.run([*command, "train", str(recipe_path), "worker.rollout.n=4", "--dry-run"],
                           capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -53,6 +54,8 @@ def test_dry_run_console_script_validates_and_prints_effective_settings(recipe_p
     assert '"max_tokens": 256' in out and '"glue_components": ["format", "zoom", "iou"]' in out
     assert "gvqa_reward.py" in out and "prompt lengths of the first 2 rows" in out
     assert "no Ray cluster was started" in out
+    if not vllm_stub.real_vllm_importable():  # the launcher itself stood in for vLLM
+        assert "vLLM is not installed here" in out
 
 
 def dry_run(recipe, *overrides):
@@ -76,7 +79,7 @@ def dry_run(recipe, *overrides):
     ],
 )
 def test_dry_run_reports_what_easyr1_would_fail_on_or_silently_skip(recipe_path, no_ray, capsys, overrides, message):
-    assert dry_run(recipe_path, *overrides) == 1
+    assert dry_run(recipe_path, *overrides) == EXIT_USER
     assert message in capsys.readouterr().err
 
 
@@ -88,7 +91,7 @@ def test_dry_run_reads_the_first_rows_and_their_videos(recipe_path, benchmark_ro
     rows[0]["answer"] = json.dumps({"answer": "Z", "options": ["a"], "duration": 3, "qid": "x"})
     path = tmp_path / "rows.jsonl"
     write_rows(path, rows)
-    assert dry_run(recipe_path, f"data.train_files={path}") == 1
+    assert dry_run(recipe_path, f"data.train_files={path}") == EXIT_USER
     err = capsys.readouterr().err
     assert "train row 1: video" in err and "unreadable" in err
     assert "train row 0: data.answer_key 'answer' is not a zoomzero ground truth" in err
@@ -97,6 +100,7 @@ def test_dry_run_reads_the_first_rows_and_their_videos(recipe_path, benchmark_ro
 def test_train_hands_over_to_easyr1_main_with_the_runtime_env_hook(recipe_path, monkeypatch, no_ray):
     from verl.trainer import main as easyr1_main
 
+    monkeypatch.setattr(vllm_stub, "real_vllm_importable", lambda: True)  # as on a GPU node
     seen = {}
     monkeypatch.setattr(easyr1_main, "main", lambda: seen.update(
         argv=list(sys.argv), hook=os.environ.get("RAY_RUNTIME_ENV_HOOK"), seq=os.environ.get("MODEL_SEQ_LEN")))
@@ -155,12 +159,23 @@ def test_job_env_budget_follows_the_models_token_size(ppo_config):
 
 
 def test_doctor_lists_versions_backend_gpus_and_every_seam(capsys):
-    assert main(["doctor"]) == 0
+    can_train = vllm_stub.real_vllm_importable()
+    assert main(["doctor"]) == (0 if can_train else 1)
     out = capsys.readouterr().out
     for label in ("EasyR1 (verl)", "transformers", "vLLM", "Ray", "video backend", "GPUs", "plugins"):
         assert label in out
-    assert "decord" in out and "all seams in place" in out
-    assert out.count(" patched ") == len(seams.SEAMS)
+    assert "decord" in out and out.count(" patched ") == len(seams.SEAMS)
+    if can_train:
+        assert "all seams in place: this machine can train" in out
+    else:  # never "all seams in place" and exit 0 where vLLM is missing
+        assert "all seams in place, but vLLM is missing" in out and "checked with a stand-in for vLLM" in out
+
+
+def test_train_without_vllm_stops_before_anything_and_says_how_to_check(recipe_path, capsys, no_ray, monkeypatch):
+    monkeypatch.setattr(vllm_stub, "real_vllm_importable", lambda: False)
+    assert main(["train", str(recipe_path)]) == EXIT_USER
+    err = capsys.readouterr().err
+    assert err.startswith("easyr1 train: vLLM is not installed") and "--dry-run" in err and len(err.splitlines()) == 1
 
 
 def test_plugins_lists_what_each_plugin_adds(capsys):

@@ -83,7 +83,7 @@ def find_cycle(graph: dict[str, list[str]]) -> list[str] | None:
 def test_the_graph_reader_sees_a_circle_when_there_is_one():
     assert find_cycle({"a": ["b"], "b": ["c"], "c": ["a"]}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": ["b", "c"], "b": ["c"], "c": []}) is None
-    assert f"{PACKAGE}.state" in GRAPH[f"{PACKAGE}.checks"]  # relative imports resolve
+    assert f"{PACKAGE}.state" in GRAPH[f"{PACKAGE}.advantage"]  # relative imports resolve
     assert f"{PACKAGE}.hookspecs" in GRAPH[f"{WING}.plugin"]  # `from ..hookspecs import` resolves
     assert f"{WING}.plugin" in MODULES and f"{PACKAGE}.activation" in MODULES
 

@@ -20,7 +20,7 @@ from .state import current_host
 def wrap_trainer_init(original: Callable) -> Callable:
     def __init__(self, config, *args, **kwargs):
         apply_fixup(config.worker.reward)
-        problems = check_config(config)
+        problems = check_config(config, current_host())
         if problems:
             raise ConfigError(format_problems(problems, " (checked in the trainer by the easyr1 plugins)"))
         estimator = current_host().estimator(config.algorithm.adv_estimator)

@@ -10,7 +10,7 @@ import ast
 import os
 from typing import Any
 
-from .state import current_host
+from .registry import PluginHost
 
 
 def builtin_estimators() -> list[str]:
@@ -72,9 +72,8 @@ def _reward_problems(reward: Any, option_keys: set[str]) -> list[str]:
     return problems
 
 
-def check_config(config: Any) -> list[str]:
-    """Every problem found with a built ``PPOConfig`` (empty when it can train)."""
-    host = current_host()
+def check_config(config: Any, host: PluginHost) -> list[str]:
+    """Every problem found with a built ``PPOConfig`` (empty when it can train), the plugins' included."""
     problems: list[str] = []
     name = str(getattr(config.algorithm.adv_estimator, "value", config.algorithm.adv_estimator))
     builtins = builtin_estimators()

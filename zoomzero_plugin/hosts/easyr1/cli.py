@@ -18,12 +18,61 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
+
+from zoomzero_plugin.errors import EXIT_USER, ZoomzeroError, one_line
 
 from .activation import runtime_env
 from .doctor import doctor, print_plugins
 from .launcher import train
 
-EPILOG = "Docs: docs/easyr1.md. `easyr1 train RECIPE --dry-run` validates without starting Ray or touching a GPU."
+EPILOG = ("Docs: docs/easyr1.md. `easyr1 train RECIPE --dry-run` validates without starting Ray or touching a GPU "
+          "(vLLM need not be installed). Exit status: 0 done, 1 a check failed, 2 a problem to fix (one line).")
+
+
+def _add_train(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("recipe", help="EasyR1 YAML recipe (the `config=` file of verl.trainer.main); a missing "
+                        "yamls/NAME.yaml falls back to the recipe of that name shipped with zoomzero-plugin")
+    parser.add_argument("overrides", nargs="*", metavar="key=value", help="EasyR1 overrides, e.g. worker.rollout.n=8")
+    parser.add_argument("--dry-run", action="store_true", help="validate and print the effective settings, then exit")
+    parser.add_argument(
+        "--check-rows", type=int, default=4, metavar="N",
+        help="check the first N rows of the train and val files: columns, readable videos, prompt length "
+        "measured with EasyR1's RLHFDataset (default 4; 0 skips)",
+    )
+
+
+def _train(args: argparse.Namespace) -> int:
+    return train(args.recipe, args.overrides, dry_run=args.dry_run, check_rows=args.check_rows)
+
+
+def _runtime_env(args: argparse.Namespace) -> int:
+    print(json.dumps(runtime_env()))
+    return 0
+
+
+# name -> (help, description, add_arguments, run)
+COMMANDS: dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], None] | None, Callable[[argparse.Namespace], int]]] = {
+    "train": (
+        "check a recipe, then run EasyR1's verl.trainer.main with the plugins active",
+        "Build the recipe with EasyR1's own config classes, check it (unknown keys, missing files, the first rows "
+        "and their videos, plugin requirements such as tokenadv's), then run verl.trainer.main with the plugins "
+        "active in the driver, the Runner actor and every Ray worker.",
+        _add_train, _train,
+    ),
+    "plugins": ("list the installed plugins and what each adds", "", None, lambda args: print_plugins()),
+    "doctor": (
+        "versions, video backend, GPUs, and the status of every EasyR1 seam",
+        "Exit 0 when this machine can train with the plugins (every seam in place, vLLM installed), else 1.",
+        None, lambda args: doctor(),
+    ),
+    "runtime-env": (
+        "print the runtime_env JSON for `ray job submit --runtime-env-json`",
+        "Print the runtime_env that activates the plugins in every worker of a Ray job and validates the recipe "
+        "in its driver. Merge it with your own runtime_env if you have one.",
+        None, _runtime_env,
+    ),
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,49 +80,27 @@ def build_parser() -> argparse.ArgumentParser:
         prog="easyr1", description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
-    train = sub.add_parser(
-        "train",
-        help="check a recipe, then run EasyR1's verl.trainer.main with the plugins active",
-        description="Build the recipe with EasyR1's own config classes, check it (unknown keys, missing files, "
-        "the first rows and their videos, plugin requirements such as tokenadv's), then run "
-        "verl.trainer.main with the plugins active in the driver, the Runner actor and every Ray worker.",
-    )
-    train.add_argument("recipe", help="EasyR1 YAML recipe (the `config=` file of verl.trainer.main)")
-    train.add_argument("overrides", nargs="*", metavar="key=value", help="EasyR1 overrides, e.g. worker.rollout.n=8")
-    train.add_argument("--dry-run", action="store_true", help="validate and print the effective settings, then exit")
-    train.add_argument(
-        "--check-rows", type=int, default=4, metavar="N",
-        help="check the first N rows of the train and val files: columns, readable videos, prompt length "
-        "measured with EasyR1's RLHFDataset (default 4; 0 skips)",
-    )
-
-    sub.add_parser("plugins", help="list the installed plugins and what each adds")
-    sub.add_parser("doctor", help="versions, video backend, GPUs, and the status of every EasyR1 seam")
-    sub.add_parser(
-        "runtime-env",
-        help="print the runtime_env JSON for `ray job submit --runtime-env-json`",
-        description="Print the runtime_env that activates the plugins in every worker of a Ray job and "
-        "validates the recipe in its driver. Merge it with your own runtime_env if you have one.",
-    )
+    for name, (help_text, description, add_arguments, run) in COMMANDS.items():
+        command = sub.add_parser(name, help=help_text, description=description or help_text)
+        if add_arguments is not None:
+            add_arguments(command)
+        command.set_defaults(_run=run)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run a command; a :class:`~zoomzero_plugin.errors.ZoomzeroError` becomes one line on stderr (exit 2)."""
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra and args.command == "train" and all("=" in a and not a.startswith("-") for a in extra):
         args.overrides += extra  # overrides given after an option: `train R.yaml --dry-run a=1`
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    if args.command == "train":
-        return train(args.recipe, args.overrides, dry_run=args.dry_run, check_rows=args.check_rows)
-    if args.command == "plugins":
-        return print_plugins()
-    if args.command == "doctor":
-        return doctor()
-    print(json.dumps(runtime_env()))
-    return 0
+    try:
+        return int(args._run(args) or 0)
+    except ZoomzeroError as e:
+        print(one_line(f"easyr1 {args.command}", e), file=sys.stderr)
+        return EXIT_USER
 
 
 if __name__ == "__main__":

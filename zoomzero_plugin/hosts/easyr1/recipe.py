@@ -17,13 +17,15 @@ from contextlib import contextmanager, redirect_stdout
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import yaml
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from zoomzero_plugin.video import probe_duration
+from zoomzero_plugin.video import _qwen_vl_utils, probe_duration
 
 from .checks import check_config, declared_reward_type
 from .errors import ConfigError, format_problems
+from .registry import PluginHost
 from .reward_names import FIXUP_ENV, resolve
 from .state import current_host
 
@@ -68,6 +70,8 @@ def load_recipe(recipe: str | os.PathLike | None, overrides: Sequence[str] = ())
         config = OmegaConf.to_object(raw)
     except FileNotFoundError as e:
         raise ConfigError(f"recipe {source} not found ({e})") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(yaml_problem(source, e)) from None
     except OmegaConfBaseException as e:
         key = getattr(e, "full_key", None)
         msg = str(getattr(e, "msg", e)).splitlines()[0]
@@ -85,6 +89,18 @@ def load_recipe(recipe: str | os.PathLike | None, overrides: Sequence[str] = ())
                 f"{_version()} uses the reward file's REWARD_TYPE, {declared!r}"
             )
     return Recipe(config, raw, notes, bool(dropped))
+
+
+def yaml_problem(source: str, error: yaml.YAMLError) -> str:
+    """One line naming the file, line and column (1-based) and what is wrong; a tag is named, never run."""
+    mark = getattr(error, "problem_mark", None)
+    where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else source
+    problem = str(getattr(error, "problem", None) or error).strip()
+    if isinstance(error, yaml.constructor.ConstructorError) and "'" in problem:
+        tag = problem.split("'")[1]
+        return f"{where}: the YAML tag {tag!r} is not allowed (a recipe is plain data: tags are never executed)"
+    context = getattr(error, "context", None)
+    return f"{where}: not valid YAML: {problem}" + (f" ({context})" if context else "")
 
 
 def _drop_version_keys(part: Any, default: Any) -> dict[str, Any]:
@@ -123,7 +139,7 @@ def data_path(value: str) -> str:
     return value.split("@")[0]
 
 
-def check_files(config: Any, raw: Any) -> tuple[list[str], list[str]]:
+def check_files(config: Any, raw: Any, host: PluginHost) -> tuple[list[str], list[str]]:
     """(problems, notes) about files the recipe names."""
     problems, notes = [], []
     for key in DROPPED_WHEN_MISSING:
@@ -132,7 +148,7 @@ def check_files(config: Any, raw: Any) -> tuple[list[str], list[str]]:
             problems.append(f"{key}: '{asked}' not found (EasyR1 would silently continue without it)")
     asked = _select(raw, "worker.reward.reward_function")
     if asked and config.worker.reward.reward_function is None:
-        names = sorted(current_host().reward_functions)
+        names = sorted(host.reward_functions)
         problems.append(
             f"worker.reward.reward_function: '{asked}' is neither an existing file nor a plugin reward name "
             f"(installed: {names or 'none'})"
@@ -228,10 +244,15 @@ def _prompt_lengths(config: Any, rows: list[dict[str, Any]], split: str) -> tupl
     from verl.utils.tokenizer import get_processor, get_tokenizer
 
     model = config.worker.actor.model
+    _qwen_vl_utils()  # loaded by us first: its video backend chosen, and its one-time stderr line silenced
     if not os.path.isdir(model.model_path):
         return [], [f"{split}: prompt lengths not measured (model_path is not a local directory)"]
     kwargs = dict(override_chat_template=config.data.override_chat_template, trust_remote_code=model.trust_remote_code, use_fast=True)
-    tokenizer, processor = get_tokenizer(model.model_path, **kwargs), get_processor(model.model_path, **kwargs)
+    try:
+        tokenizer, processor = get_tokenizer(model.model_path, **kwargs), get_processor(model.model_path, **kwargs)
+    except (OSError, ValueError, KeyError) as e:
+        return [f"worker.actor.model.model_path: {model.model_path} has no loadable tokenizer/processor "
+                f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"], []
     data = config.data
     cap = max(4 * data.max_prompt_length, 8192)
     problems, notes = [], []
@@ -267,7 +288,7 @@ def _prompt_lengths(config: Any, rows: list[dict[str, Any]], split: str) -> tupl
     return problems, notes
 
 
-def check_rows(config: Any, n: int) -> tuple[list[str], list[str]]:
+def check_rows(config: Any, n: int, host: PluginHost) -> tuple[list[str], list[str]]:
     """(problems, notes) about the first ``n`` rows of the train and val files."""
     problems, notes = [], []
     for split, files in (("train", config.data.train_files), ("val", config.data.val_files)):
@@ -281,7 +302,7 @@ def check_rows(config: Any, n: int) -> tuple[list[str], list[str]]:
         if not rows:
             problems.append(f"data.{split}_files: {files} has no rows")
             continue
-        found = _row_problems(config, rows, split) + current_host().check_rows(config, rows, split)
+        found = _row_problems(config, rows, split) + host.check_rows(config, rows, split)
         problems += found
         if not found:
             more_problems, more_notes = _prompt_lengths(config, rows, split)
@@ -300,9 +321,10 @@ def check_driver_argv(argv: Sequence[str]) -> dict[str, str]:
     cli = [a for a in argv if not a.startswith("config=")]
     recipe = next((a.split("=", 1)[1] for a in argv if a.startswith("config=")), None)
     config, raw = load_recipe(recipe, cli)[:2]  # EasyR1 accepted it already: nothing was adapted
-    problems = check_config(config) + check_files(config, raw)[0]
+    host = current_host()
+    problems = check_config(config, host) + check_files(config, raw, host)[0]
     if problems:
         raise ConfigError(format_problems(problems, f" {recipe or ''} (checked by the easyr1 plugins at ray.init)"))
     asked = OmegaConf.select(raw, "worker.reward.reward_function", default=None)
-    env = {name: os.environ.get(name, value) for name, value in current_host().job_env(config).items()}
+    env = {name: os.environ.get(name, value) for name, value in host.job_env(config).items()}
     return {**env, FIXUP_ENV: asked} if asked and resolve(asked) else env

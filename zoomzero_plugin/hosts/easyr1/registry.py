@@ -2,7 +2,8 @@
 
 Plugins are found with ``importlib.metadata``; ``EASYR1_PLUGINS_BLOCK=name1,name2`` skips some. A plugin
 that fails to import, declares a hook the spec does not know, or claims a name another plugin already
-claimed stops the load with a message naming the entry point.
+claimed stops the load with a message naming the entry point. A check hook that raises ``ValueError`` or a
+:class:`~zoomzero_plugin.errors.ZoomzeroError` on a bad config reports it as one of the config's problems.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pluggy
+
+from zoomzero_plugin.errors import ZoomzeroError
 
 from .errors import PluginError
 from .hookspecs import ENTRY_POINT_GROUP, PROJECT, AdvantageEstimator, EasyR1Spec
@@ -32,9 +35,10 @@ class PluginInfo:
 class PluginHost:
     """The loaded plugins, and their answers merged (first plugin wins nothing: clashes are errors)."""
 
-    def __init__(self, manager: pluggy.PluginManager, infos: Sequence[PluginInfo]):
+    def __init__(self, manager: pluggy.PluginManager, infos: Sequence[PluginInfo], blocked: Sequence[str] = ()):
         self.manager = manager
         self.infos = tuple(infos)
+        self.blocked = tuple(blocked)  # installed entry points skipped by EASYR1_PLUGINS_BLOCK
         self.estimators = self._merge("easyr1_advantage_estimators", lambda e: e.name)
         self.reward_functions = self._merge_maps("easyr1_reward_functions")
 
@@ -45,11 +49,13 @@ class PluginHost:
             blocked = [b.strip() for b in os.environ.get(BLOCK_ENV, "").split(",") if b.strip()]
         manager = pluggy.PluginManager(PROJECT)
         manager.add_hookspecs(EasyR1Spec)
-        infos, seen = [], set()
+        infos, seen, skipped = [], set(), []
         candidates = [(ep, _distribution(ep)) for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)]
         candidates += [(name, "(registered in code)") for name in (extra or {})]
         for ep, dist in candidates:
             name = ep if isinstance(ep, str) else ep.name
+            if name in blocked and name not in skipped:
+                skipped.append(name)
             if name in blocked or name in seen:
                 continue
             seen.add(name)
@@ -68,19 +74,34 @@ class PluginHost:
             manager.check_pending()
         except pluggy.PluginValidationError as e:
             raise PluginError(f"an easyr1 plugin implements a hook that does not exist: {e}") from e
-        return cls(manager, infos)
+        return cls(manager, infos, skipped)
 
     # -- merged answers ---------------------------------------------------------------------------
 
     def per_plugin(self, hook: str, **kwargs: Any) -> list[tuple[str, Any]]:
         """``[(plugin name, result)]`` for every plugin implementing ``hook``, in registration order."""
+        return [(plugin, result) for plugin, result in self._call(hook, False, kwargs) if result is not None]
+
+    def _call(self, hook: str, config_errors: bool, kwargs: dict[str, Any]) -> list[tuple[str, Any]]:
+        """Every implementation's result; with ``config_errors`` a ValueError/ZoomzeroError is returned, not raised."""
         caller = getattr(self.manager.hook, hook)
         out = []
         for impl in reversed(caller.get_hookimpls()):  # pluggy lists last-registered first
-            result = impl.function(**{k: v for k, v in kwargs.items() if k in impl.argnames})
-            if result is not None:
-                out.append((impl.plugin_name, result))
+            try:
+                out.append((impl.plugin_name, impl.function(**{k: v for k, v in kwargs.items() if k in impl.argnames})))
+            except (ValueError, ZoomzeroError) as e:
+                if not config_errors:
+                    raise
+                out.append((impl.plugin_name, e))
         return out
+
+    def _problems(self, hook: str, **kwargs: Any) -> list[str]:
+        """A check hook's problems as ``[plugin] message`` lines (an error it raised is one of them)."""
+        lines = []
+        for plugin, result in self._call(hook, True, kwargs):
+            messages = [str(result)] if isinstance(result, Exception) else list(result or ())
+            lines += [f"[{plugin}] {m}" for m in messages]
+        return lines
 
     def _merge(self, hook: str, key) -> dict[str, Any]:
         merged: dict[str, Any] = {}
@@ -111,11 +132,10 @@ class PluginHost:
         return {key for _, keys in self.per_plugin("easyr1_option_keys") for key in keys}
 
     def check_config(self, config: Any) -> list[str]:
-        return [f"[{plugin}] {msg}" for plugin, msgs in self.per_plugin("easyr1_check_config", config=config) for msg in msgs]
+        return self._problems("easyr1_check_config", config=config)
 
     def check_rows(self, config: Any, rows: Sequence[Mapping[str, Any]], split: str) -> list[str]:
-        found = self.per_plugin("easyr1_check_rows", config=config, rows=rows, split=split)
-        return [f"[{plugin}] {msg}" for plugin, msgs in found for msg in msgs]
+        return self._problems("easyr1_check_rows", config=config, rows=rows, split=split)
 
     def rollout_hooks(self, config: Any, tokenizer: Any, processor: Any) -> list[Any]:
         found = self.per_plugin("easyr1_rollout_hooks", config=config, tokenizer=tokenizer, processor=processor)
@@ -133,7 +153,14 @@ class PluginHost:
         return merged
 
     def describe(self, config: Any) -> dict[str, Mapping[str, Any]]:
-        return dict(self.per_plugin("easyr1_describe", config=config))
+        """Each plugin's effective settings; a plugin that cannot describe a broken config says so instead."""
+        out = {}
+        for plugin, result in self._call("easyr1_describe", True, {"config": config}):
+            if isinstance(result, Exception):
+                out[plugin] = {"settings": f"not shown: {result} (see the problems below)"}
+            elif result is not None:
+                out[plugin] = result
+        return out
 
 
 def _distribution(ep: importlib.metadata.EntryPoint) -> str:

@@ -1,39 +1,13 @@
-"""Test-only import shim for vLLM: just the names EasyR1's modules import, so they can be imported on CPU.
-
-Nothing here generates text; constructing ``LLM`` fails loudly. The tests' tiny HF engine is assigned to a
-real ``vLLMRollout`` instead (see tests/easyr1/tiny_rollout.py).
+"""Test-only: on ``PYTHONPATH`` of a test's subprocesses (Ray workers, ``python3 -m verl.trainer.main``) where
+vLLM is not installed, ``import vllm`` loads the package's own stand-in (zoomzero_plugin/hosts/easyr1/vllm_stub.py),
+the one vLLM stub of every test. In the test process itself, tests/easyr1/conftest.py installs it directly.
 """
 
-from dataclasses import dataclass
-from typing import Any, Optional
+import importlib
+import sys
 
-__version__ = "0.0.0+test-shim"
+from zoomzero_plugin.hosts.easyr1 import vllm_stub
 
-
-class LLM:
-    def __init__(self, *args, **kwargs):
-        raise RuntimeError("vllm is a test import shim here: no engine can be built")
-
-
-class RequestOutput:
-    """vLLM's per-prompt result: ``outputs`` holds one completion per sample (``.token_ids``)."""
-
-    def __init__(self, outputs):
-        self.outputs = outputs
-
-
-@dataclass
-class SamplingParams:
-    """The SamplingParams fields EasyR1 sets or overrides."""
-
-    n: int = 1
-    temperature: float = 1.0
-    top_p: float = 1.0
-    top_k: int = -1
-    seed: Optional[int] = None
-    max_tokens: Optional[int] = 16
-    ignore_eos: bool = False
-    detokenize: bool = True
-    logit_bias: Optional[dict[int, float]] = None
-    stop_token_ids: Optional[list[int]] = None
-    extra: Any = None
+del sys.modules[__name__]  # this file steps aside: the stand-in's finder serves vllm and every vllm.<sub>
+vllm_stub.install(force=True)
+sys.modules[__name__] = importlib.import_module(__name__)

@@ -104,7 +104,7 @@ def easyr1_check_config(config: Any) -> list[str]:
             )
         if zoom.max_new_tokens > config.data.max_response_length:
             problems.append(f"{KWARGS}.zoom.max_new_tokens exceeds data.max_response_length={config.data.max_response_length}")
-    elif components is not None and "zoom" in components:
+    elif zoom is not None and components is not None and "zoom" in components:  # (an invalid zoom section is reported above)
         problems.append(f"'zoom' is in {KWARGS}.components but the zoom pass is off ({KWARGS}.zoom.enable): it would always be 0")
     return problems
 

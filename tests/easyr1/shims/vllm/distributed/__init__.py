@@ -1,1 +1,0 @@
-parallel_state = None

@@ -1,2 +1,0 @@
-class LRUCacheWorkerLoRAManager:  # EasyR1 main's verl/utils/vllm_utils.py imports it
-    pass
