@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "data convert": "zoomzero_plugin.data.convert",
     "data check": "zoomzero_plugin.data.check",
     "data filter": "zoomzero_plugin.data.filter",
+    "recipes": "zoomzero_plugin.shipped",
 }
 
 
