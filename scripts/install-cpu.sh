@@ -1,25 +1,57 @@
 #!/usr/bin/env bash
-# Install zoomzero-plugin into the active Python environment on a CPU-only machine.
+# Install zoomzero-plugin into the active Python environment (a venv) on a CPU-only machine.
 #   bash scripts/install-cpu.sh          the package (enough for `zoomzero demo`)
 #   bash scripts/install-cpu.sh --test   plus EasyR1 v0.3.2 and the test tools (enough for `pytest`)
-# On a GPU cluster install your own CUDA torch first, then `pip install zoomzero-plugin`.
+# On a GPU cluster install your own CUDA torch first, then this package (README: "Train with EasyR1").
+#
+# Each option adds one step function below; the steps run in the order of STEPS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+usage() { sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; }
+
+STEPS=(torch package)
+EXTRAS=""
+for arg in "$@"; do
+  case "$arg" in
+    --test) STEPS+=(easyr1); EXTRAS="[test]" ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "install-cpu.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
+  esac
+done
+STEPS+=(startup_hook check)
+
 pip_install() { python3 -m pip install -q --disable-pip-version-check --no-warn-conflicts "$@" 2>&1 | grep -v "^WARNING: Location" || true; }
 
-# Pinned: this version has a local CPU build here; a bare `torch` would pull several GB of CUDA wheels.
-pip_install "torch==2.13.0"
-# The registry's torchvision is a CUDA build: install it without deps so the CPU torch stays
-# (zoomzero_plugin.cpu_compat makes its pure-Python transforms importable).
-pip_install --no-deps "torchvision==0.28.0"
-if [[ "${1:-}" == "--test" ]]; then
-  pip_install -e ".[test]"
-  # EasyR1 v0.3.2 (PyPI lazyllm-verl; installs the package `verl`) declares vllm/flash-attn: no deps,
-  # then what its modules import on a CPU (REFERENCE.md §5). Never install PyPI `verl`: another project.
+step_torch() {
+  # Pinned: this version has a local CPU build here; a bare `torch` would pull several GB of CUDA wheels.
+  pip_install "torch==2.13.0"
+  # The registry's torchvision is a CUDA build: install it without deps so the CPU torch stays; the start-up
+  # hook (step_startup_hook) makes its pure-Python transforms importable.
+  pip_install --no-deps "torchvision==0.28.0"
+}
+
+step_package() {
+  pip_install -e ".${EXTRAS}"
+}
+
+step_easyr1() {
+  # EasyR1 v0.3.2 (PyPI lazyllm-verl; installs the package `verl`) declares vllm/flash-attn: no deps, then what
+  # its modules import on a CPU. Never install PyPI `verl`: another project.
   pip_install "transformers==4.57.6" "ray[default]==2.60.0" tensordict torchdata datasets codetiming peft \
     accelerate mathruler pylatexenc einops msgspec
   pip_install --no-deps "lazyllm-verl==0.3.2.dev2"
-else
-  pip_install -e .
-fi
-python3 -c "import torch, zoomzero_plugin; assert torch.__version__.startswith('2.13.0'), torch.__version__; print('zoomzero-plugin', zoomzero_plugin.__version__, 'installed with torch', torch.__version__)"
+}
+
+step_startup_hook() {
+  # Every process of this venv (Ray workers, `python3 -m verl.trainer.main`, other CLIs) can import torchvision.
+  python3 -c "from zoomzero_plugin.cpu_compat import install_pth; print('torchvision start-up hook:', install_pth())"
+}
+
+step_check() {
+  python3 -c "import torchvision.transforms, transformers.processing_utils" \
+    || { echo "install-cpu.sh: torchvision still does not import in this venv" >&2; exit 1; }
+  python3 -c "import torch, zoomzero_plugin; assert torch.__version__.startswith('2.13.0'), torch.__version__; print('zoomzero-plugin', zoomzero_plugin.__version__, 'installed with torch', torch.__version__)"
+}
+
+for step in "${STEPS[@]}"; do "step_$step"; done

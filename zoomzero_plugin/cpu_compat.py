@@ -4,13 +4,26 @@ The package registry only has CUDA builds of torchvision. Their compiled ops can
 torch, and ``import torchvision`` then fails while registering fake kernels for ``torchvision::nms``.
 Declaring the two op schemas first lets the pure-Python parts (transforms, used by qwen-vl-utils and
 the Qwen video processor) import. On a normal install, where the compiled ops load, this does nothing.
+
+``scripts/install-cpu.sh`` makes that hold for ANY code in its venv (Ray workers, ``python3 -m
+verl.trainer.main``, ``llamafactory-cli``): :func:`install_pth` writes a start-up file (``.pth``) into the
+venv's site-packages whose one line calls :func:`install_import_hook`; the hook runs
+:func:`ensure_torchvision_importable` just before the first ``import torchvision`` of each process (nothing
+heavy is imported at start-up). :func:`remove_pth` takes it out.
 """
 
 from __future__ import annotations
 
+import importlib.abc
 import importlib.util
 import sys
+import sysconfig
 from pathlib import Path
+
+from .files import write_text
+
+PTH_NAME = "zoomzero_cpu_torchvision.pth"  # sorts after setuptools' __editable__ finders, so the package is found
+PTH_LINE = "import zoomzero_plugin.cpu_compat as _zz; _zz.install_import_hook()\n"
 
 _LIBRARY = None  # keeps the schema registration alive for the life of the process
 
@@ -18,6 +31,7 @@ _LIBRARY = None  # keeps the schema registration alive for the life of the proce
 def ensure_torchvision_importable() -> bool:
     """Declare torchvision's op schemas if its compiled ops cannot load. Returns True if it did."""
     global _LIBRARY
+    uninstall_import_hook()  # done now either way (and its find_spec must not re-enter this function)
     if _LIBRARY is not None or "torchvision" in sys.modules:
         return False
     spec = importlib.util.find_spec("torchvision")
@@ -37,3 +51,40 @@ def ensure_torchvision_importable() -> bool:
     _LIBRARY.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
     _LIBRARY.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
     return True
+
+
+class _BeforeTorchvision(importlib.abc.MetaPathFinder):
+    """Runs :func:`ensure_torchvision_importable` when ``torchvision`` is first imported, then steps aside."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname == "torchvision":
+            ensure_torchvision_importable()
+        return None  # the regular finders import it
+
+
+_HOOK = _BeforeTorchvision()
+
+
+def install_import_hook() -> None:
+    """Make the next ``import torchvision`` of this process declare the op schemas first if needed (idempotent)."""
+    if "torchvision" not in sys.modules and _HOOK not in sys.meta_path:
+        sys.meta_path.insert(0, _HOOK)
+
+
+def uninstall_import_hook() -> None:
+    if _HOOK in sys.meta_path:
+        sys.meta_path.remove(_HOOK)
+
+
+def pth_path() -> Path:
+    """Where the start-up file goes: this interpreter's (the venv's) site-packages."""
+    return Path(sysconfig.get_paths()["purelib"]) / PTH_NAME
+
+
+def install_pth() -> Path:
+    """Write the start-up file into this venv's site-packages (atomically); returns its path."""
+    return write_text(pth_path(), PTH_LINE)
+
+
+def remove_pth() -> None:
+    pth_path().unlink(missing_ok=True)
