@@ -13,7 +13,7 @@ eval_source() {  # $1: the benchmark's name in `zoomzero data convert --from`, $
   if [[ ! -e "$DATA" ]]; then
     cat >&2 <<MSG
 No rows at DATA=$DATA.
-  * Real data: download the benchmark, then convert it (see README "Preparing data"), e.g.
+  * Real data: download the benchmark, then convert it (docs/preparing-data.md), e.g.
       zoomzero data convert --from $1 ... --out $DATA
   * No data at hand: run this script with DATA=synthetic to evaluate the tiny random model on a
     synthetic benchmark (videos with evidence in known spans) on CPU, e.g.

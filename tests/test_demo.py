@@ -11,6 +11,8 @@ def test_demo_prints_a_table_of_rewards_and_advantages(tmp_path):
     proc = subprocess.run(f"{exe} demo --group-size 4 --seed 3 --workdir {tmp_path}".split(),
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
+    for noise in ("qwen-vl-utils using", "fast processor", "slow image processor"):  # third-party chatter, silenced
+        assert noise not in proc.stderr
     lines = proc.stdout.splitlines()
     rows = [l for l in lines if re.match(r"^\s*\d+\s", l)]
     assert len(rows) == 4
@@ -29,10 +31,14 @@ def test_demo_rejects_a_group_of_one(capsys):
     assert "at least 2" in capsys.readouterr().err
 
 
-def test_demo_eval_writes_a_full_evaluation(tmp_path, capsys):
-    assert main(["demo", "--group-size", "2", "--eval", "--workdir", str(tmp_path)]) == 0
-    out = tmp_path / "eval"
+def test_demo_eval_writes_a_full_evaluation_and_keeps_what_it_prints(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no --workdir: the evaluation is kept in ./zoomzero-demo
+    assert main(["demo", "--group-size", "2", "--eval"]) == 0
+    out = tmp_path / "zoomzero-demo" / "eval"
     names = {p.name for p in out.iterdir()}
     assert {"predictions.jsonl", "metrics.json", "report.md", "iou_distribution.png"} <= names
     assert len((out / "predictions.jsonl").read_text().splitlines()) == 8  # one line per synthetic question
-    assert "Files:" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "Files:" in printed
+    paths = re.findall(r"^(?:predictions|report|metrics):\s+(\S+)$", printed, flags=re.M)
+    assert len(paths) == 3 and all((tmp_path / p).exists() for p in paths), paths  # every path it names exists

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import os
 import sys
 from dataclasses import dataclass
@@ -36,6 +38,8 @@ def _qwen_vl_utils():
             os.environ["FORCE_QWENVL_VIDEO_READER"] = "decord"
     import qwen_vl_utils
 
+    with contextlib.redirect_stderr(io.StringIO()):  # its one-time "qwen-vl-utils using decord to read video."
+        qwen_vl_utils.vision_process.get_video_reader_backend()
     return qwen_vl_utils
 
 

@@ -1,8 +1,8 @@
 """Fixtures: a few rows of the real NExT-GQA / ReXTime / CG-Bench annotation files, as dataset rows.
 
-The samples in ``fixtures/`` were copied from the benchmarks' public annotation files (see
-/work/shared/data/README.md); they include the awkward cases: several ground-truth windows, touching
-windows, windows past the video's end, point windows.
+The samples in ``fixtures/`` were copied from the benchmarks' public annotation files (NExT-GQA's
+val.csv, ReXTime's rextime_val.jsonl, CG-Bench's cgbench_mini.json); they include the awkward cases:
+several ground-truth windows, touching windows, windows past the video's end, point windows.
 """
 
 import json

@@ -69,7 +69,7 @@ class TransformersBackend:
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         if dtype == "auto":
             dtype = "bfloat16" if self.device.type == "cuda" else "float32"
-        self.processor = processor or AutoProcessor.from_pretrained(model)
+        self.processor = processor or AutoProcessor.from_pretrained(model, use_fast=True)  # 4.57 picks it anyway, with a warning
         self.processor.tokenizer.padding_side = "left"
         import transformers
 

@@ -4,7 +4,7 @@ NOT RUN AGAINST REAL vLLM in this project's suite (vLLM needs a GPU or the separ
 tests drive it with a stand-in engine that runs the tiny model and mimics vLLM's offline API, which checks
 this file's requests and readings but not vLLM's own input handling. It is kept thin on purpose: frames are decoded by the same qwen-vl-utils path as the
 transformers backend and handed to vLLM as ``(frames, metadata)`` with the clip's sampling fps, and the
-prompt is built by the same processor chat template. Known difference (REFERENCE.md §5): vLLM and
+prompt is built by the same processor chat template. Known difference: vLLM's M-RoPE and
 HF ``get_rope_index`` place text after a video at different positions, so log-probs can differ slightly.
 """
 
@@ -38,7 +38,7 @@ class VLLMBackend:
         from transformers import AutoProcessor
 
         self._vllm = vllm
-        self.processor = AutoProcessor.from_pretrained(model)
+        self.processor = AutoProcessor.from_pretrained(model, use_fast=True)
         self.tokenizer = self.processor.tokenizer
         self._masker = GlueTokenMasker(self.tokenizer, skip_special_tokens=True)
         self.patch_size = int(self.processor.video_processor.patch_size)
