@@ -8,7 +8,7 @@ from zoomzero_plugin import cli
 from zoomzero_plugin.eval.metrics import score_predictions, truths_from_rows
 from zoomzero_plugin.rows import write_rows
 
-from .conftest import nextgqa_rows
+from .conftest import cgbench_rows, nextgqa_rows
 
 
 @pytest.fixture
@@ -69,3 +69,17 @@ def test_score_errors_are_clear(score_only, files, tmp_path, capsys):
     with pytest.raises(SystemExit) as e:
         cli.main(["score", "--benchmark", "nope", str(path), "--data", str(data)])
     assert e.value.code == 2 and "invalid choice: 'nope'" in capsys.readouterr().err
+
+
+def test_scoring_rows_of_another_benchmark_says_so(score_only, tmp_path, capsys):
+    rows = [{**r, "answer": json.dumps({**json.loads(r["answer"]), "source": "cgbench"})}  # as data convert writes
+            for r in cgbench_rows()[0]]
+    data = tmp_path / "cgbench.jsonl"
+    write_rows(data, rows)
+    path = tmp_path / "predictions.jsonl"
+    path.write_text("".join(json.dumps({"qid": t, "answer": "A", "spans": []}) + "\n" for t in truths_from_rows(rows)))
+    assert cli.main(["score", "--benchmark", "nextgqa", str(path), "--data", str(data)]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {len(rows)} of {len(rows)} rows come from cgbench" in err and "--benchmark cgbench" in err
+    assert cli.main(["score", "--benchmark", "cgbench", str(path), "--data", str(data)]) == 0
+    assert "warning" not in capsys.readouterr().err

@@ -17,7 +17,7 @@ Denominators follow each official script (docs/metrics.md has the table):
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import fmean
@@ -320,6 +320,20 @@ def score_predictions(
     """
     scores, duplicates = score_questions(benchmark, predictions, truths, reduction)
     return aggregate(benchmark, scores, duplicates)
+
+
+def source_mismatch(benchmark: str, truths: Mapping[str, GroundTruth]) -> str | None:
+    """A sentence when the rows' ``source`` (written by ``zoomzero data convert``) names another registered
+    benchmark than ``benchmark``; None when they agree, carry no source, or ``benchmark`` is ``rows``."""
+    if benchmark == "rows":
+        return None
+    sources = Counter(str(t.extra.get("source")) for t in truths.values() if t.extra.get("source"))
+    others = {name: n for name, n in sources.items() if name in BENCHMARKS and name != benchmark}
+    if not others:
+        return None
+    name, n = max(others.items(), key=lambda kv: kv[1])
+    return (f"{n} of {len(truths)} rows come from {name} (their 'source'), scored here with {benchmark}'s metrics; "
+            f"for {name}'s own definitions use --benchmark {name}")
 
 
 def truths_from_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, GroundTruth]:

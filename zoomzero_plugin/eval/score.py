@@ -18,6 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..errors import DataError, UsageError, ZoomzeroError
 from .metrics import BENCHMARKS, REDUCTION_CHOICES
 
 
@@ -30,30 +31,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, metavar="DIR", help="write metrics.json, report.md and plots here")
 
 
-def _fail(message: str) -> int:
-    print(f"zoomzero score: error: {message}", file=sys.stderr)
-    return 2
-
-
 def run(args: argparse.Namespace) -> int:
     from ..rows import read_rows
-    from .metrics import score_predictions, truths_from_rows
+    from .metrics import score_predictions, source_mismatch, truths_from_rows
     from .predictions import read_predictions
     from .report import counts_table, metric_table, write_report
 
     for what, path in (("predictions", args.predictions), ("data", args.data)):
         if not path.is_file():
-            return _fail(f"{what} file not found: {path}")
+            raise UsageError(f"{what} file not found: {path}")
     try:
         truths = truths_from_rows(read_rows(args.data))
         predictions = read_predictions(args.predictions)
+        if mismatch := source_mismatch(args.benchmark, truths):
+            print(f"zoomzero score: warning: {mismatch}", file=sys.stderr)
         if args.out is not None:
             metrics = write_report(args.out, args.benchmark, predictions, truths, args.reduction,
                                    source=str(args.predictions))
         else:
             metrics = score_predictions(args.benchmark, predictions, truths, args.reduction)
-    except ValueError as e:
-        return _fail(str(e))
+    except ZoomzeroError:
+        raise
+    except ValueError as e:  # a malformed predictions or rows file, named by the reader
+        raise DataError(str(e)) from None
     print(f"{args.benchmark} · reduction {args.reduction} · {args.predictions}\n")
     print(metric_table(args.benchmark, metrics) + "\n")
     print(counts_table(metrics))
