@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import DataError, UsageError
+
 CHECKS: dict[str, str] = {
     "bad_row": "the row lacks the prompt/videos/answer columns, or they have the wrong type",
     "video_placeholders": "the prompt does not hold exactly one <video>",
@@ -225,8 +227,7 @@ def run(args: argparse.Namespace) -> int:
     files, folder_problems = _row_files(args.rows)
     absent = [str(p) for p in files if not p.is_file()]
     if absent or not files:
-        print(f"zoomzero data check: error: no row files at {', '.join(absent or map(str, args.rows))}", file=sys.stderr)
-        return 2
+        raise UsageError(f"no row files at {', '.join(absent or map(str, args.rows))}")
     for problem in folder_problems:
         print(f"zoomzero data check: error: {problem}", file=sys.stderr)
     tol = args.duration_tolerance
@@ -237,8 +238,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             rows = read_rows(path)
         except (OSError, ValueError) as e:
-            print(f"zoomzero data check: error: cannot read {path}: {e}", file=sys.stderr)
-            return 2
+            raise DataError(f"cannot read {path}: {e}") from None
         for index, row in enumerate(rows):
             where = f"{path.name}:{index + 1}"
             info = check_row(row, keys, tol, where)
