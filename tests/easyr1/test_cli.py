@@ -18,6 +18,7 @@ from zoomzero_plugin.hosts.easyr1.activation import (
     ENV_HOOK,
     JOB_ENV_NAMES,
     SETUP_HOOK,
+    driver_runtime_env,
     export_job_env,
     ray_runtime_env_hook,
 )
@@ -123,7 +124,7 @@ def test_train_hands_over_to_easyr1_main_with_the_runtime_env_hook(recipe_path, 
     assert name == "verl.trainer.main" and not adapted.adapted and adapted.config.trainer.total_epochs == 2
 
 
-def test_runtime_env_hook_validates_the_recipe_of_python_m_verl_trainer_main(recipe_path, monkeypatch):
+def test_runtime_env_hook_validates_the_recipe_of_python_m_verl_trainer_main(recipe_path, monkeypatch, capsys):
     """Launch path 2: EasyR1's driver built its config without plugins; its ray.init brings them."""
     monkeypatch.setattr(sys.modules["__main__"], "__spec__", types.SimpleNamespace(name="verl.trainer.main"), raising=False)
     monkeypatch.delenv(CHECKED_ENV, raising=False)
@@ -135,7 +136,11 @@ def test_runtime_env_hook_validates_the_recipe_of_python_m_verl_trainer_main(rec
     assert ray_runtime_env_hook(None)["env_vars"]["MODEL_SEQ_LEN"] == "9000"
     monkeypatch.setattr(sys, "argv", ["main.py", f"config={recipe_path}", "worker.rollout.n=1"])
     with pytest.raises(ConfigError, match="worker.rollout.n must be >= 2"):
+        driver_runtime_env(None)
+    with pytest.raises(SystemExit) as stop:  # the hook is the edge: one message, exit 2, no traceback
         ray_runtime_env_hook(None)
+    assert stop.value.code == EXIT_USER
+    assert capsys.readouterr().err.startswith("easyr1 plugins (RAY_RUNTIME_ENV_HOOK): 1 problem(s) with the EasyR1 config")
 
 
 def test_exported_job_env_keeps_the_users_value_and_says_so(monkeypatch):

@@ -22,6 +22,7 @@ import sys
 from typing import Any
 
 from zoomzero_plugin.cpu_compat import ensure_torchvision_importable
+from zoomzero_plugin.errors import EXIT_USER, ZoomzeroError, one_line
 
 from . import seams
 from .recipe import check_driver_argv
@@ -87,8 +88,22 @@ def with_setup_hook(runtime_env: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def ray_runtime_env_hook(runtime_env: dict[str, Any] | None) -> dict[str, Any]:
-    """``RAY_RUNTIME_ENV_HOOK`` target: activate the driver and return ``runtime_env`` with the setup hook
-    and the plugins' job env vars (see :meth:`~.registry.PluginHost.job_env`)."""
+    """``RAY_RUNTIME_ENV_HOOK`` target, the edge of launch paths 2 and 3 (:func:`driver_runtime_env` does the work).
+
+    A user's problem (a bad recipe, a plugin that cannot load) ends the driver here with one line on stderr
+    and exit status 2, before any actor starts, instead of a traceback through ``ray.init``.
+    """
+    try:
+        return driver_runtime_env(runtime_env)
+    except ZoomzeroError as e:
+        print(one_line("easyr1 plugins (RAY_RUNTIME_ENV_HOOK)", e), file=sys.stderr)
+        raise SystemExit(EXIT_USER) from None
+
+
+def driver_runtime_env(runtime_env: dict[str, Any] | None) -> dict[str, Any]:
+    """Activate the driver and return ``runtime_env`` with the setup hook and the plugins' job env vars (see
+    :meth:`~.registry.PluginHost.job_env`); under ``python3 -m verl.trainer.main`` the recipe on its command
+    line is checked first (raises :class:`~.errors.ConfigError` listing every problem)."""
     activate("driver (RAY_RUNTIME_ENV_HOOK)")
     env = with_setup_hook(dict(runtime_env) if runtime_env is not None else None)
     env_vars = dict(env.get("env_vars") or {})
