@@ -6,6 +6,7 @@ import sys
 import pytest
 import torch
 
+from zoomzero_plugin.errors import DependencyError
 from zoomzero_plugin.inference.backend import Output, Request, SamplingParams, load_backend
 from zoomzero_plugin.inference.passes import answer_confidence
 from zoomzero_plugin.prompts import grounding_prompt, zoom_prompt
@@ -121,5 +122,6 @@ def test_vllm_is_imported_only_when_chosen():
     with pytest.raises(ValueError, match="unknown backend"):
         load_backend("onnx", "x")
     if importlib.util.find_spec("vllm") is None:
-        with pytest.raises(ModuleNotFoundError, match=r"zoomzero-plugin\[vllm\]"):
+        with pytest.raises(DependencyError, match="--backend vllm needs vLLM, which is not installed here") as info:
             load_backend("vllm", "x")
+        assert "pip install ." in str(info.value) and "[vllm]" not in str(info.value)

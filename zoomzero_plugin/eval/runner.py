@@ -53,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     run = parser.add_argument_group("backend")
     run.add_argument("--backend", choices=("transformers", "vllm"), default="transformers",
-                     help="transformers (CPU/GPU) or vllm (GPU; pip install zoomzero-plugin[vllm])")
+                     help="transformers (CPU/GPU) or vllm (GPU; needs vLLM installed)")
     run.add_argument("--batch-size", type=int, default=1, help="questions per step and requests per model call")
     run.add_argument("--device", help="e.g. cpu, cuda, cuda:1 (default: cuda when available)")
     run.add_argument("--dtype", default="auto", help="auto (bf16 on GPU, fp32 on CPU), bfloat16, float16, float32")

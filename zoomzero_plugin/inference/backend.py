@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from ..errors import DependencyError
 from ..prompts import VIDEO_PLACEHOLDER
 
 if TYPE_CHECKING:
@@ -131,7 +132,11 @@ def load_backend(name: str, model: str, **kwargs: Any) -> Backend:
         return backend(model, **kwargs)
     except ModuleNotFoundError as e:
         if name == "vllm" and e.name and e.name.split(".")[0] == "vllm":
-            raise ModuleNotFoundError("the vllm backend needs vLLM: pip install 'zoomzero-plugin[vllm]'", name="vllm") from e
+            raise DependencyError(
+                "--backend vllm needs vLLM, which is not installed here: install it as vLLM's docs say for your GPU "
+                "(it brings its own torch), then zoomzero-plugin next to it (from a clone: pip install .); "
+                "--backend transformers runs anywhere"
+            ) from None
         raise
 
 

