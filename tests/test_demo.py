@@ -2,25 +2,32 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 from zoomzero_plugin.cli import main
 
 
-def test_demo_prints_a_table_of_rewards_and_advantages(tmp_path):
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_the_readme_demo_prints_what_the_readme_shows(tmp_path):
+    """`zoomzero demo` exactly as the README runs it, from an empty folder; its table is the README's."""
     exe = shutil.which("zoomzero") or f"{sys.executable} -m zoomzero_plugin.cli"
-    proc = subprocess.run(f"{exe} demo --group-size 4 --seed 3 --workdir {tmp_path}".split(),
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(f"{exe} demo".split(), capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     for noise in ("qwen-vl-utils using", "fast processor", "slow image processor"):  # third-party chatter, silenced
         assert noise not in proc.stderr
+    shown = README.read_text().split("### What the demo shows", 1)[1].split("```")[1].strip().splitlines()
+    printed = proc.stdout.splitlines()
+    assert printed[printed.index(shown[0]):printed.index(shown[0]) + len(shown)] == shown
+    assert list(tmp_path.iterdir()) == []  # without --workdir, nothing is left behind
     lines = proc.stdout.splitlines()
     rows = [l for l in lines if re.match(r"^\s*\d+\s", l)]
-    assert len(rows) == 4
+    assert len(rows) == 6
     for row in rows:
         nums = [float(x) for x in re.findall(r"[-+]?\d+\.\d+", row.split("|", 1)[0])[-5:]]
         assert all(0.0 <= v <= 1.0 for v in nums)  # format, iou, acc, zoom, overall
     assert re.search(r"Coarse pass: \d+ frames at [\d.]+ tokens/frame", proc.stdout)
-    assert (tmp_path / "tiny-qwen" / "config.json").exists()
     # GRPO advantages of a group sum to ~0
     grpo = [float(r.split("|")[1]) for r in rows]
     assert abs(sum(grpo)) < 1e-3
