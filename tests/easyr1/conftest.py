@@ -22,6 +22,18 @@ from zoomzero_plugin.hosts.easyr1.activation import ENV_HOOK, activate
 SHIMS = str(Path(__file__).parent / "shims")  # on PYTHONPATH, `import vllm` loads vllm_stub in subprocesses
 REPO = Path(__file__).resolve().parents[2]
 
+
+def subprocess_env(stand_in: bool = False, drop: tuple[str, ...] = ("RAY_RUNTIME_ENV_HOOK",), **extra: str) -> dict[str, str]:
+    """This process's environment for a test's subprocess: the user's PYTHONPATH kept (EasyR1 main is tested
+    through it) but never the vLLM stand-in, unless ``stand_in`` puts it first; ``drop`` removed, ``extra`` set."""
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    paths = [p for p in env.pop("PYTHONPATH", "").split(os.pathsep) if p and p != SHIMS]
+    if stand_in:
+        paths.insert(0, SHIMS)
+    if paths:
+        env["PYTHONPATH"] = os.pathsep.join(paths)
+    return {**env, **extra}
+
 # Evidence windows stay clear of these spans; the guide uses them as "wrong" predictions.
 RECIPE = """\
 data:

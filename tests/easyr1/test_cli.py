@@ -29,6 +29,8 @@ from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
 from zoomzero_plugin.hosts.easyr1.reward_names import FIXUP_ENV
 from zoomzero_plugin.rows import read_rows, write_rows
 
+from .conftest import subprocess_env
+
 
 
 @pytest.fixture
@@ -44,9 +46,7 @@ def no_ray(monkeypatch):
 def test_dry_run_console_script_validates_and_prints_effective_settings(recipe_path):
     script = Path(sys.executable).with_name("easyr1")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "zoomzero_plugin.hosts.easyr1.cli"]
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "RAY_ADDRESS": "127.0.0.1:1"}  # no vLLM stand-in on any path
-    for name in ("RAY_RUNTIME_ENV_HOOK", "PYTHONPATH"):
-        env.pop(name, None)
+    env = subprocess_env(CUDA_VISIBLE_DEVICES="", RAY_ADDRESS="127.0.0.1:1")  # no vLLM stand-in on any path
     done = subprocess.run([*command, "train", str(recipe_path), "worker.rollout.n=4", "--dry-run"],
                           capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -3,7 +3,6 @@ reported in the problem list (one `easyr1 train:` message, exit 2), never as a t
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
@@ -11,6 +10,8 @@ import pytest
 
 from zoomzero_plugin.errors import EXIT_USER
 from zoomzero_plugin.hosts.easyr1.cli import main
+
+from .conftest import subprocess_env
 
 
 @pytest.fixture
@@ -79,9 +80,8 @@ sys.exit(main(sys.argv[1:]))
 
 
 def run_without(module: str, *argv: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RAY_RUNTIME_ENV_HOOK")}
     return subprocess.run([sys.executable, "-c", DRY_RUN_WITHOUT.format(module=module), *argv],
-                          capture_output=True, text=True, env=env, timeout=180)
+                          capture_output=True, text=True, env=subprocess_env(), timeout=180)
 
 
 def test_without_easyr1_the_launcher_says_easyr1_is_not_installed(recipe_path):
@@ -94,8 +94,7 @@ def test_without_easyr1_the_launcher_says_easyr1_is_not_installed(recipe_path):
 
 
 def test_blocked_plugins_are_named(tmp_path):
-    env = {**os.environ, "EASYR1_PLUGINS_BLOCK": "zoomzero"}
     done = subprocess.run([sys.executable, "-m", "zoomzero_plugin.hosts.easyr1.cli", "plugins"],
-                          capture_output=True, text=True, env=env, timeout=120)
+                          capture_output=True, text=True, env=subprocess_env(EASYR1_PLUGINS_BLOCK="zoomzero"), timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "no easyr1 plugins active (blocked by EASYR1_PLUGINS_BLOCK: zoomzero)"

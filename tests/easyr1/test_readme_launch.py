@@ -8,23 +8,20 @@ top of its trainer; nothing is generated before the GPU check)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
 from zoomzero_plugin.errors import EXIT_USER
 from zoomzero_plugin.hosts.easyr1.activation import ENV_HOOK
 
-from .conftest import SHIMS
+from .conftest import subprocess_env
 
 GPU_CHECK = "Total available GPUs 0 is less than total desired GPUs 1"  # EasyR1's ResourcePoolManager
 
 
 def launch(recipe, *overrides, stand_in: bool) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RAY_ADDRESS")}
-    env.update(RAY_RUNTIME_ENV_HOOK=ENV_HOOK, RAY_ADDRESS="local", OMP_NUM_THREADS="1", CUDA_VISIBLE_DEVICES="")
-    if stand_in:
-        env["PYTHONPATH"] = SHIMS
+    env = subprocess_env(stand_in, drop=("RAY_ADDRESS",), RAY_RUNTIME_ENV_HOOK=ENV_HOOK, RAY_ADDRESS="local",
+                         OMP_NUM_THREADS="1", CUDA_VISIBLE_DEVICES="")
     return subprocess.run([sys.executable, "-m", "verl.trainer.main", f"config={recipe}", *overrides],
                           capture_output=True, text=True, env=env, cwd=recipe.parent, timeout=300)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO
+from .conftest import REPO, subprocess_env
 
 SKIP = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
                               ".hypothesis", "runs", "zoomzero-demo")
@@ -53,10 +53,8 @@ def venv(wheel, tmp_path_factory) -> Path:
 
 
 def env(venv: Path) -> dict[str, str]:
-    """The fresh venv first on PATH; no PYTHONPATH (so no vLLM stand-in either: the launcher brings its own)."""
-    out = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RAY_RUNTIME_ENV_HOOK", "VIRTUAL_ENV")}
-    out["PATH"] = f"{venv / 'bin'}{os.pathsep}{out.get('PATH', '')}"
-    return out
+    """The fresh venv first on PATH; no vLLM stand-in on any path (the launcher brings its own)."""
+    return subprocess_env(drop=("RAY_RUNTIME_ENV_HOOK", "VIRTUAL_ENV"), PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
 
 
 def test_the_wheel_holds_every_recipe_and_example(wheel):
