@@ -1,1 +1,1 @@
-"""Dataset converters, validation, offline filtering and SFT export."""
+"""Dataset converters (``formats/``, ``zoomzero data convert``), row checks (``data check``) and offline filtering (``data filter``)."""
