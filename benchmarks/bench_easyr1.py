@@ -14,7 +14,6 @@ tokenizer/processor: its small vocabulary makes ~2x more tokens per response tha
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import random
 import sys
 from pathlib import Path
@@ -28,16 +27,13 @@ from _timing import median_ms, print_table  # noqa: E402
 from zoomzero_plugin.cpu_compat import ensure_torchvision_importable  # noqa: E402
 from zoomzero_plugin.ground_truth import GroundTruth  # noqa: E402
 
-SHIMS = Path(__file__).resolve().parents[1] / "tests" / "easyr1" / "shims"
-
-
 def import_easyr1_trainer():
-    """EasyR1's trainer module, with the plugins active. Without vLLM (CPU), the tests' import shim stands in."""
-    if importlib.util.find_spec("vllm") is None:
-        sys.path.insert(0, str(SHIMS))
-        print(f"note: vLLM not installed; importing EasyR1's trainer with the test import shim ({SHIMS})")
+    """EasyR1's trainer module, with the plugins active. Without vLLM (CPU), the package's stand-in serves its import."""
+    from zoomzero_plugin.hosts.easyr1 import activate, vllm_stub
+
+    if vllm_stub.install():
+        print("note: vLLM not installed; EasyR1's trainer imported with the vLLM stand-in (nothing is generated)")
     ensure_torchvision_importable()
-    from zoomzero_plugin.hosts.easyr1 import activate
 
     activate("benchmark")
     from verl.trainer import ray_trainer
