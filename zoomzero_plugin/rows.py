@@ -15,7 +15,7 @@ from typing import Any
 
 from .files import write_atomic, write_text
 from .ground_truth import GroundTruth
-from .prompts import grounding_prompt
+from .prompts import DEFAULT_PROMPT_STYLE, grounding_prompt
 from .spans import Span
 
 PROMPT_KEY, VIDEO_KEY, ANSWER_KEY = "prompt", "videos", "answer"
@@ -35,15 +35,20 @@ def make_row(
     video: str,
     spans: Sequence[Span] = (),
     prompt: str | None = None,
+    prompt_style: str = DEFAULT_PROMPT_STYLE,
     **extra: Any,
 ) -> dict[str, Any]:
-    """One dataset row. ``answer`` is the option letter; validated through :class:`GroundTruth`."""
+    """One dataset row. ``answer`` is the option letter; validated through :class:`GroundTruth`.
+
+    ``prompt``: the row's prompt; by default the grounding prompt of ``prompt_style`` (``paper``: the paper's
+    words, ``concise``: this package's), stating the video's duration.
+    """
     truth = GroundTruth.parse(
         {"answer": answer, "options": list(options), "spans": [list(s) for s in spans], "duration": duration,
          "qid": qid, "question": question, **extra}
     )
     return {
-        PROMPT_KEY: prompt if prompt is not None else grounding_prompt(question, truth.options, truth.duration),
+        PROMPT_KEY: prompt if prompt is not None else grounding_prompt(question, truth.options, truth.duration, style=prompt_style),
         VIDEO_KEY: [str(video)],
         ANSWER_KEY: truth.to_json(),
     }

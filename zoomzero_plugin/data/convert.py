@@ -18,6 +18,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from ..prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
+
 # CLI flag -> the key a Format's `files` uses
 _FILE_FLAGS = {"input": "--input", "gsub": "--gsub", "video_map": "--video-map", "options": "--options"}
 
@@ -65,6 +67,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="an answer text equal to several options: keep the first such option, as the "
                              "benchmarks' own loaders do (default), or skip the row (cleaner training data)")
     parser.add_argument("--source", help="value stored as 'source' in each answer (default: the format name)")
+    parser.add_argument("--prompt", choices=PROMPT_STYLES, default=DEFAULT_PROMPT_STYLE,
+                        help="the rows' grounding prompt: paper (Zoom-Zero's words, default) or concise "
+                             "(this package's shorter wording)")
     parser.add_argument("--out", required=True, type=Path, metavar="ROWS", help="output .jsonl or .parquet")
     parser.add_argument("--report", type=Path, metavar="FILE",
                         help="also write the skip report as JSON (keep it out of a training data folder)")
@@ -118,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
         span_tolerance=args.span_tolerance,
         source=args.source,
         ambiguous=args.ambiguous,
+        prompt_style=args.prompt,
     )
     try:
         rows, report = convert(fmt_cls(inputs), options, examples=args.show, workers=args.workers)

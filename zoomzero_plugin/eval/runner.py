@@ -7,8 +7,9 @@ Wall-clock timings go to OUT/timings.jsonl, so predictions of a resumed run equa
 Finally the benchmark's official metrics are computed (``zoomzero score`` does the same for any file).
 
 Modes (Zoom-Zero §5.3, App. D): one-stage · coarse-to-fine · divide-and-conquer · iterative.
-Defaults are the paper's: 8,192 visual tokens, 1 fps, 16–768 tokens per frame, ≤256 frames, 256-s
-windows, top-4 windows, responses ≤512 tokens.
+Defaults are the paper's: the prompt word for word (rows carry it: `zoomzero data convert`); 8,192
+visual tokens at 1 fps for NExT-GQA and ReXTime, 16,384 for CG-Bench, Video-MME, MLVU and LVBench; 8..384
+tokens per frame; ≤256 frames; 256-s windows, top-4 windows, responses ≤512 tokens.
 
 examples:
   zoomzero eval --benchmark nextgqa --model Qwen/Qwen2.5-VL-7B-Instruct --data nextgqa_test.jsonl --out runs/nextgqa
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..inference.options import add_budget_arguments, add_flag, mode_config, resolve
+from ..prompts import PROMPT_STYLES
 from ..rows import read_rows, row_truth
 from .journal import Journal, check_settings
 
@@ -62,6 +64,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_budget_arguments(parser)
 
     modes = parser.add_argument_group("modes")
+    add_flag(modes, "prompt", "prompt style of the fine-pass and window prompts (the coarse pass uses the row's own)",
+             choices=PROMPT_STYLES)
     add_flag(modes, "max_new_tokens", "response tokens of grounding passes", type=int)
     add_flag(modes, "fine_answer", "fine pass: score the option letters (authors' judge) or generate",
           choices=("letters", "generate"))
@@ -165,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
     if args.restart:
         for name in (PREDICTIONS, TIMINGS, SETTINGS):
             (out / name).unlink(missing_ok=True)
-    values = resolve(args, demo=args.demo)
+    values = resolve(args, demo=args.demo, benchmark=args.benchmark)
     kwargs = {"device": args.device, "dtype": args.dtype, "batch_size": args.batch_size}
     if args.attn_implementation:
         kwargs["attn_implementation"] = args.attn_implementation
