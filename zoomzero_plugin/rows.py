@@ -22,6 +22,9 @@ PROMPT_KEY, VIDEO_KEY, ANSWER_KEY = "prompt", "videos", "answer"
 # Optional answer-JSON key: the benchmark's own ground-truth windows, kept by converters when GroundTruth
 # clamped or merged them, so per-window official metrics can use them unchanged.
 GT_WINDOWS_KEY = "gt_windows"
+# Optional answer-JSON key: true on a test question whose label only the benchmark's server has (ReXTime test);
+# its ``answer`` is a placeholder. Such rows can be evaluated and exported for submission, never scored or trained on.
+LABEL_HIDDEN_KEY = "label_hidden"
 FORMATS = (".jsonl", ".json", ".parquet")
 
 
@@ -56,6 +59,11 @@ def make_row(
 
 def row_truth(row: dict[str, Any], answer_key: str = ANSWER_KEY) -> GroundTruth:
     return GroundTruth.parse(row[answer_key])
+
+
+def label_hidden(truth: GroundTruth) -> bool:
+    """The question's label is hidden behind the benchmark's server: its ``answer`` is a placeholder."""
+    return bool(truth.extra.get(LABEL_HIDDEN_KEY))
 
 
 def _check_format(path: Path) -> str:

@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from ..inference.options import add_budget_arguments, add_flag, budget_from, resolve
-from ..rows import read_rows, row_truth, write_rows
+from ..errors import DataError
+from ..rows import label_hidden, read_rows, row_truth, write_rows
 
 GROUNDING_RULES = ("authors", "delta")
 QUALITY_CHECKS = ("off", "clue", "needs-clue", "both")
@@ -150,6 +151,10 @@ def filter_rows(backend, rows: list[dict[str, Any]], out: str | Path, budget, cf
     from ..eval.journal import Journal, check_settings
 
     out = Path(out)
+    hidden = [t.qid for t in map(row_truth, rows) if label_hidden(t)]
+    if hidden:
+        raise DataError(f"{len(hidden)} rows have hidden labels (a test split), e.g. {hidden[:3]}: the filter judges "
+                        "answers against labels")
     sampling = {k: v for k, v in asdict(cfg).items() if k not in ("delta", "grounding_rule")}
     check_settings(out.with_name(out.stem + ".filter.json"),
                    {**(settings or {}), **sampling, "budget": asdict(budget), "max_new_tokens": max_new_tokens})

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..inference.options import add_budget_arguments, add_flag, mode_config, resolve
 from ..prompts import PROMPT_STYLES
-from ..rows import read_rows, row_truth
+from ..rows import label_hidden, read_rows, row_truth
 from .journal import Journal, check_settings
 
 BENCHMARKS = ("nextgqa", "rextime", "cgbench", "videomme", "mlvu", "lvbench", "rows")
@@ -123,6 +123,9 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
             bar.update(len(batch))
             bar.set_postfix(frames_per_q=f"{frames / (i + len(batch)):.0f}")
     truths = {row_truth(r).qid: row_truth(r) for r in rows}
+    hidden = sum(label_hidden(t) for t in truths.values())
+    if hidden:  # a test split: predictions only, for `zoomzero score --export`
+        return {"labels_hidden": hidden}
     return finalize(out_dir, benchmark, truths, reduction)
 
 
@@ -179,6 +182,10 @@ def run(args: argparse.Namespace) -> int:
     metrics = evaluate(backend, rows, out, benchmark=args.benchmark, mode=args.mode, cfg=cfg,
                        batch_size=args.batch_size, reduction=args.reduction, settings=settings,
                        progress=not args.no_progress, skip_errors=args.skip_errors)
+    if "labels_hidden" in metrics:
+        print(f"{metrics['labels_hidden']} questions have hidden labels: no metrics. Write the server's submission with\n"
+              f"  zoomzero score {out / PREDICTIONS} --benchmark {args.benchmark} --data {args.data} --export SUBMISSION.jsonl")
+        return 0
     print(metric_table(args.benchmark, metrics))
     print(f"\npredictions: {out / PREDICTIONS}\nreport:      {out / 'report.md'}\nmetrics:     {out / 'metrics.json'}")
     return 0

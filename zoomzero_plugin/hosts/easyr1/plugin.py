@@ -16,6 +16,7 @@ from typing import Any
 from zoomzero_plugin import gvqa_reward
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.rewards import RewardConfig
+from zoomzero_plugin.rows import label_hidden
 from zoomzero_plugin.zoom import plan_zoom
 
 from .hookspecs import hookimpl
@@ -120,6 +121,10 @@ def easyr1_check_rows(config: Any, rows: Sequence[Mapping[str, Any]], split: str
             truth = GroundTruth.parse(row.get(config.data.answer_key))
         except ValueError as e:
             problems.append(f"{split} row {i}: data.answer_key '{config.data.answer_key}' is not a zoomzero ground truth ({e})")
+            continue
+        if label_hidden(truth):
+            problems.append(f"{split} row {i} ({truth.qid}): its label is hidden (a test split); it cannot be trained "
+                            "or validated on")
             continue
         if zoom.enable and not truth.question.strip():
             problems.append(f"{split} row {i} ({truth.qid}): the ground truth has no 'question' for the zoom pass to re-ask")
