@@ -115,3 +115,31 @@ def test_filter_cli_with_the_quality_check_on_the_real_model(tiny_model_dir, ben
         assert d["samples"] == 3 and isinstance(d["clue_correct"], bool) and isinstance(d["full_correct"], bool)
         correct = [i < d["correct"] for i in range(3)]
         assert d["reasons"] == decide(correct, d["ious"], True, 0.1, d["clue_correct"], d["full_correct"])
+
+
+def test_only_quality_check_judges_rows_without_sampling(tiny_backend, bench_rows, tmp_path):
+    """Stage II's PLM rows: the quality check alone (clue-only right, whole video wrong), no sampled answers."""
+    rows = read_rows(bench_rows)[:3]
+    truths = [row_truth(r) for r in rows]
+
+    def script(request, k):
+        assert request.choices, "no sampled grounding answers"
+        truth = next(t for t in truths if request.videos[0]["video"].endswith(t.qid + ".mp4"))
+        clue_only = all(c["video_start"] > 0 or c["video_end"] < truth.duration for c in request.videos)
+        wrong = "B" if truth.answer == "A" else "A"
+        if truth is truths[0]:  # needs the clue: right from it, wrong from the whole video -> kept
+            return truth.answer if clue_only else wrong
+        if truth is truths[1]:  # answerable without the clue -> answerable_without_clue
+            return truth.answer
+        return wrong  # wrong even from the clue -> not_answerable_from_clue
+
+    backend = ScriptedBackend(tiny_backend, script)
+    cfg = FilterConfig(quality_check="both", variance=False)
+    summary = filter_rows(backend, rows, tmp_path / "plm.jsonl", SMALL, cfg, max_new_tokens=8, progress=False)
+    assert read_rows(tmp_path / "plm.jsonl") == rows[:1]
+    assert summary["reasons"] == {"answerable_without_clue": 1, "not_answerable_from_clue": 1}
+    clue_only = filter_rows(backend, rows, tmp_path / "clue.jsonl", SMALL,
+                            FilterConfig(quality_check="clue", variance=False), max_new_tokens=8, progress=False)
+    assert clue_only["kept"] == 2 and clue_only["reasons"] == {"not_answerable_from_clue": 1}
+    with pytest.raises(ValueError, match="needs --quality-check"):
+        FilterConfig(variance=False)

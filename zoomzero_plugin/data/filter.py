@@ -11,7 +11,7 @@ So a row is kept when the model does not always answer it right AND its groundin
 the clue) -- both conditions, not either.
 
 --quality-check (PLM-Video stage II rows, which carry a clue span) asks for the option letter only (the
-zoom prompt, scored over the option letters) and adds, by name:
+zoom prompt, scored over the option letters) and adds, by name (--only-quality-check: these alone, no samples):
   clue        answers right from the clue span alone; else not_answerable_from_clue
   needs-clue  answers wrong from the whole video at the coarse budget; else answerable_without_clue
   both        (the default of a bare --quality-check) both of the above.
@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..inference.options import add_budget_arguments, add_flag, budget_from, resolve
-from ..errors import DataError
+from ..errors import DataError, UsageError
 from ..rows import label_hidden, read_rows, row_truth, write_rows
 
 GROUNDING_RULES = ("authors", "delta")
@@ -58,13 +58,17 @@ class FilterConfig:
     """authors: spread > delta or min IoU > 0 (filter_variance.py) | delta: spread >= delta."""
     quality_check: str = "off"
     """off | clue | needs-clue | both (module docstring)."""
+    variance: bool = True
+    """Sample ``n`` answers and drop rows always answered right or weakly grounded; False: the quality check only."""
     seed: int = 0
 
     def __post_init__(self) -> None:
         if self.grounding_rule not in GROUNDING_RULES:
-            raise ValueError(f"grounding_rule must be one of {GROUNDING_RULES}, got {self.grounding_rule!r}")
+            raise UsageError(f"grounding_rule must be one of {GROUNDING_RULES}, got {self.grounding_rule!r}")
         if self.quality_check not in QUALITY_CHECKS:
-            raise ValueError(f"quality_check must be one of {QUALITY_CHECKS}, got {self.quality_check!r}")
+            raise UsageError(f"quality_check must be one of {QUALITY_CHECKS}, got {self.quality_check!r}")
+        if not self.variance and self.quality_check == "off":
+            raise UsageError("--only-quality-check needs --quality-check: nothing else would judge the rows")
 
 
 def weak_grounding(ious: Sequence[float], delta: float, rule: str = "authors") -> bool:
@@ -80,14 +84,16 @@ def weak_grounding(ious: Sequence[float], delta: float, rule: str = "authors") -
 
 
 def decide(correct: Sequence[bool], ious: Sequence[float], has_spans: bool, delta: float,
-           clue_correct: bool | None = None, full_correct: bool | None = None, rule: str = "authors") -> list[str]:
-    """Why a row goes (empty: it stays). ``clue_correct``/``full_correct`` are None where that check did not run."""
+           clue_correct: bool | None = None, full_correct: bool | None = None, rule: str = "authors",
+           variance: bool = True) -> list[str]:
+    """Why a row goes (empty: it stays). ``clue_correct``/``full_correct`` are None where that check did not run;
+    ``variance`` False skips the sampled-answer criteria (all_correct, weak_grounding)."""
     reasons = []
-    if correct and all(correct):
+    if variance and correct and all(correct):
         reasons.append("all_correct")
     if not has_spans:
         reasons.append("no_ground_truth_spans")
-    elif weak_grounding(ious, delta, rule):
+    elif variance and weak_grounding(ious, delta, rule):
         reasons.append("weak_grounding")
     if full_correct:
         reasons.append("answerable_without_clue")
@@ -110,8 +116,8 @@ def judge_rows(backend, rows: Sequence[dict[str, Any]], budget, cfg: FilterConfi
     coarse = [plan_coarse(q.duration, budget) for q in questions]
     params = SamplingParams(max_new_tokens=max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, n=cfg.n,
                             seed=seed)
-    gens = backend.generate([Request(q.coarse_prompt(), tuple(p.video_elements(q.video)))
-                             for q, p in zip(questions, coarse)], params)
+    requests = [Request(q.coarse_prompt(), tuple(p.video_elements(q.video))) for q, p in zip(questions, coarse)]
+    gens = backend.generate(requests, params) if cfg.variance else [None] * len(rows)
     clue: dict[int, bool] = {}
     full: dict[int, bool] = {}
     with_spans = [i for i, t in enumerate(truths) if t.spans]
@@ -124,10 +130,11 @@ def judge_rows(backend, rows: Sequence[dict[str, Any]], budget, cfg: FilterConfi
         full = {i: r.answer == truths[i].answer for i, r in zip(with_spans, checks)}
     records = []
     for i, (truth, gen) in enumerate(zip(truths, gens)):
-        parsed = [parse_response(o.text, truth.duration) for o in gen.outputs]
+        parsed = [parse_response(o.text, truth.duration) for o in gen.outputs] if gen is not None else []
         correct = [p.answer == truth.answer for p in parsed]
         ious = [iou(list(p.spans), list(truth.spans)) for p in parsed]
-        reasons = decide(correct, ious, bool(truth.spans), cfg.delta, clue.get(i), full.get(i), cfg.grounding_rule)
+        reasons = decide(correct, ious, bool(truth.spans), cfg.delta, clue.get(i), full.get(i), cfg.grounding_rule,
+                         cfg.variance)
         records.append({
             "qid": truth.qid, "kept": not reasons, "reasons": reasons, "correct": sum(correct), "samples": len(correct),
             "ious": [round(x, 4) for x in ious], "delta": round(max(ious) - sum(ious) / len(ious), 4) if ious else 0.0,
@@ -167,7 +174,7 @@ def filter_rows(backend, rows: list[dict[str, Any]], out: str | Path, budget, cf
             decisions.append(judge_rows(backend, [rows[i] for i in batch], budget, cfg, max_new_tokens,
                                         seed=cfg.seed + batch[0]))
             bar.update(len(batch))
-    by_qid = {r["qid"]: _redecide(r, cfg.delta, cfg.grounding_rule) for r in decisions.records}
+    by_qid = {r["qid"]: _redecide(r, cfg) for r in decisions.records}
     kept = [row for row, q in zip(rows, qids) if by_qid[q]["kept"]]
     write_rows(out, kept)
     reasons = Counter(reason for q in qids for reason in by_qid[q]["reasons"])
@@ -177,10 +184,10 @@ def filter_rows(backend, rows: list[dict[str, Any]], out: str | Path, budget, cf
     return summary
 
 
-def _redecide(record: dict[str, Any], delta: float, rule: str) -> dict[str, Any]:
+def _redecide(record: dict[str, Any], cfg: FilterConfig) -> dict[str, Any]:
     correct = [i < record["correct"] for i in range(record["samples"])]
-    reasons = decide(correct, record["ious"], record["has_spans"], delta, record["clue_correct"], record["full_correct"],
-                     rule)
+    reasons = decide(correct, record["ious"], record["has_spans"], cfg.delta, record["clue_correct"],
+                     record["full_correct"], cfg.grounding_rule, cfg.variance)
     return {**record, "reasons": reasons, "kept": not reasons}
 
 
@@ -201,6 +208,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="rows with a clue span: clue = keep rows answered right from the clue span alone; "
                              "needs-clue = keep rows answered wrong from the whole video; both (a bare "
                              "--quality-check) = both; off (default)")
+    parser.add_argument("--only-quality-check", action="store_true",
+                        help="judge rows by the quality check alone: no sampled answers, no all_correct / "
+                             "weak_grounding (stage II's PLM-Video rows)")
     parser.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
     parser.add_argument("--backend", choices=("transformers", "vllm"), default="transformers")
     parser.add_argument("--batch-size", type=int, default=1, help="rows per model call (default: 1)")
@@ -228,7 +238,8 @@ def run(args: argparse.Namespace) -> int:
     values = resolve(args)
     backend = load_backend(args.backend, args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size)
     cfg = FilterConfig(n=args.n, temperature=args.temperature, top_p=args.top_p, delta=args.delta,
-                       grounding_rule=args.grounding_rule, quality_check=args.quality_check, seed=args.seed)
+                       grounding_rule=args.grounding_rule, quality_check=args.quality_check,
+                       variance=not args.only_quality_check, seed=args.seed)
     settings = {"model": str(args.model), "data": str(Path(args.data).resolve()), "backend": args.backend}
     summary = filter_rows(backend, rows, args.out, budget_from(values, backend.factor), cfg,
                           max_new_tokens=values["max_new_tokens"], batch_size=args.batch_size,
