@@ -119,6 +119,8 @@ def test_paper_numbers(PPOConfig):
         assert (c.data.max_response_length, c.data.rollout_batch_size, c.worker.rollout.n) == (512, 64, 8)
         # the authors' train_stage*.sh: global_batch_size=8 (x rollout.n 8 = 64 responses per optimizer step)
         assert c.worker.actor.global_batch_size * c.worker.rollout.n == 64
+        # their core_algos.compute_policy_loss: clamp(ratio, 1 - 0.2, 1 + 0.2 + 0.08)
+        assert (c.worker.actor.clip_ratio_low, c.worker.actor.clip_ratio_high) == (0.2, 0.28)
     assert by_name["stage1"].worker.actor.model.model_path == "Qwen/Qwen2.5-VL-7B-Instruct"
     assert by_name["stage2"].worker.actor.model.model_path.startswith(by_name["stage1"].trainer.save_checkpoint_path)
     assert "Qwen3-VL" in by_name["zoomzero_qwen3vl"].worker.actor.model.model_path
