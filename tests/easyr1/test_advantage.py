@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from zoomzero_plugin.advantages import token_adv
-from zoomzero_plugin.hosts.easyr1.advantage import ConfigError
+from zoomzero_plugin.hosts.easyr1.errors import ConfigError
 from zoomzero_plugin.hosts.easyr1.batch_step import COMPONENT_PREFIX
-from zoomzero_plugin.hosts.easyr1.tokenadv import GLUE_MASK, prepare
+from zoomzero_plugin.hosts.easyr1.zoomzero.tokenadv import GLUE_MASK, prepare
 
 from .helpers import padded_responses
 
@@ -134,7 +134,7 @@ def test_trainer_stops_on_unusable_settings(recipe_path, change, message):
 def test_grpo_sum_is_group_normalised_summed_reward_with_tokenadvs_std(ppo_config, easyr1_tokenizer):
     from verl.trainer import ray_trainer
 
-    from zoomzero_plugin.hosts.easyr1.tokenadv import prepare_grpo_sum
+    from zoomzero_plugin.hosts.easyr1.zoomzero.tokenadv import prepare_grpo_sum
 
     # summed rewards per response (token_level_rewards): group p = (0.9, 0.1), group q = (0.5, 0.4)
     data = generated_batch(easyr1_tokenizer)
