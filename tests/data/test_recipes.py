@@ -204,3 +204,14 @@ def test_recipe_data_settings_load_rows_in_easyr1(path, PPOConfig, tiny_model_di
     assert len(dataset) == 2
     assert sorted(GroundTruth.parse(item["ground_truth"]).qid for item in dataset) == ["a1", "b1"]
     assert config.worker.actor.model.model_path == str(tiny_model_dir)
+
+
+@pytest.mark.parametrize("path", YAMLS, ids=lambda p: p.name)
+def test_recipes_state_tokens_per_frame_in_one_unit(path):
+    """16·28² and 768·28² pixels are 8 and 384 tokens per frame (16 and 768 per two-frame temporal patch):
+    a recipe never calls 16 or 768 a per-frame token count."""
+    text = path.read_text()
+    for wrong in ("16 tokens per frame", "768 tokens per frame", "16..768 tokens per frame"):
+        assert wrong not in text, f"{path.name}: '{wrong}' (a frame of 16·28² px costs 8 tokens, docs/easyr1.md)"
+    if "min_pixels: 12544" in text:
+        assert "8 tokens per frame" in text and "384 tokens per frame" in text
