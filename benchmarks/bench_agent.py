@@ -20,7 +20,6 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -30,7 +29,7 @@ from zoomzero_plugin.cpu_compat import ensure_torchvision_importable  # noqa: E4
 
 ensure_torchvision_importable()
 
-from _timing import median_ms  # noqa: E402
+from _timing import fastest, median_ms  # noqa: E402
 from bench_inference import long_benchmark, oracle  # noqa: E402
 
 from zoomzero_plugin.agent import AgentBudget, parse_turn, score_response, split_response  # noqa: E402
@@ -67,14 +66,8 @@ def bench_agent_vs_one_stage(backend, rows, args) -> list[tuple]:
                      max_new_tokens=args.max_new_tokens,
                      agent=AgentConfig(budget=AgentBudget(turn_tokens=args.max_new_tokens)))
     predict(one, questions[:1], "one-stage", cfg)  # warm-up
-    best: dict[str, tuple[float, list]] = {}
-    for _ in range(args.repeat):  # round-robin, the fastest of each: the machine is shared
-        for label, backend_, mode in (("one-stage", one, "one-stage"), ("agent (1 call + answer)", agent, "agent")):
-            start = time.perf_counter()
-            preds = predict(backend_, questions, mode, cfg)
-            wall = time.perf_counter() - start
-            if label not in best or wall < best[label][0]:
-                best[label] = (wall, preds)
+    best = fastest({"one-stage": lambda: predict(one, questions, "one-stage", cfg),
+                    "agent (1 call + answer)": lambda: predict(agent, questions, "agent", cfg)}, args.repeat)
     table = []
     for label, (wall, preds) in best.items():
         if label == "one-stage":
