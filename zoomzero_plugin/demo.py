@@ -6,7 +6,9 @@ spans with the same model, and prints every response's spans, its four rewards, 
 the summed reward) and its TokenAdv advantages on glue tokens vs the other tokens. With ``--eval`` it then
 evaluates the tiny model coarse-to-fine on a small synthetic benchmark (``zoomzero eval --demo``) and
 prints the report; predictions, metrics and plots stay in the work folder (``./zoomzero-demo`` unless
-``--workdir`` says otherwise). Nothing is downloaded.
+``--workdir`` says otherwise). With ``--agent`` it runs VideoZoomer's ``<video_zoom>`` agent instead: the tiny
+model (template-constrained) calls the tool on a synthetic long video — an error turn, a clip, an answer — and
+the transcript, budgets and reward are printed. Nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -31,11 +33,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--eval", action="store_true",
                         help="also run a full coarse-to-fine evaluation on a synthetic benchmark and print its "
                              f"report (about 30 s more); its files are kept in --workdir (default ./{EVAL_WORKDIR})")
+    parser.add_argument("--agent", action="store_true",
+                        help="run VideoZoomer's <video_zoom> agent loop instead: overview, an error turn, a clip, "
+                             "an answer; prints the transcript, budgets used and reward components")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.group_size < 2:
         raise UsageError("--group-size must be at least 2 (advantages compare responses in a group)")
+    if args.agent:
+        return _agent(args)
     if args.workdir is None and args.eval:
         args.workdir = Path(EVAL_WORKDIR)  # the evaluation's files are worth keeping: its report lists them
     if args.workdir is None:
@@ -45,6 +52,24 @@ def run(args: argparse.Namespace) -> int:
     args.workdir.mkdir(parents=True, exist_ok=True)
     _demo(args, args.workdir)
     return _evaluation(args.workdir) if args.eval else 0
+
+
+def _agent(args: argparse.Namespace) -> int:
+    import os
+
+    os.environ.setdefault("FORCE_QWENVL_VIDEO_READER", "decord")
+    from .cpu_compat import ensure_torchvision_importable
+
+    ensure_torchvision_importable()
+    from .synthetic.agent_demo import run_agent_demo
+
+    if args.workdir is not None:
+        args.workdir.mkdir(parents=True, exist_ok=True)
+        run_agent_demo(args.workdir, args.seed, args.temperature)
+    else:
+        with tempfile.TemporaryDirectory(prefix="zoomzero-agent-demo-") as tmp:
+            run_agent_demo(Path(tmp), args.seed, args.temperature)
+    return 0
 
 
 def _demo(args: argparse.Namespace, workdir: Path) -> None:
