@@ -53,7 +53,12 @@ HOW: list[tuple[str, str, str]] = [
      "the same path as eval_nextgqa.sh's DATA=synthetic run (tests/inference/test_examples.py), skipped for CI time"),
     (r"^zoomzero (eval|data filter) .*--model (CKPT|checkpoints/)", "not here",
      "needs a trained checkpoint and converted benchmark rows (the tiny model runs both in tests/inference)"),
-    (r"^MODEL=ckpt ", "not here", "needs a trained checkpoint and the converted benchmark's rows"),
+    (r"^MODEL=\S+ ", "not here", "needs a trained checkpoint (or the released one, downloaded) and the benchmark's rows"),
+    (r"^zoomzero demo --agent$", "covered", "tests/test_demo.py::test_demo_agent_runs_the_tool_loop"),
+    (r"^DATA=synthetic bash examples/eval_videozoomer\.sh$", "covered",
+     "tests/inference/test_examples.py::test_videozoomer_example_on_the_synthetic_benchmark"),
+    (r"^zoomzero eval .*--mode agent --model zsgvivo/videozoomer ", "not here",
+     "downloads the released VideoZoomer checkpoint and needs LongVideoBench rows and videos"),
     (r"^zoomzero data convert --from \S+ --input ", "not here",
      "needs the benchmark's downloaded annotation files (tests/data/test_convert.py converts copied samples)"),
     (r"^zoomzero data check data/", "not here", "needs converted rows and their downloaded videos"),
@@ -84,9 +89,10 @@ def documented() -> list[tuple[str, str]]:
                     if command := " ".join(strip_comment(line).split()):
                         out.append((path.name, command))
     for path in EXAMPLES:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.startswith("#   ") and "bash examples/" in line:
-                out.append((path.name, " ".join(strip_comment(line[1:]).replace("[extra zoomzero eval flags]", "").split())))
+        header = "\n".join(l[1:] for l in path.read_text(encoding="utf-8").splitlines() if l.startswith("#   "))
+        for line in header.replace("\\\n", " ").splitlines():
+            if "bash examples/" in line:
+                out.append((path.name, " ".join(strip_comment(line).replace("[extra zoomzero eval flags]", "").split())))
     return out
 
 
