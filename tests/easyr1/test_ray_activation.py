@@ -117,8 +117,15 @@ def test_ray_job_submit_with_the_runtime_env_json(ray_cluster, tmp_path):
     entry = tmp_path / "entry.py"
     entry.write_text(JOB)
     client = JobSubmissionClient(ray_cluster)
-    job = client.submit_job(entrypoint=f"{sys.executable} {entry}", runtime_env=runtime_env())
     deadline = time.time() + 120
+    while True:  # the dashboard's job agent registers a while after ray.init (seconds on a loaded machine)
+        try:
+            job = client.submit_job(entrypoint=f"{sys.executable} {entry}", runtime_env=runtime_env())
+            break
+        except RuntimeError as e:
+            if "No available agent" not in str(e) or time.time() > deadline:
+                raise
+            time.sleep(1)
     while client.get_job_status(job) not in (JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.STOPPED):
         assert time.time() < deadline, "job did not finish"
         time.sleep(0.5)
