@@ -11,6 +11,8 @@ from zoomzero_plugin.gvqa_reward import compute_score
 from zoomzero_plugin.parsing import glue_char_ranges, parse_response
 from zoomzero_plugin.rewards import COMPONENTS, RewardConfig, score_response
 
+from .helpers import within_seconds
+
 NUMBERS = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
     st.integers(-(10**30), 10**30).map(str),
@@ -21,7 +23,8 @@ FRAGMENTS = st.sampled_from(
      ",", " ", "\n", "A", "B", "(C)", "e", "-", "<", ">", "/", "<answer>D</answer>", "<glue>[(", ")]</glue>"]
 )
 PIECES = st.one_of(FRAGMENTS, NUMBERS, st.text(max_size=8))
-RESPONSES = st.one_of(st.lists(PIECES, max_size=40).map("".join), st.text(max_size=200))
+RESPONSES = st.one_of(st.lists(PIECES, max_size=40).map("".join), st.text(max_size=200),
+                      st.tuples(FRAGMENTS, st.integers(1, 5000)).map(lambda t: t[0] * t[1]))
 
 
 def _template(think, letter, spans):
@@ -56,7 +59,7 @@ def test_parser_is_total_and_spans_are_sane(text, duration):
     if p.format_ok:
         assert p.spans and p.answer and p.matches_template
     for lo, hi in glue_char_ranges(text):
-        assert text[lo:].startswith("<glue>") and lo < hi <= len(text)
+        assert text.startswith("<glue>", lo) and lo < hi <= len(text)
 
 
 @settings(max_examples=5000, deadline=None, suppress_health_check=list(HealthCheck))
@@ -79,3 +82,20 @@ def test_batch_reward_function_is_total(texts):
     assert len(out) == len(texts)
     assert all(0.0 <= d["overall"] <= 1.0 for d in out)
     json.dumps(out)  # plain floats, loggable
+
+
+# Degenerate repetitions (RL policies loop until the token limit): a few fragments, each repeated up to 60k times.
+LONG = st.lists(st.tuples(st.one_of(FRAGMENTS, NUMBERS), st.integers(1, 60_000)), min_size=1, max_size=4).map(
+    lambda parts: "".join(piece * n for piece, n in parts)
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(LONG, st.one_of(st.none(), st.floats(0.1, 1e4)))
+def test_parser_is_total_on_long_repetitions(text, duration):
+    with within_seconds(10):  # a hang guard (linear parsing takes milliseconds); not a speed target
+        p = parse_response(text, duration)
+        ranges = glue_char_ranges(text)
+    assert all(0 <= s < e for s, e in p.spans) and list(p.spans) == sorted(p.spans)
+    assert p.format_ok == (p.matches_template and p.glue_parsed and bool(p.spans) and p.invalid_spans == 0)
+    assert all(text.startswith("<glue>", lo) for lo, _ in ranges)

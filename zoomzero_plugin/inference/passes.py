@@ -9,7 +9,7 @@ whose ``timing()`` holds the wall-clock seconds, kept apart so predictions files
 from __future__ import annotations
 
 import math
-import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,11 +19,9 @@ from ..parsing import extract_letter, parse_response
 from ..prompts import grounding_prompt, zoom_prompt
 from ..rows import row_truth
 from ..spans import Span, clean_spans
+from ..tags import last_block, letter_at
 from ..zoom import ZoomPlan
 from .backend import Backend, Generation, Output, Request, SamplingParams
-
-_ANSWER_LETTER = re.compile(r"<answer>\s*\(?([A-Z])")
-_BARE_LETTER = re.compile(r"\s*\(?([A-Z])\b")
 
 
 @dataclass(frozen=True)
@@ -53,20 +51,28 @@ class Question:
         return self.prompt or grounding_prompt(self.question, self.options, self.duration)
 
 
+def letter_position(text: str) -> int | None:
+    """Index of the answer letter in a response: inside its last ``<answer>…</answer>`` block, else a
+    bare-letter reply (``"B"``, ``" (C)."``); None when there is none. Linear time."""
+    block = last_block(text, "answer")
+    found = letter_at(block.content) if block else letter_at(text)
+    if found is None:
+        return None
+    return found[1] + (block.content_start if block else 0)
+
+
 def answer_confidence(output: Output) -> float | None:
     """Probability of the token carrying the answer letter (in ``<answer>`` or a bare-letter reply)."""
     if output.choice_logprobs:
         return math.exp(max(output.choice_logprobs.values()))
     if output.token_logprobs is None or output.token_offsets is None:
         return None
-    matches = list(_ANSWER_LETTER.finditer(output.text)) or [_BARE_LETTER.match(output.text)]
-    if matches[-1] is None:
+    pos = letter_position(output.text)
+    if pos is None:
         return None
-    pos = matches[-1].start(1)
-    offsets = output.token_offsets
-    for k, logprob in enumerate(output.token_logprobs):
-        if offsets[k] <= pos < offsets[k + 1]:
-            return math.exp(logprob)
+    k = bisect_right(output.token_offsets, pos) - 1  # the token whose characters hold pos
+    if 0 <= k < len(output.token_logprobs) and pos < output.token_offsets[k + 1]:
+        return math.exp(output.token_logprobs[k])
     return None
 
 
