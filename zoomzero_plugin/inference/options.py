@@ -9,8 +9,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .modes import ModeConfig
+from ..errors import UsageError
 from ..zoom import ZoomBudget
+from .modes import ModeConfig
 
 DEFAULTS: dict[str, Any] = {
     "max_tokens": 8192, "fps": 1.0, "min_frame_pixels": 16 * 28 * 28, "max_frame_pixels": 768 * 28 * 28,
@@ -51,6 +52,28 @@ def resolve(args: argparse.Namespace, demo: bool = False) -> dict[str, Any]:
         given = getattr(args, key, None)
         out[key] = given if given is not None else (DEMO_DEFAULTS.get(key, default) if demo else default)
     return out
+
+
+# flag -> (test, what it must be)
+_RULES: dict[str, tuple[Any, str]] = {
+    "max_tokens": (lambda v: v > 0, "> 0"), "fps": (lambda v: v > 0, "> 0"),
+    "min_frame_pixels": (lambda v: v > 0, "> 0"), "max_frames": (lambda v: v >= 2, ">= 2"),
+    "min_clip_seconds": (lambda v: v > 0, "> 0"), "max_new_tokens": (lambda v: v >= 1, ">= 1"),
+    "uniform_frames": (lambda v: v >= 2, ">= 2"), "window_seconds": (lambda v: v > 0, "> 0"),
+    "top_k": (lambda v: v >= 1, ">= 1"), "rounds": (lambda v: v >= 1, ">= 1"),
+    "min_shrink": (lambda v: 0 <= v < 1, "in [0, 1)"),
+}
+
+
+def check_values(values: dict[str, Any]) -> None:
+    """Raise UsageError naming every flag whose resolved value is out of range (NaN included)."""
+    bad = [f"--{k.replace('_', '-')} must be {what}, got {values[k]}" for k, (ok, what) in _RULES.items()
+           if k in values and not ok(values[k])]
+    if not values["min_frame_pixels"] <= values["max_frame_pixels"]:
+        bad.append(f"--max-frame-pixels ({values['max_frame_pixels']}) must be >= --min-frame-pixels "
+                   f"({values['min_frame_pixels']})")
+    if bad:
+        raise UsageError("; ".join(bad))
 
 
 def budget_from(values: dict[str, Any], factor: int = 28) -> ZoomBudget:

@@ -14,12 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import DataError, VideoError
 from ..ground_truth import LETTERS
 from ..parsing import extract_letter, parse_response
 from ..prompts import grounding_prompt, zoom_prompt
 from ..rows import row_truth
 from ..spans import Span, clean_spans
 from ..tags import last_block, letter_at
+from ..video import check_video_file
 from ..zoom import ZoomPlan
 from .backend import Backend, Generation, Output, Request, SamplingParams
 
@@ -39,9 +41,42 @@ class Question:
     def from_row(cls, row: dict[str, Any]) -> Question:
         truth = row_truth(row)
         videos = row.get("videos") or []
-        if len(videos) != 1:
+        if not isinstance(videos, (list, tuple)) or len(videos) != 1:
             raise ValueError(f"row {truth.qid}: expected one video, got {videos!r}")
         return cls(truth.qid, str(videos[0]), truth.question, truth.options, truth.duration, str(row.get("prompt", "")))
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[dict[str, Any]], source: str = "the data", videos: bool = True,
+                  show: int = 3) -> list[Question]:
+        """Every row as a Question, or one DataError naming the bad rows (row number and qid) and why.
+
+        Checked: the answer column parses (letter among the options, valid spans, positive duration), one
+        video per row, question ids unique, and with ``videos`` each local video file exists and is not
+        empty. Cheap (no decoding): for before a model is loaded.
+        """
+        questions, problems, first = [], [], {}
+        for number, row in enumerate(rows, 1):
+            try:
+                if not isinstance(row, dict):
+                    raise ValueError(f"a {type(row).__name__}, not an object")
+                q = cls.from_row(row)
+            except (ValueError, KeyError, TypeError) as e:
+                problems.append(f"row {number}: {str(e) if not isinstance(e, KeyError) else f'no {e} column'}")
+                continue
+            if q.qid in first:
+                problems.append(f"row {number}: question id {q.qid!r} repeats row {first[q.qid]}")
+            first.setdefault(q.qid, number)
+            if videos:
+                try:
+                    check_video_file(q.video)
+                except VideoError as e:
+                    problems.append(f"row {number} ({q.qid}): {e}")
+            questions.append(q)
+        if problems:
+            more = f"; and {len(problems) - show} more" if len(problems) > show else ""
+            raise DataError(f"{source}: {len(problems)} bad row(s): {'; '.join(problems[:show])}{more} "
+                            "(`zoomzero data check` lists them all)")
+        return questions
 
     @property
     def letters(self) -> tuple[str, ...]:
