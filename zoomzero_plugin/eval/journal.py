@@ -157,7 +157,8 @@ def check_settings(path: str | os.PathLike, settings: dict[str, Any], *, results
             raise ValueError(f"a JSON {type(before).__name__}, expected an object")
     except ValueError as e:
         if not repair:
-            raise ResumeError(f"{path}: damaged ({getattr(e, 'msg', e)}); it records the settings of the results "
+            why = f"not valid JSON: {e.msg}, line {e.lineno}" if isinstance(e, json.JSONDecodeError) else str(e)
+            raise ResumeError(f"{path}: damaged ({why}); it records the settings of the results "
                               f"beside it: restore it, {restart}, or --repair to store this run's settings "
                               "(if you know they match)") from None
         write_text(path, json.dumps(settings, indent=2) + "\n")

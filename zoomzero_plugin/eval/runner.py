@@ -118,6 +118,7 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
     if foreign:
         raise ResumeError(f"{out_dir / PREDICTIONS} has questions that are not in {source}, e.g. {sorted(foreign)[:3]}: "
                           "was it made from other data? Use another --out, or --restart to discard it")
+    timings.drop(timings.done - predictions.done)  # a timing whose prediction was lost (repair, kill)
     failed = {str(r["qid"]) for r in predictions.records if r.get("error")}
     if failed:  # asked again: perhaps the video has been fixed
         predictions.drop(failed)

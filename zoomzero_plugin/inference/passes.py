@@ -8,6 +8,7 @@ whose ``timing()`` holds the wall-clock seconds, kept apart so predictions files
 
 from __future__ import annotations
 
+import json
 import math
 from bisect import bisect_right
 from collections.abc import Sequence
@@ -42,7 +43,7 @@ class Question:
         truth = row_truth(row)
         videos = row.get("videos") or []
         if not isinstance(videos, (list, tuple)) or len(videos) != 1:
-            raise ValueError(f"row {truth.qid}: expected one video, got {videos!r}")
+            raise ValueError(f"expected one video, got {videos!r}")
         return cls(truth.qid, str(videos[0]), truth.question, truth.options, truth.duration, str(row.get("prompt", "")))
 
     @classmethod
@@ -61,7 +62,8 @@ class Question:
                     raise ValueError(f"a {type(row).__name__}, not an object")
                 q = cls.from_row(row)
             except (ValueError, KeyError, TypeError) as e:
-                problems.append(f"row {number}: {str(e) if not isinstance(e, KeyError) else f'no {e} column'}")
+                why = f"no {e} column" if isinstance(e, KeyError) else str(e)
+                problems.append(f"row {number}{_qid_of(row)}: {why}")
                 continue
             if q.qid in first:
                 problems.append(f"row {number}: question id {q.qid!r} repeats row {first[q.qid]}")
@@ -94,6 +96,16 @@ def letter_position(text: str) -> int | None:
     if found is None:
         return None
     return found[1] + (block.content_start if block else 0)
+
+
+def _qid_of(row: Any) -> str:
+    """`` (qid)`` of a row whose answer column cannot be parsed, when its JSON still names one; else ``""``."""
+    try:
+        answer = row["answer"]
+        qid = (json.loads(answer) if isinstance(answer, str) else answer)["qid"]
+    except Exception:  # noqa: BLE001  (only a label for an error message)
+        return ""
+    return f" ({qid})"
 
 
 def answer_confidence(output: Output) -> float | None:
