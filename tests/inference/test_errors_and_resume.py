@@ -9,9 +9,12 @@ import re
 import shutil
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from zoomzero_plugin.cli import main as zoomzero
 from zoomzero_plugin.errors import DataError, ModelError, ResumeError, VideoError
+from zoomzero_plugin.eval.journal import Journal
 from zoomzero_plugin.eval.runner import evaluate
 from zoomzero_plugin.inference.backend import check_model
 from zoomzero_plugin.rows import read_rows
@@ -206,3 +209,18 @@ def test_bad_flag_values_are_named(bench_rows, tmp_path, capsys, flags, words):
     code = zoomzero(["eval", "--benchmark", "rows", "--model", "m", "--data", str(bench_rows), "--out", str(tmp_path),
                      *SMALL_FLAGS, *flags])
     assert code == 2 and capsys.readouterr().err.strip() == f"zoomzero eval: {words}"
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.fixed_dictionaries({"qid": st.text("abc", min_size=1, max_size=3), "x": st.integers()}),
+                max_size=4, unique_by=lambda r: r["qid"]), st.integers(1, 60))
+def test_a_journal_drops_a_last_line_cut_anywhere(tmp_path_factory, records, cut):
+    """A kill during a write leaves part of a line: opening the journal removes exactly those bytes."""
+    path = tmp_path_factory.mktemp("j") / "predictions.jsonl"
+    whole = "".join(json.dumps(r) + "\n" for r in records).encode()
+    torn = json.dumps({"qid": "in-flight", "answer": "A", "spans": [[1, 2]]}).encode()
+    path.write_bytes(whole + torn[: min(cut, len(torn) - 1)])
+    journal = Journal(path)
+    assert journal.records == records and path.read_bytes() == whole
+    journal.append([{"qid": "in-flight", "answer": "B"}])
+    assert Journal(path).records == [*records, {"qid": "in-flight", "answer": "B"}]
