@@ -1,0 +1,91 @@
+"""Verifying a trajectory for SFT: replay its assistant turns through the agent environment, then judge it.
+
+Replaying (not trusting a stored record) means one protocol decides everything: the observations, frame
+times and error texts come out of :class:`~zoomzero_plugin.agent.Trajectory` exactly as the rollout and the
+evaluation produce them, and a stored transcript whose observations differ from the replay (other budgets or
+prompts) is caught. A trajectory is kept only when every turn is well formed, every call ran within the
+budgets and the final answer is right. Reasons, in the order they are checked (the first one found counts):
+
+  inconsistent    the stored observations differ from the replay, or turns follow the trajectory's end
+  malformed_turn  a turn breaks the format (no think, several calls, unreadable call JSON, text after the
+                  answer, an answer inside a call turn …)
+  broken_budget   a call over the per-call frames, the calls, the images, or a call in the last round
+  bad_call        a call the tool refused for its values (segment outside the video, reversed, fps ≤ 0 …)
+  no_answer       the trajectory ended without an answer turn
+  wrong_answer    the answer is not the ground-truth letter
+  too_few_calls   fewer successful calls than asked for (``min_calls``; 0 by default)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ...agent import END_ANSWER, AgentBudget, Trajectory, VideoInfo, get_prompts
+from ...agent.protocol import PARSE
+from ...agent.transcript import IMAGE, Transcript
+
+REASONS = ("inconsistent", "malformed_turn", "broken_budget", "bad_call", "no_answer", "wrong_answer",
+           "too_few_calls")
+BUDGET_ERRORS = frozenset({"too_many_frames", "call_budget", "image_budget", "last_round_call"})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``reason`` None: keep. ``trajectory`` is the replay (what an exporter renders)."""
+
+    trajectory: Trajectory
+    reason: str | None
+    detail: str = ""
+
+    @property
+    def keep(self) -> bool:
+        return self.reason is None
+
+
+def replay(video: VideoInfo, turns: Sequence[str], budget: AgentBudget, prompt: str) -> tuple[Trajectory, int]:
+    """Step a fresh trajectory through ``turns``; returns it and how many turns it read before it ended."""
+    traj = Trajectory(video, budget, get_prompts(prompt))
+    read = 0
+    for text in turns:
+        if traj.done:
+            break
+        traj.step(text)
+        read += 1
+    return traj, read
+
+
+def judge(traj: Trajectory, truth: str, min_calls: int = 0) -> tuple[str | None, str]:
+    """(reason, detail) for a finished replay; (None, "") when it is fit for SFT."""
+    for i, step in enumerate(traj.steps, 1):
+        if step.error is not None and step.error.code in BUDGET_ERRORS:
+            return "broken_budget", f"turn {i}: {step.error.code}"
+        if step.error is not None and step.error.kind == PARSE or step.turn.problems:
+            return "malformed_turn", f"turn {i}: {', '.join(step.turn.problems) or step.error.code}"
+        if step.error is not None:
+            return "bad_call", f"turn {i}: {step.error.code}"
+    if traj.end != END_ANSWER:
+        return "no_answer", f"ended: {traj.end or 'unfinished'}"
+    letter = traj.steps[-1].turn.letter
+    if letter != truth:
+        return "wrong_answer", f"answered {letter}, truth {truth}"
+    if traj.calls < min_calls:
+        return "too_few_calls", f"{traj.calls} successful calls, {min_calls} required"
+    return None, ""
+
+
+def verify_transcript(record: Transcript, truth: str, budget: AgentBudget, min_calls: int = 0) -> Verdict:
+    """Replay a stored transcript (its own prompt variant) and judge it. Raises ValueError for a record whose
+    video description is unusable."""
+    v = record.video
+    video = VideoInfo(str(v["path"]), int(v["frames"]), float(v["fps"]))
+    traj, read = replay(video, [t.text for t in record.turns], budget, record.prompt)
+    if read < len(record.turns):
+        return Verdict(traj, "inconsistent", f"{len(record.turns) - read} turn(s) after the end ({traj.end})")
+    for i, (step, stored) in enumerate(zip(traj.steps, record.turns), 1):
+        replayed = step.observation.text(IMAGE) if step.observation is not None else None
+        if stored.observation is not None and replayed != stored.observation:
+            return Verdict(traj, "inconsistent", f"turn {i}: the stored observation differs from the replay "
+                                                 "(made with other budgets or prompts?)")
+    reason, detail = judge(traj, truth, min_calls)
+    return Verdict(traj, reason, detail)
