@@ -7,11 +7,11 @@ prompts) is caught. A trajectory is kept only when every turn is well formed, ev
 budgets and the final answer is right. Reasons, in the order they are checked (the first one found counts):
 
   inconsistent    the stored observations differ from the replay, or turns follow the trajectory's end
+  no_answer       a turn with neither a call nor an answer, or the trajectory ended without an answer
+  broken_budget   a call over the per-call frames, the calls, the images, or a call in the last round
   malformed_turn  a turn breaks the format (no think, several calls, unreadable call JSON, text after the
                   answer, an answer inside a call turn …)
-  broken_budget   a call over the per-call frames, the calls, the images, or a call in the last round
-  bad_call        a call the tool refused for its values (segment outside the video, reversed, fps ≤ 0 …)
-  no_answer       the trajectory ended without an answer turn
+  bad_call        a well-formed call the tool refused for its values (outside the video, reversed, fps ≤ 0 …)
   wrong_answer    the answer is not the ground-truth letter
   too_few_calls   fewer successful calls than asked for (``min_calls``; 0 by default)
 """
@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...agent import END_ANSWER, AgentBudget, Trajectory, VideoInfo, get_prompts
-from ...agent.protocol import PARSE
+from ...agent.protocol import NONE, PARSE
 from ...agent.transcript import IMAGE, Transcript
 
-REASONS = ("inconsistent", "malformed_turn", "broken_budget", "bad_call", "no_answer", "wrong_answer",
+REASONS = ("inconsistent", "no_answer", "broken_budget", "malformed_turn", "bad_call", "wrong_answer",
            "too_few_calls")
 BUDGET_ERRORS = frozenset({"too_many_frames", "call_budget", "image_budget", "last_round_call"})
 
@@ -58,12 +58,16 @@ def replay(video: VideoInfo, turns: Sequence[str], budget: AgentBudget, prompt: 
 def judge(traj: Trajectory, truth: str, min_calls: int = 0) -> tuple[str | None, str]:
     """(reason, detail) for a finished replay; (None, "") when it is fit for SFT."""
     for i, step in enumerate(traj.steps, 1):
-        if step.error is not None and step.error.code in BUDGET_ERRORS:
-            return "broken_budget", f"turn {i}: {step.error.code}"
-        if step.error is not None and step.error.kind == PARSE or step.turn.problems:
-            return "malformed_turn", f"turn {i}: {', '.join(step.turn.problems) or step.error.code}"
-        if step.error is not None:
-            return "bad_call", f"turn {i}: {step.error.code}"
+        error, turn = step.error, step.turn
+        if turn.kind == NONE:
+            return "no_answer", f"turn {i}: neither a call nor an answer"
+        if error is not None and error.code in BUDGET_ERRORS:
+            return "broken_budget", f"turn {i}: {error.code}"
+        other = [p for p in turn.problems if error is None or p != f"call:{error.code}"]
+        if other or (error is not None and error.kind == PARSE):
+            return "malformed_turn", f"turn {i}: {', '.join(other) or error.code}"  # type: ignore[union-attr]
+        if error is not None:
+            return "bad_call", f"turn {i}: {error.code}"
     if traj.end != END_ANSWER:
         return "no_answer", f"ended: {traj.end or 'unfinished'}"
     letter = traj.steps[-1].turn.letter
