@@ -120,3 +120,20 @@ def test_rate_limiter_spaces_starts_evenly():
 def test_config_errors_name_the_option(bad):
     with pytest.raises(UsageError):
         TeacherConfig(**{"url": "http://x/v1", "model": "m", **bad})
+
+
+def test_reply_journal_refuses_other_settings_and_unreadable_files(tmp_path):
+    from zoomzero_plugin.data.sft.sources import ReplyJournal
+    from zoomzero_plugin.errors import ResumeError
+
+    path = tmp_path / "j.jsonl"
+    journal = ReplyJournal(path)
+    journal.put("teacher/q/0/0", "digest-a", "reply")
+    again = ReplyJournal(path)
+    assert again.get("teacher/q/0/0", "digest-a") == "reply" and again.replayed == 1
+    assert again.get("teacher/q/0/1", "digest-a") is None
+    with pytest.raises(ResumeError, match="differs from the one journalled"):
+        again.get("teacher/q/0/0", "digest-b")
+    path.write_text('{"key": "a", "digest": "d", "reply": "r"}\nnot json\n{"key": "b"}\n')
+    with pytest.raises(ResumeError, match="not JSON"):
+        ReplyJournal(path)
