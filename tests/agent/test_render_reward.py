@@ -181,3 +181,18 @@ def test_transcript_round_trips_and_renders_the_same_response():
     assert d["turns"][0]["observation"].count("<image>") == 4 and d["turns"][2]["tokens"] == 9
     with pytest.raises(ValueError, match="lacks"):
         Transcript.from_dict({"turns": []})
+
+
+def test_batch_reward_function_convention():
+    from zoomzero_plugin.ground_truth import GroundTruth
+    from zoomzero_plugin.videozoomer_reward import compute_score
+
+    truth = GroundTruth("B", ("x", "y"), (), 10.0, "q").to_json()
+    _, response = play([GOOD_CALL, ANSWER_B])
+    scores = compute_score([{"response": response, "response_length": 9, "ground_truth": truth},
+                            {"response": ANSWER_B, "response_length": 3, "ground_truth": "b"}],
+                           weights={"tool": 1.0}, agent={"call_frames": 3})
+    assert scores[0]["format"] == 0.0 and scores[0]["tool"] == 1.0  # 4 frames > call_frames=3: malformed call
+    assert scores[1]["overall"] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="reward input 0: unusable ground truth"):
+        compute_score([{"response": "", "ground_truth": "{}"}])
