@@ -202,3 +202,37 @@ def test_missing_video_is_named_before_any_request(tmp_path, sft_rows, capsys):
         assert export("--source", "teacher", "--teacher-url", server.url, "--teacher-model", "t", out=tmp_path / "o",
                       data=data, check=False) == 2
     assert "gone.mp4" in capsys.readouterr().err and server.requests == []
+
+
+def test_real_agent_evaluation_predictions_replay_consistently(tmp_path, sft_rows, sft_truths, tiny_model_dir):
+    """`zoomzero eval --mode agent` (its real loop on the tiny model, words scripted) writes transcripts that the
+    export's replay reproduces exactly: nothing is 'inconsistent'."""
+    from tests.inference.conftest import ScriptedBackend
+    from zoomzero_plugin.agent import AgentBudget
+    from zoomzero_plugin.eval.runner import evaluate
+    from zoomzero_plugin.inference.agent import AgentConfig
+    from zoomzero_plugin.inference.hf_backend import TransformersBackend
+    from zoomzero_plugin.inference.modes import ModeConfig
+    from zoomzero_plugin.rows import read_rows
+
+    rows = read_rows(sft_rows)
+    (q0, (t0, _)), (q1, (t1, _)), (q2, (t2, _)) = sft_truths.items()
+    said = {q0: [ANSWER % t0.answer], q1: [CALL % (2.0, 4.0, 2), ANSWER % t1.answer],
+            q2: [CALL % (20.0, 22.0, 1), ANSWER % t2.answer]}  # 20 s lies outside a 12-s video
+
+    def script(request, k):
+        qid, round_ = request.tag.split("#")
+        return said[qid][int(round_)]
+
+    backend = ScriptedBackend(TransformersBackend(str(tiny_model_dir), device="cpu", batch_size=3), script)
+    cfg = ModeConfig(agent=AgentConfig(budget=AgentBudget(turn_tokens=64)))
+    evaluate(backend, rows, tmp_path / "run", benchmark="rows", mode="agent", cfg=cfg, batch_size=3, progress=False)
+    out = tmp_path / "out"
+    assert export("--source", "predictions", "--predictions", tmp_path / "run" / "predictions.jsonl", out=out,
+                  data=sft_rows, check=False) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["offered"] == {"predictions": 3} and summary["kept"] == {"predictions": 2}
+    assert summary["dropped"] == {"bad_call": 1}
+    by_qid = {r["qid"]: r for r in rows_of(out)}
+    assert by_qid[q1]["messages"][3]["content"] == (PROMPTS["eval"].clip_open + clip_labels(2.0, 4.0, 2)
+                                                     + PROMPTS["eval"].clip_close)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ...agent import END_ANSWER, AgentBudget, Trajectory, VideoInfo, get_prompts
+from ...agent import END_ANSWER, END_TOTAL_TOKENS, AgentBudget, Trajectory, VideoInfo, get_prompts
 from ...agent.protocol import NONE, PARSE
 from ...agent.transcript import IMAGE, Transcript
 
@@ -43,14 +43,16 @@ class Verdict:
         return self.reason is None
 
 
-def replay(video: VideoInfo, turns: Sequence[str], budget: AgentBudget, prompt: str) -> tuple[Trajectory, int]:
-    """Step a fresh trajectory through ``turns``; returns it and how many turns it read before it ended."""
+def replay(video: VideoInfo, turns: Sequence[str], budget: AgentBudget, prompt: str, cut_last: bool = False
+           ) -> tuple[Trajectory, int]:
+    """Step a fresh trajectory through ``turns``; returns it and how many turns it read before it ended.
+    ``cut_last``: the last turn was cut short by the total token budget (as the rollout recorded it)."""
     traj = Trajectory(video, budget, get_prompts(prompt))
     read = 0
-    for text in turns:
+    for i, text in enumerate(turns):
         if traj.done:
             break
-        traj.step(text)
+        traj.step(text, cut=cut_last and i == len(turns) - 1)
         read += 1
     return traj, read
 
@@ -83,9 +85,12 @@ def verify_transcript(record: Transcript, truth: str, budget: AgentBudget, min_c
     video description is unusable."""
     v = record.video
     video = VideoInfo(str(v["path"]), int(v["frames"]), float(v["fps"]))
-    traj, read = replay(video, [t.text for t in record.turns], budget, record.prompt)
+    traj, read = replay(video, [t.text for t in record.turns], budget, record.prompt,
+                        cut_last=record.end == END_TOTAL_TOKENS)
     if read < len(record.turns):
         return Verdict(traj, "inconsistent", f"{len(record.turns) - read} turn(s) after the end ({traj.end})")
+    if record.end is not None and traj.end != record.end:
+        return Verdict(traj, "inconsistent", f"the replay ends {traj.end or 'unfinished'}, the record {record.end}")
     for i, (step, stored) in enumerate(zip(traj.steps, record.turns), 1):
         replayed = step.observation.text(IMAGE) if step.observation is not None else None
         if stored.observation is not None and replayed != stored.observation:
