@@ -82,7 +82,7 @@ def make_batch(tokenizer, n: int, length: int, group: int, seed: int = 0):
 
 def advantage_rows(ray_trainer, tokenizer, n, length, group, repeats):
     from zoomzero_plugin.hosts.easyr1.batch_step import COMPONENT_PREFIX
-    from zoomzero_plugin.hosts.easyr1.tokenadv import GLUE_MASK, NAME, _masker
+    from zoomzero_plugin.hosts.easyr1.zoomzero.tokenadv import GLUE_MASK, NAME, _masker
 
     data = make_batch(tokenizer, n, length, group)
     rng = np.random.default_rng(0)
@@ -114,8 +114,8 @@ def zoom_rows(tokenizer, processor, n, length, group, repeats):
     from verl.protocol import DataProto
 
     from zoomzero_plugin.gvqa_reward import compute_score
-    from zoomzero_plugin.hosts.easyr1.options import ZoomOptions
-    from zoomzero_plugin.hosts.easyr1.zoom_hook import ZoomHook
+    from zoomzero_plugin.hosts.easyr1.zoomzero.options import ZoomOptions
+    from zoomzero_plugin.hosts.easyr1.zoomzero.zoom_hook import ZoomHook
 
     batches = [make_batch(tokenizer, n, length, group, seed=s) for s in range(repeats + 3)]
     options = ZoomOptions(enable=True)

@@ -20,9 +20,9 @@ from zoomzero_plugin.hosts.easyr1.activation import (
     export_job_env,
     ray_runtime_env_hook,
 )
-from zoomzero_plugin.hosts.easyr1.advantage import ConfigError
+from zoomzero_plugin.hosts.easyr1.errors import ConfigError
 from zoomzero_plugin.hosts.easyr1.cli import main
-from zoomzero_plugin.hosts.easyr1.plugin import GVQA
+from zoomzero_plugin.hosts.easyr1.zoomzero.plugin import GVQA
 from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
 from zoomzero_plugin.hosts.easyr1.reward_names import FIXUP_ENV
 from zoomzero_plugin.rows import read_rows, write_rows
@@ -145,7 +145,7 @@ def test_exported_job_env_keeps_the_users_value_and_says_so(monkeypatch):
 
 
 def test_job_env_budget_follows_the_models_token_size(ppo_config):
-    from zoomzero_plugin.hosts.easyr1.plugin import easyr1_job_env
+    from zoomzero_plugin.hosts.easyr1.zoomzero.plugin import easyr1_job_env
 
     assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": "285"}  # tiny Qwen2.5-VL, L_v = 256
     ppo_config.worker.actor.model.model_path = "Qwen/Qwen3-VL-8B-Instruct"  # 32-px tokens, not downloaded

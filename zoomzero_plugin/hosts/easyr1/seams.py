@@ -19,14 +19,11 @@ from types import ModuleType
 from typing import Any
 
 from . import advantage, batch_step, clips, reward_extras, reward_names
+from .errors import SeamError
 from .post_import import initializing, when_imported
 
 SUPPORTED = "EasyR1 0.3.2 (lazyllm-verl 0.3.2.dev2) and 0.3.3.dev0 (main)"
 MARK = "__easyr1_seam__"
-
-
-class SeamError(RuntimeError):
-    """EasyR1 no longer has what a seam wraps."""
 
 
 @dataclass(frozen=True)

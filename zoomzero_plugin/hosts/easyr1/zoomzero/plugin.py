@@ -17,9 +17,11 @@ from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.rewards import RewardConfig
 from zoomzero_plugin.zoom import plan_zoom
 
-from .hookspecs import hookimpl
+from ..hookspecs import hookimpl
+from ..recipe import head_rows
 from .options import KWARGS, TokenAdvOptions, ZoomOptions
 from .tokenadv import TOKENADV
+from .zoom_hook import ZoomHook, coarse_frames
 
 GVQA = "zoomzero:gvqa"
 TEXT_ALLOWANCE = 512  # tokens of chat template, question and options in the zoom prompt
@@ -131,16 +133,11 @@ def easyr1_rollout_hooks(config: Any, tokenizer: Any, processor: Any) -> list[An
     zoom = ZoomOptions.from_kwargs(_kwargs(config))
     if not zoom.enable:
         return []
-    from .zoom_hook import ZoomHook
-
     return [ZoomHook(zoom, tokenizer, processor, config.data.video_fps, config.worker.reward.skip_special_tokens)]
 
 
 def _example_plan(config: Any, zoom: ZoomOptions) -> str | None:
     """Coarse vs zoom pass on the first training row's ground-truth spans (Qwen2.5-VL patch sizes)."""
-    from .recipe import head_rows
-    from .zoom_hook import coarse_frames
-
     try:
         truth = GroundTruth.parse(head_rows(config.data.train_files, 1)[0][config.data.answer_key])
     except (OSError, ValueError, IndexError, KeyError, TypeError):

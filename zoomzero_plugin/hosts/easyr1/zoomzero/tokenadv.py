@@ -16,8 +16,8 @@ from typing import Any
 from zoomzero_plugin.advantages import token_adv
 from zoomzero_plugin.token_masks import GlueTokenMasker
 
-from .batch_step import COMPONENT_PREFIX
-from .hookspecs import AdvantageEstimator
+from ..batch_step import COMPONENT_PREFIX
+from ..hookspecs import AdvantageEstimator
 from .options import TokenAdvOptions
 
 NAME = "tokenadv"

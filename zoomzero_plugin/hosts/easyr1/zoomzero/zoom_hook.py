@@ -25,9 +25,9 @@ from zoomzero_plugin.prompts import VIDEO_PLACEHOLDER, zoom_prompt
 from zoomzero_plugin.token_masks import decode_rows
 from zoomzero_plugin.zoom import ZoomPlan, plan_pass, plan_zoom
 
-from .clips import is_clip_spec, make_clip_spec
+from ..clips import is_clip_spec, make_clip_spec
+from ..reward_extras import add_reward_extras
 from .options import ZoomOptions
-from .reward_extras import add_reward_extras
 
 
 _MARKER = "\x00zoom prompt\x00"
