@@ -77,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     t.add_argument("--teacher-model", help="model name the endpoint serves")
     t.add_argument("--teacher-api-key-env", default="OPENAI_API_KEY", help="env var holding the API key")
     t.add_argument("--teacher-temperature", type=float, default=1.0, help="sampling temperature (1.0, as the authors)")
-    t.add_argument("--teacher-max-tokens", type=int, default=4096, help="tokens per teacher turn (4096)")
+    t.add_argument("--teacher-max-tokens", type=int, help="tokens per teacher turn (default: --turn-tokens, 4096)")
     t.add_argument("--teacher-rpm", type=float, default=0.0, help="requests per minute at most (0: no limit)")
     t.add_argument("--teacher-retries", type=int, default=6, help="retries of a failed request (6)")
     t.add_argument("--teacher-timeout", type=float, default=300.0, help="seconds per request (300)")
@@ -306,7 +306,8 @@ def run(args: argparse.Namespace) -> int:
     session = None
     if set(args.source) & {"teacher", "reflection"}:
         cfg = TeacherConfig(url=args.teacher_url, model=args.teacher_model, api_key_env=args.teacher_api_key_env,
-                            temperature=args.teacher_temperature, max_tokens=args.teacher_max_tokens,
+                            temperature=args.teacher_temperature,
+                            max_tokens=args.teacher_max_tokens or budget.turn_tokens,
                             timeout=args.teacher_timeout, retries=args.teacher_retries, rpm=args.teacher_rpm)
         journal_path = Path(args.journal or out.with_name(out.name + ".journal.jsonl"))
         if args.restart:
