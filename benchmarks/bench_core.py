@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _timing import best_ms, median_ms, print_table  # noqa: E402
+from _timing import fastest, median_ms, print_table  # noqa: E402
 
 from zoomzero_plugin import GlueTokenMasker, GroundTruth, RewardConfig, grpo_advantage, score_response, token_adv  # noqa: E402
 from zoomzero_plugin.parsing import glue_char_ranges, parse_response  # noqa: E402
@@ -54,18 +54,16 @@ def main() -> None:
 def adversarial_table(repeats: int) -> None:
     """parse_response and glue_char_ranges on each adversarial response (median of ``repeats``).
 
-    The growth column is the best time at 16 MB divided by the best at 4 MB: about 4 when linear, 16 when
+    The growth column is the fastest of 5 runs at 16 MB divided by the fastest at 4 MB: about 4 when linear, 16 when
     quadratic (at 1 MB and below the text sits in CPU caches, which makes ratios from there look worse).
     """
     rows = []
     for name, text in adversarial_responses().items():
         t_parse = median_ms(lambda: parse_response(text, 12.0), repeats, warmup=1)
         t_ranges = median_ms(lambda: glue_char_ranges(text), repeats, warmup=1)
-        scaled = []
-        for size in (4 * MB, 16 * MB):
-            big = CASES[name](size)
-            scaled.append(best_ms(lambda: parse_response(big, 12.0), 5))
-        growth = scaled[1] / scaled[0] if scaled[0] > 0 else float("nan")
+        big = {size: CASES[name](size) for size in (4 * MB, 16 * MB)}
+        best = fastest({size: (lambda t=text: parse_response(t, 12.0)) for size, text in big.items()}, 5)
+        growth = best[16 * MB][0] / best[4 * MB][0] if best[4 * MB][0] > 0 else float("nan")
         verdict = "ok" if t_parse <= GOAL_MS else "over goal"
         rows.append((f"{name} ({len(text) / 2**20:.2f} MB)",
                      f"parse {t_parse:7.1f} ms  glue ranges {t_ranges:6.1f} ms  x{growth:4.1f} 4->16 MB  {verdict}"))

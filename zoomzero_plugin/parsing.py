@@ -47,13 +47,22 @@ def parse_span_list(text: str, duration: float | None = None) -> tuple[list[Span
     return spans, len(problems), True
 
 
+def _letter_in(text: str, start: int, end: int) -> tuple[str, int] | None:
+    """The option letter ``text[start:end]`` names and its index in ``text`` (see :func:`extract_letter`)."""
+    content = text[start:end]
+    found = letter_at(content)
+    if found:
+        return found[0], start + found[1]
+    stripped = content.strip().strip("()")
+    if len(stripped) == 1 and stripped.isalpha() and stripped.isascii():
+        return stripped.upper(), start + content.index(stripped)
+    return None
+
+
 def extract_letter(text: str) -> str | None:
     """The option letter an answer names: ``"B"``, ``"(B)"``, ``"B. green"``, ``"b"``; else None."""
-    found = letter_at(text)
-    if found:
-        return found[0]
-    stripped = text.strip().strip("()")
-    return stripped.upper() if len(stripped) == 1 and stripped.isalpha() and stripped.isascii() else None
+    found = _letter_in(text, 0, len(text))
+    return found[0] if found else None
 
 
 def matches_template(text: str) -> bool:
@@ -81,7 +90,8 @@ def matches_template(text: str) -> bool:
     return stop == "</glue>" and skip_space(text, j + len("</glue>")) == len(text)
 
 
-def _as_text(response: object) -> str:
+def as_text(response: object) -> str:
+    """Any model output as text: bytes decoded (invalid UTF-8 replaced), None as empty, others by str()."""
     if isinstance(response, str):
         return response
     if isinstance(response, (bytes, bytearray)):
@@ -91,7 +101,7 @@ def _as_text(response: object) -> str:
 
 def parse_response(response: object, duration: float | None = None) -> ParsedResponse:
     """Parse one response. Never raises; ``duration`` (seconds) clamps spans when given. Linear time."""
-    text = _as_text(response)
+    text = as_text(response)
     problems: list[str] = []
 
     answer_block = last_block(text, "answer")
@@ -137,7 +147,7 @@ def parse_response(response: object, duration: float | None = None) -> ParsedRes
 
 def glue_spans(response: object, duration: float | None = None) -> tuple[Span, ...]:
     """``parse_response(response, duration).spans`` without parsing the rest of the response (for hot loops)."""
-    glue = last_block(_as_text(response), "glue")
+    glue = last_block(as_text(response), "glue")
     return tuple(parse_span_list(glue.content, duration)[0]) if glue else ()
 
 
@@ -148,3 +158,25 @@ def glue_char_ranges(text: str) -> list[tuple[int, int]]:
     grounding text). Used to decide which generated tokens are grounding tokens.
     """
     return block_ranges(text, "glue")
+
+
+def answer_letter_at(response: object) -> tuple[str, int] | None:
+    """:func:`answer_letter` and the index of the letter in the text (where its token's probability is read)."""
+    text = as_text(response)
+    start = text.rfind("<answer>")
+    if start < 0:
+        return _letter_in(text, 0, len(text))
+    start += len("<answer>")
+    end = text.find("</answer>", start)
+    return _letter_in(text, start, end if end >= 0 else len(text))
+
+
+def answer_letter(response: object) -> str | None:
+    """The option letter of an answer-only reply: the last ``<answer>…</answer>`` (its closing tag may be cut
+    off by the token limit) read by :func:`extract_letter`, else the whole reply (``"B"``, ``"(B) green"``).
+
+    What the fine pass is asked for is a bare letter, but a model trained on the grounding template often
+    writes ``<answer>B</answer>``. Linear time (``str.rfind``/``str.find``); never raises.
+    """
+    found = answer_letter_at(response)
+    return found[0] if found else None

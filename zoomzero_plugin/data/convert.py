@@ -19,6 +19,7 @@ import textwrap
 from pathlib import Path
 
 from ..errors import DataError, UsageError
+from ..prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
 
 # CLI flag -> the key a Format's `files` uses
 _FILE_FLAGS = {"input": "--input", "gsub": "--gsub", "video_map": "--video-map", "options": "--options"}
@@ -48,6 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="nextgqa: map_vid_vidorID.json (video_id -> VidOR folder/stem)")
     parser.add_argument("--options", action="append", type=Path, default=[], metavar="FILE",
                         help="rextime: a Hugging Face release file with qid + options")
+    parser.add_argument("--columns", metavar="KEY=COLUMN,...",
+                        help="mcq-table: which column holds what (video, question, options, answer, qid, start, end, "
+                             "spans, duration); e.g. video=video_id,question=question,options=options,answer=answer")
     parser.add_argument("--durations", type=Path, metavar="FILE",
                         help="JSON {video id: seconds} for formats whose annotations lack durations "
                              "(videomme, plm-video); otherwise they are probed from the videos")
@@ -67,6 +71,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="an answer text equal to several options: keep the first such option, as the "
                              "benchmarks' own loaders do (default), or skip the row (cleaner training data)")
     parser.add_argument("--source", help="value stored as 'source' in each answer (default: the format name)")
+    parser.add_argument("--prompt", choices=PROMPT_STYLES, default=DEFAULT_PROMPT_STYLE,
+                        help="the rows' grounding prompt: paper (Zoom-Zero's words, default) or concise "
+                             "(this package's shorter wording)")
     parser.add_argument("--out", required=True, type=Path, metavar="ROWS", help="output .jsonl or .parquet")
     parser.add_argument("--report", type=Path, metavar="FILE",
                         help="also write the skip report as JSON (keep it out of a training data folder)")
@@ -99,14 +106,30 @@ def _durations(path: Path) -> dict[str, float]:
     return out
 
 
-def check_arguments(args: argparse.Namespace) -> None:
-    """Every argument mistake, found before any file is read: raises UsageError naming the argument."""
+def check_arguments(args: argparse.Namespace) -> dict[str, str]:
+    """Every argument mistake, found before any file is read: raises UsageError naming the argument.
+
+    Returns the parsed ``--columns`` (mcq-table), else {}.
+    """
     from ..files import check_writable
     from ..rows import FORMATS as ROW_SUFFIXES
     from .formats import FORMATS
     from .pipeline import video_roots_exist
 
     fmt_cls = FORMATS[args.format]
+    columns = {}
+    if getattr(fmt_cls, "needs_columns", False):
+        from .formats.mcq_table import parse_columns
+
+        if not args.columns:
+            raise UsageError(f"--from {args.format} needs --columns (see --help: which column holds the video, "
+                             "question, options and answer)")
+        try:
+            columns = parse_columns(args.columns)
+        except ValueError as e:
+            raise UsageError(f"--columns: {e}") from None
+    elif args.columns:
+        raise UsageError(f"--from {args.format} does not read --columns (only mcq-table does)")
     inputs = {key: list(getattr(args, key)) for key in _FILE_FLAGS}
     missing = [_FILE_FLAGS[k] for k in fmt_cls.required if not inputs[k]]
     if missing:
@@ -140,6 +163,7 @@ def check_arguments(args: argparse.Namespace) -> None:
                              ("--show", args.show, 0), ("--workers", args.workers, 1)):
         if not value >= low:  # also catches nan
             raise UsageError(f"{flag} must be >= {low}, got {value}")
+    return columns
 
 
 def run(args: argparse.Namespace) -> int:
@@ -147,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
     from .formats import FORMATS
     from .pipeline import Options, convert
 
-    check_arguments(args)
+    columns = check_arguments(args)
     durations = _durations(args.durations) if args.durations is not None else {}
     options = Options(
         video_roots=tuple(args.video_root),
@@ -158,8 +182,10 @@ def run(args: argparse.Namespace) -> int:
         span_tolerance=args.span_tolerance,
         source=args.source,
         ambiguous=args.ambiguous,
+        prompt_style=args.prompt,
     )
-    fmt = FORMATS[args.format]({key: list(getattr(args, key)) for key in _FILE_FLAGS})
+    inputs = {key: list(getattr(args, key)) for key in _FILE_FLAGS}
+    fmt = FORMATS[args.format](inputs, columns=columns) if columns else FORMATS[args.format](inputs)
     try:
         rows, report = convert(fmt, options, examples=args.show, workers=args.workers)
     except (ValueError, KeyError, TypeError, AttributeError) as e:

@@ -11,7 +11,7 @@ Denominators follow each official script (docs/metrics.md has the table):
 - cgbench: accuracy over questions with an answer letter; grounding over questions with a prediction;
   acc.@IoU over questions with both.
 - videomme: accuracy over questions with an answer letter; lvbench: over questions with a prediction;
-  mlvu: over all questions.
+  mlvu and longvideobench: over all questions.
 - rows: every question (missing = wrong, IoU 0).
 """
 
@@ -24,7 +24,7 @@ from statistics import fmean
 from typing import Any
 
 from ..ground_truth import GroundTruth
-from ..rows import row_truth
+from ..rows import label_hidden, row_truth
 from ..spans import total_length
 from .predictions import Prediction, index_predictions
 from .reductions import REDUCTIONS, ZERO, invalid_count
@@ -32,7 +32,8 @@ from .reductions import REDUCTIONS, ZERO, invalid_count
 REDUCTION_CHOICES = ("official", "union")
 # truth.extra keys that get a per-value accuracy breakdown (Video-MME's results file calls its
 # short/medium/long field "duration_category"; GroundTruth.duration is the video length in seconds).
-BREAKDOWN_KEYS = ("duration_category", "task_type", "question_type", "category", "sub_category", "domain")
+BREAKDOWN_KEYS = ("duration_category", "task_type", "question_type", "category", "sub_category", "domain",
+                  "duration_group", "question_category")
 CG_THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5)
 
 
@@ -253,6 +254,12 @@ register(Benchmark(
     metrics=mcq_metrics, source="THUDM/LVBench lvbench/metrics/compute_accuracy.py", columns=(("Overall", "Acc"),),
 ))
 register(Benchmark(
+    "longvideobench", official="union", accuracy_population=everyone, grounding_population=nobody,
+    metrics=mcq_metrics, source="longvideobench/LongVideoBench via lmms-eval tasks/longvideobench/utils.py",
+    columns=(("8–15 s", "Acc[duration_group=15]"), ("15–60 s", "Acc[duration_group=60]"),
+             ("3–10 min", "Acc[duration_group=600]"), ("15–60 min", "Acc[duration_group=3600]"), ("Overall", "Acc")),
+))
+register(Benchmark(
     "rows", official="union", accuracy_population=everyone, grounding_population=grounded(everyone),
     metrics=rows_metrics, source="this project's grounded-QA rows (the iou reward's union rule)",
     columns=("Acc", "mIoU", "IoU@0.3", "IoU@0.5", "IoU@0.7", "mIoP", "mIoG"),
@@ -322,8 +329,9 @@ def score_predictions(
     return aggregate(benchmark, scores, duplicates)
 
 
-def truths_from_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, GroundTruth]:
-    """qid → GroundTruth of dataset rows. Raises ValueError naming the row of a bad or repeated qid."""
+def truths_from_rows(rows: Iterable[Mapping[str, Any]], allow_hidden: bool = False) -> dict[str, GroundTruth]:
+    """qid → GroundTruth of dataset rows. Raises ValueError naming the row of a bad or repeated qid, or of a
+    question whose label is hidden (a test split) unless ``allow_hidden``: its answer is only a placeholder."""
     truths: dict[str, GroundTruth] = {}
     for i, row in enumerate(rows):
         try:
@@ -332,5 +340,8 @@ def truths_from_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, GroundTruth
             raise ValueError(f"row {i}: {e}") from None
         if truth.qid in truths:
             raise ValueError(f"row {i}: qid {truth.qid!r} appears twice in the data")
+        if label_hidden(truth) and not allow_hidden:
+            raise ValueError(f"row {i} ({truth.qid}): its label is hidden (a test split scored only by the benchmark's "
+                             "server); write a submission with `zoomzero score --export rextime` instead")
         truths[truth.qid] = truth
     return truths

@@ -7,12 +7,16 @@ Wall-clock timings go to OUT/timings.jsonl, so predictions of a resumed run equa
 Finally the benchmark's official metrics are computed (``zoomzero score`` does the same for any file).
 
 Modes (Zoom-Zero §5.3, App. D): one-stage · coarse-to-fine · divide-and-conquer · iterative.
-Defaults are the paper's: 8,192 visual tokens, 1 fps, 16–768 tokens per frame, ≤256 frames, 256-s
-windows, top-4 windows, responses ≤512 tokens.
+Defaults are the paper's: the prompt word for word (rows carry it: `zoomzero data convert`); 8,192
+visual tokens at 1 fps for NExT-GQA and ReXTime, 16,384 for CG-Bench, Video-MME, MLVU and LVBench; 8..384
+tokens per frame; ≤256 frames; 256-s windows, top-4 windows, responses ≤512 tokens.
+Mode agent (VideoZoomer): the model calls <video_zoom> over up to 5 rounds after a 64-frame overview
+(≤16 frames a call, ≤4 calls); predictions keep each transcript, report.md adds tool statistics.
 
 examples:
   zoomzero eval --benchmark nextgqa --model Qwen/Qwen2.5-VL-7B-Instruct --data nextgqa_test.jsonl --out runs/nextgqa
   zoomzero eval --benchmark lvbench --mode divide-and-conquer --model CKPT --data lvbench.jsonl --out runs/lvb-dc
+  zoomzero eval --benchmark longvideobench --mode agent --model zsgvivo/videozoomer --data lvb_val.jsonl --out runs/vz
   zoomzero eval --demo --out runs/demo      # tiny random model + synthetic videos, CPU, seconds
 """
 
@@ -26,12 +30,16 @@ from typing import Any
 
 from ..errors import DataError, ResumeError, UsageError, ZoomzeroError
 from ..files import check_writable
-from ..inference.options import DEFAULTS, add_budget_arguments, add_flag, check_values, mode_config, resolve
-from ..rows import read_rows, row_truth
+from ..inference.modes import MODES
+from ..inference.options import (DEFAULTS, add_agent_arguments, add_budget_arguments, add_flag, check_values,
+                                 mode_config, resolve)
+from ..prompts import PROMPT_STYLES
+from ..rows import label_hidden, read_rows, row_truth
 from .journal import Journal, check_settings
+from .metrics import BENCHMARKS as METRIC_SETS
 
-BENCHMARKS = ("nextgqa", "rextime", "cgbench", "videomme", "mlvu", "lvbench", "rows")
-MODE_NAMES = ("one-stage", "coarse-to-fine", "divide-and-conquer", "iterative")
+BENCHMARKS = tuple(METRIC_SETS)
+MODE_NAMES = tuple(MODES)
 PREDICTIONS, TIMINGS, SETTINGS = "predictions.jsonl", "timings.jsonl", "run.json"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,6 +76,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_budget_arguments(parser)
 
     modes = parser.add_argument_group("modes")
+    add_flag(modes, "prompt", "prompt style of the fine-pass and window prompts (the coarse pass uses the row's own)",
+             choices=PROMPT_STYLES)
     add_flag(modes, "max_new_tokens", "response tokens of grounding passes", type=int)
     add_flag(modes, "fine_answer", "fine pass: score the option letters (authors' judge) or generate",
           choices=("letters", "generate"))
@@ -84,6 +94,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
           choices=("fine", "confident"))
     add_flag(modes, "rounds", "iterative: fine passes in all (1 = coarse-to-fine)", type=int)
     add_flag(modes, "min_shrink", "iterative: a round must cut the span length by more than this fraction", type=float)
+    add_agent_arguments(parser)
 
 
 def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchmark: str, mode: str, cfg,
@@ -109,8 +120,11 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
     out_dir = Path(out_dir)
     questions = Question.from_rows(rows, source, videos=not skip_errors)
     qids = [q.qid for q in questions]
+    config = asdict(cfg)
+    if mode != "agent":  # the agent's knobs do not change other modes' results
+        config.pop("agent", None)
     held = any((out_dir / name).is_file() and (out_dir / name).stat().st_size for name in (PREDICTIONS, TIMINGS))
-    check_settings(out_dir / SETTINGS, {"benchmark": benchmark, "mode": mode, "config": asdict(cfg), **(settings or {})},
+    check_settings(out_dir / SETTINGS, {"benchmark": benchmark, "mode": mode, "config": config, **(settings or {})},
                    results=held, repair=repair, name=setting_flag)
     predictions = Journal(out_dir / PREDICTIONS, repair=repair)
     timings = Journal(out_dir / TIMINGS, repair=repair)
@@ -134,10 +148,13 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
             done = _predict_batch(backend, batch, mode, cfg, skip_errors)
             predictions.append(p.record for p in done)
             timings.append(p.timing for p in done if p.timing["qid"] not in timings.done)
-            frames += sum(sum(x["frames"] for x in p.record["passes"]) for p in done)
+            frames += sum(record_frames(p.record) for p in done)
             bar.update(len(batch))
             bar.set_postfix(frames_per_q=f"{frames / (i + len(batch)):.0f}")
     truths = {row_truth(r).qid: row_truth(r) for r in rows}
+    hidden = sum(label_hidden(t) for t in truths.values())
+    if hidden:  # a test split: predictions only, for `zoomzero score --export`
+        return {"labels_hidden": hidden}
     return finalize(out_dir, benchmark, truths, reduction)
 
 
@@ -147,6 +164,13 @@ def setting_flag(key: str) -> str:
     if last in DEFAULTS or key in ("benchmark", "mode", "model", "data", "backend"):
         return "--" + last.replace("_", "-")
     return {"config.budget.factor": "the model's pixels per token side (--model)"}.get(key, key)
+
+
+def record_frames(record: dict[str, Any]) -> int:
+    """Frames a prediction's model read: over its passes, or the agent's images."""
+    if "passes" in record:
+        return sum(x["frames"] for x in record["passes"])
+    return int(record.get("frames") or 0)
 
 
 def _predict_batch(backend, batch, mode: str, cfg, skip_errors: bool):
@@ -174,6 +198,12 @@ def run(args: argparse.Namespace) -> int:
     from .report import metric_table
 
     out = Path(args.out)
+    values = resolve(args, demo=args.demo, benchmark=args.benchmark)
+    check_values(values)  # each flag value named, before the data and the model
+    try:
+        cfg = mode_config(values)  # every other option checked before anything is built or loaded
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     if args.demo:
         if not (args.model and args.data):
             from .demo import prepare_demo
@@ -195,8 +225,6 @@ def run(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} is a file; give a folder")
     check_writable(out / SETTINGS, "--out")
-    values = resolve(args, demo=args.demo)
-    check_values(values)  # every flag value checked before the data and the model
     rows = read_rows(args.data)[: args.limit]
     if not rows:
         raise DataError(f"--data {args.data} holds no rows")
@@ -207,6 +235,8 @@ def run(args: argparse.Namespace) -> int:
     kwargs = {"device": args.device, "dtype": args.dtype, "batch_size": args.batch_size}
     if args.attn_implementation:
         kwargs["attn_implementation"] = args.attn_implementation
+    if args.backend == "vllm" and args.mode == "agent":
+        kwargs["max_images"] = cfg.agent.budget.images
     backend = load_backend(args.backend, args.model, **kwargs)  # checks the model first: ModelError at once
     cfg = mode_config(values, factor=backend.factor)
     settings = {"model": str(args.model), "data": str(Path(args.data).resolve()), "backend": args.backend}
@@ -214,6 +244,10 @@ def run(args: argparse.Namespace) -> int:
                        batch_size=args.batch_size, reduction=args.reduction, settings=settings,
                        progress=not args.no_progress, skip_errors=args.skip_errors, repair=args.repair,
                        source=str(args.data))
+    if "labels_hidden" in metrics:
+        print(f"{metrics['labels_hidden']} questions have hidden labels: no metrics. Write the server's submission with\n"
+              f"  zoomzero score {out / PREDICTIONS} --benchmark {args.benchmark} --data {args.data} --export SUBMISSION.jsonl")
+        return 0
     print(metric_table(args.benchmark, metrics))
     print(f"\npredictions: {out / PREDICTIONS}\nreport:      {out / 'report.md'}\nmetrics:     {out / 'metrics.json'}")
     return 0

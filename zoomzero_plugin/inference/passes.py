@@ -17,11 +17,10 @@ from typing import Any
 
 from ..errors import DataError, VideoError
 from ..ground_truth import LETTERS
-from ..parsing import extract_letter, parse_response
-from ..prompts import grounding_prompt, zoom_prompt
+from ..parsing import answer_letter, answer_letter_at, parse_response
+from ..prompts import DEFAULT_PROMPT_STYLE, grounding_prompt, zoom_prompt
 from ..rows import row_truth
 from ..spans import Span, clean_spans
-from ..tags import last_block, letter_at
 from ..video import check_video_file
 from ..zoom import ZoomPlan
 from .backend import Backend, Generation, Output, Request, SamplingParams
@@ -84,18 +83,9 @@ class Question:
     def letters(self) -> tuple[str, ...]:
         return tuple(LETTERS[: len(self.options)])
 
-    def coarse_prompt(self) -> str:
-        return self.prompt or grounding_prompt(self.question, self.options, self.duration)
-
-
-def letter_position(text: str) -> int | None:
-    """Index of the answer letter in a response: inside its last ``<answer>…</answer>`` block, else a
-    bare-letter reply (``"B"``, ``" (C)."``); None when there is none. Linear time."""
-    block = last_block(text, "answer")
-    found = letter_at(block.content) if block else letter_at(text)
-    if found is None:
-        return None
-    return found[1] + (block.content_start if block else 0)
+    def coarse_prompt(self, style: str = DEFAULT_PROMPT_STYLE) -> str:
+        """The row's own prompt; a prompt of ``style`` when the row has none."""
+        return self.prompt or grounding_prompt(self.question, self.options, self.duration, style=style)
 
 
 def _qid_of(row: Any) -> str:
@@ -114,9 +104,10 @@ def answer_confidence(output: Output) -> float | None:
         return math.exp(max(output.choice_logprobs.values()))
     if output.token_logprobs is None or output.token_offsets is None:
         return None
-    pos = letter_position(output.text)
-    if pos is None:
+    found = answer_letter_at(output.text)  # the letter the answer was read from, and where
+    if found is None:
         return None
+    pos = found[1]
     k = bisect_right(output.token_offsets, pos) - 1  # the token whose characters hold pos
     if 0 <= k < len(output.token_logprobs) and pos < output.token_offsets[k + 1]:
         return math.exp(output.token_logprobs[k])
@@ -154,7 +145,7 @@ class PassResult:
 
 
 def _letter(text: str, letters: Sequence[str]) -> str | None:
-    letter = extract_letter(text)
+    letter = answer_letter(text)
     return letter if letter in letters else None
 
 
@@ -185,14 +176,15 @@ def grounding_pass(
 
 def answer_pass(
     backend: Backend, items: Sequence[tuple[Question, ZoomPlan]], name: str, score_letters: bool = True,
-    max_new_tokens: int = 8,
+    max_new_tokens: int = 8, style: str = DEFAULT_PROMPT_STYLE,
 ) -> list[PassResult]:
-    """Ask each question for its option letter only (the zoom prompt), as one batch.
+    """Ask each question for its option letter only (the zoom prompt of ``style``), as one batch.
 
     ``score_letters``: the most probable option letter at the first position (the authors' zoom judge);
-    otherwise a short greedy generation read by :func:`~zoomzero_plugin.parsing.extract_letter`.
+    otherwise a short greedy generation read by :func:`~zoomzero_plugin.parsing.answer_letter` (a bare
+    letter or ``<answer>B</answer>``).
     """
-    requests = [Request(zoom_prompt(q.question, q.options), tuple(plan.video_elements(q.video)),
+    requests = [Request(zoom_prompt(q.question, q.options, style=style), tuple(plan.video_elements(q.video)),
                         choices=q.letters if score_letters else ()) for q, plan in items]
     gens = backend.generate(requests, SamplingParams(max_new_tokens=max_new_tokens, logprobs=True)) if requests else []
     results = []

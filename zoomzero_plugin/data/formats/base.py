@@ -75,9 +75,9 @@ class Format:
     """One upstream annotation format. Subclasses set the class attributes and implement two methods.
 
     ``files`` maps the CLI inputs this format reads (``input``, ``gsub``, ``video_map``, ``options``)
-    to a description of the upstream file; ``required`` names those that must be given. ``columns``
-    names the fields an ``--input`` file must have (a tuple entry: any one of those names); a file
-    without one stops the conversion before anything is written.
+    to a description of the upstream file; ``required`` names those that must be given.
+    ``required_columns`` names the fields an ``--input`` file must have (a tuple entry: any one of those
+    names); a file without one stops the conversion before anything is written.
     """
 
     name: ClassVar[str]
@@ -85,7 +85,7 @@ class Format:
     reads: ClassVar[str]  # which upstream files and columns, for --help
     files: ClassVar[dict[str, str]] = {}
     required: ClassVar[tuple[str, ...]] = ("input",)
-    columns: ClassVar[tuple[str | tuple[str, ...], ...]] = ()
+    required_columns: ClassVar[tuple[str | tuple[str, ...], ...]] = ()
 
     def __init__(self, inputs: Mapping[str, list[Path]]):
         self.inputs = inputs
@@ -95,13 +95,13 @@ class Format:
         return [row for path in self.inputs["input"] for row in self.records(path)]
 
     def records(self, path: Path) -> list[dict[str, Any]]:
-        """The records of one ``--input`` file, after checking it has :attr:`columns`."""
+        """The records of one ``--input`` file (strictly read), after checking it has :attr:`required_columns`."""
         columns, records = read_table(path)
         if records or columns:
-            missing = [c for c in self.columns if not set((c,) if isinstance(c, str) else c) & set(columns)]
+            missing = [c for c in self.required_columns if not set((c,) if isinstance(c, str) else c) & set(columns)]
             if missing:
                 names = ", ".join(c if isinstance(c, str) else " or ".join(c) for c in missing)
-                need = ", ".join(c if isinstance(c, str) else "|".join(c) for c in self.columns)
+                need = ", ".join(c if isinstance(c, str) else "|".join(c) for c in self.required_columns)
                 raise DataError(f"{path}: lacks column(s) {names}; --from {self.name} needs {need} "
                                 f"(the file has {', '.join(columns[:20]) or 'no columns'})")
         return records

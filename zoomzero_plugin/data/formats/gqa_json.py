@@ -34,7 +34,7 @@ class GQAJson(Format):
         "'<file stem>_<index>'. Labels '(A) ' are stripped from the options."
     )
     files = {"input": "the release's annotation JSON (e.g. GVideoQA-anet.json)"}
-    columns = ("video", "question", "options", "answer")
+    required_columns = ("video", "question", "options", "answer")
 
     def items(self) -> list[tuple[str, int, dict[str, Any]]]:
         return numbered_records(self, self.inputs["input"])

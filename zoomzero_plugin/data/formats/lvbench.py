@@ -42,7 +42,7 @@ class LVBench(Format):
         "when it is there (video_info's minutes are coarse), else --durations, else duration_minutes * 60."
     )
     files = {"input": "video_info.meta.jsonl (or the parquet export)"}
-    columns = ("key", ("qa", "question"))
+    required_columns = ("key", ("qa", "question"))
 
     def items(self) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         out = []

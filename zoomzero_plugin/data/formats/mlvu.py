@@ -22,7 +22,7 @@ class MLVU(Format):
         "'<file stem>_<index>' (MLVU has no ids)."
     )
     files = {"input": "MLVU/json/*.json task files"}
-    columns = ("video", "question", "answer")
+    required_columns = ("video", "question", "answer")
 
     def items(self) -> list[tuple[str, int, dict[str, Any]]]:
         return numbered_records(self, self.inputs["input"])

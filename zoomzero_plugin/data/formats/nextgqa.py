@@ -25,7 +25,7 @@ class NextGQA(Format):
         "video_map": "map_vid_vidorID.json (video_id -> VidOR folder/stem)",
     }
     required = ("input", "gsub", "video_map")
-    columns = ("video_id", "qid", "question", "answer", "a0", "a1", "a2", "a3", "a4")
+    required_columns = ("video_id", "qid", "question", "answer", "a0", "a1", "a2", "a3", "a4")
 
     def items(self) -> list[dict[str, Any]]:
         self.gsub = {}
