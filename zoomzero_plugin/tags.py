@@ -50,6 +50,7 @@ class Block:
     content: str
 
 
+@lru_cache(maxsize=64)
 def tags(tag: str) -> tuple[str, str]:
     """``("<tag>", "</tag>")``. Tag names are ASCII letters, digits, ``_`` and ``-`` (so the two never overlap)."""
     if not isinstance(tag, str) or _TAG_NAME.fullmatch(tag) is None:
