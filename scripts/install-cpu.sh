@@ -38,13 +38,17 @@ step_package() {
 step_easyr1() {
   # EasyR1 v0.3.2 (PyPI lazyllm-verl; installs the package `verl`) declares vllm/flash-attn: no deps, then what
   # its modules import on a CPU. Never install PyPI `verl`: another project.
-  pip_install "transformers==4.57.6" "ray[default]==2.60.0" tensordict torchdata datasets codetiming peft \
-    accelerate mathruler pylatexenc einops msgspec
+  # LLaMA-Factory 0.9.5 (VideoZoomer's cold-start SFT) in the same resolve: it caps accelerate, datasets,
+  # peft, pandas and pillow (EasyR1's tests pass with them) and pulls a CUDA torchaudio (the start-up hook
+  # makes it importable, see zoomzero_plugin/cpu_compat.py).
+  pip_install "torch==2.13.0" "transformers==4.57.6" "ray[default]==2.60.0" tensordict torchdata datasets \
+    codetiming peft accelerate mathruler pylatexenc einops msgspec "llamafactory==0.9.5"
   pip_install --no-deps "lazyllm-verl==0.3.2.dev2"
 }
 
 step_startup_hook() {
-  # Every process of this venv (Ray workers, `python3 -m verl.trainer.main`, other CLIs) can import torchvision.
+  # Every process of this venv (Ray workers, `python3 -m verl.trainer.main`, llamafactory-cli) can import
+  # torchvision and torchaudio.
   python3 -c "from zoomzero_plugin.cpu_compat import install_pth; print('torchvision start-up hook:', install_pth())"
 }
 

@@ -20,20 +20,23 @@ from pathlib import Path
 
 from .errors import UsageError
 
-KINDS = {"recipe": ("yamls", "*.yaml"), "example": ("examples", "*.sh")}
+FOLDERS = {"yamls": "*.yaml", "examples": "*.sh"}  # the docs' folder -> the files it ships
+EASYR1, LLAMAFACTORY, EXAMPLE = "EasyR1 recipe", "LLaMA-Factory recipe", "example"
 _PACKAGE = Path(__file__).resolve().parent
 
 
 @dataclass(frozen=True)
 class Shipped:
     name: str  # file name, e.g. "zoomzero.yaml"
-    kind: str  # "recipe" | "example"
+    home: str  # the folder the docs put it in: "yamls" or "examples"
     path: Path  # where it is installed (inside the package, or in the clone for an editable install)
 
     @property
-    def home(self) -> str:
-        """The folder the docs put it in (``yamls`` or ``examples``)."""
-        return KINDS[self.kind][0]
+    def kind(self) -> str:
+        """EasyR1 recipe | LLaMA-Factory recipe (a top-level ``stage:`` key) | example."""
+        if self.home == "examples":
+            return EXAMPLE
+        return LLAMAFACTORY if "\nstage:" in "\n" + self.path.read_text(encoding="utf-8") else EASYR1
 
     def summary(self) -> str:
         """The first comment line of the file's header (after a shebang)."""
@@ -44,9 +47,8 @@ class Shipped:
         return ""
 
 
-def folder(kind: str) -> Path | None:
-    """The installed folder of ``kind``: inside the package (a wheel), else the clone's top level (editable)."""
-    home = KINDS[kind][0]
+def folder(home: str) -> Path | None:
+    """Where ``yamls`` or ``examples`` is installed: inside the package (a wheel), else the clone's top level."""
     for candidate in (_PACKAGE / home, _PACKAGE.parent / home):
         if candidate.is_dir():
             return candidate
@@ -54,17 +56,17 @@ def folder(kind: str) -> Path | None:
 
 
 def shipped(kind: str | None = None) -> list[Shipped]:
-    """Every shipped file of ``kind`` (both kinds when None), by name; helper files (``_*``) are left out."""
+    """Every shipped file (of ``kind`` only, if given), by folder and name; helpers (``_*``) are left out."""
     out = []
-    for k in [kind] if kind else list(KINDS):
-        where = folder(k)
+    for home, pattern in FOLDERS.items():
+        where = folder(home)
         if where is not None:
-            out += [Shipped(p.name, k, p) for p in sorted(where.glob(KINDS[k][1])) if not p.name.startswith("_")]
-    return out
+            out += [Shipped(p.name, home, p) for p in sorted(where.glob(pattern)) if not p.name.startswith("_")]
+    return [s for s in out if kind is None or s.kind == kind]
 
 
 def find_recipe(asked: str) -> Shipped | None:
-    """The shipped recipe a missing local path means: ``yamls/NAME.yaml``, ``NAME.yaml`` or ``NAME``; else None.
+    """The shipped EasyR1 recipe a missing local path means: ``yamls/NAME.yaml``, ``NAME.yaml`` or ``NAME``; else None.
 
     Only a relative path at most one folder deep, that folder being ``yamls``, matches: an explicit path
     elsewhere names the user's own file.
@@ -73,12 +75,12 @@ def find_recipe(asked: str) -> Shipped | None:
     if path.is_absolute() or len(path.parts) > 2 or (len(path.parts) == 2 and path.parts[0] != "yamls"):
         return None
     name = path.name if path.suffix == ".yaml" else path.name + ".yaml"
-    return next((s for s in shipped("recipe") if s.name == name), None)
+    return next((s for s in shipped(EASYR1) if s.name == name), None)
 
 
 def _helpers(item: Shipped) -> list[Path]:
     """Files an example sources (``_*.sh`` beside it), which must travel with it."""
-    if item.kind != "example":
+    if item.kind != EXAMPLE:
         return []
     text = item.path.read_text(encoding="utf-8")
     return [p for p in sorted(item.path.parent.glob("_*.sh")) if p.name in text]
@@ -128,8 +130,9 @@ def run(args: argparse.Namespace) -> int:
         if not items:
             raise UsageError("no recipes or examples are installed with this package (a broken install? reinstall it)")
         width = max(len(f"{s.home}/{s.name}") for s in items)
+        kind_width = max(len(s.kind) for s in items)
         for item in items:
-            print(f"{item.home + '/' + item.name:<{width}}  {item.kind:<7}  {item.summary()}")
+            print(f"{item.home + '/' + item.name:<{width}}  {item.kind:<{kind_width}}  {item.summary()}")
         print(f"\n(installed in {items[0].path.parent.parent}); copy one out to edit it: zoomzero recipes copy NAME")
         return 0
     if not args.names:

@@ -95,7 +95,12 @@ def test_answers_and_stats(hook, easyr1_tokenizer):
     assert stats["zoom/valid_span_share"] == 0.5 and stats["zoom/accuracy"] == 0.5
     assert stats["zoom/span_seconds"] == 2.5 and stats["zoom/zoomed_share"] == 0.5
     assert stats["zoom/coarse_frames"] == 21.0  # 12 s and 30 s at 1 fps
-    assert stats["zoom/zoom_tokens_per_frame"] == pytest.approx(np.mean([p.tokens_per_frame for p in requests.plans]))
+    # Eq. 3 by hand (fps 2, L_v 256, V_min 3136 px = 2 tokens, V_max 50176 px = 32 tokens; a token is 28² px
+    # × 2 frames): row 0 reads (3, 6), 3 s → 6 frames at min(256/6, 32) = 32 tokens; row 3 reads (10, 12),
+    # 2 s → 4 frames at min(256/4, 32) = 32 tokens.
+    assert stats["zoom/zoom_frames"] == 5.0 and stats["zoom/zoom_tokens_per_frame"] == 32.0
+    assert stats["zoom/coarse_tokens_per_frame"] == pytest.approx((6 / 12 + 6 / 12 + 6 / 30 + 6 / 30) / 4)
+    assert stats["zoom/span_coverage"] == pytest.approx((3 / 12 + 2 / 30) / 2) and stats["zoom/answered"] == 1.0
 
 
 @settings(max_examples=200, deadline=None)

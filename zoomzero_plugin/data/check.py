@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError, UsageError
+from ..errors import UsageError
 
 CHECKS: dict[str, str] = {
     "bad_row": "the row lacks the prompt/videos/answer columns, or they have the wrong type",
@@ -235,10 +235,7 @@ def run(args: argparse.Namespace) -> int:
     infos: list[RowInfo] = []
     first_seen: dict[str, str] = {}
     for path in files:
-        try:
-            rows = read_rows(path)
-        except (OSError, ValueError) as e:
-            raise DataError(f"cannot read {path}: {e}") from None
+        rows = read_rows(path)  # a DataError names file:line
         for index, row in enumerate(rows):
             where = f"{path.name}:{index + 1}"
             info = check_row(row, keys, tol, where)
