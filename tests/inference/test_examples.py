@@ -67,7 +67,7 @@ def test_long_video_script_runs_every_benchmark_in_both_modes(tmp_path):
     mlvu = tmp_path / "mlvu.jsonl"
     mlvu.write_text("{}\n")
     done, argv = _commands("eval_long_video.sh", tmp_path, MLVU=str(mlvu), MODEL="ckpt")  # only MLVU rows exist
-    assert done.returncode == 0 and "skip videomme: no rows at data/videomme.jsonl" in done.stderr
+    assert done.returncode == 0 and "skip videomme: no rows at data/eval/videomme.jsonl" in done.stderr
     assert argv == [_eval("mlvu", ["--model", "ckpt", "--data", str(mlvu)], m, f"runs/eval-long/mlvu-{m}")
                     for m in ("coarse-to-fine", "divide-and-conquer")]
 
