@@ -47,6 +47,9 @@ class VLLMBackend:
         self.absolute_time = reads_timestamps(self.processor)
         self.batch_size = max(1, int(batch_size))
         llm_kwargs.setdefault("limit_mm_per_prompt", {"video": max_videos, "image": 0})
+        # vLLM's processor cache sends the HF processor only the clips it has not seen, with the prompt's
+        # per-clip kwargs unchanged: per-clip rates then no longer line up with the clips. No cache.
+        llm_kwargs.setdefault("mm_processor_cache_gb", 0)
         self.llm = vllm.LLM(model=model, dtype=dtype, **llm_kwargs)
         names = ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>")
         vocab = self.tokenizer.get_vocab()
