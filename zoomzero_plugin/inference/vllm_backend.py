@@ -17,7 +17,8 @@ from typing import Any
 
 from ..cpu_compat import ensure_torchvision_importable
 from ..token_masks import GlueTokenMasker
-from .backend import Generation, Output, Request, SamplingParams, chat_messages, decode_videos, reads_timestamps
+from .backend import (Generation, Output, Request, SamplingParams, chat_messages, decode_videos, reads_timestamps,
+                      takes_fps_kwarg)
 
 
 class VLLMBackend:
@@ -45,6 +46,7 @@ class VLLMBackend:
         self.merge_size = int(self.processor.video_processor.merge_size)
         self.factor = self.patch_size * self.merge_size
         self.absolute_time = reads_timestamps(self.processor)
+        self.fps_kwarg = takes_fps_kwarg()
         self.batch_size = max(1, int(batch_size))
         llm_kwargs.setdefault("limit_mm_per_prompt", {"video": max_videos, "image": 0})
         # vLLM's processor cache sends the HF processor only the clips it has not seen, with the prompt's
@@ -61,8 +63,9 @@ class VLLMBackend:
         item: dict[str, Any] = {"prompt": text}
         if clips:
             item["multi_modal_data"] = {"video": [(c.frames, c.metadata) for c in clips]}
-            item["mm_processor_kwargs"] = {"fps": [c.sample_fps for c in clips], "do_resize": False,
-                                           "do_sample_frames": False}
+            item["mm_processor_kwargs"] = {"do_resize": False, "do_sample_frames": False}
+            if self.fps_kwarg:
+                item["mm_processor_kwargs"]["fps"] = [c.sample_fps for c in clips]
         tokens = sum((c.frames // 2) * (c.height // self.factor) * (c.width // self.factor) for c in stats)
         return item, Generation(outputs=[], clips=stats, video_tokens=int(tokens), timing={"decode_s": seconds})
 
