@@ -87,3 +87,28 @@ def test_unscripted_greedy_text_matches_transformers(monkeypatch, backends, rows
     for g, w in zip(got, want):
         (a,), (b,) = g["passes"], w["passes"]
         assert a["texts"] == b["texts"] and a["video_tokens"] == b["video_tokens"] > 0
+
+
+def test_backend_reads_what_the_engine_returns(backends, evidence_video):
+    """Coarse, fine (two clips: one rate each) and letter-scored requests straight through both backends."""
+    from tests.inference.test_backend import _coarse, _fine
+    from zoomzero_plugin.inference.backend import SamplingParams
+
+    vllm, hf = backends["vllm"], backends["transformers"]
+    assert vllm.factor == hf.factor == 28 and not vllm.absolute_time
+    requests = [_coarse(evidence_video), _fine(evidence_video), _fine(evidence_video, choices=("A", "B", "C"))]
+    params = SamplingParams(max_new_tokens=6, logprobs=True)
+    got, want = vllm.generate(requests, params), hf.generate(requests, params)
+    for g, w in zip(got, want):
+        assert g.text == w.text
+        assert g.video_tokens == w.video_tokens > 0 and g.prompt_tokens == w.prompt_tokens
+        assert [c.to_list() for c in g.clips] == [c.to_list() for c in w.clips]
+        # raw full-vocabulary log-probs (vLLM) vs renormalised without the suppressed vision tokens (transformers):
+        # they differ by the log of the vision tokens' mass, up to ~0.02 nats for this random model
+        assert g.outputs[0].token_logprobs == pytest.approx(w.outputs[0].token_logprobs, abs=0.03)
+        assert g.outputs[0].token_offsets == w.outputs[0].token_offsets
+    chosen, scores = got[2].text, got[2].outputs[0].choice_logprobs
+    assert set(scores) == {"A", "B", "C"} and chosen == want[2].text
+    assert scores[chosen] == pytest.approx(want[2].outputs[0].choice_logprobs[chosen], abs=0.02)
+    for letter, value in scores.items():  # another letter is read only when among vLLM's top 20 log-probs
+        assert value == float("-inf") or value == pytest.approx(want[2].outputs[0].choice_logprobs[letter], abs=0.02)
