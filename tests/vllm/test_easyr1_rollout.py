@@ -175,21 +175,25 @@ def test_training_step_runs_coarse_and_zoom_pass_on_vllm(trainer, easyr1_setup):
     texts = tokenizer.batch_decode(batch.batch["responses"] * batch.batch["response_mask"], skip_special_tokens=True)
     assert all(re.fullmatch(COARSE, t) for t in texts), texts
 
-    # zoom pass: one row per response (all have valid spans), prompt = zoom text + the decoded clip's tokens
+    # zoom pass: one row per distinct (question, spans) (a group's identical requests are generated once),
+    # padded to the 2 ranks; prompt = zoom text + the decoded clip's tokens
+    keys = [(i // 2, re.search(r"<glue>(.*)</glue>", t).group(1)) for i, t in enumerate(texts)]
+    distinct = list(dict.fromkeys(keys))
     zoom_in = wg.batches[1]
     zoom_requests = wg.requests[2:]
-    assert len(zoom_requests) == len(zoom_in) == 4 and zoom_in.meta_info["temperature"] == 0.0
+    assert len(zoom_requests) == len(zoom_in) == len(distinct) + len(distinct) % 2
+    assert zoom_in.meta_info["temperature"] == 0.0 and metrics["zoom/requests"] == len(distinct)
     for raw, spec, (prompt, result) in zip(zoom_in.non_tensor_batch["raw_prompt_ids"],
                                            zoom_in.non_tensor_batch["multi_modal_data"], zoom_requests):
         frames, fps = process_video(spec["videos"][0], None, None, 2.0, return_fps=True)
         assert len(result.prompt_token_ids) == len(raw) - 1 + video_tokens(frames)  # one <|video_pad|> expands
         assert prompt["mm_processor_kwargs"]["fps"] == pytest.approx(fps)
 
-    # the zoom answers reach the reward: zoom = 1 exactly where the engine's letter is the truth's
+    # the zoom answers reach the reward: zoom = 1 exactly where the engine's letter for its request is the truth's
     letters = [tokenizer.decode(r.outputs[0].token_ids, skip_special_tokens=True).strip() for _, r in zoom_requests]
     assert set(letters) <= set(LETTERS)
     truths = [trainer.truths[i // 2] for i in range(4)]
-    expected_zoom = [float(letter == t.answer) for letter, t in zip(letters, truths)]
+    expected_zoom = [float(letters[distinct.index(k)] == t.answer) for k, t in zip(keys, truths)]
     assert batch.batch["reward_component/zoom"].tolist() == expected_zoom
     answers = [re.search(r"<answer>(.)</answer>", t).group(1) for t in texts]
     assert batch.batch["reward_component/accuracy"].tolist() == [float(a == t.answer) for a, t in zip(answers, truths)]
