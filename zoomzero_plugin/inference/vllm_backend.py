@@ -16,6 +16,7 @@ from typing import Any
 
 from ..cpu_compat import ensure_torchvision_importable
 from ..token_masks import GlueTokenMasker
+from .vllm_platform import CPU_ENGINE_DEFAULTS, on_cpu
 from .backend import (Generation, Output, Request, SamplingParams, chat_messages, decode_videos, reads_timestamps,
                       takes_fps_kwarg)
 
@@ -51,6 +52,8 @@ class VLLMBackend:
         # vLLM's processor cache sends the HF processor only the clips it has not seen, with the prompt's
         # per-clip kwargs unchanged: per-clip rates then no longer line up with the clips. No cache.
         llm_kwargs.setdefault("mm_processor_cache_gb", 0)
+        if on_cpu():
+            llm_kwargs = {**CPU_ENGINE_DEFAULTS, **llm_kwargs}
         self.llm = vllm.LLM(model=model, dtype=dtype, **llm_kwargs)
         names = ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>")
         vocab = self.tokenizer.get_vocab()

