@@ -90,7 +90,7 @@ def make_batch(tokenizer, n: int, length: int, group: int, seed: int = 0):
 
 def advantage_rows(ray_trainer, tokenizer, n, length, group, repeats):
     from zoomzero_plugin.hosts.easyr1.batch_step import COMPONENT_PREFIX
-    from zoomzero_plugin.hosts.easyr1.tokenadv import GLUE_MASK, NAME, _masker
+    from zoomzero_plugin.hosts.easyr1.zoomzero.tokenadv import GLUE_MASK, NAME, _masker
 
     data = make_batch(tokenizer, n, length, group)
     rng = np.random.default_rng(0)
@@ -122,8 +122,8 @@ def zoom_rows(tokenizer, processor, n, length, group, repeats):
     from verl.protocol import DataProto
 
     from zoomzero_plugin.gvqa_reward import compute_score
-    from zoomzero_plugin.hosts.easyr1.options import ZoomOptions
-    from zoomzero_plugin.hosts.easyr1.zoom_hook import ZoomHook
+    from zoomzero_plugin.hosts.easyr1.zoomzero.options import ZoomOptions
+    from zoomzero_plugin.hosts.easyr1.zoomzero.zoom_hook import ZoomHook
 
     batches = [make_batch(tokenizer, n, length, group, seed=s) for s in range(repeats + 3)]
     options = ZoomOptions(enable=True)
@@ -203,9 +203,9 @@ def rollout_rows(repeats: int) -> list[tuple[str, str]]:
     from verl.workers.rollout.vllm_rollout_spmd import vLLMRollout
     from verl.workers.sharding_manager.fsdp_vllm import FSDPVLLMShardingManager
     from transformers import Qwen2_5_VLForConditionalGeneration
-    from zoomzero_plugin.hosts.easyr1.options import ZoomOptions
+    from zoomzero_plugin.hosts.easyr1.zoomzero.options import ZoomOptions
     from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
-    from zoomzero_plugin.hosts.easyr1.zoom_hook import ZoomHook
+    from zoomzero_plugin.hosts.easyr1.zoomzero.zoom_hook import ZoomHook
     from zoomzero_plugin.synthetic.benchmark import make_benchmark
     from zoomzero_plugin.synthetic.tiny_qwen import build_tiny_qwen
 

@@ -20,9 +20,9 @@ from zoomzero_plugin.hosts.easyr1.activation import (
     export_job_env,
     ray_runtime_env_hook,
 )
-from zoomzero_plugin.hosts.easyr1.advantage import ConfigError
+from zoomzero_plugin.hosts.easyr1.errors import ConfigError
 from zoomzero_plugin.hosts.easyr1.cli import main
-from zoomzero_plugin.hosts.easyr1.plugin import GVQA
+from zoomzero_plugin.hosts.easyr1.zoomzero.plugin import GVQA
 from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
 from zoomzero_plugin.hosts.easyr1.reward_names import FIXUP_ENV
 from zoomzero_plugin.rows import read_rows, write_rows
@@ -145,12 +145,23 @@ def test_exported_job_env_keeps_the_users_value_and_says_so(monkeypatch):
 
 
 def test_job_env_budget_follows_the_models_token_size(ppo_config):
-    from zoomzero_plugin.hosts.easyr1.plugin import easyr1_job_env
+    from zoomzero_plugin.hosts.easyr1.zoomzero.plugin import easyr1_job_env
 
     assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": "285"}  # tiny Qwen2.5-VL, L_v = 256
     ppo_config.worker.actor.model.model_path = "Qwen/Qwen3-VL-8B-Instruct"  # 32-px tokens, not downloaded
     assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": str(math.ceil(256 / 0.9 * (32 / 28) ** 2))}
-    ppo_config.worker.reward.reward_function_kwargs["zoom"] = {"enable": False}
+    # the zoom pass off (an ablation): the coarse pass keeps L_v, not qwen-vl-utils' 128k-token default
+    ppo_config.worker.reward.reward_function_kwargs["zoom"] = {"enable": False, "max_tokens": 256}
+    assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": str(math.ceil(256 / 0.9 * (32 / 28) ** 2))}
+    del ppo_config.worker.reward.reward_function_kwargs["zoom"]  # no zoom section: the paper's L_v, 8,192
+    assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": "11889"}  # ceil(8192 / 0.9 * (32/28)²)
+    ppo_config.worker.actor.model.model_path = "Qwen/Qwen2.5-VL-7B-Instruct"
+    assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": "9103"}  # ceil(8192 / 0.9)
+    ppo_config.algorithm.adv_estimator = "grpo_sum"
+    assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": "9103"}
+    # a recipe that uses none of zoomzero's features is left alone
+    ppo_config.algorithm.adv_estimator = "grpo"
+    ppo_config.worker.reward.reward_function = "/somewhere/else.py"
     assert easyr1_job_env(ppo_config) == {}
 
 

@@ -6,7 +6,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from zoomzero_plugin.hosts.easyr1.clips import decode_clip_spec, make_clip_spec
-from zoomzero_plugin.hosts.easyr1.options import TokenAdvOptions, ZoomOptions
+from zoomzero_plugin.hosts.easyr1.zoomzero.options import TokenAdvOptions, ZoomOptions
 from zoomzero_plugin.synthetic.videos import dominant_color
 from zoomzero_plugin.zoom import ZoomBudget, plan_zoom
 

@@ -7,8 +7,9 @@ Wall-clock timings go to OUT/timings.jsonl, so predictions of a resumed run equa
 Finally the benchmark's official metrics are computed (``zoomzero score`` does the same for any file).
 
 Modes (Zoom-Zero §5.3, App. D): one-stage · coarse-to-fine · divide-and-conquer · iterative.
-Defaults are the paper's: 8,192 visual tokens, 1 fps, 16–768 tokens per frame, ≤256 frames, 256-s
-windows, top-4 windows, responses ≤512 tokens.
+Defaults are the paper's: the prompt word for word (rows carry it: `zoomzero data convert`); 8,192
+visual tokens at 1 fps for NExT-GQA and ReXTime, 16,384 for CG-Bench, Video-MME, MLVU and LVBench; 8..384
+tokens per frame; ≤256 frames; 256-s windows, top-4 windows, responses ≤512 tokens.
 
 examples:
   zoomzero eval --benchmark nextgqa --model Qwen/Qwen2.5-VL-7B-Instruct --data nextgqa_test.jsonl --out runs/nextgqa
@@ -25,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from ..inference.options import add_budget_arguments, add_flag, mode_config, resolve
-from ..rows import read_rows, row_truth
+from ..prompts import PROMPT_STYLES
+from ..rows import label_hidden, read_rows, row_truth
 from .journal import Journal, check_settings
 
 BENCHMARKS = ("nextgqa", "rextime", "cgbench", "videomme", "mlvu", "lvbench", "rows")
@@ -62,6 +64,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_budget_arguments(parser)
 
     modes = parser.add_argument_group("modes")
+    add_flag(modes, "prompt", "prompt style of the fine-pass and window prompts (the coarse pass uses the row's own)",
+             choices=PROMPT_STYLES)
     add_flag(modes, "max_new_tokens", "response tokens of grounding passes", type=int)
     add_flag(modes, "fine_answer", "fine pass: score the option letters (authors' judge) or generate",
           choices=("letters", "generate"))
@@ -119,6 +123,9 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
             bar.update(len(batch))
             bar.set_postfix(frames_per_q=f"{frames / (i + len(batch)):.0f}")
     truths = {row_truth(r).qid: row_truth(r) for r in rows}
+    hidden = sum(label_hidden(t) for t in truths.values())
+    if hidden:  # a test split: predictions only, for `zoomzero score --export`
+        return {"labels_hidden": hidden}
     return finalize(out_dir, benchmark, truths, reduction)
 
 
@@ -165,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
     if args.restart:
         for name in (PREDICTIONS, TIMINGS, SETTINGS):
             (out / name).unlink(missing_ok=True)
-    values = resolve(args, demo=args.demo)
+    values = resolve(args, demo=args.demo, benchmark=args.benchmark)
     kwargs = {"device": args.device, "dtype": args.dtype, "batch_size": args.batch_size}
     if args.attn_implementation:
         kwargs["attn_implementation"] = args.attn_implementation
@@ -175,6 +182,10 @@ def run(args: argparse.Namespace) -> int:
     metrics = evaluate(backend, rows, out, benchmark=args.benchmark, mode=args.mode, cfg=cfg,
                        batch_size=args.batch_size, reduction=args.reduction, settings=settings,
                        progress=not args.no_progress, skip_errors=args.skip_errors)
+    if "labels_hidden" in metrics:
+        print(f"{metrics['labels_hidden']} questions have hidden labels: no metrics. Write the server's submission with\n"
+              f"  zoomzero score {out / PREDICTIONS} --benchmark {args.benchmark} --data {args.data} --export SUBMISSION.jsonl")
+        return 0
     print(metric_table(args.benchmark, metrics))
     print(f"\npredictions: {out / PREDICTIONS}\nreport:      {out / 'report.md'}\nmetrics:     {out / 'metrics.json'}")
     return 0

@@ -10,7 +10,8 @@ further actors, so patching only the driver changes nothing. Three entry points,
   ``ray.init()`` (EasyR1 calls it itself) through it; it activates the driver, adds the setup hook, and,
   under ``python3 -m verl.trainer.main``, validates the recipe before any actor starts.
 
-Activation is idempotent: it loads the entry points once and installs every seam once.
+Activation is idempotent: it loads the entry points once and installs every seam once. It is the only code
+that installs seams; the state it records lives in :mod:`.state`.
 """
 
 from __future__ import annotations
@@ -18,11 +19,16 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import time
-from dataclasses import dataclass
 from typing import Any
 
+from zoomzero_plugin.cpu_compat import ensure_torchvision_importable
+
+from . import seams
+from .recipe import check_driver_argv
 from .registry import PluginHost
+from .state import Activation, activation, current_host, record
+
+__all__ = ["Activation", "activate", "activation", "current_host", "ray_runtime_env_hook", "runtime_env", "setup_worker"]
 
 SETUP_HOOK = "zoomzero_plugin.hosts.easyr1.activation.setup_worker"
 ENV_HOOK = "zoomzero_plugin.hosts.easyr1.activation.ray_runtime_env_hook"
@@ -31,44 +37,18 @@ CHECKED_ENV = "EASYR1_PLUGINS_CHECKED"  # set by `easyr1 train`: the recipe was 
 JOB_ENV_NAMES = "EASYR1_PLUGINS_JOB_ENV"  # comma list of the plugins' job env vars to pass to every worker
 
 
-@dataclass(frozen=True)
-class Activation:
-    """When and where the plugins became active in this process."""
-
-    pid: int
-    time: float  # time.time()
-    where: str
-    plugins: tuple[str, ...]
-
-
-_host: PluginHost | None = None
-_activation: Activation | None = None
-
-
 def activate(where: str = "process") -> PluginHost:
-    """Load the plugins and install every seam in this process (once); returns the plugin host."""
-    global _host, _activation
-    if _host is None:
-        from zoomzero_plugin.cpu_compat import ensure_torchvision_importable
+    """Load the plugins and install every seam in this process (once); returns the plugin host.
 
-        from . import seams
-
+    Raises :class:`~.errors.PluginError` (a plugin fails to load or clashes) or :class:`~.errors.SeamError`
+    (an already imported EasyR1 module lacks a seam's target); nothing is recorded then.
+    """
+    if activation() is None:
         ensure_torchvision_importable()  # before EasyR1 imports qwen-vl-utils (a no-op where torchvision loads)
         host = PluginHost.load()
         seams.install()
-        _host = host
-        _activation = Activation(os.getpid(), time.time(), where, tuple(i.name for i in host.infos))
-    return _host
-
-
-def activation() -> Activation | None:
-    """This process's activation, or None if the plugins are not active here."""
-    return _activation
-
-
-def current_host() -> PluginHost:
-    """The active plugin host (activating this process if a seam runs before anyone did)."""
-    return _host if _host is not None else activate("on first use")
+        record(host, where)
+    return current_host()
 
 
 def setup_worker() -> None:
@@ -113,8 +93,6 @@ def ray_runtime_env_hook(runtime_env: dict[str, Any] | None) -> dict[str, Any]:
     env = with_setup_hook(dict(runtime_env) if runtime_env is not None else None)
     env_vars = dict(env.get("env_vars") or {})
     if _running_easyr1_main() and os.environ.get(CHECKED_ENV) != "1":
-        from .recipe import check_driver_argv
-
         env_vars.update(check_driver_argv(sys.argv[1:]))
     for name in filter(None, os.environ.get(JOB_ENV_NAMES, "").split(",")):
         if name in os.environ:

@@ -11,22 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-
-class ConfigError(ValueError):
-    """The recipe cannot train as written; the message lists every problem found."""
-
-
-def format_problems(problems: list[str], where: str = "") -> str:
-    head = f"{len(problems)} problem(s) with the EasyR1 config{where}:"
-    return "\n".join([head, *(f"  - {p}" for p in problems)])
+from .checks import check_config
+from .errors import ConfigError, format_problems
+from .reward_names import apply_fixup
+from .state import current_host
 
 
 def wrap_trainer_init(original: Callable) -> Callable:
     def __init__(self, config, *args, **kwargs):
-        from .activation import current_host
-        from .checks import check_config
-        from .reward_names import apply_fixup
-
         apply_fixup(config.worker.reward)
         problems = check_config(config)
         if problems:
@@ -46,8 +38,6 @@ def wrap_trainer_init(original: Callable) -> Callable:
 
 def wrap_compute_advantage(original: Callable) -> Callable:
     def compute_advantage(data, adv_estimator, gamma=1.0, lam=1.0):
-        from .activation import current_host
-
         estimator = current_host().estimator(adv_estimator)
         if estimator is None:
             return original(data, adv_estimator, gamma, lam)

@@ -22,6 +22,7 @@ import torch
 
 from .hookspecs import AdvantageEstimator
 from .reward_extras import DELIVERED, EXTRAS_KEY
+from .state import current_host
 
 COMPONENT_PREFIX = "reward_component/"
 _PLUGINS_ATTR = "_easyr1_plugins"
@@ -43,8 +44,6 @@ def run_plugins(trainer: Any) -> RunPlugins:
     """The plugin features of ``trainer``'s config (built once per trainer)."""
     plugins = getattr(trainer, _PLUGINS_ATTR, None)
     if plugins is None:
-        from .activation import current_host
-
         host = current_host()
         config = trainer.config
         plugins = RunPlugins(

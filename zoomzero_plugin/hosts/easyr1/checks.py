@@ -10,6 +10,8 @@ import ast
 import os
 from typing import Any
 
+from .state import current_host
+
 
 def builtin_estimators() -> list[str]:
     from verl.trainer.core_algos import AdvantageEstimator
@@ -72,8 +74,6 @@ def _reward_problems(reward: Any, option_keys: set[str]) -> list[str]:
 
 def check_config(config: Any) -> list[str]:
     """Every problem found with a built ``PPOConfig`` (empty when it can train)."""
-    from .activation import current_host
-
     host = current_host()
     problems: list[str] = []
     name = str(getattr(config.algorithm.adv_estimator, "value", config.algorithm.adv_estimator))

@@ -16,7 +16,12 @@ Three ways to launch, all running EasyR1's own ``verl.trainer.main``:
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+
+from .activation import runtime_env
+from .doctor import doctor, print_plugins
+from .launcher import train
 
 EPILOG = "Docs: docs/easyr1.md. `easyr1 train RECIPE --dry-run` validates without starting Ray or touching a GPU."
 
@@ -62,21 +67,11 @@ def main(argv: list[str] | None = None) -> int:
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command == "train":
-        from .launcher import train
-
         return train(args.recipe, args.overrides, dry_run=args.dry_run, check_rows=args.check_rows)
     if args.command == "plugins":
-        from .doctor import print_plugins
-
         return print_plugins()
     if args.command == "doctor":
-        from .doctor import doctor
-
         return doctor()
-    import json
-
-    from .activation import runtime_env
-
     print(json.dumps(runtime_env()))
     return 0
 

@@ -18,6 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import torch
+
+from zoomzero_plugin.video import fetch_element
 from zoomzero_plugin.zoom import ZoomPlan
 
 from .vllm_engine import record_sample_fps
@@ -41,10 +44,6 @@ def decode_clip_spec(spec: Mapping[str, Any], return_fps: bool = False, return_m
     value paired with the sample fps with ``return_fps`` (qwen-vl-utils' own return convention).
     ``metadata["frames_indices"]`` are absolute source frame indices, so timestamps stay true.
     """
-    import torch
-
-    from zoomzero_plugin.video import fetch_element
-
     elements = list(spec[CLIPS])
     if not elements:
         raise ValueError(f"clip spec for {spec.get('video')!r} has no clips")

@@ -6,8 +6,11 @@ import importlib.metadata
 import os
 import sys
 
+from zoomzero_plugin.video import _qwen_vl_utils
+
+from . import seams
 from .activation import activate
-from .registry import PluginError
+from .errors import PluginError
 
 HOOK_LABELS = {
     "easyr1_check_config": "config checks",
@@ -56,8 +59,6 @@ def _version(dist: str) -> str:
 
 
 def _video_backend() -> str:
-    from zoomzero_plugin.video import _qwen_vl_utils
-
     try:
         backend = _qwen_vl_utils().vision_process.get_video_reader_backend()
     except Exception as e:  # noqa: BLE001 - reported
@@ -115,8 +116,6 @@ def _gpus() -> str:
 
 
 def doctor() -> int:
-    from . import seams
-
     try:
         import verl
 

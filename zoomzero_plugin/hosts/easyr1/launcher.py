@@ -8,9 +8,12 @@ import sys
 import tempfile
 from collections.abc import Sequence
 
+from omegaconf import OmegaConf
+
 from .activation import CHECKED_ENV, ENV_HOOK, activate, export_job_env
-from .advantage import ConfigError, format_problems
-from .registry import PluginError
+from .checks import check_config
+from .errors import ConfigError, PluginError, format_problems
+from .recipe import check_files, check_rows as check_first_rows, load_recipe
 
 
 def _easyr1_importable() -> str | None:
@@ -41,9 +44,6 @@ def _print_settings(host, config, recipe: str, overrides: Sequence[str]) -> None
 
 
 def train(recipe: str, overrides: Sequence[str], dry_run: bool = False, check_rows: int = 4) -> int:
-    from .checks import check_config
-    from .recipe import check_files, check_rows as check_first_rows, load_recipe
-
     bad = [o for o in overrides if "=" not in o]
     if bad:
         print(f"easyr1 train: overrides must be key=value, got {bad}", file=sys.stderr)
@@ -93,8 +93,6 @@ def train(recipe: str, overrides: Sequence[str], dry_run: bool = False, check_ro
 
 
 def _save_adapted(raw, recipe: str) -> str:
-    from omegaconf import OmegaConf
-
     path = os.path.join(tempfile.mkdtemp(prefix="easyr1-recipe-"), os.path.basename(recipe))
     OmegaConf.save(raw, path)
     print(f"note: EasyR1 runs the adapted recipe {path}")

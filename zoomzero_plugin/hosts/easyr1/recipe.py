@@ -17,8 +17,15 @@ from contextlib import contextmanager, redirect_stdout
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .advantage import ConfigError, format_problems
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from zoomzero_plugin.video import probe_duration
+
 from .checks import check_config, declared_reward_type
+from .errors import ConfigError, format_problems
+from .reward_names import FIXUP_ENV, resolve
+from .state import current_host
 
 # Paths EasyR1's post_init replaces by None when they do not exist (printing a line nobody reads).
 DROPPED_WHEN_MISSING = (
@@ -45,8 +52,6 @@ VERSION_KEYS = {
 
 def load_recipe(recipe: str | os.PathLike | None, overrides: Sequence[str] = ()) -> Recipe:
     """Build a recipe with EasyR1's own ``PPOConfig``. Raises :class:`ConfigError`."""
-    from omegaconf import OmegaConf
-    from omegaconf.errors import OmegaConfBaseException
     from verl.trainer.config import PPOConfig
 
     source = str(recipe) if recipe else "the command line"
@@ -83,8 +88,6 @@ def load_recipe(recipe: str | os.PathLike | None, overrides: Sequence[str] = ())
 
 
 def _drop_version_keys(part: Any, default: Any) -> dict[str, Any]:
-    from omegaconf import OmegaConf
-
     dropped = {}
     for key in VERSION_KEYS:
         parent_key, _, leaf = key.rpartition(".")
@@ -101,8 +104,6 @@ def _version() -> str:
 
 
 def _select(raw: Any, key: str) -> Any:
-    from omegaconf import OmegaConf
-
     return OmegaConf.select(raw, key, default=None)
 
 
@@ -124,8 +125,6 @@ def data_path(value: str) -> str:
 
 def check_files(config: Any, raw: Any) -> tuple[list[str], list[str]]:
     """(problems, notes) about files the recipe names."""
-    from .activation import current_host
-
     problems, notes = [], []
     for key in DROPPED_WHEN_MISSING:
         asked = _select(raw, key)
@@ -182,8 +181,6 @@ def head_rows(path: str, n: int) -> list[dict[str, Any]]:
 
 
 def _row_problems(config: Any, rows: list[dict[str, Any]], split: str) -> list[str]:
-    from zoomzero_plugin.video import probe_duration
-
     data = config.data
     problems = []
     for i, row in enumerate(rows):
@@ -272,8 +269,6 @@ def _prompt_lengths(config: Any, rows: list[dict[str, Any]], split: str) -> tupl
 
 def check_rows(config: Any, n: int) -> tuple[list[str], list[str]]:
     """(problems, notes) about the first ``n`` rows of the train and val files."""
-    from .activation import current_host
-
     problems, notes = [], []
     for split, files in (("train", config.data.train_files), ("val", config.data.val_files)):
         if not files or not os.path.exists(os.path.expanduser(data_path(files))):
@@ -302,11 +297,6 @@ def check_driver_argv(argv: Sequence[str]) -> dict[str, str]:
     name the driver's config dropped, see :mod:`.reward_names`; the plugins' job env, a value the user
     exported winning).
     """
-    from omegaconf import OmegaConf
-
-    from .activation import current_host
-    from .reward_names import FIXUP_ENV, resolve
-
     cli = [a for a in argv if not a.startswith("config=")]
     recipe = next((a.split("=", 1)[1] for a in argv if a.startswith("config=")), None)
     config, raw = load_recipe(recipe, cli)[:2]  # EasyR1 accepted it already: nothing was adapted

@@ -15,13 +15,10 @@ from typing import Any
 
 import pluggy
 
+from .errors import PluginError
 from .hookspecs import ENTRY_POINT_GROUP, PROJECT, AdvantageEstimator, EasyR1Spec
 
 BLOCK_ENV = "EASYR1_PLUGINS_BLOCK"
-
-
-class PluginError(RuntimeError):
-    """A plugin could not be loaded or contradicts another one."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +58,10 @@ class PluginHost:
                 plugin = extra[name] if isinstance(ep, str) else ep.load()
                 manager.register(plugin, name=name)
             except Exception as e:  # noqa: BLE001 - re-raised with the entry point named
-                raise PluginError(f"easyr1 plugin '{name}' ({target}, {dist}) failed to load: {e}") from e
+                missing = getattr(e, "name", None) if isinstance(e, ModuleNotFoundError) else None
+                stale = missing is not None and (target == missing or target.startswith(missing + "."))
+                hint = f" (its entry point names a module {dist} no longer has: reinstall it)" if stale else ""
+                raise PluginError(f"easyr1 plugin '{name}' ({target}, {dist}) failed to load: {e}{hint}") from e
             hooks = tuple(sorted(c.name for c in manager.get_hookcallers(plugin) or ()))
             infos.append(PluginInfo(name=name, target=target, distribution=dist, hooks=hooks))
         try:

@@ -15,6 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from .reward_names import apply_fixup
+from .state import current_host
+
 EXTRAS_KEY = "reward_extras"
 DELIVERED = "__easyr1_reward_extras_delivered__"  # metrics key; popped by the host, never logged
 _EASYR1_INPUT_KEYS = ("response", "response_length", "ground_truth")
@@ -75,8 +78,6 @@ def wrap_compute_reward(original: Callable) -> Callable:
 
 def wrap_manager_init(original: Callable) -> Callable:
     def __init__(self, config, tokenizer, *args, **kwargs):
-        from .reward_names import apply_fixup
-
         apply_fixup(config)
         original(self, config, tokenizer, *args, **kwargs)
         self.reward_fn = _without_foreign_options(self.reward_fn)
@@ -86,8 +87,6 @@ def wrap_manager_init(original: Callable) -> Callable:
 
 def _without_foreign_options(reward_fn: Any) -> Any:
     """Drop plugin option sections (``zoom``, ``tokenadv``…) the reward function does not declare."""
-    from .activation import current_host
-
     if not isinstance(reward_fn, partial):
         return reward_fn
     try:

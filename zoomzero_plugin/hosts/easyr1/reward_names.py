@@ -14,13 +14,13 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from .state import current_host
+
 FIXUP_ENV = "EASYR1_PLUGINS_REWARD_FUNCTION"
 
 
 def resolve(name: str) -> tuple[str, str] | None:
     """(absolute file path, function name) of a plugin reward name, or None if no plugin adds ``name``."""
-    from .activation import current_host
-
     value = current_host().reward_functions.get(name)
     if value is None:
         return None

@@ -18,15 +18,12 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from . import advantage, batch_step, clips, reward_extras, reward_names, vllm_engine
+from . import advantage, batch_step, clips, loss_average, reward_extras, reward_names, vllm_engine
+from .errors import SeamError
 from .post_import import initializing, when_imported
 
 SUPPORTED = "EasyR1 0.3.2 (lazyllm-verl 0.3.2.dev2) and 0.3.3.dev0 (main)"
 MARK = "__easyr1_seam__"
-
-
-class SeamError(RuntimeError):
-    """EasyR1 no longer has what a seam wraps."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +99,16 @@ SEAMS: tuple[Seam, ...] = (
         "temporal M-RoPE positions differ from the actor's: the engine passes each video's sample fps; on a "
         "platform without sleep mode (vLLM's CPU build) the engine is built without it and stays loaded",
         breaks="time encoding of videos not sampled at 2 fps during rollouts (silently); EasyR1 rollouts on a CPU",
+    ),
+    Seam(
+        name="dp_actor.update_policy",
+        module="verl.workers.actor.dp_actor",
+        targets=("DataParallelPPOActor.update_policy",),
+        params=("self", "data"),
+        wrap=loss_average.wrap_update_policy,
+        why="worker.actor.loss_avg_mode: seq averages each response's tokens, then the responses (Zoom-Zero Eq. 2, "
+        "the authors' config); EasyR1 reweights every micro-batch by its token count, which makes seq the token mean",
+        breaks="loss_avg_mode: seq silently trains with the token mean over the mini-batch",
     ),
     Seam(
         name="ray_trainer.RayPPOTrainer.__init__",

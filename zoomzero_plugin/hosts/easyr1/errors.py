@@ -1,0 +1,27 @@
+"""The host's errors, members of the package's :class:`~zoomzero_plugin.errors.ZoomzeroError` family.
+
+``easyr1``'s command line turns each into one line (``easyr1 COMMAND: message``) at its edge; in a Ray
+worker they stop the process with that message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from zoomzero_plugin.errors import ConfigError, DependencyError, ZoomzeroError
+
+__all__ = ["ConfigError", "DependencyError", "PluginError", "SeamError", "format_problems"]
+
+
+class PluginError(ZoomzeroError, RuntimeError):
+    """A plugin could not be loaded, contradicts another one, or the plugins are not active where needed."""
+
+
+class SeamError(ZoomzeroError, RuntimeError):
+    """EasyR1 no longer has what a seam wraps (a missing target or a changed signature); names the version."""
+
+
+def format_problems(problems: Sequence[str], where: str = "") -> str:
+    """A :class:`ConfigError` message: a count, then one problem per line."""
+    head = f"{len(problems)} problem(s) with the EasyR1 config{where}:"
+    return "\n".join([head, *(f"  - {p}" for p in problems)])
