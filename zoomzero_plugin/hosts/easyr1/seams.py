@@ -93,7 +93,7 @@ SEAMS: tuple[Seam, ...] = (
         name="vllm_rollout.LLM",
         module="verl.workers.rollout.vllm_rollout_spmd",
         targets=("LLM",),
-        params=("model",),
+        params=(),  # the wrapper passes every argument through; it reads only the enable_sleep_mode keyword
         wrap=vllm_engine.wrap_llm,
         why="EasyR1 sends vLLM bare video frames without their rate, so vLLM assumes 2 fps and the rollout's "
         "temporal M-RoPE positions differ from the actor's: the engine passes each video's sample fps; on a "
