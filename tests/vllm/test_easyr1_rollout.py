@@ -186,6 +186,7 @@ def test_training_step_runs_coarse_and_zoom_pass_on_vllm(trainer, easyr1_setup):
     for raw, spec, (prompt, result) in zip(zoom_in.non_tensor_batch["raw_prompt_ids"],
                                            zoom_in.non_tensor_batch["multi_modal_data"], zoom_requests):
         frames, fps = process_video(spec["videos"][0], None, None, 2.0, return_fps=True)
+        assert frames.shape[0] == sum(clip["nframes"] for clip in spec["videos"][0]["clips"])  # the plan's frames
         assert len(result.prompt_token_ids) == len(raw) - 1 + video_tokens(frames)  # one <|video_pad|> expands
         assert prompt["mm_processor_kwargs"]["fps"] == pytest.approx(fps)
 
