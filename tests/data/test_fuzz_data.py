@@ -38,6 +38,7 @@ INPUTS = {
     "lvbench": {"input": ["lvbench/video_info.meta.jsonl"]},
     "rextime-test": {"input": ["rextime/rextime_test_release.json"]},
     "mcq-table": {"input": ["mcq_table/mcq_table.jsonl"]},
+    "longvideobench": {"input": ["longvideobench/lvb_val.json", "longvideobench/lvb_val_flat.jsonl"]},
 }
 COLUMNS = {"mcq-table": parse_columns("video=vid,question=q,options=choices,answer=gt,start=clue.t0,end=clue.t1,"
                                       "duration=duration")}
@@ -46,7 +47,8 @@ edits = st.lists(st.tuples(st.sampled_from(["video_id", "qid", "question", "answ
                                             "choices", "clue",
                                             "options", "ans", "relevant_windows", "duration", "choices", "right_answer",
                                             "clue_intervals", "video", "glue", "answer_index", "metadata", "videoID",
-                                            "question_id", "candidates", "key", "uid", "video_uid", "video_info"]),
+                                            "question_id", "candidates", "key", "uid", "video_uid", "video_info",
+                                            "id", "video_path", "correct_choice", "option0", "option3"]),
                            st.one_of(st.just(DELETE), json_values, spans)), max_size=3)
 
 

@@ -37,7 +37,7 @@ def backends(vllm_model_dir):
     from zoomzero_plugin.inference.hf_backend import TransformersBackend
     from zoomzero_plugin.inference.vllm_backend import VLLMBackend
 
-    vllm = VLLMBackend(str(vllm_model_dir), batch_size=8, enforce_eager=True, max_model_len=4096, seed=0)
+    vllm = VLLMBackend(str(vllm_model_dir), batch_size=8, max_images=128, enforce_eager=True, max_model_len=8192, seed=0)
     hf = TransformersBackend(str(vllm_model_dir), device="cpu", batch_size=8)
     return {"vllm": vllm, "transformers": hf}
 
@@ -112,3 +112,28 @@ def test_backend_reads_what_the_engine_returns(backends, evidence_video):
     assert scores[chosen] == pytest.approx(want[2].outputs[0].choice_logprobs[chosen], abs=0.02)
     for letter, value in scores.items():  # another letter is read only when among vLLM's top 20 log-probs
         assert value == float("-inf") or value == pytest.approx(want[2].outputs[0].choice_logprobs[letter], abs=0.02)
+
+
+def test_agent_mode_runs_as_on_the_transformers_backend(backends, rows):
+    """VideoZoomer's agent loop (scripted words; frames as labelled images, resized by vLLM's HF processor)."""
+    from tests.inference.test_agent import CFG, scripted
+    from zoomzero_plugin.inference.modes import predict
+    from zoomzero_plugin.inference.passes import Question
+    from zoomzero_plugin.rows import read_rows
+
+    chosen = read_rows(rows)[:3]
+    questions = [Question.from_row(r) for r in chosen]
+    got = predict(scripted(backends["vllm"], chosen), questions, "agent", CFG)
+    want = predict(scripted(backends["transformers"], chosen), questions, "agent", CFG)
+    assert [p.record for p in got] == [p.record for p in want]
+
+
+def test_generation_stops_where_the_engine_stops(backends):
+    from zoomzero_plugin.inference.backend import Request, SamplingParams
+
+    backend = backends["vllm"]
+    request = Request("What is this? Answer in words.")
+    free = backend.generate([request], SamplingParams(max_new_tokens=8))[0].text
+    stop = free[2:4]
+    cut = backend.generate([request], SamplingParams(max_new_tokens=8, stop=(stop,)))[0].text
+    assert cut == free[: free.find(stop) + len(stop)]
