@@ -279,3 +279,33 @@ def test_links_and_anchors_resolve():
             elif anchor and anchor not in {slug(h) for h in re.findall(r"^#+ (.+)$", doc.read_text(encoding="utf-8"), re.M)}:
                 broken.append(f"{path.name}: {target} (no such heading)")
     assert broken == []
+
+
+def documented_output(command: str) -> list[str]:
+    """The lines docs/easyr1.md shows under `$ COMMAND` in its ```text block."""
+    text = (REPO / "docs" / "easyr1.md").read_text(encoding="utf-8")
+    block = next(m.group(2) for m in FENCE.finditer(text) if m.group(1) == "text" and f"$ {command}" in m.group(2))
+    lines = block.split(f"$ {command}", 1)[1].splitlines()[1:]
+    return lines[: next((i for i, line in enumerate(lines) if not line.strip() or line.startswith("$ ")), len(lines))]
+
+
+def matches(shown: str, printed: list[str]) -> bool:
+    pattern = ".*".join(re.escape(part) for part in shown.split("…"))
+    return any(re.fullmatch(pattern, line) for line in printed)
+
+
+def test_the_documented_plugins_and_doctor_output_is_what_they_print(capsys):
+    import verl
+
+    assert easyr1_cli.main(["plugins"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert [line for line in documented_output("easyr1 plugins") if not matches(line, printed)] == []
+    shown = documented_output("easyr1 doctor")
+    if vllm_stub.real_vllm_importable() or f"EasyR1 (verl)  {verl.__version__} " not in "\n".join(shown):
+        pytest.skip("docs/easyr1.md shows doctor on EasyR1 v0.3.2 without vLLM")
+    easyr1_cli.main(["doctor"])
+    printed = capsys.readouterr().out.splitlines()
+    checked = [line for line in shown if line.startswith("  ") or line.startswith(("seams", "all seams", "vLLM "))]
+    assert len(checked) > 10 and [line for line in checked if not matches(line, printed)] == []
+    rows = [line for line in printed if line.startswith("  ")]  # every seam and support row is documented too
+    assert [line for line in rows if not any(matches(shown_line, [line]) for shown_line in checked)] == []
