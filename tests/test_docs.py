@@ -30,12 +30,15 @@ FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 INLINE = re.compile(r"`((?:zoomzero|easyr1) [a-z][^`]*)`")
 
 # How each documented command is exercised: ("run", the test here) | ("covered", "tests/…py::test") |
-# ("not here", why it cannot run on a CPU machine without downloads). The first matching pattern decides.
+# ("ci", what .ci/run runs of it) | ("not here", why it cannot run on a CPU machine without downloads).
+# The first matching pattern decides.
 HOW: list[tuple[str, str, str]] = [
     (r"^python3 -m venv \.venv && \. \.venv/bin/activate && bash scripts/install-cpu\.sh && zoomzero demo$",
      "covered", "tests/test_demo.py::test_the_readme_demo_prints_what_the_readme_shows"),  # the install: .ci/run
     (r"^python3 -m venv \.venv && \. \.venv/bin/activate && bash scripts/install-cpu\.sh --test && python -m pytest$",
-     "covered", "tests/test_install.py::test_the_install_script_left_its_start_up_hook_in_the_venv"),  # = .ci/run
+     "ci", "bash scripts/install-cpu.sh --test && python -m pytest"),
+    (r"^python3 -m venv \.venv-vllm && \. \.venv-vllm/bin/activate && bash scripts/install-cpu\.sh --vllm && python -m pytest -m vllm",
+     "ci", "bash scripts/install-cpu.sh --vllm"),
     (r"^easyr1 train \S+\.yaml .*--dry-run$", "run", "test_documented_dry_runs_run_as_written"),
     (r"^easyr1 train \S+\.yaml", "run", "test_documented_training_commands_stop_cleanly_without_a_gpu_node"),
     (r"^(export )?RAY_RUNTIME_ENV_HOOK=\S+( python3 -m verl\.trainer\.main .*)?$",
@@ -122,6 +125,8 @@ def test_the_tests_named_as_covering_commands_exist():
             assert f"def {name}(" in (REPO / path).read_text(encoding="utf-8"), detail
         elif kind == "run":
             assert f"def {detail}(" in here, detail
+        elif kind == "ci":
+            assert detail in (REPO / ".ci" / "run").read_text(encoding="utf-8"), detail
 
 
 def parse(command: str) -> None:
