@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from zoomzero_plugin import gvqa_reward
+from zoomzero_plugin import gvqa_reward, videozoomer_reward
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.rewards import RewardConfig
 from zoomzero_plugin.zoom import plan_zoom
@@ -42,7 +42,7 @@ def _kwargs(config: Any) -> Mapping[str, Any]:
 
 @hookimpl
 def easyr1_reward_functions() -> Mapping[str, str]:
-    return {GVQA: gvqa_target()}
+    return {GVQA: gvqa_target(), "zoomzero:videozoomer": f"{os.path.realpath(videozoomer_reward.__file__)}:compute_score"}
 
 
 @hookimpl

@@ -1,0 +1,44 @@
+"""EasyR1's own reward manager runs ``zoomzero:videozoomer`` by plugin name on multi-turn response strings."""
+
+import numpy as np
+import pytest
+
+from zoomzero_plugin.agent import AgentBudget, Trajectory, VideoInfo, response_text
+from zoomzero_plugin.agent.render import QWEN_IMAGE
+from zoomzero_plugin.ground_truth import GroundTruth
+
+from .helpers import padded_responses, reward_manager_class
+
+TRUTH = GroundTruth(answer="B", options=("red", "green", "blue"), spans=(), duration=100.0, qid="q1", question="?")
+CALL = '<think>look</think><video_zoom>{"segment": [10, 12], "fps": 2}</video_zoom>'
+ANSWER = "<think>red</think><answer>B</answer>"
+
+
+def trajectory(turns):
+    t = Trajectory(VideoInfo("v.mp4", 3000, 30.0), AgentBudget())
+    pairs = []
+    for text in turns:
+        step = t.step(text)
+        pairs.append((step.turn.text, step.observation.text(QWEN_IMAGE) if step.observation else None))
+    return response_text(pairs)
+
+
+@pytest.mark.parametrize("skip_special_tokens", [True, False])
+def test_reward_manager_scores_whole_trajectories(ppo_config, easyr1_tokenizer, skip_special_tokens):
+    from verl.protocol import DataProto
+    from verl.workers.reward.config import RewardConfig
+
+    config = RewardConfig(reward_function="zoomzero:videozoomer", reward_function_kwargs={"weights": {"tool": 0.5}},
+                          skip_special_tokens=skip_special_tokens, num_cpus=0)
+    config.post_init()  # the plugin seam resolves the name to the installed file
+    assert config.reward_function.endswith("videozoomer_reward.py") and config.reward_function_name == "compute_score"
+    texts = [trajectory([CALL, ANSWER]), trajectory([ANSWER]), trajectory([CALL, ANSWER.replace("B", "C")])]
+    responses, mask = padded_responses(easyr1_tokenizer, [t.removesuffix("<|im_end|>") for t in texts])
+    truths = np.array([TRUTH.to_json()] * len(texts), dtype=object)
+    data = DataProto.from_dict(tensors={"responses": responses, "response_mask": mask}, non_tensors={"ground_truth": truths})
+    reward_tensor, metrics = reward_manager_class()(config, easyr1_tokenizer).compute_reward(data)
+    assert metrics["accuracy"] == [1.0, 1.0, 0.0] and metrics["format"] == [1.0, 1.0, 1.0]
+    assert metrics["tool"] == [1.0, 0.0, 0.0] and metrics["calls"] == [1.0, 0.0, 1.0]
+    assert reward_tensor.sum(-1).tolist() == pytest.approx([1.5, 1.0, 0.1])
+    last = int(mask[0].sum()) - 1
+    assert reward_tensor[0, last] == pytest.approx(1.5) and reward_tensor[0, :last].abs().sum() == 0

@@ -1,0 +1,61 @@
+"""VideoZoomer's ``<video_zoom>`` agent, host-free: protocol, budgets, environment, prompts, frames, transcript,
+rendering and reward. One implementation serves agent evaluation, SFT export and the RL rollout.
+
+Never imports EasyR1, Ray or vLLM; decord and PIL are imported by :mod:`.frames` only when frames are read.
+"""
+
+from .budget import AgentBudget
+from .environment import (
+    END_ANSWER,
+    END_LAST_ROUND_CALL,
+    END_NO_ANSWER,
+    END_TOTAL_TOKENS,
+    Frame,
+    Observation,
+    Step,
+    Trajectory,
+    VideoInfo,
+    clip_indices,
+    overview_indices,
+)
+from .prompts import DEFAULT_PROMPT, PROMPTS, PromptSet, frame_label, get_prompts, question_text
+from .protocol import Call, ToolError, Turn, answer_letter, parse_turn
+from .render import chat_messages, first_prompt, prompt_text, response_text, split_response
+from .reward import AgentRewardConfig, score_response, score_turns
+from .transcript import Transcript, TurnRecord
+
+__all__ = [
+    "DEFAULT_PROMPT",
+    "END_ANSWER",
+    "END_LAST_ROUND_CALL",
+    "END_NO_ANSWER",
+    "END_TOTAL_TOKENS",
+    "PROMPTS",
+    "AgentBudget",
+    "AgentRewardConfig",
+    "Call",
+    "Frame",
+    "Observation",
+    "PromptSet",
+    "Step",
+    "ToolError",
+    "Trajectory",
+    "Transcript",
+    "Turn",
+    "TurnRecord",
+    "VideoInfo",
+    "answer_letter",
+    "chat_messages",
+    "clip_indices",
+    "first_prompt",
+    "frame_label",
+    "get_prompts",
+    "overview_indices",
+    "parse_turn",
+    "prompt_text",
+    "question_text",
+    "response_text",
+    "score_response",
+    "score_turns",
+    "split_response",
+]

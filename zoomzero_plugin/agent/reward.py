@@ -1,0 +1,91 @@
+"""The VideoZoomer reward of one whole trajectory, from the response string an RL rollout decodes.
+
+``overall = w_acc · accuracy + w_format · format + w_tool · tool`` (defaults 0.9, 0.1, 0; the authors' shipped
+configs pay no tool term), each component in {0, 1}:
+
+- accuracy: the *final* turn is an answer turn and its ``<answer>`` names the right letter (``B``, ``(B)``,
+  ``B. text`` or ``\\boxed{B}``, as the evaluation prompt asks);
+- format: every non-final turn is one well-formed call (think, then exactly one ``<video_zoom>`` holding one
+  JSON object with sane values and at most ``call_frames`` frames, no answer tags) and the final turn is
+  think + exactly one answer, nothing after it but whitespace;
+- tool: accuracy is 1 and at least one call returned frames (its observation shows the clip).
+
+Also returned, for logs: ``turns``, ``calls`` (calls that returned frames), ``call_errors`` (error observations),
+``clip_frames`` (frame labels in clip observations) and ``answered``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .prompts import CLIP_HEADER
+from .protocol import ANSWER, CALL, parse_turn
+from .render import ASSISTANT, split_response
+
+COMPONENTS = ("accuracy", "format", "tool")
+_WRAP = "<tool_response>"
+
+
+@dataclass(frozen=True)
+class AgentRewardConfig:
+    """Weights of the components (finite, ≥ 0) and the per-call frame budget a well-formed call respects."""
+
+    accuracy: float = 0.9
+    format: float = 0.1
+    tool: float = 0.0
+    call_frames: int = 16
+
+    def __post_init__(self) -> None:
+        for name in COMPONENTS:
+            w = getattr(self, name)
+            if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0:
+                raise ValueError(f"reward weight {name}={w!r} must be a finite number >= 0")
+        if isinstance(self.call_frames, bool) or not isinstance(self.call_frames, int) or self.call_frames < 1:
+            raise ValueError(f"call_frames must be an integer >= 1, got {self.call_frames!r}")
+
+    @classmethod
+    def from_kwargs(cls, weights: Mapping[str, float] | None = None, call_frames: int = 16) -> AgentRewardConfig:
+        weights = dict(weights or {})
+        unknown = sorted(set(weights) - set(COMPONENTS))
+        if unknown:
+            raise ValueError(f"unknown reward weight(s) {unknown}; known: {list(COMPONENTS)}")
+        return cls(**{k: float(v) for k, v in weights.items()}, call_frames=int(call_frames))
+
+
+def clip_frames_shown(observation: str) -> int:
+    """Frames a clip observation shows (0 for an error observation): frame labels after the clip header."""
+    body = observation.lstrip()
+    if body.startswith(_WRAP):
+        body = body[len(_WRAP):].lstrip("\n")
+    if not body.startswith(CLIP_HEADER):
+        return 0
+    return body.count("<frame")
+
+
+def score_turns(assistant: Sequence[str], observations: Sequence[str], truth: str,
+                config: AgentRewardConfig = AgentRewardConfig()) -> dict[str, float]:
+    """Score a trajectory given its assistant turns and the observations that followed them (one fewer, or as
+    many when the response was cut inside an observation); ``truth`` is the answer letter."""
+    turns = [parse_turn(t, config.call_frames) for t in assistant]
+    final = turns[-1] if turns else None
+    accuracy = float(final is not None and final.kind == ANSWER and final.letter is not None
+                     and final.letter == truth)
+    fmt = float(final is not None and final.kind == ANSWER and final.format_ok
+                and all(t.kind == CALL and t.format_ok for t in turns[:-1]))
+    shown = [clip_frames_shown(o) for o in observations]
+    calls = sum(1 for n in shown if n > 0)
+    tool = float(accuracy == 1.0 and calls > 0)
+    overall = config.accuracy * accuracy + config.format * fmt + config.tool * tool
+    return {"overall": overall, "accuracy": accuracy, "format": fmt, "tool": tool, "turns": float(len(turns)),
+            "calls": float(calls), "call_errors": float(len(shown) - calls), "clip_frames": float(sum(shown)),
+            "answered": float(final is not None and final.kind == ANSWER and final.letter is not None)}
+
+
+def score_response(response: str, truth: str, config: AgentRewardConfig = AgentRewardConfig()) -> dict[str, float]:
+    """Score one response string (everything after the first prompt; special tokens kept or skipped)."""
+    segments = split_response(response)
+    assistant = [s.text for s in segments if s.role == ASSISTANT]
+    observations = [s.text for s in segments if s.role != ASSISTANT]
+    return score_turns(assistant, observations, truth, config)

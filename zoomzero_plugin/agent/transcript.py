@@ -1,0 +1,124 @@
+"""One JSON-able record of a trajectory: every turn's text, its call, the frames (times) or the error it got.
+
+The same record serves evaluation predictions (``predictions.jsonl``'s ``transcript``), the SFT export (the
+frames are named by native index and time, so they can be decoded again in turn order) and the tool
+statistics of reports. ``observation`` is the user turn's text with each frame as ``<frame{i}_time{t}s><image>``.
+
+Shape (``to_dict``)::
+
+    {"prompt": "eval", "video": {"path", "frames", "fps", "duration"},
+     "overview": {"frames": [int], "times": [s]},
+     "turns": [{"text", "kind": "call"|"answer"|"none", "call": {"segment", "fps", "frames"} | null,
+                "error": {"code", "message", "kind"} | null, "clip": {"frames", "times"} | null,
+                "observation": str | null, "problems": [str], "tokens": int | null}],
+     "end": "answer"|"no_answer"|"last_round_call"|"total_tokens"|null, "answer": "B" | null,
+     "calls": int, "errors": int, "clip_frames": int, "images": int}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .environment import END_ANSWER, Frame, Trajectory
+from .render import response_text
+
+IMAGE = "<image>"  # the frame placeholder in stored observation texts
+
+
+def _frames(frames: Sequence[Frame]) -> dict[str, list]:
+    return {"frames": [f.frame for f in frames], "times": [round(f.time, 6) for f in frames]}
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    text: str
+    kind: str
+    call: dict[str, Any] | None = None
+    error: dict[str, str] | None = None
+    clip: dict[str, list] | None = None
+    observation: str | None = None
+    problems: tuple[str, ...] = ()
+    tokens: int | None = None  # tokens the model generated in this turn, when the caller counted them
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "kind": self.kind, "call": self.call, "error": self.error, "clip": self.clip,
+                "observation": self.observation, "problems": list(self.problems), "tokens": self.tokens}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TurnRecord:
+        return cls(d["text"], d["kind"], d.get("call"), d.get("error"), d.get("clip"), d.get("observation"),
+                   tuple(d.get("problems") or ()), d.get("tokens"))
+
+
+@dataclass(frozen=True)
+class Transcript:
+    prompt: str
+    video: dict[str, Any]
+    overview: dict[str, list]
+    turns: tuple[TurnRecord, ...]
+    end: str | None
+    answer: str | None
+    calls: int
+    errors: int
+    clip_frames: int
+    images: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_trajectory(cls, traj: Trajectory, tokens: Sequence[int | None] = ()) -> Transcript:
+        """Record ``traj`` as it stands; ``tokens[i]``: tokens generated in turn ``i`` (when known)."""
+        turns = []
+        for i, step in enumerate(traj.steps):
+            obs = step.observation
+            turns.append(TurnRecord(
+                text=step.turn.text,
+                kind=step.turn.kind,
+                call=step.turn.call.to_dict() if step.turn.call else None,
+                error=step.error.to_dict() if step.error else None,
+                clip=_frames(obs.frames) if obs is not None and step.error is None else None,
+                observation=obs.text(IMAGE) if obs is not None else None,
+                problems=step.turn.problems,
+                tokens=tokens[i] if i < len(tokens) else None,
+            ))
+        final = traj.steps[-1].turn if traj.steps else None
+        v = traj.video
+        return cls(
+            prompt=traj.prompts.name,
+            video={"path": v.path, "frames": v.frames, "fps": v.fps, "duration": round(v.duration, 6)},
+            overview=_frames(traj.overview),
+            turns=tuple(turns),
+            end=traj.end,
+            answer=final.letter if final is not None and traj.end == END_ANSWER else None,
+            calls=traj.calls,
+            errors=traj.errors,
+            clip_frames=traj.clip_frames,
+            images=traj.images,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"prompt": self.prompt, "video": self.video, "overview": self.overview,
+                "turns": [t.to_dict() for t in self.turns], "end": self.end, "answer": self.answer,
+                "calls": self.calls, "errors": self.errors, "clip_frames": self.clip_frames, "images": self.images,
+                **self.extra}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Transcript:
+        """Read a stored record back; ValueError naming the missing key."""
+        known = ("prompt", "video", "overview", "turns", "end", "answer", "calls", "errors", "clip_frames", "images")
+        missing = [k for k in known if k not in d]
+        if missing:
+            raise ValueError(f"transcript lacks {missing}")
+        return cls(d["prompt"], d["video"], d["overview"], tuple(TurnRecord.from_dict(t) for t in d["turns"]),
+                   d["end"], d["answer"], int(d["calls"]), int(d["errors"]), int(d["clip_frames"]),
+                   int(d["images"]), {k: v for k, v in d.items() if k not in known})
+
+    @property
+    def rounds(self) -> int:
+        return len(self.turns)
+
+    def response_text(self, image: str = IMAGE) -> str:
+        """Everything after the first prompt as one string (see :func:`.render.response_text`)."""
+        return response_text([(t.text, t.observation.replace(IMAGE, image) if t.observation is not None else None)
+                              for t in self.turns])
