@@ -11,11 +11,11 @@ wrapped in EasyR1.
 
 from .activation import activate, runtime_env, setup_worker
 from .errors import PluginError, SeamError
-from .hookspecs import AdvantageEstimator, RolloutHook, hookimpl
+from .hookspecs import AdvantageEstimator, Rollout, RolloutHook, hookimpl
 from .reward_extras import add_reward_extras
 from .state import current_host
 
 __all__ = [
-    "AdvantageEstimator", "PluginError", "RolloutHook", "SeamError", "activate", "add_reward_extras",
+    "AdvantageEstimator", "PluginError", "Rollout", "RolloutHook", "SeamError", "activate", "add_reward_extras",
     "current_host", "hookimpl", "runtime_env", "setup_worker",
 ]

@@ -38,6 +38,8 @@ def _print_settings(host, config, recipe: str, overrides: Sequence[str]) -> None
     print(f"Advantage estimator: {config.algorithm.adv_estimator}"
           + (" (plugin)" if host.estimator(config.algorithm.adv_estimator) else " (EasyR1)"))
     print(f"Reward function: {config.worker.reward.reward_function}:{config.worker.reward.reward_function_name}")
+    selected = host.rollout_for(config)
+    print(f"Rollout: {selected[0].name} (plugin: {selected[0].summary})" if selected else "Rollout: EasyR1's vLLMRollout")
     for plugin, sections in host.describe(config).items():
         for section, values in sections.items():
             print(f"  [{plugin}] {section}: {json.dumps(values, default=str)}")

@@ -24,7 +24,7 @@ class RequestOutput:
 
 @dataclass
 class SamplingParams:
-    """The SamplingParams fields EasyR1 sets or overrides."""
+    """The SamplingParams fields EasyR1 sets or overrides, and those a multi-turn rollout sets per round."""
 
     n: int = 1
     temperature: float = 1.0
@@ -36,4 +36,16 @@ class SamplingParams:
     detokenize: bool = True
     logit_bias: Optional[dict[int, float]] = None
     stop_token_ids: Optional[list[int]] = None
+    stop: Optional[list[str]] = None
+    include_stop_str_in_output: bool = False
+    logprobs: Optional[int] = None
     extra: Any = None
+
+
+@dataclass
+class Logprob:
+    """vLLM's per-token log-prob record (``CompletionOutput.logprobs[i][token_id]``)."""
+
+    logprob: float
+    rank: Optional[int] = None
+    decoded_token: Optional[str] = None

@@ -1,10 +1,15 @@
 """``algorithm.adv_estimator: tokenadv`` for EasyR1 (Zoom-Zero Eq. 4–5, core :func:`~zoomzero_plugin.token_adv`).
 
 Works with any reward function that returns per-response components (``format``, ``iou``, ``accuracy``,
-``zoom``…; the host keeps them in the batch). ``prepare`` adds the glue-token mask, found from the
+``zoom``…; the host keeps them in the batch). ``prepare`` adds the grounding-token mask, found from the
 tokenizer's own decoding of the generated ids, and the options; ``compute`` normalises each component
-within its prompt group and gives glue tokens the mean of the glue components' advantages and every other
-response token the mean of the answer components'. ``token_level_rewards`` is not read (see the KL check).
+within its prompt group and gives grounding tokens the mean of the glue components' advantages and every
+other response token the mean of the answer components'. ``token_level_rewards`` is not read (see the KL check).
+
+The grounding tokens are the ``<glue>…</glue>`` block (Zoom-Zero), or with ``tokenadv.over_turns`` the
+``<video_zoom>…</video_zoom>`` calls of a multi-turn trajectory's sampled turns (TokenAdv over turns: calls learn
+from ``format`` and ``grounding``, the other sampled tokens from ``format`` and ``accuracy``; observation tokens,
+outside ``response_mask``, get nothing).
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from functools import lru_cache
 from typing import Any
 
 from zoomzero_plugin.advantages import token_adv
+from zoomzero_plugin.agent.protocol import call_char_ranges
+from zoomzero_plugin.parsing import glue_char_ranges
 from zoomzero_plugin.token_masks import GlueTokenMasker
 
 from ..batch_step import COMPONENT_PREFIX
@@ -21,18 +28,19 @@ from ..hookspecs import AdvantageEstimator
 from .options import TokenAdvOptions
 
 NAME = "tokenadv"
-GLUE_MASK = "glue_mask"  # (bs, response_length) bool
+GLUE_MASK = "glue_mask"  # (bs, response_length) bool: the grounding tokens (glue block, or tool calls over turns)
 
 
 @lru_cache(maxsize=4)
-def _masker(tokenizer: Any) -> GlueTokenMasker:
-    return GlueTokenMasker(tokenizer)
+def _masker(tokenizer: Any, over_turns: bool = False) -> GlueTokenMasker:
+    return GlueTokenMasker(tokenizer, ranges=call_char_ranges if over_turns else glue_char_ranges)
 
 
 def prepare(trainer: Any, batch: Any) -> None:
     """Add ``glue_mask`` and the options (``meta_info["tokenadv"]``) to a training batch."""
     options = TokenAdvOptions.from_kwargs(trainer.config.worker.reward.reward_function_kwargs)
-    batch.batch[GLUE_MASK] = _masker(trainer.tokenizer)(batch.batch["responses"], batch.batch["response_mask"])
+    masker = _masker(trainer.tokenizer, options.over_turns)
+    batch.batch[GLUE_MASK] = masker(batch.batch["responses"], batch.batch["response_mask"])
     batch.meta_info[NAME] = asdict(options)
 
 

@@ -1,0 +1,221 @@
+"""A multi-turn batch as EasyR1's actor, reference and reward manager expect it, with its numbers right.
+
+A conversation is a first prompt and a response made of pieces: turns the policy sampled, and tokens it did not
+(observations: a tool's text and images, the turn markers around them). :func:`assemble` lays a batch of them out
+as EasyR1's ``vLLMRollout`` lays out single-turn responses, with these differences:
+
+- ``response_mask`` is 1 on sampled tokens only (loss, KL and advantages), 0 on observation tokens and padding;
+  ``attention_mask`` is 1 on every real token, so the training forward reads the observations;
+- each image placeholder of the raw ids (one token, as vLLM reads them) becomes the ``h · w`` placeholder tokens
+  the processor expands it to, and every sample carries its own media (``multi_modal_data``: the first prompt's
+  images, then each observation's, in order) with its own ``media_uid``;
+- ``position_ids`` are recomputed over the whole sequence with Qwen-VL's M-RoPE (:mod:`zoomzero_plugin.mrope`),
+  the positions the sampler used, so training log-probs equal sampling log-probs (a linear continuation of the
+  prompt's positions, EasyR1's single-turn rule, would be wrong after the first image in a response).
+
+Two seams keep EasyR1 right on such batches: :func:`wrap_process_multi_modal_inputs` (EasyR1 processes one
+sample's media per ``uid`` and gives it to all ``n`` samples of the prompt; here each sample's ``media_uid`` is the
+key) and :func:`wrap_response_extent` (EasyR1's reward managers take ``sum(response_mask)`` as the response's
+length; with holes that would cut the answer off and put the score on the wrong token: they get the response's
+extent instead, so the whole exchange is decoded and the score lands on its last sampled token).
+
+Shapes: ``B`` conversations, ``P`` = prompt width (``rollout.prompt_length``), ``R`` = response width
+(``rollout.response_length``); ``input_ids``, ``attention_mask`` (B, P + R); ``responses``, ``response_mask``,
+``rollout_log_probs`` (B, R); ``position_ids`` (B, 4, P + R) (row 0: text positions, rows 1–3: M-RoPE).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from zoomzero_plugin.mrope import image_positions
+
+MEDIA_UID = "media_uid"  # non_tensor_batch: one id per sample; the key of its processed media in the actor
+SAMPLED_LOG_PROBS = "rollout_log_probs"  # batch: the sampler's log-prob of each sampled token (0 elsewhere)
+
+
+@dataclass
+class Piece:
+    """A run of raw token ids (each image one placeholder token) that the policy sampled or did not.
+
+    ``images``: the media of the piece's image placeholders, in order (anything EasyR1's ``process_image`` reads,
+    e.g. a frame reference); ``grids``: each image's merged-patch grid ``(h, w)``, so its placeholder stands for
+    ``h · w`` tokens; ``logprobs``: the sampler's log-prob of each token of a sampled piece.
+    """
+
+    ids: list[int]
+    sampled: bool
+    images: list[Any] = field(default_factory=list)
+    grids: list[tuple[int, int]] = field(default_factory=list)
+    logprobs: list[float] | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.images) != len(self.grids):
+            raise ValueError(f"{len(self.images)} images but {len(self.grids)} grids")
+        if self.logprobs is not None and len(self.logprobs) != len(self.ids):
+            raise ValueError(f"{len(self.logprobs)} log-probs for {len(self.ids)} tokens")
+
+    @property
+    def tokens(self) -> int:
+        """Tokens after expansion (each image placeholder becomes ``h · w`` tokens)."""
+        return len(self.ids) + sum(h * w - 1 for h, w in self.grids)
+
+
+@dataclass
+class Conversation:
+    """A first prompt (never sampled) and the response's pieces in order."""
+
+    prompt: Piece
+    response: list[Piece] = field(default_factory=list)
+
+    def raw_ids(self) -> list[int]:
+        """Prompt and response so far, as the engine reads them (one token per image)."""
+        out = list(self.prompt.ids)
+        for piece in self.response:
+            out += piece.ids
+        return out
+
+    def images(self) -> list[Any]:
+        return [im for piece in (self.prompt, *self.response) for im in piece.images]
+
+    @property
+    def response_tokens(self) -> int:
+        """Response length after expansion."""
+        return sum(p.tokens for p in self.response)
+
+
+def merged_grid(image_processor: Any, width: int, height: int) -> tuple[int, int]:
+    """The merged-patch grid ``(h, w)`` a Qwen-VL image processor gives a ``width × height`` image (its own
+    ``smart_resize`` and size bounds), computed without processing pixels: the image's ``h · w`` tokens."""
+    from transformers.models.qwen2_vl.image_processing_qwen2_vl import smart_resize
+
+    patch, merge = int(image_processor.patch_size), int(image_processor.merge_size)
+    size = image_processor.size
+    h, w = smart_resize(int(height), int(width), factor=patch * merge, min_pixels=size["shortest_edge"],
+                        max_pixels=size["longest_edge"])
+    return h // (patch * merge), w // (patch * merge)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Token ids and widths: the processor's image placeholder and the batch's fixed widths."""
+
+    image_token_id: int
+    pad_token_id: int
+    prompt_length: int
+    response_length: int
+
+
+def _expand(pieces: Sequence[Piece], image_token_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list]:
+    """(expanded ids, sampled flag, log-prob per expanded token, image start indices, grids) of pieces in order."""
+    sizes = [len(p.ids) for p in pieces]
+    raw = np.concatenate([np.asarray(p.ids, dtype=np.int64) for p in pieces])
+    counts = np.ones(raw.size, dtype=np.int64)
+    where = np.flatnonzero(raw == image_token_id)
+    grids = [g for p in pieces for g in p.grids]
+    if where.size != len(grids):
+        raise ValueError(f"{where.size} image placeholders in the ids but {len(grids)} images")
+    if grids:
+        counts[where] = [h * w for h, w in grids]
+    sampled = np.repeat(np.array([p.sampled for p in pieces], dtype=bool), sizes)
+    logprob = np.concatenate([np.asarray(p.logprobs if p.logprobs is not None else np.zeros(n), dtype=np.float32)
+                              for p, n in zip(pieces, sizes)])
+    starts = (np.cumsum(counts) - counts)[where]
+    return np.repeat(raw, counts), np.repeat(sampled, counts), np.repeat(logprob, counts), starts, grids
+
+
+def assemble(conversations: Sequence[Conversation], layout: Layout, sampled_log_probs: bool = False) -> dict[str, Any]:
+    """Tensors and per-sample fields of a batch of conversations (see the module docstring for the layout).
+
+    Returns ``{"tensors": {...}, "non_tensors": {"multi_modal_data", "media_uid"}}`` for ``DataProto.from_dict``.
+    Raises ValueError when a prompt or a response does not fit its width.
+    """
+    b, width_p, width_r = len(conversations), layout.prompt_length, layout.response_length
+    width = width_p + width_r
+    input_ids = torch.full((b, width), layout.pad_token_id, dtype=torch.long)
+    attention = torch.zeros((b, width), dtype=torch.long)
+    response_mask = torch.zeros((b, width_r), dtype=torch.long)
+    positions = torch.zeros((b, 4, width), dtype=torch.long)
+    log_probs = torch.zeros((b, width_r), dtype=torch.float32) if sampled_log_probs else None
+    parts = [_expand([c.prompt, *c.response], layout.image_token_id) for c in conversations]
+    prompt_tokens = [c.prompt.tokens for c in conversations]
+    lengths = np.array([p[0].size for p in parts], dtype=np.int64)
+    for i, (p, n) in enumerate(zip(prompt_tokens, lengths)):
+        if p > width_p:
+            raise ValueError(f"sample {i}: its first prompt has {p} tokens, more than the prompt width {width_p} "
+                             "(data.max_prompt_length)")
+        if n - p > width_r:
+            raise ValueError(f"sample {i}: its response has {n - p} tokens, more than the response width {width_r} "
+                             "(data.max_response_length)")
+    offsets = np.cumsum(lengths) - lengths
+    starts = np.concatenate([s + o for (_, _, _, s, _), o in zip(parts, offsets)]) if parts else np.zeros(0, np.int64)
+    grids = np.array([g for part in parts for g in part[4]], dtype=np.int64).reshape(-1, 2)
+    rope = torch.from_numpy(image_positions(lengths, starts, grids))  # (3, N)
+    media, media_uid = np.empty(b, dtype=object), np.empty(b, dtype=object)
+    for i, ((ids, sampled, logprob, _, _), p, n, o) in enumerate(zip(parts, prompt_tokens, lengths, offsets)):
+        lo, hi = width_p - p, width_p + n - p  # the conversation's columns
+        input_ids[i, lo:hi] = torch.from_numpy(ids)
+        attention[i, lo:hi] = 1
+        response_mask[i, : n - p] = torch.from_numpy(sampled[p:].astype(np.int64))
+        if log_probs is not None:
+            log_probs[i, : n - p] = torch.from_numpy(logprob[p:])
+        positions[i, 0, lo:hi] = torch.arange(n)
+        positions[i, 1:, lo:hi] = rope[:, o : o + n]
+        if hi < width:  # right padding continues each row's positions, as EasyR1's rollout does
+            positions[i, :, hi:] = positions[i, :, hi - 1 : hi] + torch.arange(1, width - hi + 1)
+        media[i] = {"images": conversations[i].images()}
+        media_uid[i] = uuid.uuid4().hex
+    tensors = {
+        "prompts": input_ids[:, :width_p],
+        "responses": input_ids[:, width_p:],
+        "input_ids": input_ids,
+        "attention_mask": attention,
+        "response_mask": response_mask,
+        "position_ids": positions,
+    }
+    if log_probs is not None:
+        tensors[SAMPLED_LOG_PROBS] = log_probs
+    return {"tensors": tensors, "non_tensors": {"multi_modal_data": media, MEDIA_UID: media_uid}}
+
+
+# -- seams ---------------------------------------------------------------------------------------------------
+
+
+def wrap_process_multi_modal_inputs(original: Callable) -> Callable:
+    def _process_multi_modal_inputs(self, data):
+        media_uid = data.non_tensor_batch.get(MEDIA_UID)
+        if media_uid is None:
+            return original(self, data)
+        had_uid = "uid" in data.non_tensor_batch
+        uid = data.non_tensor_batch.get("uid")
+        data.non_tensor_batch["uid"] = media_uid  # EasyR1 keys processed media by this: one entry per sample
+        try:
+            return original(self, data)
+        finally:
+            if had_uid:
+                data.non_tensor_batch["uid"] = uid
+            else:
+                data.non_tensor_batch.pop("uid")
+
+    return _process_multi_modal_inputs
+
+
+def wrap_response_extent(original: Callable) -> Callable:
+    def compute_reward(self, data):
+        mask = data.batch["response_mask"]
+        extent = data.batch["attention_mask"][:, -mask.size(-1):].to(mask.dtype)
+        if torch.equal(extent, mask):
+            return original(self, data)
+        data.batch["response_mask"] = extent  # a response with holes is measured by its extent
+        try:
+            return original(self, data)
+        finally:
+            data.batch["response_mask"] = mask
+
+    return compute_reward
