@@ -336,3 +336,68 @@ def test_validation_runs_the_agent_greedily(agent_recipe, reward_actor, easyr1_t
     first = trainer.engine.calls[0]["sampling"]
     assert (first.n, first.temperature) == (1, 0.0)
     assert "val/agent/calls" in metrics and "val/accuracy_reward" in metrics
+
+
+# -- truncation at a turn boundary ------------------------------------------------------------------------------
+
+
+def expected_budget(tokenizer, video):
+    """Tokens of question 0 / sample 2's first two turns and first observation, from the protocol's own texts:
+    a budget that holds them and 5 more tokens, so its second observation (an error text) cannot fit."""
+    from zoomzero_plugin.agent import Trajectory
+    from zoomzero_plugin.agent.frames import probe
+    from zoomzero_plugin.agent.render import IM_END, observation_block
+
+    turns = SCRIPTS[0][2]
+    trajectory = Trajectory(probe(str(video)), prompts=get_prompts("train"))
+    observation = trajectory.step(turns[0]).observation
+    text = IM_END + observation_block(observation.text(QWEN_IMAGE))
+    obs_tokens = len(tokenizer.encode(text, add_special_tokens=False)) + len(observation.frames) * (12 - 1)
+    turn = [len(tokenizer.encode(t, add_special_tokens=False)) for t in turns[:2]]
+    return turn[0] + obs_tokens + turn[1] + 5
+
+
+@pytest.fixture(scope="module")
+def truncated(agent_recipe, agent_rows, easyr1_tokenizer, easyr1_processor, tiny_model):
+    """The same prompts generated with a response budget that cuts trajectories (no trainer: the worker group)."""
+    from torchdata.stateful_dataloader import StatefulDataLoader
+
+    from verl.protocol import DataProto
+    from verl.utils.dataset import collate_fn
+    from zoomzero_plugin.hosts.easyr1.generation import RoutedWorkerGroup
+    from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import ROLLOUT
+    from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
+
+    video = json.loads(agent_rows.read_text().splitlines()[0])["videos"][0]
+    total = expected_budget(easyr1_tokenizer, video)
+    config = load(agent_recipe)
+    dataset = rlhf_dataset(config, easyr1_tokenizer, easyr1_processor)
+    batch = DataProto.from_single_dict(next(iter(StatefulDataLoader(dataset, batch_size=2, collate_fn=collate_fn))),
+                                       meta_info={"min_pixels": 3136, "max_pixels": 12544, "video_fps": 0.5})
+    gen = batch.pop(batch_keys=["input_ids", "attention_mask", "position_ids"],
+                    non_tensor_batch_keys=["raw_prompt_ids", "multi_modal_data"],
+                    meta_info_keys=["min_pixels", "max_pixels", "video_fps"])
+    engine = TinyEngine(tiny_model, easyr1_processor, AgentGuide())
+    options = AgentOptions.from_kwargs({"agent": {"turn_tokens": 160, "total_tokens": total, "sampling_logprobs": True}})
+    group = RoutedWorkerGroup(TinyRolloutWorkerGroup(config, easyr1_tokenizer, engine), ROLLOUT, options.to_dict())
+    return SimpleNamespace(batch=group.generate_sequences(gen), total=total, model=tiny_model)
+
+
+def test_a_response_over_budget_is_cut_at_a_turn_boundary(truncated, easyr1_tokenizer, easyr1_processor):
+    batch, total = truncated.batch, truncated.total
+    stats = batch.non_tensor_batch["agent_stats"]
+    mask = batch.batch["response_mask"]
+    extent = batch.batch["attention_mask"][:, -mask.size(-1):].sum(-1)
+    assert (extent <= total).all()
+    s = stats[2]  # question 0, sample 2: its first clip fits, its second observation (an error) does not
+    assert (s["calls"], s["turns"], s["end"], s["truncated"]) == (1, 2, "total_tokens", True)
+    ids = batch.batch["responses"][2][: int(extent[2])]
+    assert easyr1_tokenizer.decode(ids.tolist()).endswith(SCRIPTS[0][2][1]), "the response ends on the sampled call"
+    assert mask[2, int(extent[2]) - 1] == 1
+    image = easyr1_tokenizer.convert_tokens_to_ids("<|image_pad|>")
+    assert int((ids == image).sum()) == 4 * 12, "the one clip that fit is whole: no vision block is cut"
+    assert stats[0]["end"] == "answer" and not stats[0]["truncated"]
+    # the log-prob equality holds on cut trajectories too
+    log_probs, _ = actor_log_probs(batch, truncated.model, easyr1_processor)
+    sampled = mask.bool()
+    assert (log_probs - batch.batch["rollout_log_probs"])[sampled].abs().max() < 1e-5
