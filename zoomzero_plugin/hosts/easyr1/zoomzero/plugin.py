@@ -163,7 +163,7 @@ def agent_problems(config: Any, agent: AgentOptions, zoom: ZoomOptions | None) -
         problems.append(f"worker.rollout.limit_images={limit} is below {KWARGS}.agent.images={agent.budget.images}: "
                         "vLLM would refuse a conversation with more images")
     model_type = _model_type(config.worker.actor.model.model_path)
-    if model_type not in ("qwen2_vl", "qwen2_5_vl"):
+    if model_type is not None and model_type not in ("qwen2_vl", "qwen2_5_vl"):
         problems.append(f"the VideoZoomer rollout computes Qwen2-VL / Qwen2.5-VL image positions; the model is "
                         f"'{model_type}' (worker.actor.model.model_path)")
     return problems
@@ -226,23 +226,21 @@ def easyr1_job_env(config: Any) -> dict[str, str]:
     return {"MODEL_SEQ_LEN": str(math.ceil(zoom.max_tokens / 0.9 * (factor / 28) ** 2))}
 
 
-def _model_type(model_path: str) -> str:
-    """The model's ``model_type`` (its config when local, else guessed from the name, e.g. ``qwen2_5_vl``)."""
+def _model_type(model_path: str) -> str | None:
+    """The model's ``model_type``: its config when local, else guessed from the name (``Qwen2.5-VL-7B`` →
+    ``qwen2_5_vl``); None when neither tells."""
     try:
         from transformers import AutoConfig
 
         return AutoConfig.from_pretrained(model_path, local_files_only=True).model_type
     except Exception:  # noqa: BLE001 - not downloaded yet (a hub id) or unreadable: judge by the name
         name = os.path.basename(str(model_path).rstrip("/")).lower().replace("-", "_").replace(".", "_")
-        for known in ("qwen2_5_vl", "qwen2_vl", "qwen3_vl"):
-            if known in name:
-                return known
-        return name
+        return next((known for known in ("qwen2_5_vl", "qwen2_vl", "qwen3_vl") if known in name), None)
 
 
 def _token_pixels(model_path: str) -> int:
     """Side of the pixel square one visual token covers: 28 (Qwen2/2.5-VL) or 32 (Qwen3-VL)."""
-    return 32 if "qwen3" in _model_type(model_path) else 28
+    return 32 if "qwen3" in (_model_type(model_path) or "") else 28
 
 
 @hookimpl
