@@ -19,6 +19,20 @@ def median_ms(fn: Callable[[], object], repeats: int = 30, warmup: int = 3) -> f
     return statistics.median(times)
 
 
+def fastest(variants: dict[str, Callable[[], object]], repeat: int) -> dict[str, tuple[float, object]]:
+    """Run every variant ``repeat`` times round-robin (the machine is shared) and keep, per label, the fastest
+    run's (wall seconds, result)."""
+    best: dict[str, tuple[float, object]] = {}
+    for _ in range(repeat):
+        for label, run in variants.items():
+            start = time.perf_counter()
+            result = run()
+            wall = time.perf_counter() - start
+            if label not in best or wall < best[label][0]:
+                best[label] = (wall, result)
+    return best
+
+
 def print_table(title: str, rows: list[tuple[str, str]]) -> None:
     width = max(len(name) for name, _ in rows)
     print(f"\n{title}\n{'-' * len(title)}")

@@ -34,6 +34,8 @@ from zoomzero_plugin.cpu_compat import ensure_torchvision_importable  # noqa: E4
 
 ensure_torchvision_importable()
 
+from _timing import fastest  # noqa: E402
+
 from zoomzero_plugin.inference.modes import ModeConfig, predict  # noqa: E402
 from zoomzero_plugin.inference.passes import Question  # noqa: E402
 from zoomzero_plugin.inference.scripted import ScriptedBackend, template  # noqa: E402
@@ -87,14 +89,8 @@ def bench_modes(backend, rows: list[dict], cfg: ModeConfig, repeat: int) -> list
                 ("d&c, split budget", "divide-and-conquer", replace(cfg, window_budget="split")),
                 ("iterative (3 rounds)", "iterative", cfg)]
     predict(scripted, questions[:1], "one-stage", cfg)  # warm-up: lazy imports, first decode
-    best: dict[str, tuple[float, list]] = {}
-    for _ in range(repeat):  # round-robin, keep each variant's fastest run: the machine is shared
-        for label, mode, c in variants:
-            start = time.perf_counter()
-            preds = predict(scripted, questions, mode, c)
-            wall = time.perf_counter() - start
-            if label not in best or wall < best[label][0]:
-                best[label] = (wall, preds)
+    best = fastest({label: (lambda m=mode, c=c: predict(scripted, questions, m, c)) for label, mode, c in variants},
+                   repeat)
     table = []
     for label, _, _ in variants:
         wall, preds = best[label]

@@ -36,3 +36,14 @@ def test_demo_eval_writes_a_full_evaluation(tmp_path, capsys):
     assert {"predictions.jsonl", "metrics.json", "report.md", "iou_distribution.png"} <= names
     assert len((out / "predictions.jsonl").read_text().splitlines()) == 8  # one line per synthetic question
     assert "Files:" in capsys.readouterr().out
+
+
+def test_demo_agent_runs_the_tool_loop(tmp_path, capsys):
+    assert main(["demo", "--agent", "--seed", "1", "--workdir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"Overview: 30 frames at 0.5 fps, 0.00 s … 58.00 s", out)  # 60 s at 2 fps: every 4th frame
+    assert "-> error (too_many_frames): Number of frames extracted (" in out
+    assert re.search(r"-> clip: (\d+\.\d\d s \[[-a-z]+\](, )?)+\n", out)
+    assert re.search(r"Turn 3 \(\d+ tokens\): <think>.*</think><answer>[ABCD]</answer>", out)
+    assert "Budgets used: rounds 3/5, calls 1/4, error turns 1" in out
+    assert re.search(r"Reward: accuracy [01], format 0, tool [01] -> overall", out)

@@ -5,7 +5,10 @@ samples a group of responses in the paper's template, runs the zoom-in pass on e
 spans with the same model, and prints every response's spans, its four rewards, its GRPO advantage (on
 the summed reward) and its TokenAdv advantages on glue tokens vs the other tokens. With ``--eval`` it then
 evaluates the tiny model coarse-to-fine on a small synthetic benchmark (``zoomzero eval --demo``) and
-prints the report; predictions, metrics and plots stay in the work folder. Nothing is downloaded.
+prints the report; predictions, metrics and plots stay in the work folder. With ``--agent`` it runs
+VideoZoomer's ``<video_zoom>`` agent instead: the tiny model (template-constrained) calls the tool on a
+synthetic long video — an error turn, a clip, an answer — and the transcript, budgets and reward are printed.
+Nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--eval", action="store_true",
                         help="also run a full coarse-to-fine evaluation on a synthetic benchmark and print its "
                              "report (about 30 s more; keep its files with --workdir)")
+    parser.add_argument("--agent", action="store_true",
+                        help="run VideoZoomer's <video_zoom> agent loop instead: overview, an error turn, a clip, "
+                             "an answer; prints the transcript, budgets used and reward components")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,6 +39,8 @@ def run(args: argparse.Namespace) -> int:
         print("zoomzero demo: --group-size must be at least 2 (advantages compare responses in a group)", file=sys.stderr)
         return 2
     try:
+        if args.agent:
+            return _agent(args)
         if args.workdir is not None:
             args.workdir.mkdir(parents=True, exist_ok=True)
             _demo(args, args.workdir)
@@ -45,6 +53,24 @@ def run(args: argparse.Namespace) -> int:
     except Exception as e:  # the demo is a smoke test for a new machine: say what broke, exit non-zero
         print(f"zoomzero demo failed: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
+    return 0
+
+
+def _agent(args: argparse.Namespace) -> int:
+    import os
+
+    os.environ.setdefault("FORCE_QWENVL_VIDEO_READER", "decord")
+    from .cpu_compat import ensure_torchvision_importable
+
+    ensure_torchvision_importable()
+    from .synthetic.agent_demo import run_agent_demo
+
+    if args.workdir is not None:
+        args.workdir.mkdir(parents=True, exist_ok=True)
+        run_agent_demo(args.workdir, args.seed, args.temperature)
+    else:
+        with tempfile.TemporaryDirectory(prefix="zoomzero-agent-demo-") as tmp:
+            run_agent_demo(Path(tmp), args.seed, args.temperature)
     return 0
 
 

@@ -68,7 +68,8 @@ def extract_letter(text: str) -> str | None:
     return stripped.upper() if len(stripped) == 1 and stripped.isalpha() and stripped.isascii() else None
 
 
-def _as_text(response: object) -> str:
+def as_text(response: object) -> str:
+    """Any model output as text: bytes decoded (invalid UTF-8 replaced), None as empty, others by str()."""
     if isinstance(response, str):
         return response
     if isinstance(response, (bytes, bytearray)):
@@ -78,7 +79,7 @@ def _as_text(response: object) -> str:
 
 def parse_response(response: object, duration: float | None = None) -> ParsedResponse:
     """Parse one response. Never raises; ``duration`` (seconds) clamps spans when given."""
-    text = _as_text(response)
+    text = as_text(response)
     problems: list[str] = []
     template = _TEMPLATE.fullmatch(text)
 
@@ -123,7 +124,7 @@ def parse_response(response: object, duration: float | None = None) -> ParsedRes
 
 def glue_spans(response: object, duration: float | None = None) -> tuple[Span, ...]:
     """``parse_response(response, duration).spans`` without parsing the rest of the response (for hot loops)."""
-    glues = _GLUE_RE.findall(_as_text(response))
+    glues = _GLUE_RE.findall(as_text(response))
     return tuple(parse_span_list(glues[-1], duration)[0]) if glues else ()
 
 

@@ -35,12 +35,14 @@ INPUTS = {
     "videomme": {"input": ["videomme/test-00000-of-00001.parquet"]},
     "mlvu": {"input": ["mlvu/json/7_topic_reasoning.json"]},
     "lvbench": {"input": ["lvbench/video_info.meta.jsonl"]},
+    "longvideobench": {"input": ["longvideobench/lvb_val.json", "longvideobench/lvb_val_flat.jsonl"]},
 }
 DELETE = object()
 edits = st.lists(st.tuples(st.sampled_from(["video_id", "qid", "question", "answer", "a0", "a2", "frame_count", "vid",
                                             "options", "ans", "relevant_windows", "duration", "choices", "right_answer",
                                             "clue_intervals", "video", "glue", "answer_index", "metadata", "videoID",
-                                            "question_id", "candidates", "key", "uid", "video_uid", "video_info"]),
+                                            "question_id", "candidates", "key", "uid", "video_uid", "video_info",
+                                            "id", "video_path", "correct_choice", "option0", "option3"]),
                            st.one_of(st.just(DELETE), json_values, spans)), max_size=3)
 
 

@@ -30,16 +30,21 @@ class _LLM:
 
         self.hf = TransformersBackend(model, device="cpu")
         self.limit = limit_mm_per_prompt
+        self.seen = []
 
     def generate(self, items, params, use_tqdm=False):
         return [self._one(item, sp) for item, sp in zip(items, params)]
 
     def _one(self, item, sp):
         videos = item.get("multi_modal_data", {}).get("video", [])
-        assert len(videos) <= self.limit["video"]
+        images = item.get("multi_modal_data", {}).get("image", [])
+        assert len(videos) <= self.limit["video"] and len(images) <= self.limit["image"]
         kwargs = dict(item.get("mm_processor_kwargs", {}))
         if videos:
             kwargs.update(videos=[f for f, _ in videos], video_metadata=[m for _, m in videos])
+        if images:  # vLLM's HF processor resizes images by the processor's own rule
+            kwargs.update(images=images)
+        self.seen.append(item)
         inputs = self.hf.processor(text=[item["prompt"]], return_tensors="pt", **kwargs)
         ids, steps = inputs["input_ids"], []
         bias = torch.zeros(self.hf.model.config.get_text_config().vocab_size)
@@ -61,9 +66,16 @@ class _LLM:
                 ids = torch.cat([ids, torch.tensor([[token]])], 1)
                 if token == self.hf.tokenizer.eos_token_id:
                     break
+                text = self.hf.tokenizer.decode(ids[0, inputs["input_ids"].shape[1]:], skip_special_tokens=True)
+                if any(s in text for s in sp.stop or ()):  # vLLM matches stop strings in the generated text only
+                    break
         out = ids[0, inputs["input_ids"].shape[1]:].tolist()
-        completion = types.SimpleNamespace(text=self.hf.tokenizer.decode(out, skip_special_tokens=True), token_ids=out,
-                                           logprobs=steps or None)
+        text = self.hf.tokenizer.decode(out, skip_special_tokens=True)
+        ends = [text.find(s) + len(s) for s in sp.stop or () if s in text]
+        if ends:  # include_stop_str_in_output: the text ends with the stop string
+            assert sp.include_stop_str_in_output
+            text = text[: min(ends)]
+        completion = types.SimpleNamespace(text=text, token_ids=out, logprobs=steps or None)
         return types.SimpleNamespace(prompt_token_ids=inputs["input_ids"][0].tolist(), outputs=[completion])
 
 
@@ -71,7 +83,8 @@ class _LLM:
 def fake_vllm(monkeypatch):
     module = types.ModuleType("vllm")
     module.LLM = _LLM
-    module.SamplingParams = lambda **kw: types.SimpleNamespace(**{"logit_bias": None, "allowed_token_ids": None, **kw})
+    module.SamplingParams = lambda **kw: types.SimpleNamespace(**{"logit_bias": None, "allowed_token_ids": None,
+                                                                  "stop": None, **kw})
     monkeypatch.setitem(sys.modules, "vllm", module)
     return module
 
@@ -97,3 +110,33 @@ def test_vllm_backend_reads_what_the_engine_returns(fake_vllm, tiny_backend, tin
     assert scores[chosen] == pytest.approx(want[2].outputs[0].choice_logprobs[chosen], abs=0.02)
     for letter, value in scores.items():
         assert value == float("-inf") or value == pytest.approx(want[2].outputs[0].choice_logprobs[letter], abs=0.02)
+
+
+def test_vllm_backend_runs_the_agent_as_the_transformers_backend(fake_vllm, tiny_backend, tiny_model_dir, bench_rows):
+    from zoomzero_plugin.inference.modes import predict
+    from zoomzero_plugin.inference.passes import Question
+    from zoomzero_plugin.rows import read_rows
+
+    from .test_agent import CFG, scripted
+
+    rows = read_rows(bench_rows)[:3]
+    backend = load_backend("vllm", str(tiny_model_dir), max_images=128)
+    assert backend.llm.limit == {"video": 16, "image": 128}
+    questions = [Question.from_row(r) for r in rows]
+    got = predict(scripted(backend, rows), questions, "agent", CFG)
+    want = predict(scripted(tiny_backend, rows), questions, "agent", CFG)
+    assert [p.record for p in got] == [p.record for p in want]
+    item = backend.llm.seen[3]  # round 1 of the question that called once: overview + 4 clip frames
+    assert item["prompt"].count("<|vision_start|><|image_pad|><|vision_end|>") == len(item["multi_modal_data"]["image"]) == 10
+    assert "mm_processor_kwargs" not in item
+
+
+def test_vllm_backend_stops_where_the_engine_stops(fake_vllm, tiny_backend, tiny_model_dir):
+    from zoomzero_plugin.inference.backend import Request
+
+    backend = load_backend("vllm", str(tiny_model_dir))
+    request = Request("What is this? Answer in words.")
+    free = backend.generate([request], SamplingParams(max_new_tokens=8))[0].text
+    stop = free[2:4]
+    cut = backend.generate([request], SamplingParams(max_new_tokens=8, stop=(stop,)))[0].text
+    assert cut == free[: free.find(stop) + len(stop)]

@@ -100,6 +100,6 @@ def field_help() -> dict[str, str]:
     out = {}
     for node, after in zip(body, body[1:]):
         if isinstance(node, ast.AnnAssign) and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant):
-            text = " ".join(str(after.value.value).split())
+            text = " ".join(str(after.value.value).split()).replace("``", "")
             out[node.target.id] = text.split(". ")[0].rstrip(".")  # type: ignore[union-attr]
     return out

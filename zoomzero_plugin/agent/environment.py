@@ -157,13 +157,16 @@ class Trajectory:
             before, after = "", text
         return tuple(p for p in (before, *self.overview, after) if not isinstance(p, str) or p)
 
-    def max_new_tokens(self, prompt_tokens: int) -> int:
-        """Tokens the next turn may generate, given the tokens of the whole prompt it will read (image tokens
-        included): the turn budget, or what is left of the total after the first prompt. ≤ 0: stop here."""
+    def tokens_left(self, prompt_tokens: int) -> int:
+        """Response tokens left of ``total_tokens``, given the tokens of the whole prompt the next turn reads
+        (image tokens included; the first call fixes the first prompt's length). ≤ 0: stop here."""
         if self._first_prompt_tokens is None:
             self._first_prompt_tokens = prompt_tokens
-        used = prompt_tokens - self._first_prompt_tokens
-        return min(self.budget.turn_tokens, self.budget.total_tokens - used)
+        return self.budget.total_tokens - (prompt_tokens - self._first_prompt_tokens)
+
+    def max_new_tokens(self, prompt_tokens: int) -> int:
+        """Tokens the next turn may generate: the turn budget or what is left of the total, the smaller."""
+        return min(self.budget.turn_tokens, self.tokens_left(prompt_tokens))
 
     def stop(self, reason: str) -> None:
         """End the trajectory from outside (e.g. ``total_tokens`` when :meth:`max_new_tokens` is ≤ 0)."""
@@ -172,13 +175,18 @@ class Trajectory:
         if self.end is None:
             self.end = reason
 
-    def step(self, text: object) -> Step:
-        """Read the next assistant turn and decide what follows. Raises RuntimeError once ``done``."""
+    def step(self, text: object, cut: bool = False) -> Step:
+        """Read the next assistant turn and decide what follows. Raises RuntimeError once ``done``.
+
+        ``cut``: the turn was cut short by ``total_tokens``: it ends the trajectory (an answer it still holds
+        counts; a call is not run)."""
         if self.done:
             raise RuntimeError(f"the trajectory has ended ({self.end}); no further turn is read")
         turn = parse_turn(text, self.budget.call_frames)
         last = self.round == self.budget.last_round
-        if turn.kind != CALL:
+        if cut and turn.kind != ANSWER:
+            step = Step(turn, end=END_TOTAL_TOKENS)
+        elif turn.kind != CALL:
             step = Step(turn, end=END_ANSWER if turn.kind == ANSWER else END_NO_ANSWER)
         elif last:
             self.errors += 1

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..parsing import extract_letter
+from ..parsing import as_text, extract_letter
 
 CALL_OPEN, CALL_CLOSE = "<video_zoom>", "</video_zoom>"
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
@@ -110,14 +110,6 @@ class Turn:
     @property
     def format_ok(self) -> bool:
         return not self.problems and self.kind != NONE
-
-
-def as_text(value: object) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (bytes, bytearray)):
-        return bytes(value).decode("utf-8", errors="replace")
-    return "" if value is None else str(value)
 
 
 def cut_turn(text: str) -> str:

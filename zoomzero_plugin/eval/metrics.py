@@ -11,7 +11,7 @@ Denominators follow each official script (docs/metrics.md has the table):
 - cgbench: accuracy over questions with an answer letter; grounding over questions with a prediction;
   acc.@IoU over questions with both.
 - videomme: accuracy over questions with an answer letter; lvbench: over questions with a prediction;
-  mlvu: over all questions.
+  mlvu and longvideobench: over all questions.
 - rows: every question (missing = wrong, IoU 0).
 """
 
@@ -32,7 +32,8 @@ from .reductions import REDUCTIONS, ZERO, invalid_count
 REDUCTION_CHOICES = ("official", "union")
 # truth.extra keys that get a per-value accuracy breakdown (Video-MME's results file calls its
 # short/medium/long field "duration_category"; GroundTruth.duration is the video length in seconds).
-BREAKDOWN_KEYS = ("duration_category", "task_type", "question_type", "category", "sub_category", "domain")
+BREAKDOWN_KEYS = ("duration_category", "task_type", "question_type", "category", "sub_category", "domain",
+                  "duration_group", "question_category")
 CG_THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5)
 
 
@@ -251,6 +252,12 @@ register(Benchmark(
 register(Benchmark(
     "lvbench", official="union", accuracy_population=predicted, grounding_population=nobody,
     metrics=mcq_metrics, source="THUDM/LVBench lvbench/metrics/compute_accuracy.py", columns=(("Overall", "Acc"),),
+))
+register(Benchmark(
+    "longvideobench", official="union", accuracy_population=everyone, grounding_population=nobody,
+    metrics=mcq_metrics, source="longvideobench/LongVideoBench via lmms-eval tasks/longvideobench/utils.py",
+    columns=(("8–15 s", "Acc[duration_group=15]"), ("15–60 s", "Acc[duration_group=60]"),
+             ("3–10 min", "Acc[duration_group=600]"), ("15–60 min", "Acc[duration_group=3600]"), ("Overall", "Acc")),
 ))
 register(Benchmark(
     "rows", official="union", accuracy_population=everyone, grounding_population=grounded(everyone),

@@ -91,10 +91,10 @@ def plot_iou_distribution(ious: Sequence[float], title: str, path: Path) -> Path
     return _save(fig, path)
 
 
-def plot_bins(bins: Sequence[Bin], xlabel: str, ylabel: str, title: str, path: Path) -> Path:
+def plot_bins(bins: Sequence[Bin], xlabel: str, ylabel: str, title: str, path: Path, ylim: float = 105) -> Path:
     fig, ax = _figure()
     bars = ax.bar([b.label for b in bins], [b.value for b in bins], color="#55A868")
     ax.bar_label(bars, labels=[f"n={b.n}" for b in bins], fontsize=8)
-    ax.set(xlabel=xlabel, ylabel=ylabel, title=title, ylim=(0, 105))
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title, ylim=(0, ylim))
     ax.tick_params(axis="x", labelrotation=20)
     return _save(fig, path)

@@ -7,6 +7,8 @@ it reads ``out_dir/predictions.jsonl`` and writes, atomically, next to it:
 - ``report.md``     the paper-layout table, counts, per-category accuracy, binned tables, the plots
 - ``iou_distribution.png``, ``miou_by_clue_duration.png``, ``miou_by_clue_proportion.png`` (benchmarks
   with ground-truth spans), ``accuracy_by_video_length.png`` (all).
+- agent predictions (with transcripts) add tool statistics (:mod:`.agent_stats`): ``metrics.json``'s
+  ``agent``, a report section and ``agent_*.png``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..ground_truth import GroundTruth
-from . import plots
+from . import agent_stats, plots
 from ..files import write_text
 from .metrics import BREAKDOWN_KEYS, QuestionScore, aggregate, get_benchmark, reduction_rule, score_questions
 from .predictions import read_predictions
@@ -112,12 +114,16 @@ def write_report(
         bins["miou_by_clue_proportion"] = plots.miou_by_clue_proportion(ground)
     bins["accuracy_by_video_length"] = plots.accuracy_by_video_length(acc)
     figures = _write_plots(out_dir, f"{benchmark} · {reduction}", ground, bins)
+    tools = agent_stats.summarize(predictions, scores)
+    figures += agent_stats.write_plots(tools, out_dir, benchmark)
 
     write_text(out_dir / METRICS_FILE, json.dumps({
         "benchmark": benchmark, "reduction": reduction, "rule": RULES[rule], "source": bench.source,
         "metrics": metrics, "bins": {k: [asdict(b) for b in v] for k, v in bins.items()},
+        **({"agent": tools.to_dict()} if tools else {}),
     }, indent=2, ensure_ascii=False) + "\n")
-    write_text(out_dir / REPORT_FILE, _report_text(benchmark, reduction, rule, source, metrics, bins, figures))
+    extra = [agent_stats.section(tools, markdown_table)] if tools else []
+    write_text(out_dir / REPORT_FILE, _report_text(benchmark, reduction, rule, source, metrics, bins, figures, extra))
     return metrics
 
 
@@ -141,7 +147,7 @@ def _write_plots(out_dir: Path, title: str, ground: Sequence[QuestionScore],
     return figures
 
 
-def _report_text(benchmark, reduction, rule, source, metrics, bins, figures) -> str:
+def _report_text(benchmark, reduction, rule, source, metrics, bins, figures, extra=()) -> str:
     bench = get_benchmark(benchmark)
     parts = [
         f"# {benchmark} evaluation",
@@ -152,6 +158,7 @@ def _report_text(benchmark, reduction, rule, source, metrics, bins, figures) -> 
         *_breakdown_tables(metrics),
     ]
     parts += [_bins_table(BINNED[k], v) for k, v in bins.items() if v]
+    parts += list(extra)
     parts.append("## Plots")
     parts += [f"![{caption}]({name})" for caption, name in figures]
     return "\n\n".join(parts) + "\n"

@@ -9,10 +9,13 @@ Finally the benchmark's official metrics are computed (``zoomzero score`` does t
 Modes (Zoom-Zero §5.3, App. D): one-stage · coarse-to-fine · divide-and-conquer · iterative.
 Defaults are the paper's: 8,192 visual tokens, 1 fps, 16–768 tokens per frame, ≤256 frames, 256-s
 windows, top-4 windows, responses ≤512 tokens.
+Mode agent (VideoZoomer): the model calls <video_zoom> over up to 5 rounds after a 64-frame overview
+(≤16 frames a call, ≤4 calls); predictions keep each transcript, report.md adds tool statistics.
 
 examples:
   zoomzero eval --benchmark nextgqa --model Qwen/Qwen2.5-VL-7B-Instruct --data nextgqa_test.jsonl --out runs/nextgqa
   zoomzero eval --benchmark lvbench --mode divide-and-conquer --model CKPT --data lvbench.jsonl --out runs/lvb-dc
+  zoomzero eval --benchmark longvideobench --mode agent --model zsgvivo/videozoomer --data lvb_val.jsonl --out runs/vz
   zoomzero eval --demo --out runs/demo      # tiny random model + synthetic videos, CPU, seconds
 """
 
@@ -24,12 +27,15 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..inference.options import add_budget_arguments, add_flag, mode_config, resolve
+from ..errors import UsageError
+from ..inference.modes import MODES
+from ..inference.options import add_agent_arguments, add_budget_arguments, add_flag, mode_config, resolve
 from ..rows import read_rows, row_truth
 from .journal import Journal, check_settings
+from .metrics import BENCHMARKS as METRIC_SETS
 
-BENCHMARKS = ("nextgqa", "rextime", "cgbench", "videomme", "mlvu", "lvbench", "rows")
-MODE_NAMES = ("one-stage", "coarse-to-fine", "divide-and-conquer", "iterative")
+BENCHMARKS = tuple(METRIC_SETS)
+MODE_NAMES = tuple(MODES)
 PREDICTIONS, TIMINGS, SETTINGS = "predictions.jsonl", "timings.jsonl", "run.json"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -78,6 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
           choices=("fine", "confident"))
     add_flag(modes, "rounds", "iterative: fine passes in all (1 = coarse-to-fine)", type=int)
     add_flag(modes, "min_shrink", "iterative: a round must cut the span length by more than this fraction", type=float)
+    add_agent_arguments(parser)
 
 
 def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchmark: str, mode: str, cfg,
@@ -100,7 +107,10 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
     qids = [q.qid for q in questions]
     if len(set(qids)) != len(qids):
         raise ValueError(f"question ids repeat in the data, e.g. {next(q for q in qids if qids.count(q) > 1)!r}")
-    check_settings(out_dir / SETTINGS, {"benchmark": benchmark, "mode": mode, "config": asdict(cfg), **(settings or {})})
+    config = asdict(cfg)
+    if mode != "agent":  # the agent's knobs do not change other modes' results
+        config.pop("agent", None)
+    check_settings(out_dir / SETTINGS, {"benchmark": benchmark, "mode": mode, "config": config, **(settings or {})})
     predictions, timings = Journal(out_dir / PREDICTIONS), Journal(out_dir / TIMINGS)
     foreign = predictions.done - set(qids)
     if foreign:
@@ -115,11 +125,18 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
             done = _predict_batch(backend, batch, mode, cfg, skip_errors)
             predictions.append(p.record for p in done)
             timings.append(p.timing for p in done if p.timing["qid"] not in timings.done)
-            frames += sum(sum(x["frames"] for x in p.record["passes"]) for p in done)
+            frames += sum(record_frames(p.record) for p in done)
             bar.update(len(batch))
             bar.set_postfix(frames_per_q=f"{frames / (i + len(batch)):.0f}")
     truths = {row_truth(r).qid: row_truth(r) for r in rows}
     return finalize(out_dir, benchmark, truths, reduction)
+
+
+def record_frames(record: dict[str, Any]) -> int:
+    """Frames a prediction's model read: over its passes, or the agent's images."""
+    if "passes" in record:
+        return sum(x["frames"] for x in record["passes"])
+    return int(record.get("frames") or 0)
 
 
 def _predict_batch(backend, batch, mode: str, cfg, skip_errors: bool):
@@ -143,6 +160,11 @@ def run(args: argparse.Namespace) -> int:
     from .report import metric_table
 
     out = Path(args.out)
+    values = resolve(args, demo=args.demo)
+    try:
+        cfg = mode_config(values)  # checks every option before anything is built or loaded
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     if args.demo:
         if not (args.model and args.data):
             from .demo import prepare_demo
@@ -165,10 +187,11 @@ def run(args: argparse.Namespace) -> int:
     if args.restart:
         for name in (PREDICTIONS, TIMINGS, SETTINGS):
             (out / name).unlink(missing_ok=True)
-    values = resolve(args, demo=args.demo)
     kwargs = {"device": args.device, "dtype": args.dtype, "batch_size": args.batch_size}
     if args.attn_implementation:
         kwargs["attn_implementation"] = args.attn_implementation
+    if args.backend == "vllm" and args.mode == "agent":
+        kwargs["max_images"] = cfg.agent.budget.images
     backend = load_backend(args.backend, args.model, **kwargs)
     cfg = mode_config(values, factor=backend.factor)
     settings = {"model": str(args.model), "data": str(Path(args.data).resolve()), "backend": args.backend}

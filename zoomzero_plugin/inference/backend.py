@@ -6,6 +6,9 @@ that go there (``ZoomPlan.video_elements``: one element per clip, decoded throug
 texts, optionally the log-probability of every generated token, what was decoded (clips, frames,
 video tokens) and how long each step took.
 
+A *formatted* request (the agent's) carries the whole chat-formatted prompt text, with one
+``<|vision_start|><|image_pad|><|vision_end|>`` per image, and its ``images`` in order; it is sent as is.
+
 A request with ``choices`` (option letters) is not generated freely: the backend scores the next
 token after the prompt and answers with the most probable choice, as the Zoom-Zero authors' fine
 pass does ("Respond with only the letter of the option" judged by the next-token argmax).
@@ -35,10 +38,13 @@ class SamplingParams:
     n: int = 1  # samples per request
     seed: int = 0  # seeds the sampler at every call, so a resumed run samples what the full run would
     logprobs: bool = False  # return each generated token's log-probability
+    stop: tuple[str, ...] = ()  # generation of a sample ends after the first of these strings (kept in its text)
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1 or self.n < 1 or self.temperature < 0 or not 0 < self.top_p <= 1:
             raise ValueError(f"invalid sampling parameters: {self}")
+        if any(not isinstance(s, str) or not s for s in self.stop):
+            raise ValueError(f"stop strings must be non-empty strings: {self.stop!r}")
 
 
 @dataclass(frozen=True)
@@ -48,10 +54,17 @@ class Request:
     prompt: str
     videos: tuple[dict[str, Any], ...] = ()
     choices: tuple[str, ...] = ()  # single-token answers to score instead of generating (e.g. "A".."E")
+    images: tuple[Any, ...] = ()  # PIL images of a formatted prompt, in placeholder order
+    formatted: bool = False  # ``prompt`` already went through the chat template: send it as is
+    tag: str = ""  # the caller's label (the agent: "qid#round"); backends ignore it
 
     def __post_init__(self) -> None:
-        if self.prompt.count(VIDEO_PLACEHOLDER) > 1:
+        if not self.formatted and self.prompt.count(VIDEO_PLACEHOLDER) > 1:
             raise ValueError("a request prompt holds at most one <video> placeholder (all clips go there)")
+        if self.images and not self.formatted:
+            raise ValueError("images go with a formatted prompt (formatted=True)")
+        if self.images and self.videos:
+            raise ValueError("a request holds images or videos, not both")
 
 
 @dataclass
@@ -88,8 +101,9 @@ class Generation:
 
     outputs: list[Output]
     clips: list[ClipStats] = field(default_factory=list)
-    prompt_tokens: int = 0  # text + video tokens the model read
+    prompt_tokens: int = 0  # text + video/image tokens the model read
     video_tokens: int = 0
+    image_tokens: int = 0
     timing: dict[str, float] = field(default_factory=dict)  # decode_s, prepare_s, generate_s (share of the batch)
 
     @property
@@ -151,6 +165,12 @@ def chat_messages(request: Request) -> list[dict[str, Any]]:
     if after:
         content.append({"type": "text", "text": after})
     return [{"role": "user", "content": content}]
+
+
+def cut_at_stop(text: str, stop: Sequence[str]) -> str:
+    """``text`` up to and including the earliest of the ``stop`` strings (unchanged when none occurs)."""
+    ends = [i + len(s) for s in stop if (i := text.find(s)) >= 0]
+    return text[: min(ends)] if ends else text
 
 
 def decode_videos(request: Request, image_patch_size: int = 14) -> tuple[list[DecodedClip], list[ClipStats], float]:

@@ -17,7 +17,8 @@ import torch
 
 from ..cpu_compat import ensure_torchvision_importable
 from ..token_masks import GlueTokenMasker
-from .backend import Generation, Output, Request, SamplingParams, chat_messages, decode_videos, reads_timestamps
+from .backend import (Generation, Output, Request, SamplingParams, chat_messages, cut_at_stop, decode_videos,
+                      reads_timestamps)
 
 _VISION_TOKENS = ("image_token", "video_token", "vision_start_token", "vision_end_token")
 _VISION_NAMES = ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>")
@@ -46,6 +47,11 @@ class _StepLogProbs:
             self.steps.append(self.previous.gather(1, sequences[:, -1:]).squeeze(1))
             self.previous = None
         return torch.stack(self.steps, dim=1).cpu() if self.steps else torch.zeros(sequences.shape[0], 0)
+
+
+def _tokens(grid: Any, merge_size: int) -> list[int]:
+    """Context tokens of each video/image of a processor batch (its grid_thw rows)."""
+    return (grid.prod(-1) // merge_size**2).tolist() if grid is not None else []
 
 
 class TransformersBackend:
@@ -122,23 +128,31 @@ class TransformersBackend:
             decoded.append(clips)
             gens.append(Generation(outputs=[], clips=stats, timing={"decode_s": seconds}))
         start = time.perf_counter()
-        texts = [self.processor.apply_chat_template(chat_messages(r), tokenize=False, add_generation_prompt=True)
+        texts = [r.prompt if r.formatted else
+                 self.processor.apply_chat_template(chat_messages(r), tokenize=False, add_generation_prompt=True)
                  for r in requests]
         flat = [clip for clips in decoded for clip in clips]
+        images = [image for r in requests for image in r.images]
+        if flat and images:
+            raise ValueError("a batch holds requests with videos or with images, not both")
         kwargs: dict[str, Any] = {}
         if flat:
             kwargs = {"videos": [c.frames for c in flat], "fps": [c.sample_fps for c in flat],
                       "video_metadata": [c.metadata for c in flat], "do_resize": False, "do_sample_frames": False}
+        elif images:  # resized by the processor's own rule, as the VideoZoomer authors' processor did
+            kwargs = {"images": images}
         inputs = self.processor(text=texts, padding=True, return_tensors="pt", **kwargs)
         prepare = (time.perf_counter() - start) / len(requests)
-        grid = inputs.get("video_grid_thw")
-        tokens = (grid.prod(-1) // self.merge_size**2).tolist() if grid is not None else []
-        k = 0
-        for gen, clips, mask in zip(gens, decoded, inputs["attention_mask"]):
-            gen.video_tokens = int(sum(tokens[k : k + len(clips)]))
+        video = _tokens(inputs.get("video_grid_thw"), self.merge_size)
+        image = _tokens(inputs.get("image_grid_thw"), self.merge_size)
+        k = j = 0
+        for gen, request, clips, mask in zip(gens, requests, decoded, inputs["attention_mask"]):
+            gen.video_tokens = int(sum(video[k : k + len(clips)]))
+            gen.image_tokens = int(sum(image[j : j + len(request.images)]))
             gen.prompt_tokens = int(mask.sum())
             gen.timing["prepare_s"] = prepare
             k += len(clips)
+            j += len(request.images)
         return inputs.to(self.device), gens
 
     @torch.inference_mode()
@@ -183,23 +197,30 @@ class TransformersBackend:
             pad_token_id=self._pad,
             suppress_tokens=self._suppress or None,
             return_dict_in_generate=True,
+            stop_strings=list(params.stop) or None,
         )
         recorder = _StepLogProbs() if params.logprobs else None
         if sampling:
             torch.manual_seed(params.seed)
-        out = self.model.generate(**inputs, generation_config=config,
+        out = self.model.generate(**inputs, generation_config=config, tokenizer=self.tokenizer,
                                   logits_processor=LogitsProcessorList([recorder] if recorder else []))
         prompt_len = inputs["input_ids"].shape[1]
         generated = out.sequences[:, prompt_len:].cpu()
         logprobs = recorder.finish(out.sequences) if recorder else None
-        eos = set(self._eos if isinstance(self._eos, list) else [self._eos])
+        # a row that stopped early (EOS, or a stop string) is padded while the others go on
+        done = set(self._eos if isinstance(self._eos, list) else [self._eos]) | ({self._pad} if params.stop else set())
         for row, ids in enumerate(generated.tolist()):
-            end = next((i for i, t in enumerate(ids) if t in eos), len(ids))
+            end = next((i for i, t in enumerate(ids) if t in done), len(ids))
             ids = ids[:end]
             text = self.tokenizer.decode(ids, skip_special_tokens=True)
+            offsets = self._masker.char_offsets(ids, text) if params.logprobs or params.stop else None
+            cut = cut_at_stop(text, params.stop)
+            if len(cut) < len(text):  # the token completing a stop string may carry more characters
+                end = next((k for k in range(1, len(ids) + 1) if offsets[k] >= len(cut)), len(ids))
+                ids, text, offsets = ids[:end], cut, offsets[: end + 1]
             gens[row // params.n].outputs.append(Output(
                 text=text,
                 token_ids=ids,
                 token_logprobs=logprobs[row, :end].tolist() if logprobs is not None else None,
-                token_offsets=self._masker.char_offsets(ids, text).tolist() if params.logprobs else None,
+                token_offsets=offsets.tolist() if params.logprobs else None,
             ))

@@ -9,6 +9,7 @@
   of the answer-letter token; the spans of the top-k windows are merged and a fine pass reads them.
 - ``iterative``: coarse pass, then up to ``rounds - 1`` grounding passes on the previous spans (kept only
   while the spans shrink), then the answer-only fine pass. ``rounds=1`` is coarse-to-fine.
+- ``agent``: VideoZoomer's ``<video_zoom>`` tool loop (:mod:`.agent`), with its own budgets (``agent``).
 
 Every mode returns one :class:`Prediction` per question: the record for ``predictions.jsonl``
 (``qid``, ``answer``, ``spans``, ``confidence`` + ``mode``, ``fallback`` and every pass) and its timings.
@@ -22,8 +23,10 @@ from typing import Any
 
 from ..spans import Span, merge_spans, total_length
 from ..zoom import ZoomBudget, ZoomPlan, plan_coarse, plan_pass, plan_zoom
+from .agent import AgentConfig, agent_mode
 from .backend import Backend, SamplingParams
 from .passes import PassResult, Question, answer_pass, grounding_pass
+from .prediction import Prediction
 from .prompts import part_prompt, window_prompt
 
 # The paper's inference setting: 8,192 visual tokens, 1 fps, 16..768 tokens per frame, coarse ≤ 256 frames.
@@ -48,6 +51,7 @@ class ModeConfig:
     dc_final: str = "fine"  # fine | confident: the more confident of the fine pass and the top window
     rounds: int = 3  # iterative: fine passes in all, the last one answer-only
     min_shrink: float = 0.0  # iterative: a round must cut the span length by more than this fraction
+    agent: AgentConfig = field(default_factory=AgentConfig)  # the agent mode's budgets, prompt and sampling
 
     def __post_init__(self) -> None:
         choices = {"fine_answer": ("letters", "generate"), "no_spans": ("coarse", "uniform"),
@@ -63,12 +67,6 @@ class ModeConfig:
 
     def grounding_params(self) -> SamplingParams:
         return SamplingParams(max_new_tokens=self.max_new_tokens, logprobs=True)
-
-
-@dataclass
-class Prediction:
-    record: dict[str, Any]
-    timing: dict[str, Any] = field(default_factory=dict)
 
 
 def _predict(q: Question, mode: str, final: PassResult | None, spans: Sequence[Span], passes: Sequence[PassResult],
@@ -254,6 +252,7 @@ MODES: dict[str, Callable[[Backend, Sequence[Question], ModeConfig], list[Predic
     "coarse-to-fine": coarse_to_fine,
     "divide-and-conquer": divide_and_conquer,
     "iterative": iterative_zoom,
+    "agent": agent_mode,
 }
 
 

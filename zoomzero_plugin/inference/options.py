@@ -7,10 +7,14 @@ the paper's value, or the CPU demo's (``DEMO_DEFAULTS``) when the command runs a
 from __future__ import annotations
 
 import argparse
+from dataclasses import fields
 from typing import Any
 
-from .modes import ModeConfig
+from ..agent import DEFAULT_PROMPT, PROMPTS, AgentBudget
+from ..agent.budget import field_help
 from ..zoom import ZoomBudget
+from .agent import AgentConfig
+from .modes import ModeConfig
 
 DEFAULTS: dict[str, Any] = {
     "max_tokens": 8192, "fps": 1.0, "min_frame_pixels": 16 * 28 * 28, "max_frame_pixels": 768 * 28 * 28,
@@ -18,12 +22,16 @@ DEFAULTS: dict[str, Any] = {
     "no_spans": "coarse", "uniform_frames": 20, "window_seconds": 256.0, "window_times": "auto",
     "window_budget": "full", "top_k": 4, "dc_final": "fine", "rounds": 3, "min_shrink": 0.0,
 }
+# The agent mode's knobs: agent_<AgentBudget field> (defaults from AgentBudget, the one source), prompt, sampling.
+AGENT_BUDGET_KEYS = {f"agent_{f.name}": f.name for f in fields(AgentBudget)}
+DEFAULTS.update({key: getattr(AgentBudget(), name) for key, name in AGENT_BUDGET_KEYS.items()})
+DEFAULTS.update(agent_prompt=DEFAULT_PROMPT, agent_temperature=0.0)
 
 # A small visual budget and short responses keep the demo to seconds on a CPU; the random model writes no
 # spans, so its fine pass reads uniform frames (the authors' code's fallback).
 DEMO_DEFAULTS: dict[str, Any] = {
     "max_tokens": 128, "min_frame_pixels": 4 * 28 * 28, "max_new_tokens": 32, "no_spans": "uniform",
-    "window_seconds": 4.0, "uniform_frames": 8,
+    "window_seconds": 4.0, "uniform_frames": 8, "agent_turn_tokens": 48,
 }
 
 _BUDGET_KEYS = ("max_tokens", "fps", "min_frame_pixels", "max_frame_pixels", "max_frames", "min_clip_seconds")
@@ -44,6 +52,18 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
     add_flag(group, "min_clip_seconds", "shorter predicted spans are widened to this", type=float)
 
 
+def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("agent mode (VideoZoomer's <video_zoom> tool loop; defaults are the paper's)")
+    helps = field_help()
+    for key, name in AGENT_BUDGET_KEYS.items():
+        kind = type(getattr(AgentBudget(), name))
+        add_flag(group, key, helps.get(name, name), type=kind)
+    add_flag(group, "agent_prompt", "which of the authors' prompts the model reads: eval (evaluation, answer in "
+             "\\boxed{}), train (RL) or sft (the teacher's)", choices=sorted(PROMPTS))
+    add_flag(group, "agent_temperature", "sampling temperature of every turn (0: greedy, as the authors validate)",
+             type=float)
+
+
 def resolve(args: argparse.Namespace, demo: bool = False) -> dict[str, Any]:
     """Every option's value: given, else the demo's (when ``demo``), else the paper's."""
     out = {}
@@ -57,7 +77,12 @@ def budget_from(values: dict[str, Any], factor: int = 28) -> ZoomBudget:
     return ZoomBudget(factor=factor, **{k: values[k] for k in _BUDGET_KEYS})
 
 
+def agent_config(values: dict[str, Any]) -> AgentConfig:
+    budget = AgentBudget(**{name: values[key] for key, name in AGENT_BUDGET_KEYS.items()})
+    return AgentConfig(budget=budget, prompt=values["agent_prompt"], temperature=values["agent_temperature"])
+
+
 def mode_config(values: dict[str, Any], factor: int = 28) -> ModeConfig:
     """The :class:`ModeConfig` of resolved values, for a model with ``factor`` pixels per token side."""
-    keys = [k for k in DEFAULTS if k not in _BUDGET_KEYS]
-    return ModeConfig(budget=budget_from(values, factor), **{k: values[k] for k in keys})
+    keys = [k for k in DEFAULTS if k not in _BUDGET_KEYS and not k.startswith("agent_")]
+    return ModeConfig(budget=budget_from(values, factor), agent=agent_config(values), **{k: values[k] for k in keys})

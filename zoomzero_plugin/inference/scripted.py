@@ -34,6 +34,7 @@ class ScriptedBackend:
 
     def __init__(self, inner: Backend, script: Script):
         self.inner, self.script = inner, script
+        self.processor = getattr(inner, "processor", None)
         self.factor = inner.factor
         self.absolute_time = getattr(inner, "absolute_time", False)
         self.tokenizer = inner.tokenizer

@@ -25,14 +25,15 @@ class VLLMBackend:
 
     Args:
         model: checkpoint path or hub id. ``max_videos``: clips per prompt vLLM must accept (fine passes
-        over several spans send one video per span). ``device`` is ignored (vLLM places the model itself).
+        over several spans send one video per span); ``max_images``: images per prompt (the agent's frames:
+        overview + clips, 128 by default in VideoZoomer). ``device`` is ignored (vLLM places the model itself).
         Remaining keyword arguments go to ``vllm.LLM`` (e.g. ``tensor_parallel_size``, ``max_model_len``).
     """
 
     name = "vllm"
 
-    def __init__(self, model: str, batch_size: int = 64, max_videos: int = 16, device: str | None = None,
-                 dtype: str = "auto", **llm_kwargs: Any):
+    def __init__(self, model: str, batch_size: int = 64, max_videos: int = 16, max_images: int = 0,
+                 device: str | None = None, dtype: str = "auto", **llm_kwargs: Any):
         ensure_torchvision_importable()
         import vllm
         from transformers import AutoProcessor
@@ -46,16 +47,21 @@ class VLLMBackend:
         self.factor = self.patch_size * self.merge_size
         self.absolute_time = reads_timestamps(self.processor)
         self.batch_size = max(1, int(batch_size))
-        llm_kwargs.setdefault("limit_mm_per_prompt", {"video": max_videos, "image": 0})
+        llm_kwargs.setdefault("limit_mm_per_prompt", {"video": max_videos, "image": max_images})
         self.llm = vllm.LLM(model=model, dtype=dtype, **llm_kwargs)
         names = ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>")
         vocab = self.tokenizer.get_vocab()
         self._bias = {vocab[n]: -100.0 for n in names if n in vocab}
 
     def _inputs(self, request: Request) -> tuple[dict[str, Any], Generation]:
+        if request.formatted:  # the agent's prompt: text as is, images resized by vLLM's HF processor
+            item: dict[str, Any] = {"prompt": request.prompt}
+            if request.images:
+                item["multi_modal_data"] = {"image": list(request.images)}
+            return item, Generation(outputs=[], timing={"decode_s": 0.0})
         clips, stats, seconds = decode_videos(request, self.patch_size)
         text = self.processor.apply_chat_template(chat_messages(request), tokenize=False, add_generation_prompt=True)
-        item: dict[str, Any] = {"prompt": text}
+        item = {"prompt": text}
         if clips:
             item["multi_modal_data"] = {"video": [(c.frames, c.metadata) for c in clips]}
             item["mm_processor_kwargs"] = {"fps": [c.sample_fps for c in clips], "do_resize": False,
@@ -73,6 +79,7 @@ class VLLMBackend:
         return self._vllm.SamplingParams(
             max_tokens=params.max_new_tokens, temperature=params.temperature, top_p=params.top_p, n=params.n,
             seed=params.seed, logprobs=0 if params.logprobs else None, logit_bias=self._bias or None,
+            stop=list(params.stop) or None, include_stop_str_in_output=bool(params.stop),
         )
 
     def generate(self, requests: Sequence[Request], params: SamplingParams) -> list[Generation]:
@@ -83,8 +90,11 @@ class VLLMBackend:
             start = time.perf_counter()
             results = self.llm.generate(list(items), [self._params(r, params) for r in chunk], use_tqdm=False)
             share = (time.perf_counter() - start) / len(chunk)
+            image_pad = self.tokenizer.convert_tokens_to_ids("<|image_pad|>")
             for request, gen, result in zip(chunk, gens, results):
                 gen.prompt_tokens = len(result.prompt_token_ids or [])
+                if request.images:
+                    gen.image_tokens = sum(1 for t in result.prompt_token_ids or [] if t == image_pad)
                 gen.timing.update(prepare_s=0.0, generate_s=share)
                 gen.outputs = [self._output(request, o) for o in result.outputs]
             out += gens

@@ -1,8 +1,10 @@
-"""Sampling template-shaped responses from a (tiny, random) Qwen-VL, for the demo.
+"""Sampling template-shaped responses from a (tiny, random) Qwen-VL, for the demos.
 
-A random model never writes the response template by itself, so the demo constrains it: the template's
-fixed text is forced, and at each choice point (a second, an option letter) the model's own probabilities
-over the allowed continuations decide. Every number and letter in a response is thus the model's sample.
+A random model never writes the response template by itself, so the demos constrain it: the template's
+fixed text is forced, and at each choice point (a second, an option letter, a frame rate) the model's own
+probabilities over the allowed continuations decide. Every number and letter in a response is thus the
+model's sample. :class:`TemplateAgentBackend` does this for the agent's turns behind the inference
+``Backend`` interface, so ``zoomzero demo --agent`` runs the real agent loop.
 """
 
 from __future__ import annotations
@@ -52,6 +54,11 @@ class TinyVideoLM:
         )
         return VideoContext(dict(inputs))
 
+    def prompt_context(self, prompt: str, images: list) -> VideoContext:
+        """A formatted prompt (chat template applied, one image placeholder per image) with its images."""
+        inputs = self.processor(text=[prompt], images=images or None, return_tensors="pt")
+        return VideoContext(dict(inputs))
+
     def encode(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False).input_ids
 
@@ -71,6 +78,9 @@ class TinyVideoLM:
                 "video_grid_thw": ctx.inputs["video_grid_thw"].repeat(k, 1),
                 "second_per_grid_ts": ctx.inputs["second_per_grid_ts"].repeat(k),
             }
+        if "pixel_values" in ctx.inputs:
+            extra.update(pixel_values=ctx.inputs["pixel_values"].repeat(k, 1),
+                         image_grid_thw=ctx.inputs["image_grid_thw"].repeat(k, 1))
         logp = self.model(input_ids=ids, attention_mask=attn, **extra).logits.log_softmax(-1)
         out = torch.zeros(k)
         for i, cand in enumerate(candidates):
@@ -113,3 +123,82 @@ def sample_grounded_response(lm: TinyVideoLM, ctx: VideoContext, duration: float
     choose(list(letters))
     force(f"</answer><glue>[({start}, {end})]</glue>")
     return text, ids + [lm.tokenizer.convert_tokens_to_ids("<|im_end|>")]
+
+
+# Agent turns the template backend can write; the model picks every number and the letter.
+WIDE_CALL, CALL, ANSWER = "wide_call", "call", "answer"
+
+
+class TemplateAgentBackend:
+    """The inference ``Backend`` interface over :class:`TinyVideoLM`, writing agent turns from templates.
+
+    ``plan[r]`` is the kind of turn every trajectory writes in round ``r`` (read from the request's
+    ``qid#round`` tag): ``wide_call`` asks for a segment the model places at 8 fps over 3–6 s (more than 16
+    frames: an error turn), ``call`` for 1–3 s at 2 or 4 fps, ``answer`` for an option letter among
+    ``letters``. Segment starts are multiples of ``step`` seconds below ``duration``.
+    """
+
+    name = "template"
+    factor = 28
+    absolute_time = False
+
+    def __init__(self, lm: TinyVideoLM, plan, duration: float, letters: str, rng: random.Random,
+                 step: float = 5.0, temperature: float = 1.0):
+        self.lm, self.plan, self.rng, self.temperature = lm, list(plan), rng, temperature
+        self.tokenizer, self.processor = lm.tokenizer, lm.processor
+        self.letters = list(letters)
+        self.starts = [f"{x:g}" for x in _frange(0.0, max(duration - 6.0, 0.0), step)]
+
+    def generate(self, requests, params):
+        from ..inference.backend import Generation, Output
+
+        out = []
+        for request in requests:
+            ctx = self.lm.prompt_context(request.prompt, list(request.images))
+            round_ = int(request.tag.rsplit("#", 1)[1]) if "#" in request.tag else 0
+            kind = self.plan[min(round_, len(self.plan) - 1)]
+            text, ids = self._turn(ctx, kind)
+            merge = self.processor.image_processor.merge_size ** 2
+            grid = ctx.inputs.get("image_grid_thw")
+            out.append(Generation(outputs=[Output(text=text, token_ids=ids)], prompt_tokens=ctx.length,
+                                  image_tokens=int(grid.prod(-1).sum()) // merge if grid is not None else 0))
+        return out
+
+    def _turn(self, ctx: VideoContext, kind: str) -> tuple[str, list[int]]:
+        ids: list[int] = []
+        text = ""
+
+        def force(piece: str) -> None:
+            nonlocal text
+            ids.extend(self.lm.encode(piece))
+            text += piece
+
+        def choose(options: list[str]) -> str:
+            value = self.lm.choose(ctx, ids, options, self.rng, self.temperature)
+            force(value)
+            return value
+
+        if kind == ANSWER:
+            force("<think>The frames show the square clearly.</think><answer>")
+            choose(self.letters)
+            force("</answer>")
+            return text, ids
+        force("<think>The square is hard to see in the overview; a closer look.</think><video_zoom>"
+              '{"segment": [')
+        start = float(choose(self.starts))
+        force(", ")
+        lengths = ["3", "4", "5", "6"] if kind == WIDE_CALL else ["1", "2", "3"]
+        lengths = [f"{start + float(x):g}" for x in lengths]
+        choose(lengths)
+        force('], "fps": ')
+        force("8") if kind == WIDE_CALL else choose(["2", "4"])
+        force("}</video_zoom>")
+        return text, ids
+
+
+def _frange(lo: float, hi: float, step: float) -> list[float]:
+    out, x = [], lo
+    while x <= hi + 1e-9:
+        out.append(x)
+        x += step
+    return out

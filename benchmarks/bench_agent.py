@@ -1,0 +1,185 @@
+"""VideoZoomer agent benchmarks: agent evaluation vs one-stage, per-clip decode cost, parser throughput.
+
+1. Agent vs one-stage. The same backend (transformers on CPU, the tiny random Qwen2.5-VL, batch 1) and the
+   same synthetic long videos as bench_inference.py. Scripted words (the random model never calls the tool):
+   the agent calls ``<video_zoom>`` once on the clue at up to 16 frames, then answers; one-stage's grounding
+   pass names the clue. Everything else is real: overview and clip decoding, the processor, generation.
+   Goal: agent wall time ≤ 1.6× one-stage's (only the clip's frames are decoded again).
+2. Per-clip decode. :class:`~zoomzero_plugin.agent.frames.FrameReader` reading one clip of N frames from videos
+   of growing length (goal: time grows with the frames asked for, not with the video's length).
+3. Parser throughput. ``parse_turn``, ``split_response`` and the trajectory reward on 1 MB inputs, realistic and
+   degenerate (RL policies repeat themselves), in MB/s.
+
+    python benchmarks/bench_agent.py            # 3 videos of 300 s; ~5 min on 2 CPU cores
+    python benchmarks/bench_agent.py --quick    # 2 videos of 120 s
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("FORCE_QWENVL_VIDEO_READER", "decord")
+
+from zoomzero_plugin.cpu_compat import ensure_torchvision_importable  # noqa: E402
+
+ensure_torchvision_importable()
+
+from _timing import fastest, median_ms  # noqa: E402
+from bench_inference import long_benchmark, oracle  # noqa: E402
+
+from zoomzero_plugin.agent import AgentBudget, parse_turn, score_response, split_response  # noqa: E402
+from zoomzero_plugin.agent.frames import FrameReader  # noqa: E402
+from zoomzero_plugin.inference.agent import AgentConfig  # noqa: E402
+from zoomzero_plugin.inference.modes import ModeConfig, predict  # noqa: E402
+from zoomzero_plugin.inference.passes import Question  # noqa: E402
+from zoomzero_plugin.inference.scripted import ScriptedBackend  # noqa: E402
+from zoomzero_plugin.rows import read_rows, row_truth  # noqa: E402
+from zoomzero_plugin.synthetic.videos import write_video  # noqa: E402
+from zoomzero_plugin.zoom import ZoomBudget  # noqa: E402
+
+
+def agent_script(truths: dict[str, object]):
+    """Round 0: a call on the clue, 16 frames at most; round 1: the answer."""
+    def script(request, _):
+        qid, round_ = request.tag.split("#")
+        truth = truths[qid]
+        if round_ == "0":
+            start, end = truth.spans[0]
+            fps = 16 / (end - start)
+            return f'<think>The clue.</think><video_zoom>{{"segment": [{start:g}, {end:g}], "fps": {fps:g}}}</video_zoom>'
+        return f"<think>Seen.</think><answer>{truth.answer}</answer>"
+
+    return script
+
+
+def bench_agent_vs_one_stage(backend, rows, args) -> list[tuple]:
+    questions = [Question.from_row(r) for r in rows]
+    truths = {row_truth(r).qid: row_truth(r) for r in rows}
+    one = ScriptedBackend(backend, oracle({r["videos"][0]: row_truth(r) for r in rows}))
+    agent = ScriptedBackend(backend, agent_script(truths))
+    cfg = ModeConfig(budget=ZoomBudget(max_tokens=args.max_tokens, fps=1.0, max_frames=256),
+                     max_new_tokens=args.max_new_tokens,
+                     agent=AgentConfig(budget=AgentBudget(turn_tokens=args.max_new_tokens)))
+    predict(one, questions[:1], "one-stage", cfg)  # warm-up
+    best = fastest({"one-stage": lambda: predict(one, questions, "one-stage", cfg),
+                    "agent (1 call + answer)": lambda: predict(agent, questions, "agent", cfg)}, args.repeat)
+    table = []
+    for label, (wall, preds) in best.items():
+        if label == "one-stage":
+            decode = sum(t["decode_s"] for p in preds for t in p.timing["passes"])
+            frames = sum(x["frames"] for p in preds for x in p.record["passes"])
+            tokens = sum(x["video_tokens"] for p in preds for x in p.record["passes"])
+        else:
+            decode = sum(p.timing["decode_s"] for p in preds)
+            frames = sum(p.record["frames"] for p in preds)
+            tokens = None
+        table.append((label, wall, decode, frames / len(preds), tokens / len(preds) if tokens is not None else None))
+    return table
+
+
+def bench_decode(work: Path, lengths: list[float], frames: list[int], args) -> list[tuple]:
+    """(video seconds, frames asked, ms per clip read, ms to open the video)."""
+    out = []
+    for seconds in lengths:
+        path = work / f"decode-{seconds:g}s-{args.width}x{args.height}@{args.fps}.mp4"
+        if not path.exists():
+            write_video(path, seconds, args.fps, args.width, args.height)
+        open_ms = median_ms(lambda: FrameReader(str(path)), repeats=5, warmup=1)
+        reader = FrameReader(str(path))
+        for n in frames:
+            mid = reader.info.frames // 2  # a clip of n frames over 4 s in the middle of the video
+            indices = sorted({mid + round(k * 4 * reader.info.fps / max(n - 1, 1)) for k in range(n)})
+            out.append((seconds, len(indices), median_ms(lambda: reader.read(indices), repeats=5, warmup=1), open_ms))
+    return out
+
+
+def bench_parsers() -> list[tuple]:
+    mb = 1_000_000
+    call = '<video_zoom>{"segment": [10.5, 14.5], "fps": 4}</video_zoom>'
+    obs = ("<|im_end|><|im_start|>user\n<tool_response>\nThe frames of the video clip are shown below:\n"
+           + "<frame0_time10.50s><|vision_start|><|image_pad|><|vision_end|>" * 16
+           + "\n</tool_response>\ncontinue<|im_end|>\n<|im_start|>assistant\n")
+    think = "<think>" + "the man walks to the door and " * (mb // 30) + "</think>"
+    turn = "<think>Look again at the door.</think>" + call
+    inputs = {
+        "long think + call": think + call,
+        "'<video_zoom>' × 83k": "<video_zoom>" * (mb // 12),
+        "'{' × 1M inside a call": "<think>x</think><video_zoom>" + "{" * mb + "</video_zoom>",
+        "'<answer>' × 125k": "<answer>" * (mb // 8),
+        "4-turn trajectory, padded to 1 MB": (turn + obs) * 3 + think[: mb - 4 * len(turn + obs)] + "<answer>B</answer>",
+        "'</video_zoom>user\\n' × 55k": "</video_zoom>user\n" * (mb // 18),
+    }
+    rows = []
+    for name, text in inputs.items():
+        size = len(text.encode()) / mb
+        for fn_name, fn in (("parse_turn", lambda t=text: parse_turn(t)),
+                            ("split_response", lambda t=text: split_response(t)),
+                            ("reward", lambda t=text: score_response(t, "B"))):
+            ms = median_ms(fn, repeats=3, warmup=1)
+            rows.append((name, fn_name, size, ms, size / (ms / 1e3)))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="2 videos of 120 s")
+    parser.add_argument("--videos", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=300.0)
+    parser.add_argument("--width", type=int, default=320)
+    parser.add_argument("--height", type=int, default=180)
+    parser.add_argument("--fps", type=int, default=25, help="source frame rate (libx264 keyframe every 250 frames)")
+    parser.add_argument("--clue-seconds", type=float, default=10.0)
+    parser.add_argument("--max-new-tokens", type=int, default=64)
+    parser.add_argument("--max-tokens", type=int, default=8192, help="one-stage L_v (default: the paper's 8192)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--workdir", default=str(Path(tempfile.gettempdir()) / "zoomzero-bench"))
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.videos, args.seconds = 2, 120.0
+    work = Path(args.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+
+    from zoomzero_plugin.inference.hf_backend import TransformersBackend
+    from zoomzero_plugin.synthetic.tiny_qwen import build_tiny_qwen
+
+    model_dir = work / "tiny-qwen"
+    if not (model_dir / "config.json").exists():
+        build_tiny_qwen(model_dir)
+    rows = read_rows(long_benchmark(work, args.videos, args.seconds, args.width, args.height, args.fps, args.clue_seconds))
+    backend = TransformersBackend(str(model_dir), device="cpu", batch_size=1)
+    print(f"data: {len(rows)} synthetic videos of {args.seconds:g} s, {args.width}x{args.height} @ {args.fps} fps; "
+          f"backend: transformers, CPU, tiny random Qwen2.5-VL, batch 1, torch threads {os.environ['OMP_NUM_THREADS']}")
+    print(f"one-stage: L_v={args.max_tokens}, 1 fps, ≤256 frames; agent: 64-frame overview at 0.5 fps (≤100,352 px), "
+          f"one call of ≤16 frames, then the answer; responses ≤{args.max_new_tokens} tokens\n")
+    table = bench_agent_vs_one_stage(backend, rows, args)
+    base = table[0][1]
+    print("| mode | wall s | × one-stage | frame decode s | frames/q | video tokens/q |")
+    print("|---|---|---|---|---|---|")
+    for label, wall, decode, frames, tokens in table:
+        print(f"| {label} | {wall:.2f} | {wall / base:.2f}× | {decode:.2f} | {frames:.0f} | "
+              f"{'–' if tokens is None else f'{tokens:.0f}'} |")
+
+    lengths = [60.0, 300.0] if args.quick else [60.0, 300.0, 1200.0]
+    decode = bench_decode(work, lengths, [1, 4, 8, 16], args)
+    print(f"\nPer-clip decode (FrameReader: decord get_batch + the authors' resize; median of 5), "
+          f"{args.width}x{args.height} @ {args.fps} fps, clip over 4 s mid-video")
+    print("| video s | frames | ms per clip | ms per frame | ms to open the video |")
+    print("|---|---|---|---|---|")
+    for seconds, n, ms, open_ms in decode:
+        print(f"| {seconds:g} | {n} | {ms:.1f} | {ms / n:.1f} | {open_ms:.1f} |")
+
+    print("\nParser throughput on ~1 MB inputs (median of 3)")
+    print("| input | function | MB | ms | MB/s |")
+    print("|---|---|---|---|---|")
+    for name, fn, size, ms, rate in bench_parsers():
+        print(f"| {name} | {fn} | {size:.2f} | {ms:.1f} | {rate:.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,149 @@
+"""The ``agent`` mode: VideoZoomer's ``<video_zoom>`` loop, batched turn by turn across questions.
+
+Each question gets a :class:`~zoomzero_plugin.agent.Trajectory` and an open video. Round by round, one
+``backend.generate`` call serves every trajectory still going (stopping each sample at ``</video_zoom>``),
+each turn goes through the environment, and the frames a call returns are decoded (one read per clip) and
+appended with the observation. The prompt a round sends is exactly what the authors' rollout builds
+(:func:`~zoomzero_plugin.agent.render.prompt_text`): the chat template over the system prompt and the
+question with its labelled overview frames, then every turn so far.
+
+Each prediction keeps the trajectory's transcript (turn texts, calls, frames, errors); its answer is the
+final turn's letter. ``spans`` stay empty: the agent does not ground its answer (its calls are in the
+transcript).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..agent import (
+    DEFAULT_PROMPT,
+    END_TOTAL_TOKENS,
+    AgentBudget,
+    Trajectory,
+    Transcript,
+    first_prompt,
+    get_prompts,
+    prompt_text,
+    question_text,
+)
+from ..agent.frames import FrameReader
+from ..agent.protocol import STOP
+from ..agent.render import QWEN_IMAGE
+from .backend import Backend, Generation, Request, SamplingParams
+from .passes import Question
+from .prediction import Prediction
+
+if TYPE_CHECKING:
+    from .modes import ModeConfig
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """The agent's budgets, which of the authors' prompts it reads, and how it samples (greedy by default, as the
+    authors validate)."""
+
+    budget: AgentBudget = field(default_factory=AgentBudget)
+    prompt: str = DEFAULT_PROMPT  # train | eval | sft (agent.prompts.PROMPTS)
+    temperature: float = 0.0
+
+    def __post_init__(self) -> None:
+        get_prompts(self.prompt)
+        if not self.temperature >= 0:
+            raise ValueError(f"agent temperature must be >= 0, got {self.temperature}")
+
+    def sampling(self) -> SamplingParams:
+        return SamplingParams(max_new_tokens=self.budget.turn_tokens, temperature=self.temperature, stop=(STOP,))
+
+
+def chat_template(backend: Backend):
+    """The function that renders the first prompt: the tokenizer's chat template (as the authors' dataset code
+    renders it), or the processor's when the tokenizer has none."""
+    tokenizer = backend.tokenizer  # type: ignore[attr-defined]
+    if getattr(tokenizer, "chat_template", None):
+        return tokenizer.apply_chat_template
+    processor = getattr(backend, "processor", None)
+    template = getattr(processor, "chat_template", None)
+    if not template:
+        raise ValueError("the model has no chat template (neither its tokenizer nor its processor)")
+    return lambda messages, **kw: tokenizer.apply_chat_template(messages, chat_template=template, **kw)
+
+
+@dataclass
+class _Run:
+    """One question in flight."""
+
+    question: Question
+    reader: FrameReader
+    trajectory: Trajectory
+    first: str
+    images: list[Any]
+    pairs: list[tuple[str, str | None]] = field(default_factory=list)
+    tokens: list[int] = field(default_factory=list)
+    rounds: list[dict[str, float]] = field(default_factory=list)
+    decode_s: float = 0.0
+
+    def request(self) -> Request:
+        text = prompt_text(self.first, self.pairs)
+        return Request(text, images=tuple(self.images), formatted=True,
+                       tag=f"{self.question.qid}#{self.trajectory.round}")
+
+    def advance(self, gen: Generation, tokenizer: Any) -> None:
+        """Read the turn the backend generated; decode the clip it asked for, if any."""
+        traj, out = self.trajectory, gen.outputs[0]
+        self.rounds.append({k: round(gen.timing.get(k, 0.0), 6) for k in ("prepare_s", "generate_s")})
+        left = traj.tokens_left(gen.prompt_tokens)
+        if left <= 0:  # the prompt alone used up the response budget
+            traj.stop(END_TOTAL_TOKENS)
+            return
+        text, ids = out.text, out.token_ids
+        cut = len(ids) > left
+        if cut:
+            ids = ids[:left]
+            text = tokenizer.decode(ids, skip_special_tokens=True)
+        step = traj.step(text, cut=cut)
+        self.tokens.append(len(ids))
+        observation = step.observation
+        if observation is not None and observation.frames:
+            start = time.perf_counter()
+            self.images += self.reader.read([f.frame for f in observation.frames], traj.budget)
+            self.decode_s += time.perf_counter() - start
+        self.pairs.append((step.turn.text, observation.text(QWEN_IMAGE) if observation is not None else None))
+
+    def prediction(self) -> Prediction:
+        q, traj = self.question, self.trajectory
+        transcript = Transcript.from_trajectory(traj, self.tokens)
+        answer = transcript.answer if transcript.answer in q.letters else None
+        record = {"qid": q.qid, "answer": answer, "spans": [], "confidence": None, "mode": "agent",
+                  "end": traj.end, "frames": traj.images, "calls": traj.calls, "errors": traj.errors,
+                  "transcript": transcript.to_dict()}
+        generate = sum(r.get("generate_s", 0.0) + r.get("prepare_s", 0.0) for r in self.rounds)
+        timing = {"qid": q.qid, "rounds": self.rounds, "decode_s": round(self.decode_s, 6),
+                  "total_s": round(generate + self.decode_s, 6)}
+        return Prediction(record, timing)
+
+
+def _start(q: Question, cfg: AgentConfig, template) -> _Run:
+    start = time.perf_counter()
+    reader = FrameReader(q.video)
+    traj = Trajectory(reader.info, cfg.budget, get_prompts(cfg.prompt))
+    images = reader.read([f.frame for f in traj.overview], cfg.budget)
+    first = first_prompt(template, traj.prompts.system, traj.user_parts(question_text(q.question, q.options)))
+    return _Run(q, reader, traj, first, images, decode_s=time.perf_counter() - start)
+
+
+def agent_mode(backend: Backend, qs: Sequence[Question], cfg: ModeConfig) -> list[Prediction]:
+    """Run every question's trajectory to its end; one ``generate`` per round over the trajectories still going."""
+    agent: AgentConfig = cfg.agent
+    template = chat_template(backend)
+    runs = [_start(q, agent, template) for q in qs]
+    params = agent.sampling()
+    tokenizer = backend.tokenizer  # type: ignore[attr-defined]
+    while active := [r for r in runs if not r.trajectory.done]:
+        gens = backend.generate([r.request() for r in active], params)
+        for run, gen in zip(active, gens):
+            run.advance(gen, tokenizer)
+    return [r.prediction() for r in runs]
