@@ -72,6 +72,7 @@ trainer:
 """
 
 DURATION, FPS = 20.0, 4
+ZOOMZERO_INSTRUCTION = "Cite the time spans of your evidence in <glue>. "
 QUESTIONS = [("What colour is the square?", ("red", "green", "blue"), "A", [(6.0, 9.0)]),
              ("Which colour appears?", ("yellow", "red", "cyan"), "B", [])]
 
@@ -120,7 +121,9 @@ def agent_rows(tmp_path_factory):
         evidence = [Evidence(6.0, 9.0, options[ord(letter) - 65])]
         video = write_video(root / f"v{i}.mp4", duration=DURATION, fps=FPS, width=112, height=84, evidence=evidence)
         truth = GroundTruth(letter, options, tuple(spans), DURATION, f"q{i}", question)
-        rows.append({"prompt": question_text(question, options), "videos": [str(video)], "answer": truth.to_json()})
+        # a Zoom-Zero style row prompt: the agent shows question_text of the answer JSON instead (one protocol)
+        prompt = "<video>" + ZOOMZERO_INSTRUCTION + question_text(question, options).removeprefix("<video>")
+        rows.append({"prompt": prompt, "videos": [str(video)], "answer": truth.to_json()})
     path = root / "rows.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
@@ -209,6 +212,15 @@ def test_every_sample_follows_its_script_and_ends_as_the_protocol_says(step):
     assert (by[1, 0]["turns"], by[1, 0]["calls"], by[1, 0]["end"]) == (5, 4, "last_round_call")
     assert (by[1, 2]["calls"], by[1, 2]["errors"], by[1, 2]["end"]) == (0, 1, "answer")
     assert all(not s["truncated"] for s in stats)
+
+
+def test_the_first_prompt_is_the_agents_own(step, easyr1_tokenizer):
+    first = step.trainer.engine.calls[0]["text"]
+    system = get_prompts("train").system
+    question, options, *_ = QUESTIONS[0]
+    assert first.startswith(f"<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n<frame0_time0.00s>")
+    assert question_text(question, options).removeprefix("<video>") in first and ZOOMZERO_INSTRUCTION not in first
+    assert first.count(QWEN_IMAGE) == 10, "a 20-s video at 0.5 fps: 10 overview frames"
 
 
 def test_one_engine_call_per_round(step):
@@ -345,11 +357,11 @@ def expected_budget(tokenizer, video):
     """Tokens of question 0 / sample 2's first two turns and first observation, from the protocol's own texts:
     a budget that holds them and 5 more tokens, so its second observation (an error text) cannot fit."""
     from zoomzero_plugin.agent import Trajectory
-    from zoomzero_plugin.agent.frames import probe
+    from zoomzero_plugin.agent.frames import FrameReader
     from zoomzero_plugin.agent.render import IM_END, observation_block
 
     turns = SCRIPTS[0][2]
-    trajectory = Trajectory(probe(str(video)), prompts=get_prompts("train"))
+    trajectory = Trajectory(FrameReader(str(video)).info, prompts=get_prompts("train"))
     observation = trajectory.step(turns[0]).observation
     text = IM_END + observation_block(observation.text(QWEN_IMAGE))
     obs_tokens = len(tokenizer.encode(text, add_special_tokens=False)) + len(observation.frames) * (12 - 1)
@@ -364,15 +376,17 @@ def truncated(agent_recipe, agent_rows, easyr1_tokenizer, easyr1_processor, tiny
 
     from verl.protocol import DataProto
     from verl.utils.dataset import collate_fn
-    from zoomzero_plugin.hosts.easyr1.generation import RoutedWorkerGroup
+    from zoomzero_plugin.hosts.easyr1.generation import RoutedWorkerGroup, mark_row_fields
     from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import ROLLOUT
     from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
 
     video = json.loads(agent_rows.read_text().splitlines()[0])["videos"][0]
     total = expected_budget(easyr1_tokenizer, video)
     config = load(agent_recipe)
-    dataset = rlhf_dataset(config, easyr1_tokenizer, easyr1_processor)
-    batch = DataProto.from_single_dict(next(iter(StatefulDataLoader(dataset, batch_size=2, collate_fn=collate_fn))),
+    loader = StatefulDataLoader(rlhf_dataset(config, easyr1_tokenizer, easyr1_processor), batch_size=2,
+                                collate_fn=collate_fn)
+    mark_row_fields([loader], ROLLOUT.row_fields)  # what the trainer's __init__ does for the rollout
+    batch = DataProto.from_single_dict(next(iter(loader)),
                                        meta_info={"min_pixels": 3136, "max_pixels": 12544, "video_fps": 0.5})
     gen = batch.pop(batch_keys=["input_ids", "attention_mask", "position_ids"],
                     non_tensor_batch_keys=["raw_prompt_ids", "multi_modal_data"],

@@ -6,6 +6,12 @@ marks the batch's ``meta_info`` with the rollout's name and options (:data:`ROLL
 group, so EasyR1's own dispatch (data-parallel chunks, padding) is unchanged. Rollout hooks run with the real
 worker group (:func:`unrouted`): the zoom pass is a plain single-turn generation.
 
+Per-row fields: EasyR1 sends ``generate_sequences`` only the prompt ids and ``multi_modal_data`` of each row. For a
+rollout that needs more of the row (its ``row_fields``, e.g. the ground truth's question and options), the trainer's
+datasets are marked when the trainer is built (before any data-loader worker starts) and the wrapped
+``RLHFDataset.__getitem__`` copies those fields into the row's ``multi_modal_data`` under :data:`ROW_FIELDS_KEY`
+(EasyR1 reads only its ``images``/``videos`` keys).
+
 Worker side: the wrapped ``FSDPWorker.generate_sequences`` reads the mark and, for the length of EasyR1's own
 ``generate_sequences`` (end-of-sequence ids, the tensor-parallel gather and scatter, the copy to CPU), puts the
 plugin rollout in place of ``self.rollout``. The plugin gets a :class:`RolloutWorker`, whose :meth:`~RolloutWorker.round`
@@ -29,6 +35,8 @@ from .hookspecs import Rollout
 from .state import current_host
 
 ROLLOUT_KEY = "easyr1_rollout"  # meta_info: {"name": rollout name, "options": {...}}
+ROW_FIELDS_KEY = "easyr1_row_fields"  # multi_modal_data: {field: value} for the rollout's row_fields
+_ROW_FIELDS_ATTR = "_easyr1_row_fields"  # on a dataset: which fields its items carry into multi_modal_data
 
 
 # -- driver ------------------------------------------------------------------------------------------------
@@ -76,6 +84,31 @@ def unrouted(trainer: Any) -> Iterator[None]:
         yield
     finally:
         trainer.actor_rollout_ref_wg = group
+
+
+def mark_row_fields(dataloaders: Sequence[Any], fields: Sequence[str]) -> None:
+    """Make the datasets behind ``dataloaders`` copy ``fields`` into each item's ``multi_modal_data``."""
+    for loader in dataloaders:
+        dataset = getattr(loader, "dataset", None)
+        if dataset is not None:
+            setattr(dataset, _ROW_FIELDS_ATTR, tuple(fields))
+
+
+def wrap_dataset_getitem(original: Callable) -> Callable:
+    def __getitem__(self, index):
+        example = original(self, index)
+        fields = getattr(self, _ROW_FIELDS_ATTR, ())
+        media = example.get("multi_modal_data")
+        if fields and isinstance(media, dict):
+            example["multi_modal_data"] = {**media, ROW_FIELDS_KEY: {f: example.get(f) for f in fields}}
+        return example
+
+    return __getitem__
+
+
+def row_fields(multi_modal_data: Any) -> dict[str, Any]:
+    """The row fields the host put into one row's ``multi_modal_data`` (empty when none)."""
+    return dict((multi_modal_data or {}).get(ROW_FIELDS_KEY) or {})
 
 
 # -- worker ------------------------------------------------------------------------------------------------

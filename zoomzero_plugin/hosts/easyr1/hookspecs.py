@@ -67,7 +67,9 @@ class Rollout:
     (observations) sit inside a response.
 
     ``metrics(batch, reward_metrics)`` (driver, optional) turns a generated batch and the reward function's
-    per-response values into logged metrics (name → value).
+    per-response values into logged metrics (name → value). ``row_fields``: fields of EasyR1's dataset items
+    (e.g. ``ground_truth``) the rollout needs per prompt; EasyR1 keeps them out of the generation batch, so the
+    host copies them into each row's ``multi_modal_data`` under :data:`~.generation.ROW_FIELDS_KEY`.
     """
 
     name: str
@@ -75,6 +77,7 @@ class Rollout:
     generate: Callable[[Any, Any, Mapping[str, Any]], Any]
     metrics: Callable[[Any, Mapping[str, Sequence[Any]]], Mapping[str, float]] | None = None
     summary: str = ""
+    row_fields: tuple[str, ...] = ()
 
 
 class RolloutHook(Protocol):

@@ -96,6 +96,16 @@ SEAMS: tuple[Seam, ...] = (
         breaks="multi-turn video rollouts (workers would try to open a dict as image bytes)",
     ),
     Seam(
+        name="dataset.RLHFDataset.__getitem__",
+        module="verl.utils.dataset",
+        targets=("RLHFDataset.__getitem__",),
+        params=("self", "index"),
+        wrap=generation.wrap_dataset_getitem,
+        why="EasyR1 sends generate_sequences only prompt ids and media; a plugin rollout's row fields (the "
+        "VideoZoomer rollout reads the question and options of the ground truth) ride in multi_modal_data",
+        breaks="plugin rollouts that need row fields (the VideoZoomer first prompt)",
+    ),
+    Seam(
         name="fsdp_workers.FSDPWorker.generate_sequences",
         module="verl.workers.fsdp_workers",
         targets=("FSDPWorker.generate_sequences",),

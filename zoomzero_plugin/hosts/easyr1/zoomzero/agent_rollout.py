@@ -4,8 +4,10 @@ Runs in each rollout worker on its share of the prompts (a :class:`~..hookspecs.
 trainer's generation here when ``reward_function_kwargs.agent`` is set). The protocol is the agent's own
 (:mod:`zoomzero_plugin.agent`: one environment for evaluation, SFT export and this rollout):
 
-1. The first prompt: the authors' system prompt and the row's question, its ``<video>`` replaced by the labelled
-   overview frames (images, as frame references).
+1. The first prompt: the authors' system prompt and the question, its ``<video>`` replaced by the labelled
+   overview frames (images, as frame references). The question is ``question_text(question, options)`` of the
+   row's answer JSON — the text agent evaluation and the SFT export show — or, for a row whose answer holds no
+   question (a bare letter), the row's own prompt as EasyR1 rendered it.
 2. Rounds: ONE engine call over all active trajectories (round 0: the prompts with ``n`` samples each, after
    that ``n = 1`` per trajectory), stopping at ``</video_zoom>``; each turn goes through
    :meth:`~zoomzero_plugin.agent.Trajectory.step`; a call's clip (or an error text) becomes an observation turn
@@ -22,19 +24,20 @@ Per-sample statistics travel in ``non_tensor_batch["agent_stats"]``; :func:`metr
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from zoomzero_plugin.agent import END_TOTAL_TOKENS, AgentRewardConfig, Trajectory, get_prompts
+from zoomzero_plugin.agent import END_TOTAL_TOKENS, AgentRewardConfig, Trajectory, get_prompts, question_text
 from zoomzero_plugin.agent.protocol import STOP
 from zoomzero_plugin.agent.render import IM_END, QWEN_IMAGE, first_prompt, observation_block
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.prompts import VIDEO_PLACEHOLDER
 
 from .. import frame_refs
+from ..generation import row_fields
 from ..hookspecs import Rollout
 from ..recipe import head_rows
 from ..multiturn import Conversation, Layout, Piece, assemble, merged_grid
@@ -43,6 +46,16 @@ from .options import AgentOptions
 NAME = "videozoomer"
 STATS_KEY = "agent_stats"  # non_tensor_batch: one dict per sample (see Sample.stats)
 _USER_HEAD, _VIDEO = "<|im_start|>user\n", "<|vision_start|><|video_pad|><|vision_end|>"
+
+
+def user_text(truth: Any, fallback: Callable[[], str]) -> str:
+    """The first user turn's text: the ground truth's question and options when it has them (see the module
+    docstring), else ``fallback()`` (the row's own prompt). ValueError when the ground truth is unreadable."""
+    if truth is not None and not (isinstance(truth, str) and len(truth.strip()) <= 1):
+        parsed = GroundTruth.parse(truth)
+        if parsed.question.strip():
+            return question_text(parsed.question, parsed.options)
+    return fallback()
 
 
 def question_of(prompt_text: str) -> str:
@@ -117,7 +130,8 @@ class AgentRollout:
             raise ValueError(f"the VideoZoomer rollout needs one video file per row, got {videos!r}")
         video = videos[0]
         info = frame_refs.CACHE.reader(video).info
-        question = question_of(self.tokenizer.decode(list(prompt_ids), skip_special_tokens=False))
+        truth = row_fields(media).get("ground_truth")
+        question = user_text(truth, lambda: question_of(self.tokenizer.decode(list(prompt_ids), skip_special_tokens=False)))
         samples = []
         for _ in range(n):
             trajectory = Trajectory(info, self.budget, self.prompts)
@@ -137,16 +151,23 @@ class AgentRollout:
         return min(self.budget.turn_tokens, self.total - sample.conversation.response_tokens)
 
     def take(self, sample: Sample, tokens: list[int], logprobs: list[float] | None) -> None:
-        """Append a sampled turn, step the environment and append its observation when it fits."""
-        limit = self.limit(sample)
+        """Append a sampled turn, step the environment and append its observation when it fits.
+
+        A turn the total budget stopped (it ran to what was left of ``total_tokens`` without ending) is ``cut``:
+        it ends the trajectory (an answer it holds counts, a call is not run), as in agent evaluation."""
+        left = self.total - sample.conversation.response_tokens
+        limit = min(self.budget.turn_tokens, left)
+        ended = bool(tokens) and tokens[-1] in self.eos
+        body = tokens[:-1] if ended else tokens
+        text = self.tokenizer.decode(body[:limit], skip_special_tokens=False)
+        stopped = len(tokens) > limit or (len(tokens) == limit and not ended and not text.endswith(STOP))
+        cut = stopped and left <= self.budget.turn_tokens
         tokens, logprobs = tokens[:limit], (logprobs[:limit] if logprobs is not None else None)
         sample.conversation.response.append(Piece(tokens, sampled=True, logprobs=logprobs))
         sample.turn_tokens.append(len(tokens))
-        body = tokens[:-1] if tokens and tokens[-1] in self.eos else tokens
-        step = sample.trajectory.step(self.tokenizer.decode(body, skip_special_tokens=False))
+        step = sample.trajectory.step(text, cut=cut)
+        sample.truncated = cut
         if step.observation is None:
-            if len(tokens) == limit and sample.conversation.response_tokens >= self.total:
-                sample.truncated = True
             return
         frames = [f.frame for f in step.observation.frames]
         text = IM_END + observation_block(step.observation.text(QWEN_IMAGE))
@@ -240,7 +261,7 @@ def metrics(batch: Any, reward_metrics: Mapping[str, Sequence[Any]]) -> dict[str
 
 
 ROLLOUT = Rollout(
-    name=NAME, options=select, generate=generate, metrics=metrics,
+    name=NAME, options=select, generate=generate, metrics=metrics, row_fields=("ground_truth",),
     summary="VideoZoomer: n multi-turn <video_zoom> trajectories per prompt (overview, <= 4 clips, <= 5 rounds), "
     "one engine call per round; observations in the sequence, out of the loss; M-RoPE over the whole sequence",
 )
@@ -285,8 +306,8 @@ def _local_processor(config: Any) -> tuple[Any, Any] | None:
 
 
 def row_problems(config: Any, rows: Sequence[Mapping[str, Any]], split: str) -> list[str]:
-    """Rows the VideoZoomer rollout cannot start from: not one video, no ``<video>``, no answer letter, or a
-    first prompt longer than data.max_prompt_length."""
+    """Rows the VideoZoomer rollout cannot start from: not one video, no answer letter, or a first prompt longer
+    than data.max_prompt_length."""
     data, options = config.data, AgentOptions.from_kwargs(config.worker.reward.reward_function_kwargs or {})
     loaded = _local_processor(config)
     problems = []
@@ -297,11 +318,9 @@ def row_problems(config: Any, rows: Sequence[Mapping[str, Any]], split: str) -> 
         if not isinstance(videos, list) or len(videos) != 1:
             problems.append(f"{where}: the VideoZoomer rollout needs exactly one video in '{data.video_key}', got {videos!r}")
             continue
-        if prompt.count(VIDEO_PLACEHOLDER) != 1:
-            problems.append(f"{where}: the prompt needs exactly one '{VIDEO_PLACEHOLDER}' (where the overview frames go)")
-            continue
         try:
             _truth(row.get(data.answer_key))
+            text = user_text(row.get(data.answer_key), lambda: prompt)
         except ValueError as e:
             problems.append(f"{where}: data.answer_key '{data.answer_key}' holds no answer letter ({e})")
             continue
@@ -309,7 +328,7 @@ def row_problems(config: Any, rows: Sequence[Mapping[str, Any]], split: str) -> 
             continue
         video = os.path.join(data.image_dir, videos[0]) if data.image_dir else videos[0]
         try:
-            measured = measure_first_prompt(*loaded, video, prompt, options)
+            measured = measure_first_prompt(*loaded, video, text, options)
         except Exception as e:  # noqa: BLE001 - reported (an unreadable video is reported by the host too)
             problems.append(f"{where}: cannot measure the first prompt ({type(e).__name__}: {e})")
             continue
@@ -352,7 +371,8 @@ def describe(config: Any, options: AgentOptions) -> dict[str, Any]:
         if loaded is not None:
             video = row[config.data.video_key][0]
             video = os.path.join(config.data.image_dir, video) if config.data.image_dir else video
-            m = measure_first_prompt(*loaded, video, str(row[config.data.prompt_key]), options)
+            text = user_text(row.get(config.data.answer_key), lambda: str(row[config.data.prompt_key]))
+            m = measure_first_prompt(*loaded, video, text, options)
             out["first prompt"] = (f"train row 0: {m.frames} overview frames x {m.tokens_per_frame} tokens + "
                                    f"{m.text_tokens} text = {m.tokens} tokens (data.max_prompt_length "
                                    f"{config.data.max_prompt_length})")
