@@ -155,14 +155,8 @@ class RolloutWorker:
         self.tokenizer, self.processor = worker.tokenizer, worker.processor
         self.rollout = rollout  # EasyR1's vLLMRollout
         self.config = rollout.config  # RolloutConfig: prompt_length, response_length, n, temperature…
-
-    @property
-    def prompt_length(self) -> int:
-        return int(self.config.prompt_length)
-
-    @property
-    def response_length(self) -> int:
-        return int(self.config.response_length)
+        self.prompt_length = int(self.config.prompt_length)  # the batch's widths
+        self.response_length = int(self.config.response_length)
 
     def default_n(self) -> int:
         return int(self.rollout.sampling_params.n)
@@ -179,7 +173,7 @@ class RolloutWorker:
 
         k = len(raw_prompt_ids)
         ids = np.empty(k, dtype=object)
-        ids[:] = [list(map(int, p)) for p in raw_prompt_ids]
+        ids[:] = [p if isinstance(p, list) else list(p) for p in raw_prompt_ids]
         non_tensors: dict[str, np.ndarray] = {"raw_prompt_ids": ids}
         if multi_modal_data is not None:
             media = np.empty(k, dtype=object)
@@ -191,11 +185,15 @@ class RolloutWorker:
             non_tensors=non_tensors, meta_info=copy.deepcopy(dict(meta_info)),
         )
         recorder = _Recorder(self.rollout.inference_engine)
+        width = self.config.response_length
         self.rollout.inference_engine = recorder
+        # EasyR1 pads every output to the response width; a round's output is only read here: pad it to the round
+        self.config.response_length = int(meta_info.get("max_tokens") or width)
         try:
             self.rollout.generate_sequences(batch)
         finally:
             self.rollout.inference_engine = recorder.engine
+            self.config.response_length = width
         if recorder.outputs is None or len(recorder.outputs) != k:
             raise RuntimeError(f"the rollout engine answered {0 if recorder.outputs is None else len(recorder.outputs)} "
                                f"prompts of {k}")

@@ -67,27 +67,29 @@ class Piece:
         return len(self.ids) + sum(h * w - 1 for h, w in self.grids)
 
 
-@dataclass
 class Conversation:
-    """A first prompt (never sampled) and the response's pieces in order."""
+    """A first prompt (never sampled) and the response's pieces in order (add them with :meth:`append`)."""
 
-    prompt: Piece
-    response: list[Piece] = field(default_factory=list)
+    def __init__(self, prompt: Piece, pieces: Sequence[Piece] = ()):
+        self.prompt, self.response = prompt, []
+        self._raw, self._images = list(prompt.ids), list(prompt.images)
+        self.response_tokens = 0  # response length after expansion
+        for piece in pieces:
+            self.append(piece)
+
+    def append(self, piece: Piece) -> None:
+        self.response.append(piece)
+        self._raw += piece.ids
+        self._images += piece.images
+        self.response_tokens += piece.tokens
 
     def raw_ids(self) -> list[int]:
-        """Prompt and response so far, as the engine reads them (one token per image)."""
-        out = list(self.prompt.ids)
-        for piece in self.response:
-            out += piece.ids
-        return out
+        """Prompt and response so far, as the engine reads them (one token per image). Do not modify it."""
+        return self._raw
 
     def images(self) -> list[Any]:
-        return [im for piece in (self.prompt, *self.response) for im in piece.images]
-
-    @property
-    def response_tokens(self) -> int:
-        """Response length after expansion."""
-        return sum(p.tokens for p in self.response)
+        """The media so far, in order. Do not modify it."""
+        return self._images
 
 
 def merged_grid(image_processor: Any, width: int, height: int) -> tuple[int, int]:
@@ -169,7 +171,7 @@ def assemble(conversations: Sequence[Conversation], layout: Layout, sampled_log_
         positions[i, 1:, lo:hi] = rope[:, o : o + n]
         if hi < width:  # right padding continues each row's positions, as EasyR1's rollout does
             positions[i, :, hi:] = positions[i, :, hi - 1 : hi] + torch.arange(1, width - hi + 1)
-        media[i] = {"images": conversations[i].images()}
+        media[i] = {"images": list(conversations[i].images())}
         media_uid[i] = uuid.uuid4().hex
     tensors = {
         "prompts": input_ids[:, :width_p],

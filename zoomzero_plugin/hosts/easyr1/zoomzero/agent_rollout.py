@@ -35,6 +35,7 @@ from zoomzero_plugin.agent.protocol import STOP
 from zoomzero_plugin.agent.render import IM_END, QWEN_IMAGE, first_prompt, observation_block
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.prompts import VIDEO_PLACEHOLDER
+from zoomzero_plugin.token_masks import decode_rows
 
 from .. import frame_refs
 from ..generation import row_fields
@@ -42,6 +43,7 @@ from ..hookspecs import Rollout
 from ..recipe import head_rows
 from ..multiturn import Conversation, Layout, Piece, assemble, merged_grid
 from .options import AgentOptions
+from .zoom_hook import encode_rows
 
 NAME = "videozoomer"
 STATS_KEY = "agent_stats"  # non_tensor_batch: one dict per sample (see Sample.stats)
@@ -118,10 +120,7 @@ class AgentRollout:
 
     def refs(self, video: str, frames: Sequence[int]) -> list[dict[str, Any]]:
         b = self.budget
-        return [frame_refs.frame_ref(video, frames, k, b.frame_max_pixels, b.frame_min_pixels) for k in range(len(frames))]
-
-    def encode(self, text: str) -> list[int]:
-        return self.tokenizer.encode(text, add_special_tokens=False)
+        return frame_refs.frame_refs(video, frames, b.frame_max_pixels, b.frame_min_pixels)
 
     def start(self, prompt_ids: Sequence[int], media: Mapping[str, Any], n: int) -> list[Sample]:
         """``n`` fresh trajectories of one row (same first prompt and overview)."""
@@ -132,52 +131,56 @@ class AgentRollout:
         info = frame_refs.CACHE.reader(video).info
         truth = row_fields(media).get("ground_truth")
         question = user_text(truth, lambda: question_of(self.tokenizer.decode(list(prompt_ids), skip_special_tokens=False)))
-        samples = []
-        for _ in range(n):
-            trajectory = Trajectory(info, self.budget, self.prompts)
-            overview = [f.frame for f in trajectory.overview]
-            if not samples:
-                first = frame_refs.CACHE.group(video, overview, self.budget.frame_max_pixels, self.budget.frame_min_pixels)
-                grid = merged_grid(self.processor.image_processor, first[0].width, first[0].height)
-                text = first_prompt(self.tokenizer.apply_chat_template, self.prompts.system,
-                                    trajectory.user_parts(question), QWEN_IMAGE)
-                ids = self.encode(text)
-            piece = Piece(list(ids), sampled=False, images=self.refs(video, overview), grids=[grid] * len(overview))
-            samples.append(Sample(trajectory, Conversation(piece), video, grid))
-        return samples
+        trajectories = [Trajectory(info, self.budget, self.prompts) for _ in range(n)]
+        overview = [f.frame for f in trajectories[0].overview]
+        refs = self.refs(video, overview)
+        first = frame_refs.CACHE.image(refs[0])
+        grid = merged_grid(self.processor.image_processor, first.width, first.height)
+        text = first_prompt(self.tokenizer.apply_chat_template, self.prompts.system,
+                            trajectories[0].user_parts(question), QWEN_IMAGE)
+        piece = Piece(self.tokenizer.encode(text, add_special_tokens=False), sampled=False, images=refs,
+                      grids=[grid] * len(overview))
+        return [Sample(t, Conversation(piece), video, grid) for t in trajectories]
 
     def limit(self, sample: Sample) -> int:
         """Tokens the sample's next turn may generate."""
         return min(self.budget.turn_tokens, self.total - sample.conversation.response_tokens)
 
-    def take(self, sample: Sample, tokens: list[int], logprobs: list[float] | None) -> None:
-        """Append a sampled turn, step the environment and append its observation when it fits.
+    def advance(self, samples: Sequence[Sample], completions: Sequence[Any]) -> None:
+        """Read one round: append each sample's sampled turn, step its environment, and append the observation
+        when it fits (turns decoded and observations encoded in one batch each).
 
         A turn the total budget stopped (it ran to what was left of ``total_tokens`` without ending) is ``cut``:
         it ends the trajectory (an answer it holds counts, a call is not run), as in agent evaluation."""
-        left = self.total - sample.conversation.response_tokens
-        limit = min(self.budget.turn_tokens, left)
-        ended = bool(tokens) and tokens[-1] in self.eos
-        body = tokens[:-1] if ended else tokens
-        text = self.tokenizer.decode(body[:limit], skip_special_tokens=False)
-        stopped = len(tokens) > limit or (len(tokens) == limit and not ended and not text.endswith(STOP))
-        cut = stopped and left <= self.budget.turn_tokens
-        tokens, logprobs = tokens[:limit], (logprobs[:limit] if logprobs is not None else None)
-        sample.conversation.response.append(Piece(tokens, sampled=True, logprobs=logprobs))
-        sample.turn_tokens.append(len(tokens))
-        step = sample.trajectory.step(text, cut=cut)
-        sample.truncated = cut
-        if step.observation is None:
-            return
-        frames = [f.frame for f in step.observation.frames]
-        text = IM_END + observation_block(step.observation.text(QWEN_IMAGE))
-        observation = Piece(self.encode(text), sampled=False, images=self.refs(sample.video, frames),
-                            grids=[sample.grid] * len(frames))
-        if sample.conversation.response_tokens + observation.tokens + 1 > self.total:
-            sample.truncated = True
-            sample.trajectory.stop(END_TOTAL_TOKENS)
-            return
-        sample.conversation.response.append(observation)
+        turns = []
+        for sample, c in zip(samples, completions):
+            left = self.total - sample.conversation.response_tokens
+            limit = min(self.budget.turn_tokens, left)
+            ended = bool(c.token_ids) and c.token_ids[-1] in self.eos
+            turns.append((left, limit, ended, (c.token_ids[:-1] if ended else c.token_ids)[:limit]))
+        texts = decode_rows(self.tokenizer, [body for *_, body in turns], skip_special_tokens=False)
+        observed = []
+        for sample, c, (left, limit, ended, _), text in zip(samples, completions, turns, texts):
+            tokens = c.token_ids
+            stopped = len(tokens) > limit or (len(tokens) == limit and not ended and not text.endswith(STOP))
+            cut = stopped and left <= self.budget.turn_tokens
+            logprobs = c.logprobs[:limit] if c.logprobs is not None else None
+            sample.conversation.append(Piece(list(tokens[:limit]), sampled=True, logprobs=logprobs))
+            sample.turn_tokens.append(min(len(tokens), limit))
+            sample.truncated = cut
+            step = sample.trajectory.step(text, cut=cut)
+            if step.observation is not None:
+                observed.append((sample, step.observation))
+        ids = encode_rows(self.tokenizer, [IM_END + observation_block(o.text(QWEN_IMAGE)) for _, o in observed])
+        for (sample, observation), obs_ids in zip(observed, ids):
+            frames = [f.frame for f in observation.frames]
+            piece = Piece(obs_ids, sampled=False, images=self.refs(sample.video, frames) if frames else [],
+                          grids=[sample.grid] * len(frames))
+            if sample.conversation.response_tokens + piece.tokens + 1 > self.total:  # no room: end at this turn
+                sample.truncated = True
+                sample.trajectory.stop(END_TOTAL_TOKENS)
+            else:
+                sample.conversation.append(piece)
 
     # -- the rollout ---------------------------------------------------------------------------------------
 
@@ -207,15 +210,12 @@ class AgentRollout:
         outputs = self.worker.round([s.conversation.raw_ids() for s in first],
                                     [{"images": s.conversation.images()} for s in first],
                                     self.sampling(meta_info, n, round_max))
-        for group, completions in zip(groups, outputs):
-            for sample, c in zip(group, completions):
-                self.take(sample, c.token_ids, c.logprobs)
+        self.advance(samples, [c for completions in outputs for c in completions])
         while active := [s for s in samples if s.active]:
             outputs = self.worker.round([s.conversation.raw_ids() for s in active],
                                         [{"images": s.conversation.images()} for s in active],
                                         self.sampling(meta_info, 1, max(self.limit(s) for s in active)))
-            for sample, completions in zip(active, outputs):
-                self.take(sample, completions[0].token_ids, completions[0].logprobs)
+            self.advance(active, [completions[0] for completions in outputs])
         built = assemble([s.conversation for s in samples], self.layout, self.options.sampling_logprobs)
         stats = np.empty(len(samples), dtype=object)
         stats[:] = [s.stats() for s in samples]
