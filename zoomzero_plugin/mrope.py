@@ -36,18 +36,21 @@ def image_positions(lengths: np.ndarray, starts: np.ndarray, grids: np.ndarray) 
         if np.any(np.searchsorted(ends, starts, "right") != np.searchsorted(ends, starts + sizes - 1, "right")):
             raise ValueError("an image's placeholder tokens run past the end of its sequence")
     step = np.ones(n, dtype=np.int64)  # how far each token moves the position of the next one
-    if starts.size:
-        block = np.repeat(np.arange(starts.size), sizes)  # image of each placeholder token
-        offset = np.arange(block.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)  # index inside its image
-        flat = starts[block] + offset
-        step[flat] = 0
-        step[starts + sizes - 1] = grids.max(axis=1)
-    base = np.cumsum(step) - step  # exclusive: the position of each token before its image offset
+    groups = []  # per distinct grid: its images' token indices (K_g, h·w) and row/column patterns
+    for (h, w) in {tuple(g) for g in grids.tolist()}:
+        mine = starts[(grids[:, 0] == h) & (grids[:, 1] == w)]
+        tokens = mine[:, None] + np.arange(h * w)
+        step[tokens] = 0
+        step[mine + h * w - 1] = max(h, w)
+        groups.append((mine, tokens, np.repeat(np.arange(h), w), np.tile(np.arange(w), h)))
+    base = np.cumsum(step)
+    base -= step  # exclusive: a token's position; constant over an image (its tokens step 0 until the last)
     first = np.cumsum(lengths) - lengths
     base -= np.repeat(base[first[lengths > 0]], lengths[lengths > 0])
-    out = np.broadcast_to(base, (3, n)).copy()
-    if starts.size:
-        width = grids[block, 1]
-        out[1, flat] += offset // width
-        out[2, flat] += offset % width
+    out = np.empty((3, n), dtype=np.int64)
+    out[:] = base
+    for mine, tokens, rows, cols in groups:
+        at = base[mine][:, None]
+        out[1, tokens] = at + rows
+        out[2, tokens] = at + cols
     return out

@@ -43,16 +43,21 @@ def test_assemble_lays_out_ids_masks_positions_and_media_by_hand():
     assert torch.equal(t["prompts"], t["input_ids"][:, :6]) and torch.equal(t["responses"], t["input_ids"][:, 6:])
     pos = t["position_ids"][0]
     # text row: 0..9 over the real tokens; M-RoPE: 1 -> 0, image 1x2 at 1 -> (1,1,1),(1,1,2), then 2 -> 3, 3 -> 4,
-    # 4 -> 5, 5 -> 6, image 2x1 at 7 -> (7,7,7),(7,8,7), then 6 -> 9; right pads continue each row from its last value
-    assert pos[0].tolist() == [0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]
-    assert pos[1].tolist() == [0, 0, 0, 1, 1, 3, 4, 5, 6, 7, 7, 9, 10, 11, 12, 13]
-    assert pos[2].tolist() == [0, 0, 0, 1, 1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]
-    assert pos[3].tolist() == [0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 7, 9, 10, 11, 12, 13]
+    # 4 -> 5, 5 -> 6, image 2x1 at 7 -> (7,7,7),(7,8,7), then 6 -> 9; padding 0
+    assert pos[0].tolist() == [0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 0, 0, 0]
+    assert pos[1].tolist() == [0, 0, 0, 1, 1, 3, 4, 5, 6, 7, 7, 9, 0, 0, 0, 0]
+    assert pos[2].tolist() == [0, 0, 0, 1, 1, 3, 4, 5, 6, 7, 8, 9, 0, 0, 0, 0]
+    assert pos[3].tolist() == [0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 7, 9, 0, 0, 0, 0]
     assert t["input_ids"][1].tolist() == [0] * 5 + [7, 8] + [0] * 9
     assert t["response_mask"][1].tolist() == [1] + [0] * 9
     media = out["non_tensors"]
     assert [m["images"] for m in media["multi_modal_data"]] == [["a0", "a1"], []]
     assert len(set(media["media_uid"])) == 2
+
+
+def test_assemble_in_chunks_gives_the_same_batch():
+    whole, pieces = assemble(conversations() * 3, LAYOUT)["tensors"], assemble(conversations() * 3, LAYOUT, chunk=2)["tensors"]
+    assert all(torch.equal(whole[k], pieces[k]) for k in whole)
 
 
 def test_assemble_refuses_what_does_not_fit_or_does_not_add_up():
@@ -199,3 +204,21 @@ def test_a_recipe_may_enable_one_rollout_only():
     assert host.rollout_for(SimpleNamespace(both=False)) == (ROLLOUT, {"k": 1})
     with pytest.raises(PluginError, match="several rollouts \\(demo, other\\)"):
         host.rollout_for(SimpleNamespace(both=True))
+
+
+def test_segment_encoder_equals_the_tokenizer_on_observation_texts(easyr1_tokenizer):
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from zoomzero_plugin.hosts.easyr1.multiturn import SegmentEncoder
+
+    pieces = st.sampled_from(["<|im_end|>", "<|im_start|>user\n", "<frame0_time1.50s>", "<|vision_start|>",
+                              "<|image_pad|>", "<|vision_end|>", "Error: x", " \n", "<tool_response>", "ü", "<|im"])
+    encoder = SegmentEncoder(easyr1_tokenizer)
+
+    @settings(max_examples=80)
+    @given(st.lists(st.lists(pieces, max_size=12).map("".join), min_size=1, max_size=4))
+    def check(texts):
+        assert encoder(texts) == [easyr1_tokenizer.encode(t, add_special_tokens=False) for t in texts]
+
+    check()

@@ -104,6 +104,61 @@ def merged_grid(image_processor: Any, width: int, height: int) -> tuple[int, int
     return h // (patch * merge), w // (patch * merge)
 
 
+class SegmentEncoder:
+    """``tokenizer.encode(text, add_special_tokens=False)`` for many similar texts: the text between special tokens
+    is encoded once per distinct segment (a fast tokenizer splits on its special tokens before anything else, so
+    segments never merge across them), and checked against the full encoding of the first text it sees.
+
+    Observation turns repeat the same instructions around different frame labels: most segments are cached.
+    """
+
+    def __init__(self, tokenizer: Any):
+        self.tokenizer = tokenizer
+        added = getattr(tokenizer, "added_tokens_encoder", {}) or {}  # every token it splits on before encoding
+        self.specials = {s: int(i) for s, i in added.items() if s}
+        self._cache: dict[str, list[int]] = {}
+        self._checked: bool | None = None  # None: not yet compared with the full encoding
+
+    def _split(self, text: str) -> list[str | int]:
+        """Text segments and special token ids, in order (linear: one ``find`` per special per occurrence)."""
+        out: list[str | int] = []
+        pos, n = 0, len(text)
+        nexts = {s: i for s in self.specials if (i := text.find(s)) >= 0}
+        while pos < n:
+            if not nexts:
+                out.append(text[pos:])
+                break
+            s = min(nexts, key=nexts.__getitem__)
+            i = nexts[s]
+            if i > pos:
+                out.append(text[pos:i])
+            out.append(self.specials[s])
+            pos = i + len(s)
+            for t, j in list(nexts.items()):
+                if j < pos:
+                    j = text.find(t, pos)
+                    if j < 0:
+                        del nexts[t]
+                    else:
+                        nexts[t] = j
+        return out
+
+    def __call__(self, texts: Sequence[str]) -> list[list[int]]:
+        split = [self._split(t) for t in texts]
+        missing = list({p for parts in split for p in parts if isinstance(p, str) and p not in self._cache})
+        if missing:
+            backend = getattr(self.tokenizer, "_tokenizer", None)
+            encoded = ([e.ids for e in backend.encode_batch(missing, add_special_tokens=False)] if backend is not None
+                       else self.tokenizer(missing, add_special_tokens=False)["input_ids"])
+            self._cache.update(zip(missing, encoded))
+        out = [[i for p in parts for i in (self._cache[p] if isinstance(p, str) else (p,))] for parts in split]
+        if self._checked is None and texts:
+            self._checked = out[0] == self.tokenizer.encode(texts[0], add_special_tokens=False)
+        if not self._checked:  # a tokenizer that merges across its special tokens: encode whole texts
+            return [self.tokenizer.encode(t, add_special_tokens=False) for t in texts]
+        return out
+
+
 @dataclass(frozen=True)
 class Layout:
     """Token ids and widths: the processor's image placeholder and the batch's fixed widths."""
@@ -132,8 +187,13 @@ def _expand(pieces: Sequence[Piece], image_token_id: int) -> tuple[np.ndarray, n
     return np.repeat(raw, counts), np.repeat(sampled, counts), np.repeat(logprob, counts), starts, grids
 
 
-def assemble(conversations: Sequence[Conversation], layout: Layout, sampled_log_probs: bool = False) -> dict[str, Any]:
+def assemble(conversations: Sequence[Conversation], layout: Layout, sampled_log_probs: bool = False,
+             chunk: int = 64) -> dict[str, Any]:
     """Tensors and per-sample fields of a batch of conversations (see the module docstring for the layout).
+
+    Padding (left of a prompt, right of a response) gets id ``pad_token_id``, masks 0 and position 0: nothing
+    reads it (EasyR1 drops it before a padding-free forward; masked keys otherwise). ``chunk`` conversations are
+    expanded at a time, which bounds the temporary memory.
 
     Returns ``{"tensors": {...}, "non_tensors": {"multi_modal_data", "media_uid"}}`` for ``DataProto.from_dict``.
     Raises ValueError when a prompt or a response does not fit its width.
@@ -145,34 +205,34 @@ def assemble(conversations: Sequence[Conversation], layout: Layout, sampled_log_
     response_mask = torch.zeros((b, width_r), dtype=torch.long)
     positions = torch.zeros((b, 4, width), dtype=torch.long)
     log_probs = torch.zeros((b, width_r), dtype=torch.float32) if sampled_log_probs else None
-    parts = [_expand([c.prompt, *c.response], layout.image_token_id) for c in conversations]
-    prompt_tokens = [c.prompt.tokens for c in conversations]
-    lengths = np.array([p[0].size for p in parts], dtype=np.int64)
-    for i, (p, n) in enumerate(zip(prompt_tokens, lengths)):
-        if p > width_p:
-            raise ValueError(f"sample {i}: its first prompt has {p} tokens, more than the prompt width {width_p} "
-                             "(data.max_prompt_length)")
-        if n - p > width_r:
-            raise ValueError(f"sample {i}: its response has {n - p} tokens, more than the response width {width_r} "
-                             "(data.max_response_length)")
-    offsets = np.cumsum(lengths) - lengths
-    starts = np.concatenate([s + o for (_, _, _, s, _), o in zip(parts, offsets)]) if parts else np.zeros(0, np.int64)
-    grids = np.array([g for part in parts for g in part[4]], dtype=np.int64).reshape(-1, 2)
-    rope = torch.from_numpy(image_positions(lengths, starts, grids))  # (3, N)
     media, media_uid = np.empty(b, dtype=object), np.empty(b, dtype=object)
-    for i, ((ids, sampled, logprob, _, _), p, n, o) in enumerate(zip(parts, prompt_tokens, lengths, offsets)):
-        lo, hi = width_p - p, width_p + n - p  # the conversation's columns
-        input_ids[i, lo:hi] = torch.from_numpy(ids)
-        attention[i, lo:hi] = 1
-        response_mask[i, : n - p] = torch.from_numpy(sampled[p:].astype(np.int64))
-        if log_probs is not None:
-            log_probs[i, : n - p] = torch.from_numpy(logprob[p:])
-        positions[i, 0, lo:hi] = torch.arange(n)
-        positions[i, 1:, lo:hi] = rope[:, o : o + n]
-        if hi < width:  # right padding continues each row's positions, as EasyR1's rollout does
-            positions[i, :, hi:] = positions[i, :, hi - 1 : hi] + torch.arange(1, width - hi + 1)
-        media[i] = {"images": list(conversations[i].images())}
-        media_uid[i] = uuid.uuid4().hex
+    for first in range(0, b, chunk):
+        block = conversations[first : first + chunk]
+        parts = [_expand([c.prompt, *c.response], layout.image_token_id) for c in block]
+        prompt_tokens = [c.prompt.tokens for c in block]
+        lengths = np.array([p[0].size for p in parts], dtype=np.int64)
+        for i, (p, n) in enumerate(zip(prompt_tokens, lengths), start=first):
+            if p > width_p:
+                raise ValueError(f"sample {i}: its first prompt has {p} tokens, more than the prompt width {width_p} "
+                                 "(data.max_prompt_length)")
+            if n - p > width_r:
+                raise ValueError(f"sample {i}: its response has {n - p} tokens, more than the response width "
+                                 f"{width_r} (data.max_response_length)")
+        offsets = np.cumsum(lengths) - lengths
+        starts = np.concatenate([s + o for (_, _, _, s, _), o in zip(parts, offsets)])
+        grids = np.array([g for part in parts for g in part[4]], dtype=np.int64).reshape(-1, 2)
+        rope = torch.from_numpy(image_positions(lengths, starts, grids))  # (3, N)
+        for i, ((ids, sampled, logprob, _, _), p, n, o) in enumerate(zip(parts, prompt_tokens, lengths, offsets), first):
+            lo, hi = width_p - p, width_p + n - p  # the conversation's columns
+            input_ids[i, lo:hi] = torch.from_numpy(ids)
+            attention[i, lo:hi] = 1
+            response_mask[i, : n - p] = torch.from_numpy(sampled[p:])
+            if log_probs is not None:
+                log_probs[i, : n - p] = torch.from_numpy(logprob[p:])
+            positions[i, 0, lo:hi] = torch.arange(n)
+            positions[i, 1:, lo:hi] = rope[:, o : o + n]
+            media[i] = {"images": list(conversations[i].images())}
+            media_uid[i] = uuid.uuid4().hex
     tensors = {
         "prompts": input_ids[:, :width_p],
         "responses": input_ids[:, width_p:],

@@ -41,9 +41,8 @@ from .. import frame_refs
 from ..generation import row_fields
 from ..hookspecs import Rollout
 from ..recipe import head_rows
-from ..multiturn import Conversation, Layout, Piece, assemble, merged_grid
+from ..multiturn import Conversation, Layout, Piece, SegmentEncoder, assemble, merged_grid
 from .options import AgentOptions
-from .zoom_hook import encode_rows
 
 NAME = "videozoomer"
 STATS_KEY = "agent_stats"  # non_tensor_batch: one dict per sample (see Sample.stats)
@@ -114,6 +113,7 @@ class AgentRollout:
                              worker.prompt_length, worker.response_length)
         self.total = min(self.budget.total_tokens, worker.response_length)
         self.eos = {self.tokenizer.eos_token_id}
+        self.encode = SegmentEncoder(self.tokenizer)
         frame_refs.CACHE.max_bytes = options.frame_cache_mb << 20
 
     # -- building blocks --------------------------------------------------------------------------------
@@ -171,7 +171,7 @@ class AgentRollout:
             step = sample.trajectory.step(text, cut=cut)
             if step.observation is not None:
                 observed.append((sample, step.observation))
-        ids = encode_rows(self.tokenizer, [IM_END + observation_block(o.text(QWEN_IMAGE)) for _, o in observed])
+        ids = self.encode([IM_END + observation_block(o.text(QWEN_IMAGE)) for _, o in observed])
         for (sample, observation), obs_ids in zip(observed, ids):
             frames = [f.frame for f in observation.frames]
             piece = Piece(obs_ids, sampled=False, images=self.refs(sample.video, frames) if frames else [],
