@@ -16,8 +16,10 @@ if [[ "${1:-}" == "--test" ]]; then
   pip_install -e ".[test]"
   # EasyR1 v0.3.2 (PyPI lazyllm-verl; installs the package `verl`) declares vllm/flash-attn: no deps,
   # then what its modules import on a CPU (REFERENCE.md §5). Never install PyPI `verl`: another project.
-  pip_install "transformers==4.57.6" "ray[default]==2.60.0" tensordict torchdata datasets codetiming peft \
-    accelerate mathruler pylatexenc einops msgspec
+  # LLaMA-Factory 0.9.5 (VideoZoomer's cold-start SFT) in the same resolve: it caps accelerate, datasets,
+  # peft, pandas and pillow (EasyR1's tests pass with them) and pulls a CUDA torchaudio (cpu_compat.py).
+  pip_install "torch==2.13.0" "transformers==4.57.6" "ray[default]==2.60.0" tensordict torchdata datasets \
+    codetiming peft accelerate mathruler pylatexenc einops msgspec "llamafactory==0.9.5"
   pip_install --no-deps "lazyllm-verl==0.3.2.dev2"
 else
   pip_install -e .

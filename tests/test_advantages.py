@@ -71,3 +71,41 @@ def test_tensor_and_integer_indices_work():
     r = torch.tensor([1.0, 0.0, 3.0, 1.0])
     a = group_normalize(r, torch.tensor([7, 7, 9, 9]), eps=0)
     assert torch.allclose(a, torch.tensor([1.0, -1.0, 1.0, -1.0]))
+
+
+def test_sample_std_on_a_hand_computed_group():
+    r = torch.tensor([1.0, 0.0, 0.0, 0.0])  # mean 1/4; squared deviations 9/16 + 3·1/16 = 12/16
+    population = (12 / 16 / 4) ** 0.5  # sqrt(3)/4 ≈ 0.4330
+    sample = (12 / 16 / 3) ** 0.5  # 1/2
+    assert torch.allclose(group_normalize(r, ["u"] * 4, eps=0.0), torch.tensor([0.75, -0.25, -0.25, -0.25]) / population)
+    assert torch.allclose(group_normalize(r, ["u"] * 4, eps=0.0, std="sample"), torch.tensor([1.5, -0.5, -0.5, -0.5]))
+    # the two differ by sqrt(n / (n - 1)) = sqrt(4/3), nothing else
+    ratio = group_normalize(r, ["u"] * 4, eps=0.0) / group_normalize(r, ["u"] * 4, eps=0.0, std="sample")
+    assert torch.allclose(ratio, torch.full((4,), (4 / 3) ** 0.5))
+
+
+def test_sample_std_matches_torch_std_and_a_lone_response_gets_zero():
+    g = torch.Generator().manual_seed(1)
+    scores = torch.rand(12, generator=g)
+    index = ["a"] * 5 + ["b"] * 6 + ["c"]
+    out = group_normalize(scores, index, eps=1e-6, std="sample")
+    for rows in (slice(0, 5), slice(5, 11)):
+        x = scores[rows].double()
+        assert torch.allclose(out[rows], ((x - x.mean()) / (x.std() + 1e-6)).float(), atol=1e-6)
+    assert out[11] == 0  # a group of one: no spread, advantage 0 (never NaN)
+    with pytest.raises(ValueError, match="population"):
+        group_normalize(scores, index, std="unbiased")
+
+
+def test_token_adv_and_grpo_share_the_std_choice():
+    comps = {"format": torch.tensor([1.0, 0, 0, 0]), "accuracy": torch.tensor([1.0, 0, 0, 0])}
+    glue = torch.zeros(4, 2, dtype=torch.bool)
+    glue[:, 0] = True
+    mask = torch.ones(4, 2)
+    adv, _ = token_adv(comps, glue, mask, ["p"] * 4, eps=0.0, std="sample", glue_components=("format",),
+                       answer_components=("accuracy",))
+    assert torch.allclose(adv[:, 0], torch.tensor([1.5, -0.5, -0.5, -0.5]))
+    grpo, _ = grpo_advantage(torch.tensor([2.0, 0, 0, 0]), mask, ["p"] * 4, eps=0.0, std="sample")
+    assert torch.allclose(grpo[:, 1], torch.tensor([1.5, -0.5, -0.5, -0.5]))
+    grpo_pop, _ = grpo_advantage(torch.tensor([2.0, 0, 0, 0]), mask, ["p"] * 4, eps=0.0)
+    assert torch.allclose(grpo_pop[:, 1], torch.tensor([0.75, -0.25, -0.25, -0.25]) / (3**0.5 / 4))

@@ -2,11 +2,12 @@ import pytest
 
 from zoomzero_plugin.synthetic.videos import dominant_color
 from zoomzero_plugin.video import fetch_plan, probe_duration
-from zoomzero_plugin.zoom import ZoomBudget, plan_coarse, plan_pass, plan_zoom
+from zoomzero_plugin.zoom import ZoomBudget, paper_budget, plan_coarse, plan_pass, plan_zoom
 
 from .conftest import EVIDENCE_DURATION
 
-PAPER = ZoomBudget(max_tokens=8192, min_frame_pixels=16 * 28 * 28, max_frame_pixels=768 * 28 * 28, fps=1.0)
+PAPER = ZoomBudget(max_tokens=8192, min_frame_pixels=16 * 28 * 28, max_frame_pixels=768 * 28 * 28, fps=1.0,
+                   max_frames=768)
 
 
 def test_equation_3_on_the_paper_budget():
@@ -65,3 +66,50 @@ def test_qwen_vl_utils_returns_what_the_plan_asked_for(evidence_video):
     assert all(32 <= i <= 38 for i in blue.metadata["frames_indices"])
     assert [dominant_color(f.numpy()) for f in red.frames[:-1]] == ["red"] * (red.frames.shape[0] - 1)
     assert dominant_color(blue.frames[1].numpy()) == "blue"
+
+
+# The paper's budgets (short grounded-QA videos: 8,192 tokens at 1 fps; long videos: 16,384 tokens, <= 256
+# frames), checked against Eq. 3 worked by hand. Per frame: V_min = 16·28² / (28²·2) = 8 tokens,
+# V_max = 768·28² / (28²·2) = 384 tokens (16 and 768 per two-frame temporal patch, qwen-vl-utils' unit).
+@pytest.mark.parametrize(
+    ("benchmark", "seconds", "frames", "tokens_per_frame"),
+    [
+        ("nextgqa", 40.0, 40, 204.8),  # N = min(40·1, 8192/8, 256) = 40; 8192/40 = 204.8
+        ("rextime", 150.0, 150, 8192 / 150),  # 54.6
+        ("nextgqa", 600.0, 256, 32.0),  # capped at 256 frames: 8192/256
+        ("lvbench", 3600.0, 256, 64.0),  # an hour: 256 frames at 16384/256 = 64
+        ("videomme", 180.0, 180, 16384 / 180),  # 91.0
+        ("cgbench", 1800.0, 256, 64.0),
+        ("mlvu", 100.0, 100, 163.84),
+    ],
+)
+def test_paper_budget_coarse_pass(benchmark, seconds, frames, tokens_per_frame):
+    plan = plan_coarse(seconds, paper_budget(benchmark))
+    assert plan.frames == frames
+    assert plan.tokens_per_frame == pytest.approx(tokens_per_frame, abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "spans", "frames", "tokens_per_frame"),
+    [
+        ("nextgqa", [(10.0, 18.0)], 8, 384.0),  # 8192/8 = 1024, capped at V_max 384
+        ("lvbench", [(100.0, 116.0), (2000.0, 2016.0)], 32, 384.0),  # 16384/32 = 512 -> 384
+        ("videomme", [(0.0, 120.0)], 120, 16384 / 120),  # 136.5: the budget binds, not V_max
+        ("rextime", [(0.0, 64.0)], 64, 128.0),  # 8192/64
+    ],
+)
+def test_paper_budget_fine_pass(benchmark, spans, frames, tokens_per_frame):
+    plan = plan_zoom(spans, 3600.0, paper_budget(benchmark))
+    assert plan.frames == frames
+    assert plan.tokens_per_frame == pytest.approx(tokens_per_frame, abs=1e-3)
+
+
+def test_budget_presets_follow_the_benchmark():
+    assert paper_budget("nextgqa").max_tokens == 8192 and paper_budget("rextime").max_tokens == 8192
+    for long in ("cgbench", "videomme", "mlvu", "lvbench"):
+        assert paper_budget(long).max_tokens == 16384 and paper_budget(long).max_frames == 256
+    assert paper_budget(None) == ZoomBudget() == paper_budget("rows")
+    assert paper_budget("lvbench", factor=32).factor == 32
+    b = ZoomBudget()
+    assert (b.fps, b.max_frames) == (1.0, 256)
+    assert b.frame_tokens(b.min_frame_pixels) == 8 and b.frame_tokens(b.max_frame_pixels) == 384

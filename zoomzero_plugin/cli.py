@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "data convert": "zoomzero_plugin.data.convert",
     "data check": "zoomzero_plugin.data.check",
     "data filter": "zoomzero_plugin.data.filter",
+    "data export-sft": "zoomzero_plugin.data.sft.export",
 }
 
 

@@ -142,3 +142,19 @@ def glue_char_ranges(text: str) -> list[tuple[int, int]]:
         ranges.append((start, end))
         pos = end
     return ranges
+
+
+def answer_letter(response: object) -> str | None:
+    """The option letter of an answer-only reply: the last ``<answer>…</answer>`` (its closing tag may be cut
+    off by the token limit) read by :func:`extract_letter`, else the whole reply (``"B"``, ``"(B) green"``).
+
+    What the fine pass is asked for is a bare letter, but a model trained on the grounding template often
+    writes ``<answer>B</answer>``. Linear time (``str.rfind``/``str.find``); never raises.
+    """
+    text = as_text(response)
+    start = text.rfind("<answer>")
+    if start < 0:
+        return extract_letter(text.strip())
+    start += len("<answer>")
+    end = text.find("</answer>", start)
+    return extract_letter(text[start : end if end >= 0 else len(text)].strip())

@@ -15,13 +15,16 @@ from typing import Any
 
 from .files import write_atomic, write_text
 from .ground_truth import GroundTruth
-from .prompts import grounding_prompt
+from .prompts import DEFAULT_PROMPT_STYLE, grounding_prompt
 from .spans import Span
 
 PROMPT_KEY, VIDEO_KEY, ANSWER_KEY = "prompt", "videos", "answer"
 # Optional answer-JSON key: the benchmark's own ground-truth windows, kept by converters when GroundTruth
 # clamped or merged them, so per-window official metrics can use them unchanged.
 GT_WINDOWS_KEY = "gt_windows"
+# Optional answer-JSON key: true on a test question whose label only the benchmark's server has (ReXTime test);
+# its ``answer`` is a placeholder. Such rows can be evaluated and exported for submission, never scored or trained on.
+LABEL_HIDDEN_KEY = "label_hidden"
 FORMATS = (".jsonl", ".json", ".parquet")
 
 
@@ -35,15 +38,20 @@ def make_row(
     video: str,
     spans: Sequence[Span] = (),
     prompt: str | None = None,
+    prompt_style: str = DEFAULT_PROMPT_STYLE,
     **extra: Any,
 ) -> dict[str, Any]:
-    """One dataset row. ``answer`` is the option letter; validated through :class:`GroundTruth`."""
+    """One dataset row. ``answer`` is the option letter; validated through :class:`GroundTruth`.
+
+    ``prompt``: the row's prompt; by default the grounding prompt of ``prompt_style`` (``paper``: the paper's
+    words, ``concise``: this package's), stating the video's duration.
+    """
     truth = GroundTruth.parse(
         {"answer": answer, "options": list(options), "spans": [list(s) for s in spans], "duration": duration,
          "qid": qid, "question": question, **extra}
     )
     return {
-        PROMPT_KEY: prompt if prompt is not None else grounding_prompt(question, truth.options, truth.duration),
+        PROMPT_KEY: prompt if prompt is not None else grounding_prompt(question, truth.options, truth.duration, style=prompt_style),
         VIDEO_KEY: [str(video)],
         ANSWER_KEY: truth.to_json(),
     }
@@ -51,6 +59,11 @@ def make_row(
 
 def row_truth(row: dict[str, Any], answer_key: str = ANSWER_KEY) -> GroundTruth:
     return GroundTruth.parse(row[answer_key])
+
+
+def label_hidden(truth: GroundTruth) -> bool:
+    """The question's label is hidden behind the benchmark's server: its ``answer`` is a placeholder."""
+    return bool(truth.extra.get(LABEL_HIDDEN_KEY))
 
 
 def _check_format(path: Path) -> str:

@@ -19,7 +19,7 @@ down to a multiple of ``factor``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .spans import Span, merge_spans, widen_spans
@@ -27,16 +27,30 @@ from .spans import Span, merge_spans, widen_spans
 
 @dataclass(frozen=True)
 class ZoomBudget:
-    """The knobs of Eq. 3. Pixel bounds are per frame, as in qwen-vl-utils' ``min_pixels``/``max_pixels``."""
+    """The knobs of Eq. 3, with the paper's values as defaults (its budget for short grounded-QA videos).
 
-    max_tokens: int = 8192  # L_v: visual tokens in the context
+    This is the one source of every budget default: ``zoomzero eval``/``data filter`` flags, the zoom pass's
+    options and the shipped recipes take theirs from here (:data:`PAPER_BUDGETS` for the long-video one).
+    Pixel bounds are per frame, as qwen-vl-utils' ``min_pixels``/``max_pixels``; a frame of ``P`` pixels costs
+    ``P / (factor² · temporal_patch)`` context tokens (:meth:`frame_tokens`).
+    """
+
+    max_tokens: int = 8192
+    """L_v: visual context tokens one pass may spend (= qwen-vl-utils ``total_pixels / factor²``)."""
     min_frame_pixels: int = 16 * 28 * 28
+    """V_min as pixels per frame (16·28² = 12,544 px: 8 tokens per frame, 16 per two-frame temporal patch)."""
     max_frame_pixels: int = 768 * 28 * 28
-    fps: float = 1.0  # s
-    factor: int = 28  # patch size × spatial merge (28 for Qwen2.5-VL, 32 for Qwen3-VL)
+    """V_max as pixels per frame (768·28² = 602,112 px: 384 tokens per frame, 768 per temporal patch)."""
+    fps: float = 1.0
+    """s: frames sampled per second of the seconds a pass reads."""
+    factor: int = 28
+    """Pixels per side of one visual token: patch size × spatial merge (28 Qwen2.5-VL, 32 Qwen3-VL)."""
     temporal_patch: int = 2
-    max_frames: int = 768
-    min_clip_seconds: float = 1.0  # shorter spans are widened so every clip has ≥2 source frames
+    """Frames that share one temporal patch (2 for Qwen-VL): a frame costs half a patch's tokens."""
+    max_frames: int = 256
+    """Frames per pass at most (the paper's ≤ 256; the authors' zoom pass keeps ≤ 256 frames too)."""
+    min_clip_seconds: float = 1.0
+    """Seconds: shorter spans are widened to this, so every clip has ≥ 2 source frames."""
 
     def __post_init__(self) -> None:
         if not (0 < self.min_frame_pixels <= self.max_frame_pixels):
@@ -47,6 +61,23 @@ class ZoomBudget:
     def frame_tokens(self, pixels: float) -> float:
         """Context tokens one frame of ``pixels`` costs."""
         return pixels / (self.factor**2 * self.temporal_patch)
+
+
+# The paper's budgets (Zoom-Zero App. B, as issue 13 states it; the authors' evaluation scripts use the same
+# numbers): short grounded-QA videos 8,192 tokens at 1 fps; long videos 16,384 tokens, at most 256 frames.
+PAPER_BUDGETS: dict[str, ZoomBudget] = {
+    "short": ZoomBudget(),
+    "long": ZoomBudget(max_tokens=16384),
+}
+BENCHMARK_BUDGETS: dict[str, str] = {
+    "nextgqa": "short", "rextime": "short",
+    "cgbench": "long", "videomme": "long", "mlvu": "long", "lvbench": "long",
+}
+
+
+def paper_budget(benchmark: str | None = None, factor: int = 28) -> ZoomBudget:
+    """The paper's budget for ``benchmark`` (short videos' for unknown names or None), for ``factor``-px tokens."""
+    return replace(PAPER_BUDGETS[BENCHMARK_BUDGETS.get(benchmark or "", "short")], factor=factor)
 
 
 @dataclass(frozen=True)

@@ -200,9 +200,15 @@ def test_videomme_probes_durations_and_needs_them_without_videos(tmp_path, video
     got = truths(out)
     assert got["001-1"]["options"] == ["Apples.", "Candles.", "Berries.", "The three kinds are of the same number."]
     assert (got["001-1"]["answer"], got["001-1"]["spans"], got["001-1"]["duration"]) == ("C", [], CLIP_SECONDS)
-    assert got["001-2"]["duration_group"] == "short" and got["001-2"]["task_type"] == "Information Synopsis"
+    assert got["001-2"]["duration_category"] == "short" and got["001-2"]["task_type"] == "Information Synopsis"
     assert load_report(rep)["skipped"] == {"answer_not_in_options": 1}
     easyr1_loads(out)
+    # The converted rows feed Video-MME's Short column: one right (001-1) and one wrong (001-2) answer, both short.
+    from zoomzero_plugin.eval.metrics import score_predictions, truths_from_rows
+
+    preds = [{"qid": "001-1", "answer": "C", "spans": []}, {"qid": "001-2", "answer": "Z", "spans": []}]
+    metrics = score_predictions("videomme", preds, truths_from_rows(read_rows(out)))
+    assert metrics["Acc[duration_category=short]"] == 50.0
     # Annotations have only 'short'/'medium'/'long': without videos the seconds must come from --durations.
     code = zoomzero("data", "convert", "--from", "videomme", "--input", parquet, "--video-root", root,
                     "--no-video-check", "--out", tmp_path / "none.jsonl", "--report", rep)

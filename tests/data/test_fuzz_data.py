@@ -14,6 +14,7 @@ from zoomzero_plugin.data.check import check_row, tolerance
 from zoomzero_plugin.data.formats import FORMATS, REASONS, Draft, Skip
 from zoomzero_plugin.data.formats.base import letter, letter_of_text, strip_labels
 from zoomzero_plugin.data.formats.lvbench import split_question
+from zoomzero_plugin.data.formats.mcq_table import parse_columns
 from zoomzero_plugin.ground_truth import LETTERS, GroundTruth
 
 from .conftest import FIXTURES
@@ -35,10 +36,15 @@ INPUTS = {
     "videomme": {"input": ["videomme/test-00000-of-00001.parquet"]},
     "mlvu": {"input": ["mlvu/json/7_topic_reasoning.json"]},
     "lvbench": {"input": ["lvbench/video_info.meta.jsonl"]},
+    "rextime-test": {"input": ["rextime/rextime_test_release.json"]},
+    "mcq-table": {"input": ["mcq_table/mcq_table.jsonl"]},
     "longvideobench": {"input": ["longvideobench/lvb_val.json", "longvideobench/lvb_val_flat.jsonl"]},
 }
+COLUMNS = {"mcq-table": parse_columns("video=vid,question=q,options=choices,answer=gt,start=clue.t0,end=clue.t1,"
+                                      "duration=duration")}
 DELETE = object()
-edits = st.lists(st.tuples(st.sampled_from(["video_id", "qid", "question", "answer", "a0", "a2", "frame_count", "vid",
+edits = st.lists(st.tuples(st.sampled_from(["video_id", "qid", "question", "answer", "a0", "a2", "frame_count", "vid", "q", "gt",
+                                            "choices", "clue",
                                             "options", "ans", "relevant_windows", "duration", "choices", "right_answer",
                                             "clue_intervals", "video", "glue", "answer_index", "metadata", "videoID",
                                             "question_id", "candidates", "key", "uid", "video_uid", "video_info",
@@ -59,7 +65,8 @@ def edited(record, changes):
 
 
 def loaded(name: str):
-    fmt = FORMATS[name]({k: [FIXTURES / p for p in v] for k, v in INPUTS[name].items()})
+    inputs = {k: [FIXTURES / p for p in v] for k, v in INPUTS[name].items()}
+    fmt = FORMATS[name](inputs, columns=COLUMNS[name]) if name in COLUMNS else FORMATS[name](inputs)
     return fmt, fmt.items()
 
 

@@ -17,9 +17,11 @@ from zoomzero_plugin.rewards import RewardConfig
 from zoomzero_plugin.rows import make_row, write_rows
 from zoomzero_plugin.zoom import ZoomBudget
 
-YAMLS = sorted((Path(__file__).parents[2] / "yamls").glob("*.yaml"))
+# EasyR1 recipes only: LLaMA-Factory recipes (top-level `stage:`, e.g. videozoomer_sft.yaml) are tested in tests/sft.
+YAMLS = sorted(p for p in (Path(__file__).parents[2] / "yamls").glob("*.yaml") if "\nstage:" not in p.read_text())
 ZOOM_KEYS = {"enable", "fps", "max_tokens", "min_frame_pixels", "max_frame_pixels", "max_new_tokens", "no_spans",
-             "uniform_frames"}
+             "uniform_frames", "prompt"}
+TABLE5 = ("table5_grpo", "table5_zoom", "table5_tokenadv")
 # Keys whose meaning is plain from the name and EasyR1's docs; every other key line carries a comment.
 OBVIOUS = {"data", "algorithm", "worker", "actor", "model", "optim", "fsdp", "offload", "rollout", "ref", "reward",
            "trainer", "prompt_key", "answer_key", "video_key", "image_dir", "mini_rollout_batch_size",
@@ -69,13 +71,15 @@ def test_recipe_is_a_complete_easyr1_config_with_the_shared_names(path, PPOConfi
     raw = OmegaConf.to_container(OmegaConf.load(path))
     assert set(raw) == {"data", "algorithm", "worker", "trainer"}
     assert set(raw["worker"]) == {"hybrid_engine", "actor", "rollout", "ref", "reward"}
-    assert config.algorithm.adv_estimator == "tokenadv"
+    assert config.algorithm.adv_estimator == ("grpo_sum" if path.stem in TABLE5[:2] else "tokenadv")
     assert (config.worker.reward.reward_function, config.worker.reward.reward_type) == ("zoomzero:gvqa", "batch")
     assert (config.data.prompt_key, config.data.answer_key, config.data.video_key) == ("prompt", "answer", "videos")
     kwargs = config.worker.reward.reward_function_kwargs
     reward = RewardConfig.from_kwargs(kwargs["components"], kwargs["weights"])
     zoom = kwargs["zoom"]
     assert set(zoom) == ZOOM_KEYS and zoom["no_spans"] in ("zero", "uniform") and kwargs["tokenadv"]["eps"] > 0
+    assert zoom["prompt"] == "paper" and kwargs["tokenadv"]["std"] == "population"
+    assert config.worker.actor.loss_avg_mode == "seq"  # Eq. 2, as the authors' config computes it
     assert ("zoom" in reward.components) == zoom["enable"]
     budget = ZoomBudget(max_tokens=zoom["max_tokens"], min_frame_pixels=zoom["min_frame_pixels"],
                         max_frame_pixels=zoom["max_frame_pixels"], fps=zoom["fps"])
@@ -105,12 +109,19 @@ def test_every_non_obvious_key_has_a_comment(path):
 
 def test_paper_numbers(PPOConfig):
     by_name = {p.stem: load(p, PPOConfig) for p in YAMLS}
-    for name in ("stage1", "stage2", "zoomzero"):
+    paper = ZoomBudget()  # the one source of the budget defaults: the recipes must say the same
+    for name in ("stage1", "stage2", "zoomzero", *TABLE5):
         c = by_name[name]
         zoom = c.worker.reward.reward_function_kwargs["zoom"]
         assert (zoom["max_tokens"], c.data.video_fps, c.data.min_pixels, c.data.max_pixels) == (8192, 1.0, 16 * 28 * 28, 768 * 28 * 28)
+        assert (zoom["max_tokens"], zoom["fps"], zoom["min_frame_pixels"], zoom["max_frame_pixels"]) == (
+            paper.max_tokens, paper.fps, paper.min_frame_pixels, paper.max_frame_pixels)
+        assert (c.data.video_fps, c.data.min_pixels, c.data.max_pixels) == (paper.fps, paper.min_frame_pixels, paper.max_frame_pixels)
         assert (c.data.max_response_length, c.data.rollout_batch_size, c.worker.rollout.n) == (512, 64, 8)
+        # the authors' train_stage*.sh: global_batch_size=8 (x rollout.n 8 = 64 responses per optimizer step)
         assert c.worker.actor.global_batch_size * c.worker.rollout.n == 64
+        # their core_algos.compute_policy_loss: clamp(ratio, 1 - 0.2, 1 + 0.2 + 0.08)
+        assert (c.worker.actor.clip_ratio_low, c.worker.actor.clip_ratio_high) == (0.2, 0.28)
     assert by_name["stage1"].worker.actor.model.model_path == "Qwen/Qwen2.5-VL-7B-Instruct"
     assert by_name["stage2"].worker.actor.model.model_path.startswith(by_name["stage1"].trainer.save_checkpoint_path)
     assert "Qwen3-VL" in by_name["zoomzero_qwen3vl"].worker.actor.model.model_path
@@ -127,10 +138,30 @@ def test_paper_numbers(PPOConfig):
         assert {k for k in flat["stage1"] if flat["stage1"][k] != flat[name][k]} <= allowed, name
 
 
+def test_table5_rows_differ_only_in_what_the_table_varies(PPOConfig):
+    """GRPO -> + zoom reward -> + TokenAdv: each row changes exactly the keys of its step (and its names)."""
+    flat = {}
+    for name in ("stage1", *TABLE5):
+        config = asdict(load(Path(YAMLS[0]).parent / f"{name}.yaml", PPOConfig))
+        kwargs = config["worker"]["reward"].pop("reward_function_kwargs")
+        flat[name] = {**_flatten(config), **_flatten(kwargs, "reward_function_kwargs.")}
+    names = {"trainer.experiment_name", "trainer.save_checkpoint_path"}
+
+    def changed(a, b):
+        return {k for k in flat[a] if flat[a][k] != flat[b][k]} - names
+
+    assert changed("table5_grpo", "table5_zoom") == {"reward_function_kwargs.components", "reward_function_kwargs.zoom.enable"}
+    assert changed("table5_zoom", "table5_tokenadv") == {"algorithm.adv_estimator"}
+    assert changed("table5_tokenadv", "stage1") == set()  # row 3 is the full method: stage I as shipped
+    assert flat["table5_grpo"]["reward_function_kwargs.components"] == ["format", "iou", "accuracy"]
+    assert flat["table5_grpo"]["algorithm.adv_estimator"] == "grpo_sum"
+    assert flat["table5_grpo"]["reward_function_kwargs.tokenadv"] == {"eps": 1e-6, "std": "population"}
+
+
 def _flatten(d: dict, prefix: str = "") -> dict:
     out = {}
     for k, v in d.items():
-        if isinstance(v, dict) and k not in ("reward_function_kwargs", "val_override_config", "override_config"):
+        if isinstance(v, dict) and k not in ("reward_function_kwargs", "val_override_config", "override_config", "tokenadv"):
             out.update(_flatten(v, f"{prefix}{k}."))
         else:
             out[f"{prefix}{k}"] = v
@@ -174,3 +205,14 @@ def test_recipe_data_settings_load_rows_in_easyr1(path, PPOConfig, tiny_model_di
     assert len(dataset) == 2
     assert sorted(GroundTruth.parse(item["ground_truth"]).qid for item in dataset) == ["a1", "b1"]
     assert config.worker.actor.model.model_path == str(tiny_model_dir)
+
+
+@pytest.mark.parametrize("path", YAMLS, ids=lambda p: p.name)
+def test_recipes_state_tokens_per_frame_in_one_unit(path):
+    """16·28² and 768·28² pixels are 8 and 384 tokens per frame (16 and 768 per two-frame temporal patch):
+    a recipe never calls 16 or 768 a per-frame token count."""
+    text = path.read_text()
+    for wrong in ("16 tokens per frame", "768 tokens per frame", "16..768 tokens per frame"):
+        assert wrong not in text, f"{path.name}: '{wrong}' (a frame of 16·28² px costs 8 tokens, docs/easyr1.md)"
+    if "min_pixels: 12544" in text:
+        assert "8 tokens per frame" in text and "384 tokens per frame" in text

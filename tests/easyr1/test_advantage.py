@@ -115,6 +115,8 @@ def test_without_the_host_easyr1_rejects_tokenadv_rather_than_training_grpo(ppo_
         ({"worker.reward.reward_function_kwargs.zoom.no_spans": "blank"}, "no_spans must be 'zero' or 'uniform'"),
         ({"worker.reward.reward_function_kwargs.zoom.fsp": 2}, "unknown option(s) ['fsp']"),
         ({"worker.reward.reward_function_kwargs.tokenadv.eps": 0}, "eps must be > 0"),
+        ({"worker.reward.reward_function_kwargs.tokenadv.std": "unbiased"}, "std must be one of ('population', 'sample')"),
+        ({"worker.reward.reward_function_kwargs.zoom.prompt": "fancy"}, "zoom.prompt: prompt style must be one of"),
         ({"worker.reward.reward_function_kwargs.bonus": 1}, "not parameters of gvqa_reward.py:compute_score"),
         ({"worker.reward.reward_type": "sequential"}, "'batch'"),
         ({"algorithm.adv_estimator": "tokenad"}, "'tokenad' is unknown"),
@@ -127,3 +129,41 @@ def test_trainer_stops_on_unusable_settings(recipe_path, change, message):
     with pytest.raises(ConfigError) as info:  # EasyR1 main: load_recipe itself rejects reward_type=sequential
         make_trainer(load_recipe(recipe_path, overrides).config)
     assert message in str(info.value)
+
+
+def test_grpo_sum_is_group_normalised_summed_reward_with_tokenadvs_std(ppo_config, easyr1_tokenizer):
+    from verl.trainer import ray_trainer
+
+    from zoomzero_plugin.hosts.easyr1.zoomzero.tokenadv import prepare_grpo_sum
+
+    # summed rewards per response (token_level_rewards): group p = (0.9, 0.1), group q = (0.5, 0.4)
+    data = generated_batch(easyr1_tokenizer)
+    prepare_grpo_sum(SimpleNamespace(config=ppo_config), data)
+    data = ray_trainer.compute_advantage(data, adv_estimator="grpo_sum", gamma=1.0, lam=1.0)
+    mask = data.batch["response_mask"].bool()
+    # population std of two values a, b is |a - b| / 2, so each gets ±1 (minus eps): (0.9-0.5)/(0.4+1e-6)
+    per_response = [data.batch["advantages"][i][mask[i]].unique().tolist() for i in range(4)]
+    for got, expected in zip(per_response, [1.0, -1.0, 1.0, -1.0]):
+        assert got == pytest.approx([expected], abs=1e-4)
+    assert torch.equal(data.batch["advantages"][~mask], torch.zeros(int((~mask).sum())))
+    # with std: sample, as EasyR1's grpo: |a - b| / sqrt(2) -> ±1/sqrt(2); exactly EasyR1's own numbers
+    ppo_config.worker.reward.reward_function_kwargs["tokenadv"]["std"] = "sample"
+    sample = generated_batch(easyr1_tokenizer)
+    prepare_grpo_sum(SimpleNamespace(config=ppo_config), sample)
+    sample = ray_trainer.compute_advantage(sample, adv_estimator="grpo_sum")
+    easyr1 = ray_trainer.compute_advantage(generated_batch(easyr1_tokenizer), adv_estimator="grpo")
+    assert torch.allclose(sample.batch["advantages"], easyr1.batch["advantages"], atol=1e-6)
+    assert sample.batch["advantages"][0][mask[0]].unique().tolist() == pytest.approx([2**-0.5], abs=1e-4)
+
+
+def test_tokenadv_std_option_reaches_the_advantage(ppo_config, easyr1_tokenizer):
+    from verl.trainer import ray_trainer
+
+    results = {}
+    for std in ("population", "sample"):
+        ppo_config.worker.reward.reward_function_kwargs["tokenadv"]["std"] = std
+        data = generated_batch(easyr1_tokenizer)
+        prepare(SimpleNamespace(config=ppo_config, tokenizer=easyr1_tokenizer), data)
+        results[std] = ray_trainer.compute_advantage(data, adv_estimator="tokenadv").batch["advantages"]
+    # groups of two: the sample std is sqrt(2) times the population std, so advantages shrink by 1/sqrt(2)
+    assert torch.allclose(results["sample"], results["population"] / 2**0.5, atol=1e-5)

@@ -150,7 +150,18 @@ def test_job_env_budget_follows_the_models_token_size(ppo_config):
     assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": "285"}  # tiny Qwen2.5-VL, L_v = 256
     ppo_config.worker.actor.model.model_path = "Qwen/Qwen3-VL-8B-Instruct"  # 32-px tokens, not downloaded
     assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": str(math.ceil(256 / 0.9 * (32 / 28) ** 2))}
-    ppo_config.worker.reward.reward_function_kwargs["zoom"] = {"enable": False}
+    # the zoom pass off (an ablation): the coarse pass keeps L_v, not qwen-vl-utils' 128k-token default
+    ppo_config.worker.reward.reward_function_kwargs["zoom"] = {"enable": False, "max_tokens": 256}
+    assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": str(math.ceil(256 / 0.9 * (32 / 28) ** 2))}
+    del ppo_config.worker.reward.reward_function_kwargs["zoom"]  # no zoom section: the paper's L_v, 8,192
+    assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": "11889"}  # ceil(8192 / 0.9 * (32/28)²)
+    ppo_config.worker.actor.model.model_path = "Qwen/Qwen2.5-VL-7B-Instruct"
+    assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": "9103"}  # ceil(8192 / 0.9)
+    ppo_config.algorithm.adv_estimator = "grpo_sum"
+    assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": "9103"}
+    # a recipe that uses none of zoomzero's features is left alone
+    ppo_config.algorithm.adv_estimator = "grpo"
+    ppo_config.worker.reward.reward_function = "/somewhere/else.py"
     assert easyr1_job_env(ppo_config) == {}
 
 

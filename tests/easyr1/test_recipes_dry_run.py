@@ -10,7 +10,8 @@ from zoomzero_plugin.hosts.easyr1.cli import main
 
 from .conftest import REPO
 
-RECIPES = sorted((REPO / "yamls").glob("*.yaml"))
+# LLaMA-Factory recipes (top-level `stage:`, e.g. videozoomer_sft.yaml) are tested in tests/sft.
+RECIPES = sorted(p for p in (REPO / "yamls").glob("*.yaml") if "\nstage:" not in p.read_text())
 
 
 def test_every_recipe_is_covered():

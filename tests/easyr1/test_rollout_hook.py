@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.prompts import FORMAT_INSTRUCTION, format_options
+from zoomzero_plugin.prompts import PAPER_INSTRUCTION, paper_options
 from zoomzero_plugin.rows import read_rows
 from zoomzero_plugin.synthetic.videos import dominant_color
 from zoomzero_plugin.zoom import plan_zoom
@@ -45,12 +45,12 @@ class Guide:
         self.truths = truths
 
     def truth_of(self, text):
-        return next(i for i, t in enumerate(self.truths) if format_options(t.options) in text)
+        return next(i for i, t in enumerate(self.truths) if paper_options(t.options) in text)
 
     def __call__(self, text, frames, k):
         q = self.truth_of(text)
         truth = self.truths[q]
-        if FORMAT_INSTRUCTION[:40] not in text:  # the zoom prompt
+        if PAPER_INSTRUCTION[:40] not in text:  # the zoom prompt
             seen = {dominant_color(f.permute(1, 2, 0).numpy()) for f in frames} - {None}
             letters = [chr(65 + i) for i, o in enumerate(truth.options) if o in seen]
             return letters[0] if letters else wrong_letter(truth)

@@ -110,3 +110,24 @@ def test_batched_decode_and_encode_match_the_tokenizer(easyr1_tokenizer):
     for skip in (True, False):
         assert decode_rows(easyr1_tokenizer, rows, skip) == [easyr1_tokenizer.decode(r, skip_special_tokens=skip) for r in rows]
     assert encode_rows(easyr1_tokenizer, texts) == [easyr1_tokenizer.encode(t, add_special_tokens=False) for t in texts]
+
+
+def test_answers_read_the_answer_tag_the_paper_shows(hook, easyr1_tokenizer):
+    """A fine pass that writes <answer>B</answer> (the paper's figures), even cut off before </answer>, is read."""
+    from verl.protocol import DataProto
+
+    requests = hook.plan(TEXTS, truths_json(), MMD)
+    outs = [easyr1_tokenizer.encode(t, add_special_tokens=False) for t in ("<answer>B</answer>", "<answer>C")]
+    width = max(map(len, outs))
+    responses = torch.tensor([x + [easyr1_tokenizer.pad_token_id] * (width - len(x)) for x in outs])
+    mask = torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x in outs])
+    output = DataProto.from_dict(tensors={"responses": responses, "response_mask": mask})
+    assert hook.answers(requests, output, 4) == ["B", None, None, "C"]
+
+
+def test_zoom_prompt_style_option(easyr1_tokenizer, easyr1_processor):
+    options = ZoomOptions(enable=True, max_tokens=256, min_frame_pixels=3136, max_frame_pixels=50176, prompt="concise")
+    concise = ZoomHook(options, easyr1_tokenizer, easyr1_processor, coarse_fps=1.0)
+    ids = concise.prompt_ids([TRUTHS[0]])[0]
+    text = easyr1_tokenizer.decode(ids)
+    assert "Question: Which colour?\nOptions:\n(A) red\n(B) green\n(C) blue\nRespond with only the letter" in text

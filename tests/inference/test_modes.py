@@ -19,7 +19,7 @@ def questions(evidence_video):
 
 
 def _is_coarse(request):
-    return not request.choices and "The video is 12.0 seconds long" in request.prompt
+    return not request.choices and "This video in total has 12.0 seconds" in request.prompt
 
 
 def _inside(decoded, spans):
@@ -69,7 +69,7 @@ def test_divide_and_conquer_zooms_into_the_top_k_windows(tiny_backend, questions
                8.0: (grounded("C", [(1.0, 3.0)]), 0.6)}
 
     def script(request, _):
-        if not request.choices and "The video is 4.0 seconds long" in request.prompt:
+        if not request.choices and "This video in total has 4.0 seconds" in request.prompt:
             return replies[request.videos[0]["video_start"]]
 
     backend = ScriptedBackend(tiny_backend, script)

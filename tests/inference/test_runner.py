@@ -114,9 +114,10 @@ def test_cli_registers_eval_and_explains_its_flags(capsys, tmp_path):
     with pytest.raises(SystemExit) as e:
         zoomzero(["eval", "--help"])
     assert e.value.code == 0
-    text = capsys.readouterr().out
+    text = " ".join(capsys.readouterr().out.split())
     for flag in ("--benchmark", "--mode", "--window-seconds", "--top-k", "--rounds", "--max-tokens", "--demo",
-                 "(default: 256.0)", "(default: 8192)", "(default: 4)"):
+                 "(default: 256.0)", "(default: 4)", "--prompt {paper,concise}",
+                 "(default: 8192 (short videos) or 16384 (long videos), by --benchmark)"):
         assert flag in text
     with pytest.raises(SystemExit, match="--model, --data required"):
         zoomzero(["eval", "--benchmark", "rows", "--out", str(tmp_path)])
@@ -138,3 +139,37 @@ def test_a_broken_video_stops_the_run_or_is_recorded(tiny_backend, bench_rows, t
     records = [json.loads(line) for line in (tmp_path / "skip" / "predictions.jsonl").read_text().splitlines()]
     assert [("error" in r) for r in records] == [False, True, False] and records[1]["answer"] is None
     assert metrics["predicted"] == 3 and records[0]["passes"]
+
+
+def test_eval_on_hidden_labels_writes_predictions_but_no_metrics(tiny_backend, bench_rows, tmp_path):
+    """A test split (ReXTime test: labels only on the server) is predicted; its placeholder answers are never scored."""
+    rows = read_rows(bench_rows)[:2]
+    for row in rows:
+        truth = json.loads(row["answer"])
+        row["answer"] = json.dumps({**truth, "label_hidden": True})
+    metrics = evaluate(tiny_backend, rows, tmp_path / "run", benchmark="rextime", mode="one-stage", cfg=CFG,
+                       progress=False)
+    assert metrics == {"labels_hidden": 2}
+    assert len((tmp_path / "run" / "predictions.jsonl").read_text().splitlines()) == 2
+    assert not (tmp_path / "run" / "metrics.json").exists()
+
+
+def test_budget_defaults_are_the_papers_for_the_benchmark():
+    import argparse
+
+    from zoomzero_plugin.eval.runner import add_arguments
+    from zoomzero_plugin.inference.options import mode_config, resolve
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+
+    def values(*argv):
+        args = parser.parse_args(["--out", "x", *argv])
+        return resolve(args, benchmark=args.benchmark)
+
+    assert values("--benchmark", "lvbench")["max_tokens"] == 16384 and values("--benchmark", "mlvu")["max_frames"] == 256
+    assert values("--benchmark", "nextgqa")["max_tokens"] == 8192 and values("--benchmark", "rextime")["fps"] == 1.0
+    assert values("--benchmark", "videomme", "--max-tokens", "4096")["max_tokens"] == 4096  # a flag wins
+    cfg = mode_config(values("--benchmark", "cgbench"))
+    assert cfg.budget.max_tokens == 16384 and cfg.prompt == "paper"
+    assert mode_config(values("--benchmark", "rows", "--prompt", "concise")).prompt == "concise"

@@ -68,3 +68,8 @@ class FrameReader:
             size = fit_size(image.width, image.height, budget.frame_max_pixels, budget.frame_min_pixels)
             images.append(image if size == image.size else image.resize(size, Image.LANCZOS))
         return images
+
+
+def probe(path: str) -> VideoInfo:
+    """Frame count and native fps of ``path``; VideoError when it cannot be read."""
+    return FrameReader(path).info

@@ -11,6 +11,9 @@ The released checkpoint learned exactly these texts, so they are kept byte for b
   real newlines, ``\\boxed{{}}``, an unfilled ``{}``, and its own observation wording (no ``<tool_response>``
   around clips, as that script sent them to an OpenAI-style API).
 
+``reflection``: ``REFLECTION_SYSTEM``, the system prompt of the authors' reflection teacher
+(``scripts/video_eval/reflection.py``), which corrects a failed trajectory for the SFT data.
+
 ``train`` and ``eval`` share the rollout's observation texts (``vllm_async_engine.py``); ``sft`` has its own.
 A frame is shown as its label ``<frame{i}_time{t:.2f}s>`` followed by the image; labels restart at 0 in every
 observation, times are absolute seconds.
@@ -54,6 +57,59 @@ SFT_SYSTEM = (
     + _EXAMPLE + "\n\nIf the initial tool response doesn't provide sufficient information to answer the question, "
     + _CONTINUE + "\n Output the thinking process within <think> </think> tags, once you confirm your final answer, "
     "place the final answer in \\boxed{{}} inside <answer> and </answer>."
+)
+
+
+# The reflection teacher's system prompt (``scripts/video_eval/reflection.py``): a teacher reads a failed
+# trajectory and corrects it with a new call and an answer; its turns extend the failed one for SFT.
+REFLECTION_SYSTEM = (
+    "You are an expert video understanding model with access to a video zoom tool that allows you to request high-frame-rate clips for temporal inspection. Your task is to correct a flawed analysis of a low-frame-rate video by using a `video_zoom` tool.\n"
+    "Your workflow is a multi-turn process:\n"
+    "**Turn 1: Reflection and Tool Call**\n"
+    "1.  **Analyze the Error**: You will be given a question, choices, and a previous, incorrect attempt. First, you must reflect on *why* the previous `video_zoom` tool call was flawed. Was the time segment wrong? Was the frames-per-second (fps) too low? Was the focus of the analysis misaligned with the question?\n"
+    "2.  **Formulate a Correction**: Based on your analysis, decide on a new, corrected `video_zoom` request. This request should target the precise moment of interest and use an appropriate fps to capture the fine-grained detail.\n"
+    "3.  **Output the Tool Call**: Generate your reflection and the new tool call in the specified format. **Your output for this turn MUST end immediately after the `</video_zoom>` tag.** Do not generate anything further. The system will then execute this call and provide you with the result.\n"
+    "**Constraint for the tool call**: The total number of frames requested must not exceed 16. That is: `(end_sec - start_sec) * fps <= 16`.\n"
+    "**Turn 2: Analysis and Final Answer**\n"
+    "1.  **Receive Tool Response**: The system will provide the high-frame-rate video clip from your corrected tool call.\n"
+    "2.  **Analyze the New Clip**: Carefully examine the new clip. Describe what you can now clearly see that resolves the question.\n"
+    "3.  **Provide the Final Answer**: Based on your new observation, state the correct answer from the choices, enclosed in `\boxed{}`.\n"
+    "---\n"
+    "**Output Format Structure:**\n"
+    "**FIRST TURN OUTPUT:**\n"
+    "<think>\n"
+    "The previous tool call was incorrect because [explain the flaw in the tool use, e.g., wrong segment, wrong fps, or misaligned focus].\n"
+    "Now I will zoom in to inspect the motion of '{target object/action}' between {start_sec}s and {end_sec}s with higher temporal resolution.\n"
+    "</think><video_zoom> {\"segment\": [start_sec, end_sec], \"fps\": n} </video_zoom>\n"
+    "**[YOUR TURN 1 OUTPUT STOPS HERE]**\n"
+    "---\n"
+    "**SECOND TURN OUTPUT (after you receive the tool response):**\n"
+    "<think>\n"
+    "In the corrected high-frame-rate clip, [describe what is clearly observed now].\n"
+    "</think>\n"
+    "<answer>\n"
+    "\\boxed{correct answer}\n"
+    "</answer>\n"
+    "---\n"
+    "**Example to follow:**\n"
+    "**Question:** Which hand did the woman use to pick up the cup?\n"
+    "**Choices:** A: Left hand B: Right hand C: Both hands D: Neither\n"
+    "**Previous Trajectory (Wrong):**\n"
+    "Tool call: `<video_zoom> {\"segment\": [0.0, 2.0], \"fps\": 2}</video_zoom>`\n"
+    "Answer: A (Left hand)\n"
+    "**(Your First Turn Output Should Look Like This):**\n"
+    "<think>\n"
+    "The previous tool call was incorrect because it focused on the wrong time segment. The woman only reaches for the cup between 3.0s and 5.0s. Additionally, the low fps of 2 might not be sufficient to clearly distinguish the hand's motion.\n"
+    "Now I will zoom in to inspect the motion of 'the woman's hand reaching for the cup' between 3.0s and 5.0s with a higher temporal resolution.\n"
+    "</think><video_zoom> {\"segment\": [3.0, 10.0], \"fps\": 1} </video_zoom>\n"
+    "**(System provides tool response, then you start your Second Turn)**\n"
+    "**(Your Second Turn Output Should Look Like This):**\n"
+    "<think>\n"
+    "In the corrected high-frame-rate clip, the woman's right hand is clearly seen moving towards and gripping the cup handle between 4.1s and 4.8s, while her left hand remains on her lap. The motion is now unambiguous.\n"
+    "</think>\n"
+    "<answer>\n"
+    "B.\n"
+    "</answer>"
 )
 
 LAST_ROUND = "Do not call <video_zoom> in this round, give a final answer based on information above."

@@ -18,6 +18,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from ..prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
+
 # CLI flag -> the key a Format's `files` uses
 _FILE_FLAGS = {"input": "--input", "gsub": "--gsub", "video_map": "--video-map", "options": "--options"}
 
@@ -46,6 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="nextgqa: map_vid_vidorID.json (video_id -> VidOR folder/stem)")
     parser.add_argument("--options", action="append", type=Path, default=[], metavar="FILE",
                         help="rextime: a Hugging Face release file with qid + options")
+    parser.add_argument("--columns", metavar="KEY=COLUMN,...",
+                        help="mcq-table: which column holds what (video, question, options, answer, qid, start, end, "
+                             "spans, duration); e.g. video=video_id,question=question,options=options,answer=answer")
     parser.add_argument("--durations", type=Path, metavar="FILE",
                         help="JSON {video id: seconds} for formats whose annotations lack durations "
                              "(videomme, plm-video); otherwise they are probed from the videos")
@@ -65,6 +70,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="an answer text equal to several options: keep the first such option, as the "
                              "benchmarks' own loaders do (default), or skip the row (cleaner training data)")
     parser.add_argument("--source", help="value stored as 'source' in each answer (default: the format name)")
+    parser.add_argument("--prompt", choices=PROMPT_STYLES, default=DEFAULT_PROMPT_STYLE,
+                        help="the rows' grounding prompt: paper (Zoom-Zero's words, default) or concise "
+                             "(this package's shorter wording)")
     parser.add_argument("--out", required=True, type=Path, metavar="ROWS", help="output .jsonl or .parquet")
     parser.add_argument("--report", type=Path, metavar="FILE",
                         help="also write the skip report as JSON (keep it out of a training data folder)")
@@ -85,6 +93,19 @@ def run(args: argparse.Namespace) -> int:
     from .pipeline import Options, convert, video_roots_exist
 
     fmt_cls = FORMATS[args.format]
+    columns = {}
+    if getattr(fmt_cls, "needs_columns", False):
+        from .formats.mcq_table import parse_columns
+
+        if not args.columns:
+            return _fail(f"--from {args.format} needs --columns (see --help: which column holds the video, question, "
+                         "options and answer)")
+        try:
+            columns = parse_columns(args.columns)
+        except ValueError as e:
+            return _fail(str(e))
+    elif args.columns:
+        return _fail(f"--from {args.format} does not read --columns (only mcq-table does)")
     inputs = {key: list(getattr(args, key)) for key in _FILE_FLAGS}
     missing = [_FILE_FLAGS[k] for k in fmt_cls.required if not inputs[k]]
     if missing:
@@ -118,9 +139,11 @@ def run(args: argparse.Namespace) -> int:
         span_tolerance=args.span_tolerance,
         source=args.source,
         ambiguous=args.ambiguous,
+        prompt_style=args.prompt,
     )
     try:
-        rows, report = convert(fmt_cls(inputs), options, examples=args.show, workers=args.workers)
+        fmt = fmt_cls(inputs, columns=columns) if columns else fmt_cls(inputs)
+        rows, report = convert(fmt, options, examples=args.show, workers=args.workers)
     except (OSError, ValueError, KeyError) as e:  # unreadable or malformed upstream file as a whole
         return _fail(f"cannot read the {args.format} input: {type(e).__name__}: {e}")
     print(report.table(), file=sys.stderr)

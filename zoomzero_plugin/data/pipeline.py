@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..prompts import DEFAULT_PROMPT_STYLE, check_style
 from ..rows import GT_WINDOWS_KEY, make_row
 from ..spans import Span, check_span, merge_spans
 from .formats.base import REASONS, VIDEO_SUFFIXES, Draft, Format, Skip
@@ -39,10 +40,12 @@ class Options:
     span_tolerance: float = 1.0  # seconds a span may reach past either end of the video before the row is skipped
     ambiguous: str = "first"  # an answer text equal to several options: "first" keeps the first (as official loaders do), "skip"
     source: str | None = None  # stored as "source" in each answer; default: the format name
+    prompt_style: str = DEFAULT_PROMPT_STYLE  # the rows' grounding prompt: paper (word for word) | concise
 
     def __post_init__(self) -> None:
         if self.ambiguous not in ("first", "skip"):
             raise ValueError(f"ambiguous must be 'first' or 'skip', got {self.ambiguous!r}")
+        check_style(self.prompt_style)
         if not self.video_roots:
             raise ValueError("at least one video root is needed")
 
@@ -232,7 +235,8 @@ def _row(draft: Draft, video: str, videos: _Videos, seen: set[str], report: Repo
         extra[GT_WINDOWS_KEY] = [list(s) for s in raw]
     try:
         return make_row(qid=draft.qid, question=draft.question, options=draft.options, answer=draft.answer,
-                        duration=duration, video=video, spans=spans, source=source, **extra)
+                        duration=duration, video=video, spans=spans, source=source,
+                        prompt_style=options.prompt_style, **extra)
     except ValueError as e:
         raise Skip("unknown_format", str(e)) from None
 

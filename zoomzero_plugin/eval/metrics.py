@@ -24,7 +24,7 @@ from statistics import fmean
 from typing import Any
 
 from ..ground_truth import GroundTruth
-from ..rows import row_truth
+from ..rows import label_hidden, row_truth
 from ..spans import total_length
 from .predictions import Prediction, index_predictions
 from .reductions import REDUCTIONS, ZERO, invalid_count
@@ -329,8 +329,9 @@ def score_predictions(
     return aggregate(benchmark, scores, duplicates)
 
 
-def truths_from_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, GroundTruth]:
-    """qid → GroundTruth of dataset rows. Raises ValueError naming the row of a bad or repeated qid."""
+def truths_from_rows(rows: Iterable[Mapping[str, Any]], allow_hidden: bool = False) -> dict[str, GroundTruth]:
+    """qid → GroundTruth of dataset rows. Raises ValueError naming the row of a bad or repeated qid, or of a
+    question whose label is hidden (a test split) unless ``allow_hidden``: its answer is only a placeholder."""
     truths: dict[str, GroundTruth] = {}
     for i, row in enumerate(rows):
         try:
@@ -339,5 +340,8 @@ def truths_from_rows(rows: Iterable[Mapping[str, Any]]) -> dict[str, GroundTruth
             raise ValueError(f"row {i}: {e}") from None
         if truth.qid in truths:
             raise ValueError(f"row {i}: qid {truth.qid!r} appears twice in the data")
+        if label_hidden(truth) and not allow_hidden:
+            raise ValueError(f"row {i} ({truth.qid}): its label is hidden (a test split scored only by the benchmark's "
+                             "server); write a submission with `zoomzero score --export rextime` instead")
         truths[truth.qid] = truth
     return truths

@@ -7,8 +7,9 @@ Wall-clock timings go to OUT/timings.jsonl, so predictions of a resumed run equa
 Finally the benchmark's official metrics are computed (``zoomzero score`` does the same for any file).
 
 Modes (Zoom-Zero §5.3, App. D): one-stage · coarse-to-fine · divide-and-conquer · iterative.
-Defaults are the paper's: 8,192 visual tokens, 1 fps, 16–768 tokens per frame, ≤256 frames, 256-s
-windows, top-4 windows, responses ≤512 tokens.
+Defaults are the paper's: the prompt word for word (rows carry it: `zoomzero data convert`); 8,192
+visual tokens at 1 fps for NExT-GQA and ReXTime, 16,384 for CG-Bench, Video-MME, MLVU and LVBench; 8..384
+tokens per frame; ≤256 frames; 256-s windows, top-4 windows, responses ≤512 tokens.
 Mode agent (VideoZoomer): the model calls <video_zoom> over up to 5 rounds after a 64-frame overview
 (≤16 frames a call, ≤4 calls); predictions keep each transcript, report.md adds tool statistics.
 
@@ -30,7 +31,8 @@ from typing import Any
 from ..errors import UsageError
 from ..inference.modes import MODES
 from ..inference.options import add_agent_arguments, add_budget_arguments, add_flag, mode_config, resolve
-from ..rows import read_rows, row_truth
+from ..prompts import PROMPT_STYLES
+from ..rows import label_hidden, read_rows, row_truth
 from .journal import Journal, check_settings
 from .metrics import BENCHMARKS as METRIC_SETS
 
@@ -68,6 +70,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_budget_arguments(parser)
 
     modes = parser.add_argument_group("modes")
+    add_flag(modes, "prompt", "prompt style of the fine-pass and window prompts (the coarse pass uses the row's own)",
+             choices=PROMPT_STYLES)
     add_flag(modes, "max_new_tokens", "response tokens of grounding passes", type=int)
     add_flag(modes, "fine_answer", "fine pass: score the option letters (authors' judge) or generate",
           choices=("letters", "generate"))
@@ -129,6 +133,9 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
             bar.update(len(batch))
             bar.set_postfix(frames_per_q=f"{frames / (i + len(batch)):.0f}")
     truths = {row_truth(r).qid: row_truth(r) for r in rows}
+    hidden = sum(label_hidden(t) for t in truths.values())
+    if hidden:  # a test split: predictions only, for `zoomzero score --export`
+        return {"labels_hidden": hidden}
     return finalize(out_dir, benchmark, truths, reduction)
 
 
@@ -160,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     from .report import metric_table
 
     out = Path(args.out)
-    values = resolve(args, demo=args.demo)
+    values = resolve(args, demo=args.demo, benchmark=args.benchmark)
     try:
         cfg = mode_config(values)  # checks every option before anything is built or loaded
     except ValueError as e:
@@ -198,6 +205,10 @@ def run(args: argparse.Namespace) -> int:
     metrics = evaluate(backend, rows, out, benchmark=args.benchmark, mode=args.mode, cfg=cfg,
                        batch_size=args.batch_size, reduction=args.reduction, settings=settings,
                        progress=not args.no_progress, skip_errors=args.skip_errors)
+    if "labels_hidden" in metrics:
+        print(f"{metrics['labels_hidden']} questions have hidden labels: no metrics. Write the server's submission with\n"
+              f"  zoomzero score {out / PREDICTIONS} --benchmark {args.benchmark} --data {args.data} --export SUBMISSION.jsonl")
+        return 0
     print(metric_table(args.benchmark, metrics))
     print(f"\npredictions: {out / PREDICTIONS}\nreport:      {out / 'report.md'}\nmetrics:     {out / 'metrics.json'}")
     return 0

@@ -10,15 +10,22 @@ own script counts them (see docs/metrics.md).
 --reduction official applies the benchmark script's rule to several predicted spans (NExT-GQA and
 ReXTime: the first span only; CG-Bench: their union); --reduction union merges all valid spans.
 Prints the metric table (percentages); --out DIR also writes metrics.json, report.md and plots there.
+
+--export FILE writes the benchmark server's submission file instead (ReXTime's test labels are hidden):
+every question of --data (rows of `zoomzero data convert --from rextime-test`) needs a prediction.
+  zoomzero score runs/rextime-test/predictions.jsonl --benchmark rextime --data rextime_test.jsonl \
+      --export rextime_submission.jsonl
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 from .metrics import BENCHMARKS, REDUCTION_CHOICES
+from .submission import EXPORTS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,6 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reduction", choices=REDUCTION_CHOICES, default="official",
                         help="how several predicted spans are reduced (default: official)")
     parser.add_argument("--out", type=Path, metavar="DIR", help="write metrics.json, report.md and plots here")
+    parser.add_argument("--export", type=Path, metavar="FILE",
+                        help=f"write the server's submission file instead of scoring ({', '.join(EXPORTS)}: test labels "
+                             "are hidden)")
 
 
 def _fail(message: str) -> int:
@@ -44,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
     for what, path in (("predictions", args.predictions), ("data", args.data)):
         if not path.is_file():
             return _fail(f"{what} file not found: {path}")
+    if args.export is not None:
+        return _export(args)
     try:
         truths = truths_from_rows(read_rows(args.data))
         predictions = read_predictions(args.predictions)
@@ -59,4 +71,26 @@ def run(args: argparse.Namespace) -> int:
     print(counts_table(metrics))
     if args.out is not None:
         print(f"\nwrote {args.out / 'metrics.json'}, {args.out / 'report.md'} and plots")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from ..files import write_text
+    from ..rows import read_rows
+    from .metrics import truths_from_rows
+    from .predictions import index_predictions, read_predictions
+    from .submission import submission
+
+    if args.benchmark not in EXPORTS:
+        return _fail(f"--export writes {', '.join(EXPORTS)} submissions, not {args.benchmark}")
+    if args.out is not None:
+        return _fail("--export writes a submission, not a report: drop --out")
+    try:
+        qids = list(truths_from_rows(read_rows(args.data), allow_hidden=True))
+        predictions, _ = index_predictions(read_predictions(args.predictions))
+        lines = submission(args.benchmark, predictions, qids)
+    except ValueError as e:
+        return _fail(str(e))
+    write_text(args.export, "".join(json.dumps(line) + "\n" for line in lines))
+    print(f"wrote {len(lines)} {args.benchmark} submission lines to {args.export}")
     return 0

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
 from ..spans import Span, merge_spans, total_length
 from ..zoom import ZoomBudget, ZoomPlan, plan_coarse, plan_pass, plan_zoom
 from .agent import AgentConfig, agent_mode
@@ -29,16 +30,14 @@ from .passes import PassResult, Question, answer_pass, grounding_pass
 from .prediction import Prediction
 from .prompts import part_prompt, window_prompt
 
-# The paper's inference setting: 8,192 visual tokens, 1 fps, 16..768 tokens per frame, coarse ≤ 256 frames.
-PAPER_BUDGET = ZoomBudget(max_tokens=8192, min_frame_pixels=16 * 28 * 28, max_frame_pixels=768 * 28 * 28, fps=1.0,
-                          max_frames=256)
 
 
 @dataclass(frozen=True)
 class ModeConfig:
     """Every threshold and size of the modes; defaults are the paper's (or the authors' code's)."""
 
-    budget: ZoomBudget = PAPER_BUDGET  # the same L_v for coarse, window and fine passes
+    budget: ZoomBudget = ZoomBudget()  # the same L_v for coarse, window and fine passes (paper: zoom.paper_budget)
+    prompt: str = DEFAULT_PROMPT_STYLE  # paper | concise: the style of the fine-pass and window prompts
     max_new_tokens: int = 512  # grounding passes (responses ≤ 512 tokens in the paper)
     fine_answer: str = "letters"  # letters: next-token argmax over the option letters | generate
     no_spans: str = "coarse"  # coarse: keep the coarse answer | uniform: fine pass over uniform frames
@@ -54,7 +53,7 @@ class ModeConfig:
     agent: AgentConfig = field(default_factory=AgentConfig)  # the agent mode's budgets, prompt and sampling
 
     def __post_init__(self) -> None:
-        choices = {"fine_answer": ("letters", "generate"), "no_spans": ("coarse", "uniform"),
+        choices = {"prompt": PROMPT_STYLES, "fine_answer": ("letters", "generate"), "no_spans": ("coarse", "uniform"),
                    "window_times": ("auto", "relative", "absolute"), "window_budget": ("full", "split"),
                    "dc_final": ("fine", "confident")}
         for key, allowed in choices.items():
@@ -86,7 +85,7 @@ def _predict(q: Question, mode: str, final: PassResult | None, spans: Sequence[S
 
 
 def _coarse(backend: Backend, qs: Sequence[Question], cfg: ModeConfig) -> list[PassResult]:
-    items = [(q, plan_coarse(q.duration, cfg.budget), q.coarse_prompt()) for q in qs]
+    items = [(q, plan_coarse(q.duration, cfg.budget), q.coarse_prompt(cfg.prompt)) for q in qs]
     return grounding_pass(backend, items, cfg.grounding_params(), "coarse")
 
 
@@ -96,7 +95,7 @@ def uniform_plan(duration: float, cfg: ModeConfig) -> ZoomPlan:
 
 
 def _answer(backend: Backend, items: Sequence[tuple[Question, ZoomPlan]], name: str, cfg: ModeConfig) -> list[PassResult]:
-    return answer_pass(backend, items, name, score_letters=cfg.fine_answer == "letters")
+    return answer_pass(backend, items, name, score_letters=cfg.fine_answer == "letters", style=cfg.prompt)
 
 
 def _zoom_then_answer(backend: Backend, qs: Sequence[Question], spans: Sequence[Sequence[Span]], cfg: ModeConfig
@@ -169,7 +168,7 @@ def divide_and_conquer(backend: Backend, qs: Sequence[Question], cfg: ModeConfig
         ws = windows(q.duration, cfg.window_seconds, cfg.budget.min_clip_seconds)
         budget = _window_budget(cfg, len(ws))
         for w in ws:
-            items.append((q, plan_pass([w], q.duration, budget), window_prompt(q.question, q.options, w, q.duration, absolute)))
+            items.append((q, plan_pass([w], q.duration, budget), window_prompt(q.question, q.options, w, q.duration, absolute, cfg.prompt)))
             shifts.append(0.0 if absolute else w[0])
             durations.append(q.duration if absolute else w[1] - w[0])
             owner.append(i)
@@ -222,7 +221,7 @@ def iterative_zoom(backend: Backend, qs: Sequence[Question], cfg: ModeConfig) ->
         for i in active:
             q, plan = qs[i], plan_zoom(spans[i], qs[i].duration, cfg.budget)
             shown = [(c.start, c.end) for c in plan.clips]
-            items.append((q, plan, part_prompt(q.question, q.options, shown, q.duration)))
+            items.append((q, plan, part_prompt(q.question, q.options, shown, q.duration, cfg.prompt)))
         results = grounding_pass(backend, items, cfg.grounding_params(), f"refine{round_}")
         still = []
         for i, r in zip(active, results):

@@ -1,7 +1,9 @@
 """Command-line options shared by ``zoomzero eval`` and ``zoomzero data filter``: budgets and mode knobs.
 
 Every flag defaults to ``None`` so :func:`resolve` can tell "not given" from "given": unset flags take
-the paper's value, or the CPU demo's (``DEMO_DEFAULTS``) when the command runs as a demo.
+the paper's value, or the CPU demo's (``DEMO_DEFAULTS``) when the command runs as a demo. The paper's
+values are not typed here: budget flags take :class:`~zoomzero_plugin.zoom.ZoomBudget`'s (the benchmark's
+preset, :func:`~zoomzero_plugin.zoom.paper_budget`), mode flags :class:`~zoomzero_plugin.inference.modes.ModeConfig`'s.
 """
 
 from __future__ import annotations
@@ -12,15 +14,15 @@ from typing import Any
 
 from ..agent import DEFAULT_PROMPT, PROMPTS, AgentBudget
 from ..agent.budget import field_help
-from ..zoom import ZoomBudget
+from ..zoom import PAPER_BUDGETS, ZoomBudget, paper_budget
 from .agent import AgentConfig
 from .modes import ModeConfig
 
+_BUDGET_KEYS = ("max_tokens", "fps", "min_frame_pixels", "max_frame_pixels", "max_frames", "min_clip_seconds")
+_MODE_KEYS = tuple(f.name for f in fields(ModeConfig) if f.name not in ("budget", "agent"))
 DEFAULTS: dict[str, Any] = {
-    "max_tokens": 8192, "fps": 1.0, "min_frame_pixels": 16 * 28 * 28, "max_frame_pixels": 768 * 28 * 28,
-    "max_frames": 256, "min_clip_seconds": 1.0, "max_new_tokens": 512, "fine_answer": "letters",
-    "no_spans": "coarse", "uniform_frames": 20, "window_seconds": 256.0, "window_times": "auto",
-    "window_budget": "full", "top_k": 4, "dc_final": "fine", "rounds": 3, "min_shrink": 0.0,
+    **{k: getattr(ZoomBudget(), k) for k in _BUDGET_KEYS},
+    **{k: getattr(ModeConfig(), k) for k in _MODE_KEYS},
 }
 # The agent mode's knobs: agent_<AgentBudget field> (defaults from AgentBudget, the one source), prompt, sampling.
 AGENT_BUDGET_KEYS = {f"agent_{f.name}": f.name for f in fields(AgentBudget)}
@@ -34,16 +36,22 @@ DEMO_DEFAULTS: dict[str, Any] = {
     "window_seconds": 4.0, "uniform_frames": 8, "agent_turn_tokens": 48,
 }
 
-_BUDGET_KEYS = ("max_tokens", "fps", "min_frame_pixels", "max_frame_pixels", "max_frames", "min_clip_seconds")
+
+def _default_text(name: str) -> str:
+    values = sorted({getattr(b, name) for b in PAPER_BUDGETS.values()}) if name in _BUDGET_KEYS else [DEFAULTS[name]]
+    if len(values) == 1:
+        return str(values[0])
+    return " or ".join(f"{getattr(b, name)} ({kind} videos)" for kind, b in PAPER_BUDGETS.items()) + ", by --benchmark"
 
 
 def add_flag(parser: argparse._ActionsContainer, name: str, help: str, **kwargs: Any) -> None:
     parser.add_argument("--" + name.replace("_", "-"), dest=name, default=None,
-                        help=f"{help} (default: {DEFAULTS[name]})", **kwargs)
+                        help=f"{help} (default: {_default_text(name)})", **kwargs)
 
 
 def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("visual token budget (Zoom-Zero Eq. 3; the same for every pass)")
+    group = parser.add_argument_group("visual token budget (Zoom-Zero Eq. 3; the same for every pass; defaults: "
+                                      "the paper's for the benchmark)")
     add_flag(group, "max_tokens", "L_v: visual tokens per pass", type=int)
     add_flag(group, "fps", "s: frames per second sampled over the seconds a pass reads", type=float)
     add_flag(group, "min_frame_pixels", "V_min as pixels per frame", type=int)
@@ -64,10 +72,11 @@ def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
              type=float)
 
 
-def resolve(args: argparse.Namespace, demo: bool = False) -> dict[str, Any]:
-    """Every option's value: given, else the demo's (when ``demo``), else the paper's."""
+def resolve(args: argparse.Namespace, demo: bool = False, benchmark: str | None = None) -> dict[str, Any]:
+    """Every option's value: given, else the demo's (when ``demo``), else the paper's (budget: ``benchmark``'s)."""
+    paper = {**DEFAULTS, **{k: getattr(paper_budget(benchmark), k) for k in _BUDGET_KEYS}}
     out = {}
-    for key, default in DEFAULTS.items():
+    for key, default in paper.items():
         given = getattr(args, key, None)
         out[key] = given if given is not None else (DEMO_DEFAULTS.get(key, default) if demo else default)
     return out
@@ -84,5 +93,4 @@ def agent_config(values: dict[str, Any]) -> AgentConfig:
 
 def mode_config(values: dict[str, Any], factor: int = 28) -> ModeConfig:
     """The :class:`ModeConfig` of resolved values, for a model with ``factor`` pixels per token side."""
-    keys = [k for k in DEFAULTS if k not in _BUDGET_KEYS and not k.startswith("agent_")]
-    return ModeConfig(budget=budget_from(values, factor), agent=agent_config(values), **{k: values[k] for k in keys})
+    return ModeConfig(budget=budget_from(values, factor), agent=agent_config(values), **{k: values[k] for k in _MODE_KEYS})

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ground_truth import LETTERS
-from ..parsing import extract_letter, parse_response
-from ..prompts import grounding_prompt, zoom_prompt
+from ..parsing import answer_letter, parse_response
+from ..prompts import DEFAULT_PROMPT_STYLE, grounding_prompt, zoom_prompt
 from ..rows import row_truth
 from ..spans import Span, clean_spans
 from ..zoom import ZoomPlan
@@ -49,8 +49,9 @@ class Question:
     def letters(self) -> tuple[str, ...]:
         return tuple(LETTERS[: len(self.options)])
 
-    def coarse_prompt(self) -> str:
-        return self.prompt or grounding_prompt(self.question, self.options, self.duration)
+    def coarse_prompt(self, style: str = DEFAULT_PROMPT_STYLE) -> str:
+        """The row's own prompt; a prompt of ``style`` when the row has none."""
+        return self.prompt or grounding_prompt(self.question, self.options, self.duration, style=style)
 
 
 def answer_confidence(output: Output) -> float | None:
@@ -101,7 +102,7 @@ class PassResult:
 
 
 def _letter(text: str, letters: Sequence[str]) -> str | None:
-    letter = extract_letter(text)
+    letter = answer_letter(text)
     return letter if letter in letters else None
 
 
@@ -132,14 +133,15 @@ def grounding_pass(
 
 def answer_pass(
     backend: Backend, items: Sequence[tuple[Question, ZoomPlan]], name: str, score_letters: bool = True,
-    max_new_tokens: int = 8,
+    max_new_tokens: int = 8, style: str = DEFAULT_PROMPT_STYLE,
 ) -> list[PassResult]:
-    """Ask each question for its option letter only (the zoom prompt), as one batch.
+    """Ask each question for its option letter only (the zoom prompt of ``style``), as one batch.
 
     ``score_letters``: the most probable option letter at the first position (the authors' zoom judge);
-    otherwise a short greedy generation read by :func:`~zoomzero_plugin.parsing.extract_letter`.
+    otherwise a short greedy generation read by :func:`~zoomzero_plugin.parsing.answer_letter` (a bare
+    letter or ``<answer>B</answer>``).
     """
-    requests = [Request(zoom_prompt(q.question, q.options), tuple(plan.video_elements(q.video)),
+    requests = [Request(zoom_prompt(q.question, q.options, style=style), tuple(plan.video_elements(q.video)),
                         choices=q.letters if score_letters else ()) for q, plan in items]
     gens = backend.generate(requests, SamplingParams(max_new_tokens=max_new_tokens, logprobs=True)) if requests else []
     results = []

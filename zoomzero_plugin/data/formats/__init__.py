@@ -15,6 +15,6 @@ def register(cls: type[Format]) -> type[Format]:
     return cls
 
 
-from . import cgbench, gqa_json, longvideobench, lvbench, mlvu, nextgqa, plm, rextime, videomme  # noqa: E402,F401  (they register)
+from . import cgbench, gqa_json, longvideobench, lvbench, mcq_table, mlvu, nextgqa, plm, rextime, videomme  # noqa: E402,F401  (they register)
 
 __all__ = ["FORMATS", "REASONS", "Draft", "Format", "Skip", "register"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...rows import LABEL_HIDDEN_KEY
 from . import register
 from .base import Draft, Format, Skip, first, letter, load_records, need, option_list, seconds, span_list
 
@@ -20,6 +21,7 @@ class ReXTime(Format):
         "start with 'v_'; give one --video-root per source). qid: the release's qid. Rows without 'ans' "
         "(hidden test labels) are skipped as no_answer."
     )
+    keep_hidden = False  # rows without 'ans' are skipped (rextime-test keeps them, label hidden)
     files = {
         "input": "rextime_{val,test}.jsonl (repo) or rextime_{val,test}.json (HF release)",
         "options": "HF release rextime_{val,test}.json, read for qid -> options",
@@ -48,17 +50,31 @@ class ReXTime(Format):
                 hint = "qid not in --options" if self.options else "the repo's jsonl has no options: pass --options"
                 raise Skip("no_options", hint)
         options = option_list(raw_options)
-        if item.get("ans") in (None, ""):
-            raise Skip("no_answer", "no 'ans' (hidden test label)")
+        hidden = item.get("ans") in (None, "")
+        if hidden and not self.keep_hidden:
+            raise Skip("no_answer", "no 'ans' (hidden test label; --from rextime-test keeps such rows)")
         spans = span_list(first(item, "relevant_windows", "span", default=[]))
+        extra = {"vid": vid, "category": item.get("category"), "subset": item.get("source")}
+        if hidden:
+            extra[LABEL_HIDDEN_KEY] = True
         return Draft(
             qid=qid,
             question=str(question),
             options=options,
-            answer=letter(item["ans"], options),
+            answer="A" if hidden else letter(item["ans"], options),  # a placeholder when the label is hidden
             videos=(vid,),
             duration=seconds(need(item, "duration"), "duration"),
             spans=spans,
             video_id=vid,
-            extra={"vid": vid, "category": item.get("category"), "subset": item.get("source")},
+            extra=extra,
         )
+
+
+@register
+class ReXTimeTest(ReXTime):
+    name = "rextime-test"
+    title = "ReXTime test with its hidden labels: rows for `zoomzero eval`, then `zoomzero score --export rextime`"
+    reads = ReXTime.reads.replace("Rows without 'ans' (hidden test labels) are skipped as no_answer.", (
+        "Rows without 'ans' (the test split's labels are hidden) are kept with label_hidden: their answer is a "
+        "placeholder, so they can be evaluated and exported for the server, never scored or trained on."))
+    keep_hidden = True

@@ -35,7 +35,7 @@ class VideoMME(Format):
             video_id=str(video),
             extra={
                 "videoID": str(video),
-                "duration_group": item.get("duration"),
+                "duration_category": item.get("duration"),  # the key the Video-MME metric table reads
                 "domain": item.get("domain"),
                 "sub_category": item.get("sub_category"),
                 "task_type": item.get("task_type"),

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from . import advantage, batch_step, clips, frame_refs, generation, multiturn, reward_extras, reward_names
+from . import advantage, batch_step, clips, frame_refs, generation, loss_average, multiturn, reward_extras, reward_names
 from .errors import SeamError
 from .post_import import initializing, when_imported
 
@@ -135,6 +135,16 @@ SEAMS: tuple[Seam, ...] = (
         why="a multi_modal_data video may be a clip spec (path + time ranges + frames + pixel limits), so "
         "rollout workers decode only the spans a zoom pass asks for",
         breaks="the zoom pass (workers would try to open a dict as a path)",
+    ),
+    Seam(
+        name="dp_actor.update_policy",
+        module="verl.workers.actor.dp_actor",
+        targets=("DataParallelPPOActor.update_policy",),
+        params=("self", "data"),
+        wrap=loss_average.wrap_update_policy,
+        why="worker.actor.loss_avg_mode: seq averages each response's tokens, then the responses (Zoom-Zero Eq. 2, "
+        "the authors' config); EasyR1 reweights every micro-batch by its token count, which makes seq the token mean",
+        breaks="loss_avg_mode: seq silently trains with the token mean over the mini-batch",
     ),
     Seam(
         name="ray_trainer.RayPPOTrainer.__init__",

@@ -3,12 +3,14 @@
 ```yaml
 reward_function_kwargs:
   zoom: {enable: true, fps: 1.0, max_tokens: 8192, min_frame_pixels: 12544, max_frame_pixels: 602112,
-         max_new_tokens: 4, no_spans: zero, uniform_frames: 16}
-  tokenadv: {eps: 1.0e-6, over_turns: false}
+         max_new_tokens: 4, no_spans: zero, uniform_frames: 16, prompt: paper}
+  tokenadv: {eps: 1.0e-6, std: population, over_turns: false}
   agent: {prompt: train, rounds: 5, calls: 4, call_frames: 16, total_tokens: 32768, …}
 ```
 A ``zoom`` or ``agent`` section turns the zoom pass or the VideoZoomer rollout on unless it says ``enable: false``.
-``agent`` takes :class:`~zoomzero_plugin.agent.AgentBudget`'s fields besides its own. Unknown keys are errors.
+``agent`` takes :class:`~zoomzero_plugin.agent.AgentBudget`'s fields besides its own. Unknown keys are errors. The budget
+defaults are :class:`~zoomzero_plugin.zoom.ZoomBudget`'s (the paper's), not typed again here. ``max_tokens`` is
+L_v of both passes: the coarse pass gets it through ``MODEL_SEQ_LEN`` even when the zoom pass is off.
 """
 
 from __future__ import annotations
@@ -18,10 +20,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from zoomzero_plugin.advantages import ANSWER_COMPONENTS, GLUE_COMPONENTS
+from zoomzero_plugin.advantages import ANSWER_COMPONENTS, GLUE_COMPONENTS, STD_KINDS
 from zoomzero_plugin.agent.budget import AgentBudget
 from zoomzero_plugin.agent.prompts import PROMPTS
+from zoomzero_plugin.prompts import DEFAULT_PROMPT_STYLE, check_style
 from zoomzero_plugin.zoom import ZoomBudget
+
+_PAPER = ZoomBudget()  # the paper's budget: the one source of the zoom pass's defaults
 
 KWARGS = "worker.reward.reward_function_kwargs"
 
@@ -71,21 +76,37 @@ class ZoomOptions:
     """The zoom pass (Zoom-Zero §4.1–4.2): Eq. 3 budget over the predicted spans, answer-only prompt."""
 
     enable: bool = False
-    fps: float = 1.0  # s in Eq. 3
-    max_tokens: int = 8192  # L_v: visual tokens of the zoom pass
-    min_frame_pixels: int = 16 * 28 * 28
-    max_frame_pixels: int = 768 * 28 * 28
+    """Run the fine pass after each rollout (its answer is the zoom reward)."""
+    fps: float = _PAPER.fps
+    """s in Eq. 3: frames per second sampled over the predicted spans."""
+    max_tokens: int = _PAPER.max_tokens
+    """L_v: visual context tokens of a pass (the coarse pass's too, through MODEL_SEQ_LEN)."""
+    min_frame_pixels: int = _PAPER.min_frame_pixels
+    """V_min as pixels per frame."""
+    max_frame_pixels: int = _PAPER.max_frame_pixels
+    """V_max as pixels per frame."""
     max_new_tokens: int = 4
-    no_spans: str = "zero"  # zero: zoom reward 0 | uniform: uniform frames over the whole video
+    """Tokens the fine pass may generate: a letter, or ``<answer>B`` (read with or without its closing tag)."""
+    no_spans: str = "zero"
+    """zero: zoom reward 0 without valid spans | uniform: the fine pass reads uniform frames (authors' code)."""
     uniform_frames: int = 16
-    max_frames: int = 768
-    min_clip_seconds: float = 1.0
+    """Frames over the whole video for ``no_spans: uniform``."""
+    max_frames: int = _PAPER.max_frames
+    """Frames of the fine pass at most."""
+    min_clip_seconds: float = _PAPER.min_clip_seconds
+    """Seconds: shorter predicted spans are widened to this."""
+    prompt: str = DEFAULT_PROMPT_STYLE
+    """paper: the authors' fine-pass prompt | concise: this package's wording."""
 
     def __post_init__(self) -> None:
         if self.no_spans not in ("zero", "uniform"):
             raise ValueError(f"{KWARGS}.zoom.no_spans must be 'zero' or 'uniform', got {self.no_spans!r}")
         if self.max_new_tokens < 1 or self.uniform_frames < 2:
             raise ValueError(f"{KWARGS}.zoom: max_new_tokens must be >= 1 and uniform_frames >= 2")
+        try:
+            check_style(self.prompt)
+        except ValueError as e:
+            raise ValueError(f"{KWARGS}.zoom.prompt: {e}") from None
         self.budget()  # validates the Eq. 3 numbers
 
     @classmethod
@@ -112,21 +133,29 @@ TURN_ANSWER_COMPONENTS = ("format", "accuracy")  # … and every other sampled t
 
 @dataclass(frozen=True)
 class TokenAdvOptions:
-    """TokenAdv (Eq. 4–5): which reward components drive the grounding tokens and which drive the other tokens.
+    """Group normalisation of ``tokenadv`` (Eq. 4–5) and of ``grpo_sum``, which reads the same section so an
+    ablation changes only ``algorithm.adv_estimator``; and which components drive which tokens (tokenadv).
 
     The grounding tokens are the ``<glue>…</glue>`` block (Zoom-Zero), or, with ``over_turns``, the
     ``<video_zoom>…</video_zoom>`` calls of a multi-turn trajectory, whose defaults then become
-    ``TURN_CALL_COMPONENTS`` / ``TURN_ANSWER_COMPONENTS``.
-    """
+    ``TURN_CALL_COMPONENTS`` / ``TURN_ANSWER_COMPONENTS``."""
 
     eps: float = 1e-6
+    """Added to the group's standard deviation (reward units)."""
+    std: str = "population"
+    """population (divide by n, the paper's Table 8) | sample (n - 1, as EasyR1's ``grpo``)."""
     glue_components: tuple[str, ...] = GLUE_COMPONENTS
+    """Reward components whose advantages drive the tokens inside ``<glue>…</glue>``."""
     answer_components: tuple[str, ...] = ANSWER_COMPONENTS
+    """Reward components whose advantages drive every other response token."""
     over_turns: bool = False
+    """TokenAdv over turns: the grounding tokens are the ``<video_zoom>`` calls of a multi-turn trajectory."""
 
     def __post_init__(self) -> None:
         if not self.eps > 0:
             raise ValueError(f"{KWARGS}.tokenadv.eps must be > 0, got {self.eps}")
+        if self.std not in STD_KINDS:
+            raise ValueError(f"{KWARGS}.tokenadv.std must be one of {STD_KINDS}, got {self.std!r}")
         if not self.glue_components or not self.answer_components:
             raise ValueError(f"{KWARGS}.tokenadv: glue_components and answer_components must not be empty")
 
@@ -145,10 +174,15 @@ class AgentOptions:
     """The VideoZoomer multi-turn rollout (``reward_function_kwargs.agent``): the agent's budgets plus these."""
 
     enable: bool = False
-    prompt: str = "train"  # the authors' system prompt variant the policy reads: train | eval | sft
-    sampling_logprobs: bool = False  # keep the sampler's log-prob of every sampled token (rollout_log_probs)
-    frame_cache_mb: int = 2048  # decoded frames each rollout worker keeps between rounds and for its actor
+    """Run the multi-turn rollout (a section enables it unless it says false)."""
+    prompt: str = "train"
+    """The authors' system prompt variant the policy reads: train | eval | sft."""
+    sampling_logprobs: bool = False
+    """Keep the sampler's log-prob of every sampled token in the batch (``rollout_log_probs``, 0 elsewhere)."""
+    frame_cache_mb: int = 2048
+    """Decoded frames each rollout worker keeps between rounds and for its actor (MB)."""
     budget: AgentBudget = AgentBudget()
+    """The agent's budgets, given as the section's own keys (AgentBudget's fields)."""
 
     def __post_init__(self) -> None:
         if self.prompt not in PROMPTS:

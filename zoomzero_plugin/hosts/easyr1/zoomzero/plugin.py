@@ -1,9 +1,10 @@
 """zoomzero-plugin's own EasyR1 plugin, registered through the ``easyr1.plugins`` entry point like any other.
 
 Adds: the reward names ``zoomzero:gvqa`` and ``zoomzero:videozoomer`` (the installed ``gvqa_reward.py`` and
-``videozoomer_reward.py``), the advantage estimator ``tokenadv``, the ``zoom`` rollout hook (when
-``reward_function_kwargs.zoom`` enables it), the ``videozoomer`` multi-turn rollout (when
-``reward_function_kwargs.agent`` enables it), and checks of the recipe and its rows for all of them.
+``videozoomer_reward.py``), the advantage estimators ``tokenadv`` and ``grpo_sum`` (its fair GRPO baseline), the
+``zoom`` rollout hook (when ``reward_function_kwargs.zoom`` enables it), the ``videozoomer`` multi-turn rollout
+(when ``reward_function_kwargs.agent`` enables it), ``MODEL_SEQ_LEN`` for the coarse pass's visual budget, and
+checks of the recipe and its rows for all of them.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from typing import Any
 from zoomzero_plugin import gvqa_reward, videozoomer_reward
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.rewards import RewardConfig
+from zoomzero_plugin.rows import label_hidden
 from zoomzero_plugin.zoom import plan_zoom
 
 from ..hookspecs import hookimpl
 from ..recipe import head_rows
 from . import agent_rollout
 from .options import KWARGS, AgentOptions, TokenAdvOptions, ZoomOptions
-from .tokenadv import TOKENADV
+from .tokenadv import GRPO_SUM_ESTIMATOR, TOKENADV
 from .zoom_hook import ZoomHook, coarse_frames
 
 GVQA = "zoomzero:gvqa"
@@ -63,7 +65,7 @@ def easyr1_reward_functions() -> Mapping[str, str]:
 
 @hookimpl
 def easyr1_advantage_estimators() -> Sequence[Any]:
-    return [TOKENADV]
+    return [TOKENADV, GRPO_SUM_ESTIMATOR]
 
 
 @hookimpl
@@ -185,6 +187,10 @@ def easyr1_check_rows(config: Any, rows: Sequence[Mapping[str, Any]], split: str
         except ValueError as e:
             problems.append(f"{split} row {i}: data.answer_key '{config.data.answer_key}' is not a zoomzero ground truth ({e})")
             continue
+        if label_hidden(truth):
+            problems.append(f"{split} row {i} ({truth.qid}): its label is hidden (a test split); it cannot be trained "
+                            "or validated on")
+            continue
         if zoom.enable and not truth.question.strip():
             problems.append(f"{split} row {i} ({truth.qid}): the ground truth has no 'question' for the zoom pass to re-ask")
     return problems
@@ -213,12 +219,19 @@ def _example_plan(config: Any, zoom: ZoomOptions) -> str | None:
             f"pass on those spans {plan.frames} frames x {plan.tokens_per_frame:.0f} tokens/frame = {plan.tokens:.0f} tokens")
 
 
+def uses_zoomzero(config: Any) -> bool:
+    """The recipe uses one of this plugin's features: its reward, an estimator, or a zoom section."""
+    estimators = {TOKENADV.name, GRPO_SUM_ESTIMATOR.name}
+    return uses_gvqa(config) or str(config.algorithm.adv_estimator) in estimators or "zoom" in _kwargs(config)
+
+
 @hookimpl
 def easyr1_job_env(config: Any) -> dict[str, str]:
-    """MODEL_SEQ_LEN from zoom.max_tokens, so the coarse pass has the zoom pass's visual budget L_v."""
-    zoom = ZoomOptions.from_kwargs(_kwargs(config))
-    if not zoom.enable:
+    """MODEL_SEQ_LEN from zoom.max_tokens, so the coarse pass has the visual budget L_v, zoom pass on or off
+    (not for the VideoZoomer rollout: it shows frames as images, and qwen-vl-utils' video budget is not read)."""
+    if not uses_zoomzero(config) or AgentOptions.from_kwargs(_kwargs(config)).enable:
         return {}
+    zoom = ZoomOptions.from_kwargs(_kwargs(config))
     # qwen-vl-utils (read at import) caps each video at 0.9 * MODEL_SEQ_LEN * 28² pixels (EasyR1 calls it
     # with 14-px patches and passes no total_pixels), so without this the coarse pass would get ~115k
     # tokens per video. A model with 32-px tokens (Qwen3-VL) gets (32/28)² more to reach the same L_v.
@@ -263,13 +276,18 @@ def easyr1_describe(config: Any) -> dict[str, Any]:
     out["zoom"] = {"enable": False} if not zoom.enable else {k: getattr(zoom, k) for k in zoom.__dataclass_fields__}
     if zoom.enable and (example := _example_plan(config, zoom)):
         out["zoom example"] = example
-    if str(config.algorithm.adv_estimator) == TOKENADV.name:
+    estimator = str(config.algorithm.adv_estimator)
+    if estimator == TOKENADV.name:
         options = TokenAdvOptions.from_kwargs(kwargs)
         out["tokenadv"] = {
             "eps": options.eps,
+            "std": options.std,
             "grounding tokens": "<video_zoom> calls (over_turns)" if options.over_turns else "<glue> block",
             "glue_components": list(options.glue_components),
             "answer_components": list(options.answer_components),
             "kl": "loss (use_kl_loss)" if config.algorithm.use_kl_loss else "disabled" if config.algorithm.disable_kl else "in reward (ignored!)",
         }
+    elif estimator == GRPO_SUM_ESTIMATOR.name:
+        options = TokenAdvOptions.from_kwargs(kwargs)
+        out["grpo_sum"] = {"eps": options.eps, "std": options.std, "reward": "token_level_rewards summed per response"}
     return out

@@ -1,15 +1,20 @@
-"""``algorithm.adv_estimator: tokenadv`` for EasyR1 (Zoom-Zero Eq. 4–5, core :func:`~zoomzero_plugin.token_adv`).
+"""zoomzero's advantage estimators for EasyR1: ``tokenadv`` and its fair baseline ``grpo_sum``.
 
-Works with any reward function that returns per-response components (``format``, ``iou``, ``accuracy``,
-``zoom``…; the host keeps them in the batch). ``prepare`` adds the grounding-token mask, found from the
-tokenizer's own decoding of the generated ids, and the options; ``compute`` normalises each component
-within its prompt group and gives grounding tokens the mean of the glue components' advantages and every
-other response token the mean of the answer components'. ``token_level_rewards`` is not read (see the KL check).
+``tokenadv`` (Zoom-Zero Eq. 4–5, core :func:`~zoomzero_plugin.token_adv`) works with any reward function that
+returns per-response components (``format``, ``iou``, ``accuracy``, ``zoom``…; the host keeps them in the
+batch). ``prepare`` adds the glue-token mask, found from the tokenizer's own decoding of the generated ids,
+and the options; ``compute`` normalises each component within its prompt group and gives glue tokens the
+mean of the glue components' advantages and every other response token the mean of the answer components'.
+``token_level_rewards`` is not read (see the KL check).
 
 The grounding tokens are the ``<glue>…</glue>`` block (Zoom-Zero), or with ``tokenadv.over_turns`` the
 ``<video_zoom>…</video_zoom>`` calls of a multi-turn trajectory's sampled turns (TokenAdv over turns: calls learn
 from ``format`` and ``grounding``, the other sampled tokens from ``format`` and ``accuracy``; observation tokens,
 outside ``response_mask``, get nothing).
+
+``grpo_sum`` is plain GRPO on the summed reward (``token_level_rewards`` summed per response, as EasyR1's
+``grpo``), normalised with the same ``tokenadv.eps`` and ``tokenadv.std`` (population by default, where
+EasyR1's ``grpo`` uses the sample std): "GRPO vs TokenAdv" then differs only in credit assignment.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from dataclasses import asdict
 from functools import lru_cache
 from typing import Any
 
-from zoomzero_plugin.advantages import token_adv
+from zoomzero_plugin.advantages import grpo_advantage, token_adv
 from zoomzero_plugin.agent.protocol import call_char_ranges
 from zoomzero_plugin.parsing import glue_char_ranges
 from zoomzero_plugin.token_masks import GlueTokenMasker
@@ -28,6 +33,7 @@ from ..hookspecs import AdvantageEstimator
 from .options import TokenAdvOptions
 
 NAME = "tokenadv"
+GRPO_SUM = "grpo_sum"
 GLUE_MASK = "glue_mask"  # (bs, response_length) bool: the grounding tokens (glue block, or tool calls over turns)
 
 
@@ -53,17 +59,37 @@ def compute(data: Any, gamma: float = 1.0, lam: float = 1.0) -> tuple[Any, Any]:
             "them while it builds each batch (RayPPOTrainer._make_batch_data seam). Is the host active in the "
             "process running the trainer? (`easyr1 doctor`)"
         )
-    options = TokenAdvOptions(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.meta_info[NAME].items()})
+    options = _options(data.meta_info[NAME])
     try:
         return token_adv(
             components, data.batch[GLUE_MASK], data.batch["response_mask"], data.non_tensor_batch["uid"],
             eps=options.eps, glue_components=options.glue_components, answer_components=options.answer_components,
+            std=options.std,
         )
     except ValueError as e:
         raise ValueError(
             f"tokenadv: {e}. The reward function returned {sorted(components)}; choose the groups with "
             "worker.reward.reward_function_kwargs.tokenadv.glue_components / answer_components"
         ) from None
+
+
+def _options(stored: dict[str, Any]) -> TokenAdvOptions:
+    return TokenAdvOptions(**{k: tuple(v) if isinstance(v, list) else v for k, v in stored.items()})
+
+
+def prepare_grpo_sum(trainer: Any, batch: Any) -> None:
+    """Add the options (``meta_info["tokenadv"]``: eps and std) to a training batch."""
+    batch.meta_info[NAME] = asdict(TokenAdvOptions.from_kwargs(trainer.config.worker.reward.reward_function_kwargs))
+
+
+def compute_grpo_sum(data: Any, gamma: float = 1.0, lam: float = 1.0) -> tuple[Any, Any]:
+    """(advantages, returns), both (bs, response_length) float32: the group-normalised summed reward."""
+    if NAME not in data.meta_info:
+        raise RuntimeError("grpo_sum needs its options in the batch; the easyr1 plugin host adds them while it builds "
+                           "each batch. Is the host active in the process running the trainer? (`easyr1 doctor`)")
+    options = _options(data.meta_info[NAME])
+    scores = data.batch["token_level_rewards"].sum(-1)
+    return grpo_advantage(scores, data.batch["response_mask"], data.non_tensor_batch["uid"], options.eps, options.std)
 
 
 TOKENADV = AdvantageEstimator(
@@ -74,4 +100,14 @@ TOKENADV = AdvantageEstimator(
     validate_as="grpo",
     summary="TokenAdv (Zoom-Zero Eq. 4-5): per-component group normalisation; glue tokens learn from "
     "format/zoom/iou, the other tokens from format/zoom/accuracy",
+)
+
+
+GRPO_SUM_ESTIMATOR = AdvantageEstimator(
+    name=GRPO_SUM,
+    compute=compute_grpo_sum,
+    prepare=prepare_grpo_sum,
+    needs_reward_components=False,
+    validate_as="grpo",
+    summary="GRPO on the summed reward with tokenadv's eps and std (population by default): the Table 5 baseline",
 )

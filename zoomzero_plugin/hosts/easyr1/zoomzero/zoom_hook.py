@@ -2,9 +2,9 @@
 
 After the coarse generation of a batch: parse every response's ``<glue>`` spans, plan the zoom pass with
 Eq. 3 over them, and run ONE extra ``generate_sequences`` for all responses that have a plan — the zoom
-prompt (question and options from the row's ground truth), ``n=1``, greedy, ``max_new_tokens`` tokens, the
+prompt (question and options from the row's ground truth; the paper's words by default), ``n=1``, greedy, ``max_new_tokens`` tokens, the
 pass's own pixel/fps limits, a clip spec per row so workers decode only the predicted spans, padded to the
-worker count, fresh uids. The answers' letters become the ``zoom_answer`` reward input; rows without
+worker count, fresh uids. The answers' letters (a bare letter or ``<answer>B</answer>``) become the ``zoom_answer`` reward input; rows without
 valid spans get ``None`` (zoom reward 0) or, with ``no_spans: uniform``, a uniform pass over the video.
 """
 
@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.parsing import extract_letter, glue_spans
+from zoomzero_plugin.parsing import answer_letter, glue_spans
 from zoomzero_plugin.prompts import VIDEO_PLACEHOLDER, zoom_prompt
 from zoomzero_plugin.token_masks import decode_rows
 from zoomzero_plugin.zoom import ZoomPlan, plan_pass, plan_zoom
@@ -134,7 +134,7 @@ class ZoomHook:
             for truth in missing.values():
                 if not truth.question.strip():
                     raise ValueError(f"question {truth.qid}: the ground truth has no 'question' for the zoom pass to re-ask")
-            texts = self._chat([zoom_prompt(t.question, t.options) for t in missing.values()])
+            texts = self._chat([zoom_prompt(t.question, t.options, style=self.options.prompt) for t in missing.values()])
             ids = encode_rows(self.tokenizer, texts)
             self._prompt_ids.update(zip(missing, ids))
         return [self._prompt_ids[k] for k in keys]
@@ -196,11 +196,14 @@ class ZoomHook:
         )
 
     def answers(self, requests: ZoomRequests, output: Any, n: int) -> list[str | None]:
-        """The zoom pass's answer letter per response (None: no pass, or no letter in its output)."""
+        """The zoom pass's answer letter per response (None: no pass, or no letter in its output).
+
+        The output may be a bare letter or ``<answer>B</answer>`` (:func:`~zoomzero_plugin.parsing.answer_letter`).
+        """
         letters: list[str | None] = [None] * n
         texts = self.decode(output.batch["responses"], output.batch["response_mask"]) if requests.rows else []
         for row, text in zip(requests.rows, texts):
-            letters[row] = extract_letter(text.strip())
+            letters[row] = answer_letter(text)
         return letters
 
     # -- the hook ----------------------------------------------------------------------------------

@@ -1,0 +1,103 @@
+"""An exported dataset trained by LLaMA-Factory's own code: its loader and tokenizer put labels on the assistant
+turns only, and `llamafactory-cli train` (the shipped recipe, CPU overrides) runs SFT steps with a falling loss."""
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.sft.conftest import transcript, write_predictions
+from tests.sft.helpers import ANSWER, CALL
+from zoomzero_plugin.cli import main
+
+REPO = Path(__file__).parents[2]
+IGNORE = -100
+# GPU-only or run-length keys of the recipe, replaced for a few CPU steps on the tiny model
+CPU = {"bf16": False, "use_cpu": True, "flash_attn": "disabled", "max_steps": 6, "learning_rate": 1.0e-2,
+       "lr_scheduler_type": "constant", "warmup_ratio": 0.0, "gradient_accumulation_steps": 1,
+       "preprocessing_num_workers": 1, "dataloader_num_workers": 0, "save_strategy": "no", "plot_loss": False,
+       "overwrite_cache": True, "trust_remote_code": False}
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory, sft_rows, sft_truths, tiny_model_dir):
+    """Three verified two-turn trajectories (call, clip, answer), exported for LLaMA-Factory."""
+    tmp = tmp_path_factory.mktemp("lf")
+    records = [{"qid": q, "answer": t.answer, "transcript": transcript(v, [CALL % (3.0, 5.0, 2), ANSWER % t.answer])}
+               for q, (t, v) in sft_truths.items()]
+    predictions = write_predictions(tmp / "predictions.jsonl", records)
+    out = tmp / "dataset"
+    assert main(["data", "export-sft", "--format", "llamafactory", "--source", "predictions", "--predictions",
+                 predictions, "--data", str(sft_rows), "--out", str(out), "--model", str(tiny_model_dir),
+                 "--no-progress"]) == 0
+    return out
+
+
+def recipe(model, dataset_dir, output_dir):
+    values = yaml.safe_load((REPO / "yamls" / "videozoomer_sft.yaml").read_text(encoding="utf-8"))
+    values.pop("deepspeed")  # ZeRO-3 needs GPUs
+    return {**values, **CPU, "model_name_or_path": str(model), "dataset_dir": str(dataset_dir),
+            "output_dir": str(output_dir)}
+
+
+def runs(labels):
+    """Contiguous runs of positions whose label is not ignored."""
+    out, start = [], None
+    for i, label in enumerate([*labels, IGNORE]):
+        if label != IGNORE and start is None:
+            start = i
+        elif label == IGNORE and start is not None:
+            out.append((start, i))
+            start = None
+    return out
+
+
+def test_llamafactory_loads_the_export_and_labels_only_assistant_turns(exported, tiny_model_dir, tmp_path):
+    from zoomzero_plugin.data.sft.llamafactory import _prepare_imports
+
+    _prepare_imports()
+    from llamafactory.data import get_dataset, get_template_and_fix_tokenizer
+    from llamafactory.hparams import get_train_args
+    from llamafactory.model import load_tokenizer
+
+    model_args, data_args, training_args, _, _ = get_train_args(recipe(tiny_model_dir, exported, tmp_path / "o"))
+    modules = load_tokenizer(model_args)
+    template = get_template_and_fix_tokenizer(modules["tokenizer"], data_args)
+    dataset = get_dataset(template, model_args, data_args, training_args, stage="sft", **modules)["train_dataset"]
+    rows = [json.loads(line) for line in (exported / "videozoomer_sft.jsonl").read_text().splitlines()]
+    assert len(dataset) == len(rows) == 3  # nothing dropped
+    tok = modules["tokenizer"]
+    pad = tok.convert_tokens_to_ids("<|image_pad|>")
+    for row, sample in zip(rows, dataset):
+        ids, labels = sample["input_ids"], sample["labels"]
+        assert len(ids) == len(labels) <= data_args.cutoff_len
+        assert ids.count(pad) > len(row["images"])  # every <image> expanded to its patch tokens
+        assert all(label == IGNORE for i, label in zip(ids, labels) if i == pad)
+        # the supervised spans are exactly the assistant turns, each closed by <|im_end|> and its newline
+        spans = [tok.decode(ids[a:b]) for a, b in runs(labels)]
+        assert spans == [m["content"] + "<|im_end|>\n" for m in row["messages"] if m["role"] == "assistant"]
+        text = tok.decode(ids)
+        assert text.count("<|im_start|>user\n") == 2 and "<tool_response>" in text  # the clip reply: a user turn
+        assert all(labels[i] == ids[i] for a, b in runs(labels) for i in range(a, b))
+
+
+def test_llamafactory_cli_trains_the_recipe_on_the_export(exported, tiny_model_dir, tmp_path):
+    out = tmp_path / "run"
+    config = tmp_path / "sft.yaml"
+    config.write_text(yaml.safe_dump(recipe(tiny_model_dir, exported, out)))
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "DISABLE_VERSION_CHECK": "0",
+           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent / "startup"), str(REPO)])}
+    cli = Path(sys.executable).with_name("llamafactory-cli")
+    done = subprocess.run([str(cli), "train", str(config)], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    log = [json.loads(line) for line in (out / "trainer_log.jsonl").read_text().splitlines()]
+    losses = [r["loss"] for r in log if "loss" in r]
+    assert len(losses) == CPU["max_steps"]
+    assert all(math.isfinite(x) for x in losses)
+    assert losses[-1] < losses[0]
+    assert (out / "model.safetensors").is_file()
