@@ -271,6 +271,8 @@ def wrap_process_multi_modal_inputs(original: Callable) -> Callable:
 def wrap_response_extent(original: Callable) -> Callable:
     def compute_reward(self, data):
         mask = data.batch["response_mask"]
+        if "attention_mask" not in data.batch.keys():
+            return original(self, data)
         extent = data.batch["attention_mask"][:, -mask.size(-1):].to(mask.dtype)
         if torch.equal(extent, mask):
             return original(self, data)
