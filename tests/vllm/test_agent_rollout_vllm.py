@@ -37,47 +37,18 @@ TURN = (r'<think>[a-z]{1,5}</think>(<video_zoom>\{"segment": \[(1|5), (3|9)\], "
         r"|<answer>[A-C]</answer>)")
 TOLERANCE = 1e-5  # float32 on both sides; measured here: 9.5e-7 over 950 tokens
 
-RECIPE = """\
-data:
-  train_files: {rows}
-  val_files: {rows}
-  max_prompt_length: 2048
-  max_response_length: 1536
-  rollout_batch_size: 2
-  video_fps: 0.5
-  min_pixels: 3136
-  max_pixels: 12544
-  shuffle: false
-  filter_overlong_prompts: false
-algorithm:
-  adv_estimator: grpo
-  use_kl_loss: true
-worker:
-  actor:
-    global_batch_size: 2
-    model:
-      model_path: {model}
-  rollout:
-    n: 4
-    tensor_parallel_size: 1
-    temperature: 1.0
-    limit_images: 64
-    enforce_eager: true
-    dtype: fp32
-    max_num_batched_tokens: 16384  # above all prompts x n: vLLM 0.11 CPU fails seeded sampling in chunked prefill
-  reward:
-    reward_function: zoomzero:videozoomer
-    num_cpus: 0
-    reward_function_kwargs:
-      agent: {{prompt: train, turn_tokens: 64, total_tokens: 1536, images: 64, sampling_logprobs: true}}
-trainer:
-  n_gpus_per_node: 1
-  logger: [console]
-"""
+# The stand-in test's recipe (tests/easyr1/test_agent_rollout.py), as vLLM's CPU engine needs it: eager fp32, room for
+# every prompt x n in one batch (vLLM 0.11's CPU engine fails seeded sampling in chunked prefill), shorter turns.
+OVERRIDES = ["worker.rollout.enforce_eager=true", "worker.rollout.dtype=fp32", "worker.rollout.limit_images=64",
+             "worker.rollout.max_num_batched_tokens=16384", "data.max_response_length=1536",
+             "worker.reward.reward_function_kwargs.agent.turn_tokens=64",
+             "worker.reward.reward_function_kwargs.agent.total_tokens=1536",
+             "worker.reward.reward_function_kwargs.agent.images=64"]
 
 
 @pytest.fixture(scope="module")
 def setup(process_group, vllm_model_dir, vllm_hf_model, tmp_path_factory):
+    from tests.easyr1.test_agent_rollout import RECIPE
     from tests.vllm.test_easyr1_rollout import load_actor_weights
     from verl.utils.tokenizer import get_processor, get_tokenizer
     from verl.workers.rollout.vllm_rollout_spmd import vLLMRollout
@@ -100,7 +71,7 @@ def setup(process_group, vllm_model_dir, vllm_hf_model, tmp_path_factory):
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     recipe = root / "videozoomer_vllm.yaml"
     recipe.write_text(RECIPE.format(rows=path, model=vllm_model_dir))
-    config = load_recipe(recipe)[0]
+    config = load_recipe(recipe, OVERRIDES)[0]
     tokenizer, processor = get_tokenizer(str(vllm_model_dir)), get_processor(str(vllm_model_dir))
     rollout = vLLMRollout(str(vllm_model_dir), config.worker.rollout, tokenizer, processor)
     load_actor_weights(rollout, vllm_hf_model)
