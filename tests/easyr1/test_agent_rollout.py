@@ -261,9 +261,13 @@ def mask_width(batch):
 def test_every_sample_carries_its_own_media(step, easyr1_processor):
     batch = step.batch
     media = batch.non_tensor_batch["multi_modal_data"]
-    picks = [[(r["frames"][r["pick"]]) for r in m["images"]] for m in media]
+    picks = [[(r["video"], r["frames"][r["pick"]]) for r in m["images"]] for m in media]
     assert picks[1] != picks[2], "two samples of one prompt saw different clips"
-    assert len(set(batch.non_tensor_batch["media_uid"])) == len(batch)
+    uids = batch.non_tensor_batch["media_uid"]
+    for i in range(len(batch)):  # one key per distinct media list: shared only by samples that saw the same images
+        for j in range(len(batch)):
+            assert (uids[i] == uids[j]) == (picks[i] == picks[j] and i // 4 == j // 4)
+    assert uids[0] == uids[3] != uids[1], "question 0: samples 0 and 3 saw the overview only"
     _, data = actor_log_probs(batch[:4], step.trainer.engine.model, easyr1_processor)
     inputs = data.non_tensor_batch["multi_modal_inputs"]
     for i in range(4):

@@ -55,6 +55,15 @@ def test_assemble_lays_out_ids_masks_positions_and_media_by_hand():
     assert len(set(media["media_uid"])) == 2
 
 
+def test_media_uids_name_the_media_so_equal_media_are_processed_once():
+    refs = frame_refs.frame_refs("v.mp4", [0, 8, 16], 100352, 25088)
+    same = [Conversation(Piece([IMG], False, images=refs[:1], grids=[(1, 1)]), [Piece([1], True)]) for _ in range(2)]
+    other = Conversation(Piece([IMG], False, images=refs[1:2], grids=[(1, 1)]), [Piece([1], True)])
+    uids = assemble([*same, other], LAYOUT)["non_tensors"]["media_uid"]
+    assert uids[0] == uids[1] != uids[2]
+    assert assemble(same, LAYOUT)["non_tensors"]["media_uid"][0] != uids[0], "keys never repeat across batches"
+
+
 def test_assemble_in_chunks_gives_the_same_batch():
     whole, pieces = assemble(conversations() * 3, LAYOUT)["tensors"], assemble(conversations() * 3, LAYOUT, chunk=2)["tensors"]
     assert all(torch.equal(whole[k], pieces[k]) for k in whole)

@@ -8,7 +8,8 @@ as EasyR1's ``vLLMRollout`` lays out single-turn responses, with these differenc
   ``attention_mask`` is 1 on every real token, so the training forward reads the observations;
 - each image placeholder of the raw ids (one token, as vLLM reads them) becomes the ``h · w`` placeholder tokens
   the processor expands it to, and every sample carries its own media (``multi_modal_data``: the first prompt's
-  images, then each observation's, in order) with its own ``media_uid``;
+  images, then each observation's, in order) with a ``media_uid`` that names exactly those media (samples that saw
+  the same images, e.g. the overview only, share it and EasyR1 processes them once);
 - ``position_ids`` are recomputed over the whole sequence with Qwen-VL's M-RoPE (:mod:`zoomzero_plugin.mrope`),
   the positions the sampler used, so training log-probs equal sampling log-probs (a linear continuation of the
   prompt's positions, EasyR1's single-turn rule, would be wrong after the first image in a response).
@@ -26,8 +27,9 @@ Shapes: ``B`` conversations, ``P`` = prompt width (``rollout.prompt_length``), `
 
 from __future__ import annotations
 
+import hashlib
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -187,6 +189,14 @@ def _expand(pieces: Sequence[Piece], image_token_id: int) -> tuple[np.ndarray, n
     return np.repeat(raw, counts), np.repeat(sampled, counts), np.repeat(logprob, counts), starts, grids
 
 
+def media_key(batch_id: str, images: Sequence[Any]) -> str:
+    """A key naming exactly ``images`` within one batch: frame references by their group and position, anything
+    else by identity (never shared)."""
+    parts = [f"{im['group']}#{im['pick']}" if isinstance(im, Mapping) and "group" in im and "pick" in im
+             else f"id:{id(im)}" for im in images]
+    return f"{batch_id}-{hashlib.sha1(chr(0).join(parts).encode()).hexdigest()}"
+
+
 def assemble(conversations: Sequence[Conversation], layout: Layout, sampled_log_probs: bool = False,
              chunk: int = 64) -> dict[str, Any]:
     """Tensors and per-sample fields of a batch of conversations (see the module docstring for the layout).
@@ -206,6 +216,7 @@ def assemble(conversations: Sequence[Conversation], layout: Layout, sampled_log_
     positions = torch.zeros((b, 4, width), dtype=torch.long)
     log_probs = torch.zeros((b, width_r), dtype=torch.float32) if sampled_log_probs else None
     media, media_uid = np.empty(b, dtype=object), np.empty(b, dtype=object)
+    batch_id = uuid.uuid4().hex  # media keys never match another batch's (EasyR1 caches by them)
     for first in range(0, b, chunk):
         block = conversations[first : first + chunk]
         parts = [_expand([c.prompt, *c.response], layout.image_token_id) for c in block]
@@ -232,7 +243,7 @@ def assemble(conversations: Sequence[Conversation], layout: Layout, sampled_log_
             positions[i, 0, lo:hi] = torch.arange(n)
             positions[i, 1:, lo:hi] = rope[:, o : o + n]
             media[i] = {"images": list(conversations[i].images())}
-            media_uid[i] = uuid.uuid4().hex
+            media_uid[i] = media_key(batch_id, media[i]["images"])
     tensors = {
         "prompts": input_ids[:, :width_p],
         "responses": input_ids[:, width_p:],
