@@ -1,6 +1,7 @@
-"""Core speed: TokenAdv vs GRPO-on-summed-reward, the response parser + rewards, and glue token masks.
+"""Core speed: TokenAdv vs GRPO-on-summed-reward, the response parser + rewards, glue token masks, and
+the parser on adversarial ~1 MB responses (goal: <= 50 ms each; they must never grow faster than linearly).
 
-    python benchmarks/bench_core.py [--responses 512] [--tokens 512] [--repeats 30]
+    python benchmarks/bench_core.py [--responses 512] [--tokens 512] [--repeats 30] [--adversarial-only]
 """
 
 from __future__ import annotations
@@ -14,9 +15,13 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _timing import median_ms, print_table  # noqa: E402
+from _timing import fastest, median_ms, print_table  # noqa: E402
 
 from zoomzero_plugin import GlueTokenMasker, GroundTruth, RewardConfig, grpo_advantage, score_response, token_adv  # noqa: E402
+from zoomzero_plugin.parsing import glue_char_ranges, parse_response  # noqa: E402
+from zoomzero_plugin.synthetic.adversarial import CASES, MB, adversarial_responses  # noqa: E402
+
+GOAL_MS = 50.0
 
 
 def realistic_response(rng: random.Random, duration: float) -> str:
@@ -38,8 +43,34 @@ def main() -> None:
     parser.add_argument("--responses", type=int, default=512)
     parser.add_argument("--tokens", type=int, default=512)
     parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--adversarial-only", action="store_true", help="only the adversarial parse table")
     args = parser.parse_args()
     torch.set_num_threads(1)
+    if not args.adversarial_only:
+        core_table(args)
+    adversarial_table(max(3, args.repeats // 6))
+
+
+def adversarial_table(repeats: int) -> None:
+    """parse_response and glue_char_ranges on each adversarial response (median of ``repeats``).
+
+    The growth column is the fastest of 5 runs at 16 MB divided by the fastest at 4 MB: about 4 when linear, 16 when
+    quadratic (at 1 MB and below the text sits in CPU caches, which makes ratios from there look worse).
+    """
+    rows = []
+    for name, text in adversarial_responses().items():
+        t_parse = median_ms(lambda: parse_response(text, 12.0), repeats, warmup=1)
+        t_ranges = median_ms(lambda: glue_char_ranges(text), repeats, warmup=1)
+        big = {size: CASES[name](size) for size in (4 * MB, 16 * MB)}
+        best = fastest({size: (lambda t=text: parse_response(t, 12.0)) for size, text in big.items()}, 5)
+        growth = best[16 * MB][0] / best[4 * MB][0] if best[4 * MB][0] > 0 else float("nan")
+        verdict = "ok" if t_parse <= GOAL_MS else "over goal"
+        rows.append((f"{name} ({len(text) / 2**20:.2f} MB)",
+                     f"parse {t_parse:7.1f} ms  glue ranges {t_ranges:6.1f} ms  x{growth:4.1f} 4->16 MB  {verdict}"))
+    print_table(f"parser on adversarial responses, CPU, 1 thread (median of {repeats}; goal <= {GOAL_MS:.0f} ms)", rows)
+
+
+def core_table(args: argparse.Namespace) -> None:
     bs, length, group = args.responses, args.tokens, 8
     g = torch.Generator().manual_seed(0)
     comps = {k: torch.randint(0, 2, (bs,), generator=g).float() for k in ("format", "accuracy", "zoom")}

@@ -2,7 +2,15 @@
 VideoZoomer multi-turn rollout's bookkeeping and memory.
 
     python benchmarks/bench_easyr1.py [--responses 512] [--tokens 512] [--group 8] [--repeats 20]
+    .venv-vllm/bin/python benchmarks/bench_easyr1.py --vllm    # plus a rollout step on vLLM's CPU engine
     python benchmarks/bench_easyr1.py --only multiturn [--mt-prompts 128] [--mt-n 16] [--mt-memory-prompts 16]
+
+``--vllm`` (where vLLM is installed: scripts/install-cpu.sh --vllm) adds a rollout step on EasyR1's own
+vLLMRollout (CPU engine, tiny head-32 model): coarse generation of 4 prompts × a group of 8 over 60-s synthetic
+videos, with and without the zoom hook's pass, same engine and batch (goal ≤ 1.10×; the paper reports 1.15× per
+training step, where the actor update also counts), and how many zoom requests the group's repeated span sets
+need. The random model is steered into the template by vLLM's structured outputs (a regex whose think text is
+150 free characters and whose spans come from a small set, so samples of a group repeat them).
 
 Both estimators go through EasyR1's (patched) ``ray_trainer.compute_advantage`` on the same ``DataProto``.
 The zoom bookkeeping is everything the hook does in the trainer process per step except the zoom
@@ -171,6 +179,137 @@ def zoom_rows(tokenizer, processor, n, length, group, repeats):
     rows.append((f"zoom bookkeeping per step, {n} responses ({zoomed} zoomed; goal <= 50 ms)", f"{np.median(totals):8.2f} ms"))
     rows.append(("gvqa scoring of the same responses (reward actor)", f"{np.median(scoring[3:]):8.2f} ms"))
     return rows
+
+
+ROLLOUT_RECIPE = """\
+data: {{train_files: {rows}, val_files: {rows}, prompt_key: prompt, answer_key: answer, video_key: videos,
+  max_prompt_length: 2048, max_response_length: 320, rollout_batch_size: 4, video_fps: 1.0, min_pixels: 3136,
+  max_pixels: 12544, shuffle: false, filter_overlong_prompts: false}}
+algorithm: {{adv_estimator: tokenadv}}
+worker:
+  actor: {{global_batch_size: 4, model: {{model_path: {model}}}}}
+  rollout: {{n: 8, tensor_parallel_size: 1, temperature: 1.0, enforce_eager: true, dtype: fp32,
+    max_num_batched_tokens: 32768}}  # one prefill step: vLLM 0.11 on CPU fails on seeded chunked prefill
+  reward:
+    reward_type: batch
+    reward_function: zoomzero:gvqa
+    reward_function_kwargs:
+      components: [format, iou, accuracy, zoom]
+      zoom: {{enable: true, fps: 2.0, max_tokens: 480, min_frame_pixels: 3136, max_frame_pixels: 50176, max_new_tokens: 4}}
+"""
+STEER = r"<think>[a-z ]{{150}}</think><answer>[A-D]</answer><glue>\[\(({starts})\.0, ({ends})\.0\)\]</glue>"
+
+
+def rollout_rows(repeats: int) -> list[tuple[str, str]]:
+    """A rollout step on EasyR1's vLLMRollout with and without the zoom pass (see the module docstring)."""
+    import os
+    import socket
+    import tempfile
+    import time
+    from types import SimpleNamespace
+
+    import torch.distributed as dist
+    from torchdata.stateful_dataloader import StatefulDataLoader
+    from vllm.sampling_params import StructuredOutputsParams
+
+    from verl.protocol import DataProto
+    from verl.utils.dataset import RLHFDataset, collate_fn
+    from verl.utils.tokenizer import get_processor, get_tokenizer
+    from verl.workers.rollout.vllm_rollout_spmd import vLLMRollout
+    from verl.workers.sharding_manager.fsdp_vllm import FSDPVLLMShardingManager
+    from transformers import Qwen2_5_VLForConditionalGeneration
+    from zoomzero_plugin.hosts.easyr1.zoomzero.options import ZoomOptions
+    from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
+    from zoomzero_plugin.hosts.easyr1.zoomzero.zoom_hook import ZoomHook
+    from zoomzero_plugin.synthetic.benchmark import make_benchmark
+    from zoomzero_plugin.synthetic.tiny_qwen import build_tiny_qwen
+
+    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
+    if not dist.is_initialized():
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        for key, value in dict(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port)).items():
+            os.environ.setdefault(key, value)
+        dist.init_process_group("gloo", rank=0, world_size=1)
+    work = Path(tempfile.mkdtemp(prefix="zoomzero-bench-rollout-"))
+    model = build_tiny_qwen(work / "model", for_vllm=True)
+    rows = make_benchmark(work / "data", n_videos=4, duration=60.0, seed=1)
+    recipe = work / "recipe.yaml"
+    recipe.write_text(ROLLOUT_RECIPE.format(rows=rows, model=model))
+    config = load_recipe(recipe)[0]
+    tokenizer, processor = get_tokenizer(str(model)), get_processor(str(model))
+    data = config.data
+    dataset = RLHFDataset(data_path=data.train_files, tokenizer=tokenizer, processor=processor, prompt_key="prompt",
+                          answer_key="answer", video_key="videos", video_fps=data.video_fps,
+                          max_prompt_length=data.max_prompt_length, min_pixels=data.min_pixels,
+                          max_pixels=data.max_pixels, filter_overlong_prompts=False)
+    loader = StatefulDataLoader(dataset, batch_size=4, collate_fn=collate_fn)
+    prompts = DataProto.from_single_dict(next(iter(loader)))
+    rollout = vLLMRollout(str(model), config.worker.rollout, tokenizer, processor)
+    hf = Qwen2_5_VLForConditionalGeneration.from_pretrained(model)
+    rollout.inference_engine.llm_engine.model_executor.driver_worker.worker.model_runner.model.load_weights(
+        iter(FSDPVLLMShardingManager._rename_weight_keys(None, dict(hf.state_dict()), hf).items()))
+    steer = StructuredOutputsParams(regex=STEER.format(starts="10|30", ends="25|45"))
+    letters = StructuredOutputsParams(choice=list("ABCD"))
+
+    class WorkerGroup:  # one rank; the zoom hook calls it for its pass
+        world_size = 1
+
+        def generate_sequences(self, batch):
+            batch.meta_info.update(eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+                                   structured_outputs=letters)
+            return rollout.generate_sequences(batch)
+
+    hook = ZoomHook(ZoomOptions(enable=True, fps=2.0, max_tokens=480, min_frame_pixels=3136, max_frame_pixels=50176,
+                                max_new_tokens=4), tokenizer, processor, coarse_fps=data.video_fps)
+    trainer = SimpleNamespace(actor_rollout_ref_wg=WorkerGroup())
+
+    def coarse():
+        gen = prompts.select(batch_keys=["input_ids", "attention_mask", "position_ids"],
+                             non_tensor_batch_keys=["raw_prompt_ids", "multi_modal_data"], deepcopy=True)
+        gen.meta_info.update(min_pixels=data.min_pixels, max_pixels=data.max_pixels, video_fps=data.video_fps,
+                             eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+                             structured_outputs=steer)
+        out = rollout.generate_sequences(gen)
+        out.non_tensor_batch["ground_truth"] = np.repeat(prompts.non_tensor_batch["ground_truth"], 8)
+        out.non_tensor_batch["multi_modal_data"] = np.repeat(prompts.non_tensor_batch["multi_modal_data"], 8)
+        return out
+
+    timings = {"without": [], "with": []}
+    stats = {}
+    coarse()  # warm-up: first decode, first engine call
+    for _ in range(repeats):
+        for name in ("without", "with"):  # alternate: the machine is shared
+            start = time.perf_counter()
+            out = coarse()
+            if name == "with":
+                stats = hook(trainer, out, "train")
+            timings[name].append(time.perf_counter() - start)
+    without, with_zoom = np.median(timings["without"]), np.median(timings["with"])
+    n = len(out)
+    from verl.utils.dataset import process_video  # (patched: decodes clip specs)
+
+    def decode_s(videos, fps):
+        start = time.perf_counter()
+        for video in videos:
+            process_video(video, data.min_pixels, data.max_pixels, fps)
+        return time.perf_counter() - start
+
+    texts = hook.decode(out.batch["responses"], out.batch["response_mask"])
+    zoom = hook.zoom_batch(hook.plan(texts, out.non_tensor_batch["ground_truth"], out.non_tensor_batch["multi_modal_data"]))
+    coarse_decode = decode_s([m["videos"][0] for m in prompts.non_tensor_batch["multi_modal_data"]], data.video_fps)
+    zoom_decode = decode_s([m["videos"][0] for m in zoom.non_tensor_batch["multi_modal_data"]], 2.0)
+    return [
+        (f"rollout step without the zoom pass ({n} responses, 60-s videos)", f"{without * 1e3:8.0f} ms"),
+        ("rollout step with the zoom pass (same engine and batch)", f"{with_zoom * 1e3:8.0f} ms"),
+        ("with / without (goal <= 1.10x)", f"{with_zoom / without:8.2f} x"),
+        ("  of which video decoding: coarse pass (4 videos)", f"{coarse_decode * 1e3:8.0f} ms"),
+        (f"  of which video decoding: zoom pass ({len(zoom)} clips)", f"{zoom_decode * 1e3:8.0f} ms"),
+        (f"zoom requests sent for {n * stats.get('zoom/zoomed_share', 0):.0f} zoomed responses (groups of 8)",
+         f"{stats.get('zoom/requests', 0):8.0f}"),
+    ]
 
 
 # -- the multi-turn rollout --------------------------------------------------------------------------------
@@ -389,6 +528,7 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=512)
     parser.add_argument("--group", type=int, default=8, help="responses per prompt (rollout.n)")
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--vllm", action="store_true", help="add a rollout step on vLLM's CPU engine (needs vLLM)")
     parser.add_argument("--only", choices=("advantage", "zoom", "multiturn"), help="run one section")
     parser.add_argument("--mt-prompts", type=int, default=128, help="prompts per multi-turn step")
     parser.add_argument("--mt-n", type=int, default=16, help="trajectories per prompt")
@@ -412,6 +552,8 @@ def main() -> None:
         rows += zoom_rows(tokenizer, processor, args.responses, args.tokens, args.group, args.repeats)
     if args.only in (None, "multiturn"):
         rows += multiturn_rows(tokenizer, processor, args.mt_prompts, args.mt_n, args.mt_memory_prompts, args.mt_repeats)
+    if args.vllm:
+        rows += rollout_rows(max(3, args.repeats // 4))
     import verl
 
     print_table(f"EasyR1 host (EasyR1 {verl.__version__}, torch threads 1, median of {args.repeats})", rows)

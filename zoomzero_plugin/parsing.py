@@ -4,32 +4,19 @@
 
 ``parse_response`` accepts any input and never raises: what could not be read is reported in
 ``ParsedResponse.problems``. Seconds are absolute video time; spans are validated, clamped to the
-duration (when known) and merged.
+duration (when known) and merged. Everything runs in time linear in the response's length (the scanning
+primitives of :mod:`zoomzero_plugin.tags`); numbers are ASCII only and brackets of a pair must match.
+Blocks read: the *last* complete ``<answer>`` and ``<glue>`` blocks, the *first* complete ``<think>``.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from .spans import Span, clean_spans
+from .tags import block_ranges, first_block, first_of, last_block, letter_at, read_span_list, skip_space, tagged_pairs
 
-_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:[nN][aA][nN]|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)"
-_PAIR = rf"[\(\[]\s*({_NUM})\s*,\s*({_NUM})\s*[\)\]]"
-_PAIR_NC = rf"[\(\[]\s*(?:{_NUM})\s*,\s*(?:{_NUM})\s*[\)\]]"
-_SPAN_LIST = re.compile(rf"\s*\[\s*(?:{_PAIR_NC}(?:\s*,\s*{_PAIR_NC})*\s*,?)?\s*\]\s*")
-_PAIR_RE = re.compile(_PAIR)
-_TIME_RE = re.compile(rf"<time>\s*{_PAIR}\s*</time>")
-_TEMPLATE = re.compile(
-    r"\s*<think>((?:(?!</?think>|</?answer>|</?glue>).)*)</think>"
-    r"\s*<answer>\s*([A-Z])\s*</answer>"
-    r"\s*<glue>((?:(?!</?glue>).)*)</glue>\s*",
-    re.DOTALL,
-)
-_ANSWER_RE = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
-_GLUE_RE = re.compile(r"<glue>(.*?)</glue>", re.DOTALL)
-_LETTER_RE = re.compile(r"\s*\(?([A-Z])\)?(?:\s*$|[\s.:,])")
-_THINK_RE = re.compile(r"<think>(.*?)</think>", re.DOTALL)
+_THINK_STOPS = ("<think>", "</think>", "<answer>", "</answer>", "<glue>", "</glue>")
 
 
 @dataclass(frozen=True)
@@ -53,19 +40,54 @@ class ParsedResponse:
 
 def parse_span_list(text: str, duration: float | None = None) -> tuple[list[Span], int, bool]:
     """Parse ``[(s, e), …]`` → (valid merged spans, number of invalid pairs, well-formed?)."""
-    if _SPAN_LIST.fullmatch(text) is None:
+    pairs = read_span_list(text)
+    if pairs is None:
         return [], 0, False
-    spans, problems = clean_spans(((a, b) for a, b in _PAIR_RE.findall(text)), duration)
+    spans, problems = clean_spans(pairs, duration)
     return spans, len(problems), True
+
+
+def _letter_in(text: str, start: int, end: int) -> tuple[str, int] | None:
+    """The option letter ``text[start:end]`` names and its index in ``text`` (see :func:`extract_letter`)."""
+    content = text[start:end]
+    found = letter_at(content)
+    if found:
+        return found[0], start + found[1]
+    stripped = content.strip().strip("()")
+    if len(stripped) == 1 and stripped.isalpha() and stripped.isascii():
+        return stripped.upper(), start + content.index(stripped)
+    return None
 
 
 def extract_letter(text: str) -> str | None:
     """The option letter an answer names: ``"B"``, ``"(B)"``, ``"B. green"``, ``"b"``; else None."""
-    m = _LETTER_RE.match(text)
-    if m:
-        return m.group(1)
-    stripped = text.strip().strip("()")
-    return stripped.upper() if len(stripped) == 1 and stripped.isalpha() and stripped.isascii() else None
+    found = _letter_in(text, 0, len(text))
+    return found[0] if found else None
+
+
+def matches_template(text: str) -> bool:
+    """Whether the whole text is ``<think>…</think><answer>L</answer><glue>…</glue>`` (whitespace between
+    the parts; the think text holds no think/answer/glue tag, the glue text no glue tag; L in A–Z)."""
+    i = skip_space(text, 0)
+    if not text.startswith("<think>", i):
+        return False
+    j, stop = first_of(text, _THINK_STOPS, i + len("<think>"))
+    if stop != "</think>":
+        return False
+    i = skip_space(text, j + len("</think>"))
+    if not text.startswith("<answer>", i):
+        return False
+    i = skip_space(text, i + len("<answer>"))
+    if i >= len(text) or not "A" <= text[i] <= "Z":
+        return False
+    i = skip_space(text, i + 1)
+    if not text.startswith("</answer>", i):
+        return False
+    i = skip_space(text, i + len("</answer>"))
+    if not text.startswith("<glue>", i):
+        return False
+    j, stop = first_of(text, ("<glue>", "</glue>"), i + len("<glue>"))
+    return stop == "</glue>" and skip_space(text, j + len("</glue>")) == len(text)
 
 
 def as_text(response: object) -> str:
@@ -78,44 +100,45 @@ def as_text(response: object) -> str:
 
 
 def parse_response(response: object, duration: float | None = None) -> ParsedResponse:
-    """Parse one response. Never raises; ``duration`` (seconds) clamps spans when given."""
+    """Parse one response. Never raises; ``duration`` (seconds) clamps spans when given. Linear time."""
     text = as_text(response)
     problems: list[str] = []
-    template = _TEMPLATE.fullmatch(text)
 
-    answers = _ANSWER_RE.findall(text)
-    answer = extract_letter(answers[-1]) if answers else None
-    if not answers:
+    answer_block = last_block(text, "answer")
+    answer = extract_letter(answer_block.content) if answer_block else None
+    if answer_block is None:
         problems.append("no_answer")
     elif answer is None:
         problems.append("answer_not_a_letter")
 
-    glues = _GLUE_RE.findall(text)
+    glue = last_block(text, "glue")
     spans: list[Span] = []
     invalid, parsed = 0, False
-    if not glues:
+    if glue is None:
         problems.append("truncated_glue" if "<glue>" in text else "no_glue")
     else:
-        spans, invalid, parsed = parse_span_list(glues[-1], duration)
+        spans, invalid, parsed = parse_span_list(glue.content, duration)
         if not parsed:
             problems.append("glue_unparsable")
         elif invalid:
             problems.append(f"invalid_spans:{invalid}")
         elif not spans:
             problems.append("glue_empty")
-    if len(glues) > 1:
-        problems.append("repeated_glue")
+        if first_block(text, "glue").start != glue.start:
+            problems.append("repeated_glue")
 
-    thinks = _THINK_RE.findall(text)
-    time_spans, _ = clean_spans(((a, b) for a, b in _TIME_RE.findall(thinks[0])) if thinks else (), duration)
-    if template is None:
+    think = first_block(text, "think")
+    # a repeated citation adds nothing to the union (degenerate outputs repeat one)
+    time_spans, _ = clean_spans(tagged_pairs(think.content, "time", distinct=True) if think else (), duration)
+    template = matches_template(text)
+    if not template:
         problems.append("template_mismatch")
     return ParsedResponse(
         answer=answer,
         spans=tuple(spans),
-        think=thinks[0] if thinks else None,
+        think=think.content if think else None,
         time_spans=tuple(time_spans),
-        matches_template=template is not None,
+        matches_template=template,
         glue_parsed=parsed,
         invalid_spans=invalid,
         problems=tuple(problems),
@@ -124,8 +147,8 @@ def parse_response(response: object, duration: float | None = None) -> ParsedRes
 
 def glue_spans(response: object, duration: float | None = None) -> tuple[Span, ...]:
     """``parse_response(response, duration).spans`` without parsing the rest of the response (for hot loops)."""
-    glues = _GLUE_RE.findall(as_text(response))
-    return tuple(parse_span_list(glues[-1], duration)[0]) if glues else ()
+    glue = last_block(as_text(response), "glue")
+    return tuple(parse_span_list(glue.content, duration)[0]) if glue else ()
 
 
 def glue_char_ranges(text: str) -> list[tuple[int, int]]:
@@ -134,14 +157,18 @@ def glue_char_ranges(text: str) -> list[tuple[int, int]]:
     An unterminated final ``<glue>`` runs to the end of the text (a truncated response is still
     grounding text). Used to decide which generated tokens are grounding tokens.
     """
-    ranges: list[tuple[int, int]] = []
-    pos = 0
-    while (start := text.find("<glue>", pos)) >= 0:
-        close = text.find("</glue>", start + 6)
-        end = len(text) if close < 0 else close + len("</glue>")
-        ranges.append((start, end))
-        pos = end
-    return ranges
+    return block_ranges(text, "glue")
+
+
+def answer_letter_at(response: object) -> tuple[str, int] | None:
+    """:func:`answer_letter` and the index of the letter in the text (where its token's probability is read)."""
+    text = as_text(response)
+    start = text.rfind("<answer>")
+    if start < 0:
+        return _letter_in(text, 0, len(text))
+    start += len("<answer>")
+    end = text.find("</answer>", start)
+    return _letter_in(text, start, end if end >= 0 else len(text))
 
 
 def answer_letter(response: object) -> str | None:
@@ -151,10 +178,5 @@ def answer_letter(response: object) -> str | None:
     What the fine pass is asked for is a bare letter, but a model trained on the grounding template often
     writes ``<answer>B</answer>``. Linear time (``str.rfind``/``str.find``); never raises.
     """
-    text = as_text(response)
-    start = text.rfind("<answer>")
-    if start < 0:
-        return extract_letter(text.strip())
-    start += len("<answer>")
-    end = text.find("</answer>", start)
-    return extract_letter(text[start : end if end >= 0 else len(text)].strip())
+    found = answer_letter_at(response)
+    return found[0] if found else None

@@ -13,9 +13,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .errors import DataError
 from .files import write_atomic, write_text
 from .ground_truth import GroundTruth
 from .prompts import DEFAULT_PROMPT_STYLE, grounding_prompt
+from .readers import read_jsonl, read_parquet
 from .spans import Span
 
 PROMPT_KEY, VIDEO_KEY, ANSWER_KEY = "prompt", "videos", "answer"
@@ -68,18 +70,20 @@ def label_hidden(truth: GroundTruth) -> bool:
 
 def _check_format(path: Path) -> str:
     if path.suffix not in FORMATS:
-        raise ValueError(f"{path}: rows must be {', '.join(FORMATS)}; got '{path.suffix}'")
+        raise DataError(f"{path}: rows must be {', '.join(FORMATS)}; got '{path.suffix}'")
     return path.suffix
 
 
 def read_rows(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """Every row of a ``.jsonl``/``.json`` (one object per line) or ``.parquet`` file.
+
+    Raises :class:`~zoomzero_plugin.errors.DataError` naming ``file:line`` for a line that is not a JSON
+    object (a file cut short) and for a missing or unreadable file.
+    """
     path = Path(path)
     if _check_format(path) == ".parquet":
-        import pyarrow.parquet as pq
-
-        return pq.read_table(path).to_pylist()
-    with path.open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+        return read_parquet(path)[1]
+    return read_jsonl(path)
 
 
 def write_rows(path: str | os.PathLike, rows: Iterable[dict[str, Any]]) -> int:

@@ -1,17 +1,25 @@
-"""Decoding the frames a plan asks for, through qwen-vl-utils (sampling, time ranges and resizing)."""
+"""Decoding the frames a plan asks for, through qwen-vl-utils (sampling, time ranges and resizing).
+
+A video that cannot be decoded raises :class:`~zoomzero_plugin.errors.VideoError` naming the file and the
+decoder's own reason. (qwen-vl-utils retries a failed decord read with torchvision, whose error, e.g.
+``module 'torchvision.io' has no attribute 'read_video'``, would otherwise hide decord's.)
+"""
 
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import sys
 from dataclasses import dataclass
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from .cpu_compat import ensure_torchvision_importable
+from .errors import VideoError
 from .zoom import ZoomPlan
+
+if TYPE_CHECKING:
+    import torch
 
 
 @dataclass
@@ -36,19 +44,82 @@ def _qwen_vl_utils():
             os.environ["FORCE_QWENVL_VIDEO_READER"] = "decord"
     import qwen_vl_utils
 
+    logging.getLogger("qwen_vl_utils.vision_process").addFilter(_hide_fallback_notice)
     return qwen_vl_utils
+
+
+def _hide_fallback_notice(record: logging.LogRecord) -> bool:
+    # "video_reader_backend decord error, use torchvision as default": the VideoError says it better
+    return not str(record.msg).startswith("video_reader_backend")
 
 
 def _has(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+def check_video_file(video: str) -> None:
+    """Raise VideoError if a local video path is missing, a folder or empty (URLs are not checked)."""
+    if "://" in video and not video.startswith("file://"):
+        return
+    path = video.removeprefix("file://")
+    if not os.path.exists(path):
+        raise VideoError(f"{path}: no such video file")
+    if os.path.isdir(path):
+        raise VideoError(f"{path}: a folder, not a video file")
+    if os.path.getsize(path) == 0:
+        raise VideoError(f"{path}: an empty file (0 bytes), not a video")
+
+
+def decoder_reason(error: BaseException) -> str:
+    """The first decoder's error behind ``error``, one line: ``"DECORDError: …"``.
+
+    qwen-vl-utils calls its torchvision fallback inside the ``except`` that caught the first backend's
+    error, so that error is the ``__context__`` at the bottom of the chain.
+    """
+    root, seen = error, set()
+    while root.__context__ is not None and id(root) not in seen:
+        seen.add(id(root))
+        root = root.__context__
+    lines = [line.strip() for line in str(root).splitlines() if line.strip()]
+    text = lines[0] if lines else ""
+    return f"{type(root).__name__}: {text[:300]}" if text else type(root).__name__
+
+
+def ffmpeg_reason(video: str) -> str | None:
+    """FFmpeg's own words for why a local file does not open (e.g. "moov atom not found" shows as
+    "Invalid data found when processing input"), via PyAV; None if it opens or cannot be asked."""
+    if "://" in video and not video.startswith("file://"):
+        return None
+    try:
+        import av
+
+        with av.open(video.removeprefix("file://")) as container:
+            container.streams.video[0]
+    except ImportError:
+        return None
+    except Exception as e:  # noqa: BLE001
+        text = getattr(e, "strerror", None) or str(e)
+        return str(text).splitlines()[0][:200] if text else type(e).__name__
+    return None
+
+
 def fetch_element(element: dict[str, Any], image_patch_size: int = 14) -> DecodedClip:
-    """Decode one qwen-vl-utils video element (``video``, ``video_start``/``video_end``, ``nframes``…)."""
+    """Decode one qwen-vl-utils video element (``video``, ``video_start``/``video_end``, ``nframes``…).
+
+    Raises VideoError naming the file when it is missing, empty or cannot be decoded.
+    """
+    video = str(element.get("video", ""))
+    check_video_file(video)
     qvu = _qwen_vl_utils()
-    (frames, metadata), sample_fps = qvu.fetch_video(
-        dict(element), image_patch_size=image_patch_size, return_video_sample_fps=True, return_video_metadata=True
-    )
+    try:
+        (frames, metadata), sample_fps = qvu.fetch_video(
+            dict(element), image_patch_size=image_patch_size, return_video_sample_fps=True, return_video_metadata=True
+        )
+    except Exception as e:  # noqa: BLE001  (any decoder failure is the file's fault, named as such)
+        ffmpeg = ffmpeg_reason(video)
+        backend = getattr(sys.modules.get("qwen_vl_utils.vision_process"), "get_video_reader_backend", lambda: "")()
+        detail = (f"{backend}: " if backend else "") + decoder_reason(e) + (f"; FFmpeg: {ffmpeg}" if ffmpeg else "")
+        raise VideoError(f"{video}: cannot decode it ({detail})") from e
     return DecodedClip(frames=frames, sample_fps=float(sample_fps), metadata=dict(metadata), element=dict(element))
 
 

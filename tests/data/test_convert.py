@@ -191,6 +191,23 @@ def test_plm_video_clue_span_in_the_source_video(tmp_path, videos, zoomzero, eas
     easyr1_loads(out)
 
 
+def test_plm_video_answer_index_counts_from_zero(tmp_path, zoomzero):
+    """Four options A–D: index 0 is A and 3 (the last) is D; 4 and -1 are no option. Crafted rows."""
+    options = {f"option_{i}": text for i, text in enumerate(["left hand", "right hand", "both hands", "a tool"])}
+    meta = {"source_video_id": "v1", "source_start_time": 1.0, "source_end_time": 2.0}
+    items = [{"qa_uid": f"q{k}", "question": "How?", "options": options, key: value, "metadata": meta}
+             for k, (key, value) in enumerate([("answer_index", 0), ("answer_index", 3), ("answer_idx", "2"),
+                                                ("answer_index", 4), ("answer_index", -1)])]
+    data, durations = tmp_path / "fgqa.jsonl", tmp_path / "durations.json"
+    data.write_text("".join(json.dumps(i) + "\n" for i in items))
+    durations.write_text(json.dumps({"v1": 10.0}))
+    out, rep = tmp_path / "plm.jsonl", tmp_path / "report.json"
+    assert zoomzero("data", "convert", "--from", "plm-video", "--input", data, "--durations", durations,
+                    "--video-root", tmp_path, "--no-video-check", "--out", out, "--report", rep) == 0
+    assert {q: t["answer"] for q, t in truths(out).items()} == {"q0": "A", "q1": "D", "q2": "C"}
+    assert examples(load_report(rep), "answer_not_in_options") == ["q3", "q4"]
+
+
 def test_videomme_probes_durations_and_needs_them_without_videos(tmp_path, videos, zoomzero, easyr1_loads):
     parquet = FIXTURES / "videomme/test-00000-of-00001.parquet"
     root = videos("fFjv93ACGo8.mp4", "crafted0002.mp4")

@@ -12,7 +12,6 @@ from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.prompts import PAPER_INSTRUCTION, paper_options
 from zoomzero_plugin.rows import read_rows
 from zoomzero_plugin.synthetic.videos import dominant_color
-from zoomzero_plugin.zoom import plan_zoom
 
 from .helpers import reward_manager_class, rlhf_dataset
 from .tiny_rollout import TinyEngine, TinyRolloutWorkerGroup
@@ -130,9 +129,11 @@ def test_zoom_pass_rewards_and_tokenadv_flow_through_make_batch_data(trainer):
     assert evidence[0] == {truths[0].options[ord(truths[0].answer) - 65]}
     assert evidence[1] == set(), "the wrong span's frames hold no evidence: only span frames were decoded"
     assert evidence[2] == {truths[2].options[ord(truths[2].answer) - 65]}
-    hook = trainer._easyr1_plugins.hooks[0]
-    planned = [plan_zoom(t.spans, t.duration, hook.budget).frames for t in (truths[0], truths[2])]
-    assert [c["frames"].shape[0] for c in zoom_calls[:3:2]] == planned  # Eq. 3 over the predicted spans
+    # Eq. 3 over the predicted spans at the recipe's zoom fps 2.0 (L_v = 256 tokens, V_min = 2 tokens, so the
+    # budget does not bind): synth000's (6.1, 7.6) is 1.5 s → 3 frames, rounded to an even count → 4;
+    # synth001's (0.6, 3.6) is 3 s → 6 frames.
+    assert [(t.qid, t.spans) for t in (truths[0], truths[2])] == [("synth000", ((6.1, 7.6),)), ("synth001", ((0.6, 3.6),))]
+    assert [c["frames"].shape[0] for c in zoom_calls[:3:2]] == [4, 6]
 
     comp = {k: batch.batch[f"reward_component/{k}"].tolist() for k in ("format", "iou", "accuracy", "zoom")}
     assert comp["zoom"] == [1.0, 0.0, 1.0, 0.0]

@@ -95,7 +95,36 @@ def test_answers_and_stats(hook, easyr1_tokenizer):
     assert stats["zoom/valid_span_share"] == 0.5 and stats["zoom/accuracy"] == 0.5
     assert stats["zoom/span_seconds"] == 2.5 and stats["zoom/zoomed_share"] == 0.5
     assert stats["zoom/coarse_frames"] == 21.0  # 12 s and 30 s at 1 fps
-    assert stats["zoom/zoom_tokens_per_frame"] == pytest.approx(np.mean([p.tokens_per_frame for p in requests.plans]))
+    # Eq. 3 by hand (fps 2, L_v 256, V_min 3136 px = 2 tokens, V_max 50176 px = 32 tokens; a token is 28² px
+    # × 2 frames): row 0 reads (3, 6), 3 s → 6 frames at min(256/6, 32) = 32 tokens; row 3 reads (10, 12),
+    # 2 s → 4 frames at min(256/4, 32) = 32 tokens.
+    assert stats["zoom/zoom_frames"] == 5.0 and stats["zoom/zoom_tokens_per_frame"] == 32.0
+    assert stats["zoom/coarse_tokens_per_frame"] == pytest.approx((6 / 12 + 6 / 12 + 6 / 30 + 6 / 30) / 4)
+    assert stats["zoom/span_coverage"] == pytest.approx((3 / 12 + 2 / 30) / 2) and stats["zoom/answered"] == 1.0
+
+
+def test_identical_zoom_requests_are_generated_once_and_shared(hook, easyr1_tokenizer):
+    """A group of 8 citing three span sets (one of them twice merged differently but equal after merging) and a
+    response to another question over the same video: 4 requests, each answer read back by every response."""
+    from verl.protocol import DataProto
+
+    other = GroundTruth(answer="A", options=("red", "green"), spans=(), duration=12.0, qid="c", question="Other?")
+    glue = ["[(3.0, 5.0)]", "[(3.0, 5.0)]", "[(6.0, 8.0)]", "[(3.0, 4.0), (4.0, 5.0)]", "[(6.0, 8.0)]",
+            "[(1.0, 2.0)]", "[(3.0, 5.0)]", "[(1.0, 2.0)]"]
+    texts = [f"<think>x</think><answer>B</answer><glue>{g}</glue>" for g in glue] + [TEXTS[0].replace("(4.0, 6.0)", "(3.0, 5.0)")]
+    truths = [TRUTHS[0].to_json()] * 8 + [other.to_json()]
+    requests = hook.plan(texts, truths, [{"videos": ["/v/a.mp4"]}] * 9)
+    assert requests.rows == list(range(9))
+    assert requests.request_of == [0, 0, 1, 0, 1, 2, 0, 2, 3], "(3,4)+(4,5) merges to (3,5): the same request"
+    batch = hook.zoom_batch(requests)
+    assert len(batch) == 4
+    clips = [[(c["video_start"], c["video_end"]) for c in m["videos"][0]["clips"]] for m in batch.non_tensor_batch["multi_modal_data"]]
+    assert clips == [[(3.0, 5.0)], [(6.0, 8.0)], [(1.0, 2.0)], [(3.0, 5.0)]]
+    outs = [easyr1_tokenizer.encode(t, add_special_tokens=False) + [easyr1_tokenizer.eos_token_id] for t in "ABCD"]
+    output = DataProto.from_dict(tensors={"responses": torch.tensor(outs), "response_mask": torch.ones(4, 2, dtype=torch.long)})
+    assert hook.answers(requests, output, 9) == ["A", "A", "B", "A", "B", "C", "A", "C", "D"]
+    stats = hook.stats(requests, hook.answers(requests, output, 9), torch.zeros(9, 4, dtype=torch.long))
+    assert stats["zoom/requests"] == 4.0 and stats["zoom/zoomed_share"] == 1.0
 
 
 @settings(max_examples=200, deadline=None)

@@ -9,6 +9,12 @@ that holds only what generation needs: the tokenizer, the processor and EasyR1's
 exactly those inputs. It honours what vLLM's ``SamplingParams`` ask for here (``n``, ``temperature``,
 ``max_tokens``, ``stop`` strings, ``logprobs``), and a ``guide`` may force the tokens it emits (constrained
 decoding), so a test gets known responses out of real forward passes.
+
+Where vLLM is installed (``.venv-vllm``), tests/vllm run the same trainer path on EasyR1's real vLLMRollout and
+vLLM's CPU engine. This stand-in remains for the tests here that need a chosen text per sample (exact rewards,
+TokenAdv values, online filtering, the multi-turn rollout's scripted trajectories): EasyR1's rollout gives vLLM
+one SamplingParams for the whole batch, so a real engine can be steered into the template (tests/vllm do) but not
+told what each sample says.
 """
 
 from __future__ import annotations

@@ -149,6 +149,33 @@ def test_cgbench_rec_and_acc_at_iou_average_five_thresholds():
     assert (m["scored_accuracy"], m["scored_grounding"], m["scored_both"]) == (3, 4, 3)
 
 
+def test_cgbench_thresholds_count_an_iou_exactly_on_them():
+    """IoU = L/100 for a span (0, L) of a (0, 100) clue: exactly 0.1 … 0.5 (run/utils.py counts iou >= t)."""
+    ts = truths(*(truth(q, ((0, 100),)) for q in "abcde"))
+    preds = [pred(q, [(0, 10 * k)]) for k, q in enumerate("abcde", 1)]  # all answer A: correct
+    m = score_predictions("cgbench", preds, ts)
+    # t = .1: 5 of 5, .2: 4, .3: 3, .4: 2, .5: 1 → (5 + 4 + 3 + 2 + 1) / 25 for both (every answer right)
+    assert m["rec.@IoU"] == pytest.approx(100 * 15 / 25) and m["acc.@IoU"] == pytest.approx(100 * 15 / 25)
+    assert [m[f"acc@IoU@{t}"] for t in (0.1, 0.2, 0.3, 0.4, 0.5)] == pytest.approx([100, 80, 60, 40, 20])
+    assert m["mIoU"] == pytest.approx(30.0)
+
+
+def test_nextgqa_iop_and_iou_thresholds_are_different_measures():
+    ts = truths(*(truth(q, ((10, 20),), answer=a) for q, a in (("a", "A"), ("b", "B"), ("c", "A"))))
+    preds = [
+        pred("a", [(5, 15)]),  # ∩ 5: IoU 5/15, IoP 5/10 = 0.5 exactly; correct
+        pred("b", [(10, 13)]),  # ∩ 3: IoU 3/10 = 0.3 exactly, IoP 1; wrong (answers A, truth B)
+        pred("c", [(12, 30)]),  # ∩ 8: IoU 8/20 = 0.4, IoP 8/18; correct
+    ]
+    m = score_predictions("nextgqa", preds, ts)
+    assert (m["IoP@0.5"], m["IoP@0.3"]) == pytest.approx((200 / 3, 100.0))  # a (0.5), b (1); c (0.44) only at .3
+    assert (m["IoU@0.5"], m["IoU@0.3"]) == pytest.approx((0.0, 100.0))  # 0.33, 0.3 and 0.4 are all >= 0.3
+    assert m["mIoP"] == pytest.approx(100 * (0.5 + 1 + 8 / 18) / 3)
+    assert m["mIoU"] == pytest.approx(100 * (5 / 15 + 0.3 + 0.4) / 3)
+    assert m["Acc@GQA"] == pytest.approx(100 / 3)  # correct and IoP >= 0.5: a only (c's IoP is 0.44)
+    assert m["Acc@QA"] == pytest.approx(200 / 3)
+
+
 def test_cgbench_empty_prediction_counts_as_iou_zero():
     ts = truths(truth("a", ((0, 10),)), truth("b", ((0, 10),)))
     m = score_predictions("cgbench", [pred("a", []), pred("b", [(0, 10)])], ts)

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from zoomzero_plugin.eval.metrics import score_predictions
 from zoomzero_plugin.eval.report import finalize, write_report
+from zoomzero_plugin.ground_truth import GroundTruth
 
 PNG = b"\x89PNG\r\n\x1a\n"
 GROUNDED_PLOTS = {"iou_distribution.png", "miou_by_clue_duration.png", "miou_by_clue_proportion.png"}
@@ -21,25 +21,36 @@ def _predictions(truths, every=3):
             for i, (q, t) in enumerate(truths.items()) if i % 5]  # every 5th question is missing
 
 
-def test_finalize_writes_metrics_report_and_plots(tmp_path, cgbench_sample):
-    truths, _ = cgbench_sample
-    preds = _predictions(truths)
+def test_finalize_writes_metrics_report_and_plots(tmp_path):
+    """A CG-Bench case worked out by hand: three questions with a 40 s clue in a 100 s video."""
+    truths = {q: GroundTruth.parse({"qid": q, "answer": "A", "options": ["a", "b", "c", "d"], "spans": [[0, 40]],
+                                    "duration": 100, "domain": domain})
+              for q, domain in (("a", "life"), ("b", "life"), ("c", "sports"))}
+    preds = [{"qid": "a", "answer": "A", "spans": [[0, 20]]},  # IoU = IoG = 20/40 = 0.5, right
+             {"qid": "b", "answer": "B", "spans": [[0, 4]]}]  # IoU = IoG = 4/40 = 0.1, wrong; c is missing
     _write_predictions(tmp_path, preds)
     metrics = finalize(tmp_path, "cgbench", truths)
 
-    assert metrics == score_predictions("cgbench", preds, truths)
+    # accuracy over the answered (a, b): 1/2; grounding over the predicted (a, b): IoU 0.5 and 0.1;
+    # rec.@IoU over t = .1 … .5: (2 + 1 + 1 + 1 + 1) / 10; acc.@IoU: a (right, IoU .5) counts at every t
+    expected = {"Acc": 50.0, "mIoU": 30.0, "rec.@IoU": 60.0, "acc.@IoU": 50.0, "mIoG": 30.0,
+                "questions": 3, "predicted": 2, "missing": 1, "duplicates": 0, "Acc[domain=life]": 50.0,
+                "n[domain=life]": 2}
+    assert {k: metrics[k] for k in expected} == pytest.approx(expected)
+    assert "Acc[domain=sports]" not in metrics  # c is missing: not in the accuracy population
     saved = json.loads((tmp_path / "metrics.json").read_text())
     assert saved["benchmark"] == "cgbench" and saved["reduction"] == "official"
     assert saved["metrics"] == pytest.approx(metrics)
-    assert {b["label"] for b in saved["bins"]["accuracy_by_video_length"]}
-    assert sum(b["n"] for b in saved["bins"]["miou_by_clue_duration"]) == metrics["scored_grounding"]
+    bins = {k: [(b["label"], b["n"], b["value"]) for b in v] for k, v in saved["bins"].items()}
+    assert bins == {"miou_by_clue_duration": [("40 s – 80 s", 2, pytest.approx(30.0))],
+                    "miou_by_clue_proportion": [("≥ 40%", 2, pytest.approx(30.0))],
+                    "accuracy_by_video_length": [("1 min – 3 min", 2, 50.0)]}
 
     report = (tmp_path / "report.md").read_text()
-    assert "| long-acc. | mIoU | rec.@IoU | acc.@IoU | mIoG |" in report
-    assert f"| {metrics['Acc']:.1f} | {metrics['mIoU']:.1f} | {metrics['rec.@IoU']:.1f} |" in report
-    counts = f"| {len(truths)} | {len(preds)} | {len(truths) - len(preds)} | 0 |"
-    assert counts in report
-    assert "## Accuracy by domain" in report and "## mIoU by clue proportion of the video" in report
+    assert "| long-acc. | mIoU | rec.@IoU | acc.@IoU | mIoG |\n|---|---|---|---|---|\n| 50.0 | 30.0 | 60.0 | 50.0 | 30.0 |" in report
+    assert "| 3 | 2 | 1 | 0 | 0 | 0 | 2 | 2 |" in report  # questions, predicted, missing, …, scored
+    assert "## Accuracy by domain\n\n| domain | n | Acc |\n|---|---|---|\n| life | 2 | 50.0 |" in report
+    assert "| 40 s – 80 s | 2 | 30.0 |" in report and "| 1 min – 3 min | 2 | 50.0 |" in report
 
     for name in GROUNDED_PLOTS | {"accuracy_by_video_length.png"}:
         data = (tmp_path / name).read_bytes()

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from zoomzero_plugin import cli
-from zoomzero_plugin.eval.metrics import score_predictions, truths_from_rows
+from zoomzero_plugin.eval.metrics import truths_from_rows
 from zoomzero_plugin.rows import write_rows
 
 from .conftest import nextgqa_rows
@@ -24,11 +24,18 @@ def files(tmp_path):
     data = tmp_path / "nextgqa_val.parquet"
     write_rows(data, rows)
     truths = truths_from_rows(rows)
-    preds = [{"qid": q, "answer": t.answer, "spans": [list(t.spans[-1]), [0, 1]], "confidence": 0.5, "text": "…"}
-             for q, t in list(truths.items())[::2]]
+    preds = [  # 3 of the 38 questions; every value below is worked out by hand
+        {"qid": "3249402410_9", "answer": "C", "spans": [[17.1, 21.3], [0, 1]], "confidence": 0.5},  # right; IoU 1
+        {"qid": "3477387686_2", "answer": "A", "spans": [[30, 31.75]]},  # wrong (D); IoU 1.75/3.5 = 0.5, IoP 1
+        {"qid": "10030609934_1", "answer": "E", "spans": [[0, 2.8]]},  # right; touches (2.8, 7.6): IoU 0, IoP 0
+    ]
+    assert [truths[p["qid"]].spans for p in preds] == [((17.1, 21.3),), ((30.0, 33.5),), ((2.8, 7.6),)]
     path = tmp_path / "predictions.jsonl"
     path.write_text("".join(json.dumps(p) + "\n" for p in preds))
     return data, path, preds, truths
+
+
+HEADER = "| Acc@QA | Acc@GQA | mIoP | IoP@0.3 | IoP@0.5 | mIoU | IoU@0.3 | IoU@0.5 | mIoG |"
 
 
 def test_score_prints_the_table_and_writes_the_report(score_only, files, tmp_path, capsys):
@@ -36,16 +43,19 @@ def test_score_prints_the_table_and_writes_the_report(score_only, files, tmp_pat
     out = tmp_path / "report"
     assert cli.main(["score", "--benchmark", "nextgqa", str(path), "--data", str(data), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    expected = score_predictions("nextgqa", preds, truths)
-    assert "| Acc@QA | Acc@GQA | mIoP |" in printed
-    assert f"| {expected['Acc@QA']:.1f} | {expected['Acc@GQA']:.1f} | {expected['mIoP']:.1f} |" in printed
-    assert json.loads((out / "metrics.json").read_text())["metrics"] == pytest.approx(expected)
+    # Acc@QA: 2 right of all 38. Over the 3 predicted (first span as written): IoP 1, 1, 0; IoU 1, 0.5, 0;
+    # Acc@GQA: right and IoP >= 0.5: the first only.
+    assert HEADER in printed
+    assert "| 5.3 | 33.3 | 66.7 | 66.7 | 66.7 | 50.0 | 66.7 | 66.7 | 50.0 |" in printed
+    metrics = json.loads((out / "metrics.json").read_text())["metrics"]
+    assert (metrics["Acc@QA"], metrics["mIoU"], metrics["IoU@0.5"]) == pytest.approx((100 * 2 / 38, 50.0, 200 / 3))
     assert (out / "report.md").read_text().count("![") == 4
 
     assert cli.main(["score", "--benchmark", "nextgqa", str(path), "--data", str(data), "--reduction", "union"]) == 0
-    union = score_predictions("nextgqa", preds, truths, "union")
-    assert union["mIoU"] != expected["mIoU"]  # the second span [0, 1] changes the union, not the first span
-    assert f"| {union['Acc@QA']:.1f} | {union['Acc@GQA']:.1f} | {union['mIoP']:.1f} |" in capsys.readouterr().out
+    # union: the first question's [0, 1] joins its span: ∩ 4.2 s, ∪ 5.2 s → IoU = IoP = 4.2 / 5.2
+    union_iou = 4.2 / 5.2
+    mIoP, mIoU = 100 * (union_iou + 1 + 0) / 3, 100 * (union_iou + 0.5 + 0) / 3
+    assert f"| 5.3 | 33.3 | {mIoP:.1f} | 66.7 | 66.7 | {mIoU:.1f} | 66.7 | 66.7 | 50.0 |" in capsys.readouterr().out
 
 
 def test_score_errors_are_clear(score_only, files, tmp_path, capsys):

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from zoomzero_plugin.cli import main as zoomzero
 from zoomzero_plugin.data.filter import FilterConfig, decide, filter_rows
+from zoomzero_plugin.errors import ResumeError
 from zoomzero_plugin.rows import read_rows, row_truth
 
 from .conftest import SMALL, ScriptedBackend, grounded
@@ -98,7 +99,7 @@ def test_filter_keeps_rows_by_the_sampled_responses(tiny_backend, bench_rows, tm
     stricter = filter_rows(backend, rows, out, SMALL, FilterConfig(n=4, delta=0.8, grounding_rule="delta"),
                            max_new_tokens=8, progress=False)
     assert stricter["kept"] == 0 and read_rows(out) == [] and len(backend.calls) == before
-    with pytest.raises(SystemExit, match="other settings.*n"):
+    with pytest.raises(ResumeError, match=r"other settings: --n \(4 there, 5 now\)"):
         filter_rows(backend, rows, out, SMALL, FilterConfig(n=5), max_new_tokens=8, progress=False)
 
 

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from zoomzero_plugin.cli import main as zoomzero
+from zoomzero_plugin.errors import ResumeError, VideoError
 from zoomzero_plugin.eval.journal import Journal
 from zoomzero_plugin.eval.runner import evaluate
 from zoomzero_plugin.eval.runner import main as eval_main
@@ -60,9 +61,9 @@ def test_a_finished_question_is_never_asked_again(tiny_backend, bench_rows, tmp_
     assert backend.requests == 4
     qids = [json.loads(line)["qid"] for line in (tmp_path / "predictions.jsonl").read_text().splitlines()]
     assert len(qids) == len(set(qids)) == 4
-    with pytest.raises(SystemExit, match="other settings.*mode"):
+    with pytest.raises(ResumeError, match=r"other settings: --mode \('one-stage' there, 'coarse-to-fine' now\)"):
         evaluate(backend, rows, tmp_path, benchmark="rows", mode="coarse-to-fine", cfg=CFG, progress=False)
-    with pytest.raises(SystemExit, match="not in the data"):
+    with pytest.raises(ResumeError, match="not in the data"):
         evaluate(backend, rows[2:], tmp_path, benchmark="rows", mode="one-stage", cfg=CFG, progress=False)
 
 
@@ -106,7 +107,7 @@ def test_journal_recovers_from_a_torn_write(tmp_path):
     again = Journal(path)
     assert again.done == {"a", "b", "c"} and path.read_text().endswith('{"qid": "c"}\n')
     path.write_text('{"qid": "a"}\nnot json\n{"qid": "b"}\n')
-    with pytest.raises(ValueError, match=":2: not JSON"):
+    with pytest.raises(ResumeError, match=":2: not JSON.*--repair"):
         Journal(path)
 
 
@@ -119,10 +120,10 @@ def test_cli_registers_eval_and_explains_its_flags(capsys, tmp_path):
                  "(default: 256.0)", "(default: 4)", "--prompt {paper,concise}",
                  "(default: 8192 (short videos) or 16384 (long videos), by --benchmark)"):
         assert flag in text
-    with pytest.raises(SystemExit, match="--model, --data required"):
-        zoomzero(["eval", "--benchmark", "rows", "--out", str(tmp_path)])
-    with pytest.raises(SystemExit, match="no such data file"):
-        zoomzero(["eval", "--benchmark", "rows", "--model", "m", "--data", str(tmp_path / "x.jsonl"), "--out", str(tmp_path)])
+    assert zoomzero(["eval", "--benchmark", "rows", "--out", str(tmp_path)]) == 2
+    assert "zoomzero eval: --model, --data required" in capsys.readouterr().err
+    assert zoomzero(["eval", "--benchmark", "rows", "--model", "m", "--data", str(tmp_path / "x.jsonl"), "--out", str(tmp_path)]) == 2
+    assert "--data " + str(tmp_path / "x.jsonl") + ": no such file" in capsys.readouterr().err
 
 
 def test_a_broken_video_stops_the_run_or_is_recorded(tiny_backend, bench_rows, tmp_path):
@@ -131,7 +132,7 @@ def test_a_broken_video_stops_the_run_or_is_recorded(tiny_backend, bench_rows, t
     broken.write_bytes(b"\x00\x00\x00\x18ftypmp42 not really a video")
     rows[1] = {**rows[1], "videos": [str(broken)]}
     qid = json.loads(rows[1]["answer"])["qid"]
-    with pytest.raises(RuntimeError, match=qid):
+    with pytest.raises(VideoError, match=f"question {qid}: {broken}: cannot decode it .*decord"):
         evaluate(tiny_backend, rows, tmp_path / "stop", benchmark="rows", mode="one-stage", cfg=CFG, progress=False)
     assert len((tmp_path / "stop" / "predictions.jsonl").read_text().splitlines()) == 1  # the first is kept
     metrics = evaluate(tiny_backend, rows, tmp_path / "skip", benchmark="rows", mode="coarse-to-fine", cfg=CFG,

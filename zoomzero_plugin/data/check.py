@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import UsageError
+
 CHECKS: dict[str, str] = {
     "bad_row": "the row lacks the prompt/videos/answer columns, or they have the wrong type",
     "video_placeholders": "the prompt does not hold exactly one <video>",
@@ -225,8 +227,7 @@ def run(args: argparse.Namespace) -> int:
     files, folder_problems = _row_files(args.rows)
     absent = [str(p) for p in files if not p.is_file()]
     if absent or not files:
-        print(f"zoomzero data check: error: no row files at {', '.join(absent or map(str, args.rows))}", file=sys.stderr)
-        return 2
+        raise UsageError(f"no row files at {', '.join(absent or map(str, args.rows))}")
     for problem in folder_problems:
         print(f"zoomzero data check: error: {problem}", file=sys.stderr)
     tol = args.duration_tolerance
@@ -234,11 +235,7 @@ def run(args: argparse.Namespace) -> int:
     infos: list[RowInfo] = []
     first_seen: dict[str, str] = {}
     for path in files:
-        try:
-            rows = read_rows(path)
-        except (OSError, ValueError) as e:
-            print(f"zoomzero data check: error: cannot read {path}: {e}", file=sys.stderr)
-            return 2
+        rows = read_rows(path)  # a DataError names file:line
         for index, row in enumerate(rows):
             where = f"{path.name}:{index + 1}"
             info = check_row(row, keys, tol, where)

@@ -18,6 +18,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from ..errors import DataError, UsageError
 from ..prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
 
 # CLI flag -> the key a Format's `files` uses
@@ -81,16 +82,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="videos probed in parallel for durations the annotations lack (default 4)")
 
 
-def _fail(message: str) -> int:
-    print(f"zoomzero data convert: error: {message}", file=sys.stderr)
-    return 2
+def _durations(path: Path) -> dict[str, float]:
+    """``--durations``: a JSON object {video id: seconds > 0}; anything else is a UsageError naming the entry."""
+    import math
+
+    from ..readers import read_json
+
+    try:
+        data = read_json(path)
+    except DataError as e:
+        raise UsageError(f"--durations: {e}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"--durations {path}: a JSON {type(data).__name__}, expected an object {{video id: seconds}}")
+    out = {}
+    for key, value in data.items():
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            seconds = float("nan")
+        if isinstance(value, bool) or not (math.isfinite(seconds) and seconds > 0):
+            raise UsageError(f"--durations {path}: entry {key!r} is {value!r:.40}, expected seconds > 0")
+        out[str(key)] = seconds
+    return out
 
 
-def run(args: argparse.Namespace) -> int:
+def check_arguments(args: argparse.Namespace) -> dict[str, str]:
+    """Every argument mistake, found before any file is read: raises UsageError naming the argument.
+
+    Returns the parsed ``--columns`` (mcq-table), else {}.
+    """
+    from ..files import check_writable
     from ..rows import FORMATS as ROW_SUFFIXES
-    from ..rows import write_rows
     from .formats import FORMATS
-    from .pipeline import Options, convert, video_roots_exist
+    from .pipeline import video_roots_exist
 
     fmt_cls = FORMATS[args.format]
     columns = {}
@@ -98,38 +122,57 @@ def run(args: argparse.Namespace) -> int:
         from .formats.mcq_table import parse_columns
 
         if not args.columns:
-            return _fail(f"--from {args.format} needs --columns (see --help: which column holds the video, question, "
-                         "options and answer)")
+            raise UsageError(f"--from {args.format} needs --columns (see --help: which column holds the video, "
+                             "question, options and answer)")
         try:
             columns = parse_columns(args.columns)
         except ValueError as e:
-            return _fail(str(e))
+            raise UsageError(f"--columns: {e}") from None
     elif args.columns:
-        return _fail(f"--from {args.format} does not read --columns (only mcq-table does)")
+        raise UsageError(f"--from {args.format} does not read --columns (only mcq-table does)")
     inputs = {key: list(getattr(args, key)) for key in _FILE_FLAGS}
     missing = [_FILE_FLAGS[k] for k in fmt_cls.required if not inputs[k]]
     if missing:
         needs = "; ".join(f"{_FILE_FLAGS[k]} ({fmt_cls.files[k]})" for k in fmt_cls.required)
-        return _fail(f"--from {args.format} needs {needs}; missing {', '.join(missing)}")
+        raise UsageError(f"--from {args.format} needs {needs}; missing {', '.join(missing)}")
     unused = [_FILE_FLAGS[k] for k, v in inputs.items() if v and k not in fmt_cls.files]
     if unused:
-        return _fail(f"--from {args.format} does not read {', '.join(unused)}")
-    absent = [str(p) for paths in inputs.values() for p in paths if not p.is_file()]
-    if args.durations is not None and not args.durations.is_file():
-        absent.append(str(args.durations))
-    if absent:
-        return _fail(f"no such file: {', '.join(absent)}")
-    if args.out.suffix not in ROW_SUFFIXES:
-        return _fail(f"--out must end in {', '.join(ROW_SUFFIXES)}, got {args.out}")
-    if not args.no_video_check and video_roots_exist(args.video_root):
-        return _fail(f"--video-root is not a folder: {', '.join(map(str, video_roots_exist(args.video_root)))} "
-                     "(use --no-video-check if the videos are not downloaded yet)")
-    durations = {}
+        raise UsageError(f"--from {args.format} does not read {', '.join(unused)}")
+    given = [(flag, p) for key, flag in _FILE_FLAGS.items() for p in inputs[key]]
     if args.durations is not None:
-        from .formats.base import load_json
+        given.append(("--durations", args.durations))
+    absent = [f"{flag} {p}" for flag, p in given if not p.is_file()]
+    if absent:
+        raise UsageError(f"no such file: {', '.join(absent)}")
+    if args.out.suffix not in ROW_SUFFIXES:
+        raise UsageError(f"--out must end in {', '.join(ROW_SUFFIXES)}, got {args.out}")
+    outputs = [("--out", args.out)] + ([("--report", args.report)] if args.report is not None else [])
+    for flag, path in outputs:
+        check_writable(path, flag)
+        clash = next((f"{f} {p}" for f, p in given if p.resolve() == path.resolve()), None)
+        if clash:
+            raise UsageError(f"{flag} {path} is also {clash}: it would be overwritten; write elsewhere")
+    if args.report is not None and args.report.resolve() == args.out.resolve():
+        raise UsageError("--report and --out are the same file")
+    if not args.no_video_check and video_roots_exist(args.video_root):
+        raise UsageError(f"--video-root is not a folder: {', '.join(map(str, video_roots_exist(args.video_root)))} "
+                         "(use --no-video-check if the videos are not downloaded yet)")
+    if not [e for e in args.video_ext.split(",") if e.strip()]:
+        raise UsageError(f"--video-ext {args.video_ext!r} names no extension (e.g. mp4 or mp4,mkv)")
+    for flag, value, low in (("--span-tolerance", args.span_tolerance, 0), ("--min-duration", args.min_duration, 0),
+                             ("--show", args.show, 0), ("--workers", args.workers, 1)):
+        if not value >= low:  # also catches nan
+            raise UsageError(f"{flag} must be >= {low}, got {value}")
+    return columns
 
-        durations = {str(k): float(v) for k, v in load_json(args.durations).items()}
 
+def run(args: argparse.Namespace) -> int:
+    from ..rows import write_rows
+    from .formats import FORMATS
+    from .pipeline import Options, convert
+
+    columns = check_arguments(args)
+    durations = _durations(args.durations) if args.durations is not None else {}
     options = Options(
         video_roots=tuple(args.video_root),
         video_exts=tuple(e.strip() for e in args.video_ext.split(",") if e.strip()),
@@ -141,18 +184,22 @@ def run(args: argparse.Namespace) -> int:
         ambiguous=args.ambiguous,
         prompt_style=args.prompt,
     )
+    inputs = {key: list(getattr(args, key)) for key in _FILE_FLAGS}
+    fmt = FORMATS[args.format](inputs, columns=columns) if columns else FORMATS[args.format](inputs)
     try:
-        fmt = fmt_cls(inputs, columns=columns) if columns else fmt_cls(inputs)
         rows, report = convert(fmt, options, examples=args.show, workers=args.workers)
-    except (OSError, ValueError, KeyError) as e:  # unreadable or malformed upstream file as a whole
-        return _fail(f"cannot read the {args.format} input: {type(e).__name__}: {e}")
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        if isinstance(e, DataError):
+            raise
+        # a shape no check above foresaw: still the input's fault, named as such
+        raise DataError(f"cannot read the {args.format} input: {type(e).__name__}: {e}") from e
     print(report.table(), file=sys.stderr)
     if args.report is not None:
         from ..files import write_json
 
         write_json(args.report, report.to_dict())
     if not rows:
-        return _fail(f"no rows converted; nothing written to {args.out}")
+        raise DataError(f"no rows converted (see the reasons above); nothing written to {args.out}")
     write_rows(args.out, rows)
     print(f"wrote {len(rows)} rows to {args.out}", file=sys.stderr)
     return 0

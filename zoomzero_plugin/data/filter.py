@@ -36,8 +36,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..inference.options import add_budget_arguments, add_flag, budget_from, resolve
 from ..errors import DataError, UsageError
+from ..inference.options import add_budget_arguments, add_flag, budget_from, check_values, resolve
 from ..rows import label_hidden, read_rows, row_truth, write_rows
 
 GROUNDING_RULES = ("authors", "delta")
@@ -145,28 +145,34 @@ def judge_rows(backend, rows: Sequence[dict[str, Any]], budget, cfg: FilterConfi
 
 def filter_rows(backend, rows: list[dict[str, Any]], out: str | Path, budget, cfg: FilterConfig = FilterConfig(),
                 max_new_tokens: int = 512, batch_size: int = 1, progress: bool = True,
-                settings: dict[str, Any] | None = None) -> dict[str, Any]:
+                settings: dict[str, Any] | None = None, repair: bool = False,
+                source: str = "the data") -> dict[str, Any]:
     """Judge every row (resuming from OUT.decisions.jsonl), write the kept rows and the summary; return it.
 
     The samples of a resumed run must come from the same settings (``settings`` + sampling + budget, kept
-    in OUT.filter.json); ``delta`` and ``grounding_rule`` may change: reasons are decided again from the
-    stored samples.
+    in OUT.filter.json; ResumeError naming the differences); ``delta`` and ``grounding_rule`` may change:
+    reasons are decided again from the stored samples. Bad rows raise one DataError first; ``repair`` as in
+    :func:`zoomzero_plugin.eval.runner.evaluate`.
     """
     from tqdm import tqdm
 
-    from ..files import write_text
     from ..eval.journal import Journal, check_settings
+    from ..files import write_text
+    from ..inference.passes import Question
 
     out = Path(out)
+    qids = [q.qid for q in Question.from_rows(rows, source)]
     hidden = [t.qid for t in map(row_truth, rows) if label_hidden(t)]
     if hidden:
         raise DataError(f"{len(hidden)} rows have hidden labels (a test split), e.g. {hidden[:3]}: the filter judges "
                         "answers against labels")
     sampling = {k: v for k, v in asdict(cfg).items() if k not in ("delta", "grounding_rule")}
+    journal = out.with_name(out.stem + ".decisions.jsonl")
     check_settings(out.with_name(out.stem + ".filter.json"),
-                   {**(settings or {}), **sampling, "budget": asdict(budget), "max_new_tokens": max_new_tokens})
-    decisions = Journal(out.with_name(out.stem + ".decisions.jsonl"))
-    qids = [row_truth(r).qid for r in rows]
+                   {**(settings or {}), **sampling, "budget": asdict(budget), "max_new_tokens": max_new_tokens},
+                   results=journal.is_file() and journal.stat().st_size > 0, repair=repair,
+                   name=lambda key: "--" + key.rsplit(".", 1)[-1].replace("_", "-"))
+    decisions = Journal(journal, repair=repair)
     todo = [i for i, q in enumerate(qids) if q not in decisions.done]
     with tqdm(total=len(rows), initial=len(rows) - len(todo), unit="row", desc="filter", disable=not progress) as bar:
         for start in range(0, len(todo), batch_size):
@@ -219,23 +225,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, help="filter only the first N rows")
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--restart", action="store_true", help="discard the decisions of an earlier run for --out")
+    parser.add_argument("--repair", action="store_true",
+                        help="resume from damaged decisions: keep their readable lines (the other rows are judged "
+                             "again), and store this run's settings where OUT.filter.json is missing or damaged")
     add_budget_arguments(parser)
     add_flag(parser, "max_new_tokens", "response tokens per sample", type=int)
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..files import check_writable
     from ..inference.backend import load_backend
+    from ..inference.passes import Question
 
-    if args.n < 1 or not 0 < args.top_p <= 1 or args.temperature <= 0 or args.batch_size < 1:
-        raise SystemExit("zoomzero data filter: need --n >= 1, --temperature > 0, 0 < --top-p <= 1, --batch-size >= 1")
-    if not Path(args.data).exists():
-        raise SystemExit(f"zoomzero data filter: no such data file: {args.data}")
+    if args.n < 1 or not 0 < args.top_p <= 1 or not args.temperature > 0 or args.batch_size < 1:
+        raise UsageError("need --n >= 1, --temperature > 0, 0 < --top-p <= 1, --batch-size >= 1")
+    if not Path(args.data).is_file():
+        raise UsageError(f"--data {args.data}: no such file")
+    check_writable(args.out, "--out")
+    values = resolve(args)
+    check_values(values)
     rows = read_rows(args.data)[: args.limit]
+    if not rows:
+        raise DataError(f"--data {args.data} holds no rows")
+    Question.from_rows(rows, args.data)  # every bad row, before the model loads
     if args.restart:
         out = Path(args.out)
         for suffix in (".decisions.jsonl", ".filter.json"):
             out.with_name(out.stem + suffix).unlink(missing_ok=True)
-    values = resolve(args)
     backend = load_backend(args.backend, args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size)
     cfg = FilterConfig(n=args.n, temperature=args.temperature, top_p=args.top_p, delta=args.delta,
                        grounding_rule=args.grounding_rule, quality_check=args.quality_check,
@@ -243,6 +259,7 @@ def run(args: argparse.Namespace) -> int:
     settings = {"model": str(args.model), "data": str(Path(args.data).resolve()), "backend": args.backend}
     summary = filter_rows(backend, rows, args.out, budget_from(values, backend.factor), cfg,
                           max_new_tokens=values["max_new_tokens"], batch_size=args.batch_size,
-                          progress=not args.no_progress, settings=settings)
+                          progress=not args.no_progress, settings=settings, repair=args.repair,
+                          source=str(args.data))
     print(json.dumps(summary, indent=2))
     return 0

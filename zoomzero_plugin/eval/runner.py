@@ -28,9 +28,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import DataError, ResumeError, UsageError, ZoomzeroError
+from ..files import check_writable
 from ..inference.modes import MODES
-from ..inference.options import add_agent_arguments, add_budget_arguments, add_flag, mode_config, resolve
+from ..inference.options import (DEFAULTS, add_agent_arguments, add_budget_arguments, add_flag, check_values,
+                                 mode_config, resolve)
 from ..prompts import PROMPT_STYLES
 from ..rows import label_hidden, read_rows, row_truth
 from .journal import Journal, check_settings
@@ -51,13 +53,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     io.add_argument("--reduction", choices=("official", "union"), default="official",
                     help="how several predicted spans are scored (default: each benchmark's official rule)")
     io.add_argument("--restart", action="store_true", help="discard earlier predictions in --out and start over")
+    io.add_argument("--repair", action="store_true",
+                    help="resume from damaged results: keep the readable lines of predictions.jsonl (the other "
+                         "questions are asked again), and store this run's settings where run.json is missing or "
+                         "damaged (you vouch that the results were made with them)")
     io.add_argument("--demo", action="store_true",
                     help="build the tiny random model and a synthetic benchmark under OUT/demo-inputs and "
                          "evaluate them on CPU (no --model/--data needed; small budgets unless given)")
     io.add_argument("--no-progress", action="store_true", help="no progress bar")
     io.add_argument("--skip-errors", action="store_true",
                     help="a question that fails (e.g. an unreadable video) gets a record with its error and no "
-                         "answer instead of stopping the run")
+                         "answer instead of stopping the run; the next run asks it again")
 
     run = parser.add_argument_group("backend")
     run.add_argument("--backend", choices=("transformers", "vllm"), default="transformers",
@@ -93,12 +99,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchmark: str, mode: str, cfg,
              batch_size: int = 1, reduction: str = "official", settings: dict[str, Any] | None = None,
-             progress: bool = True, skip_errors: bool = False) -> dict[str, Any]:
+             progress: bool = True, skip_errors: bool = False, repair: bool = False,
+             source: str = "the data") -> dict[str, Any]:
     """Predict every row not yet in OUT/predictions.jsonl, then write metrics, report and plots.
 
-    ``settings`` (JSON-able) are stored in OUT/run.json by the first run; a resumed run must match them.
-    A failing batch stops the run naming its questions, or with ``skip_errors`` is retried question by
-    question, a question that still fails being recorded with ``error`` and no answer.
+    ``settings`` (JSON-able) are stored in OUT/run.json by the first run; a resumed run must match them
+    (ResumeError naming the differences); results without run.json are refused (``repair``: adopted).
+    A damaged journal line is a ResumeError (``repair``: dropped). Questions are matched by id, so
+    the rows may be reordered between runs. Bad rows raise one DataError before any question is asked
+    (``source`` names them). A failing batch stops the run naming its questions and the cause (a
+    VideoError names the file), or with ``skip_errors`` is retried question by question, a question that
+    still fails being recorded with ``error`` and no answer; a later run asks those again.
     Returns the metrics dict of :func:`zoomzero_plugin.eval.report.finalize`.
     """
     from tqdm import tqdm
@@ -107,18 +118,26 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
     from .report import finalize
 
     out_dir = Path(out_dir)
-    questions = [Question.from_row(r) for r in rows]
+    questions = Question.from_rows(rows, source, videos=not skip_errors)
     qids = [q.qid for q in questions]
-    if len(set(qids)) != len(qids):
-        raise ValueError(f"question ids repeat in the data, e.g. {next(q for q in qids if qids.count(q) > 1)!r}")
     config = asdict(cfg)
     if mode != "agent":  # the agent's knobs do not change other modes' results
         config.pop("agent", None)
-    check_settings(out_dir / SETTINGS, {"benchmark": benchmark, "mode": mode, "config": config, **(settings or {})})
-    predictions, timings = Journal(out_dir / PREDICTIONS), Journal(out_dir / TIMINGS)
+    held = any((out_dir / name).is_file() and (out_dir / name).stat().st_size for name in (PREDICTIONS, TIMINGS))
+    check_settings(out_dir / SETTINGS, {"benchmark": benchmark, "mode": mode, "config": config, **(settings or {})},
+                   results=held, repair=repair, name=setting_flag)
+    predictions = Journal(out_dir / PREDICTIONS, repair=repair)
+    timings = Journal(out_dir / TIMINGS, repair=repair)
     foreign = predictions.done - set(qids)
     if foreign:
-        raise SystemExit(f"{out_dir / PREDICTIONS} has questions not in the data, e.g. {sorted(foreign)[:3]}")
+        raise ResumeError(f"{out_dir / PREDICTIONS} has questions that are not in {source}, e.g. {sorted(foreign)[:3]}: "
+                          "was it made from other data? Use another --out, or --restart to discard it")
+    timings.drop(timings.done - predictions.done)  # a timing whose prediction was lost (repair, kill)
+    failed = {str(r["qid"]) for r in predictions.records if r.get("error")}
+    if failed:  # asked again: perhaps the video has been fixed
+        predictions.drop(failed)
+        timings.drop(failed)
+        print(f"asking again {len(failed)} question(s) that failed before", file=sys.stderr)
     todo = [q for q in questions if q.qid not in predictions.done]
     bar = tqdm(total=len(questions), initial=len(questions) - len(todo), unit="q", desc=f"{benchmark} {mode}",
                disable=not progress, dynamic_ncols=True)
@@ -139,6 +158,14 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
     return finalize(out_dir, benchmark, truths, reduction)
 
 
+def setting_flag(key: str) -> str:
+    """The command-line flag behind a stored setting (``config.budget.fps`` → ``--fps``)."""
+    last = key.rsplit(".", 1)[-1]
+    if last in DEFAULTS or key in ("benchmark", "mode", "model", "data", "backend"):
+        return "--" + last.replace("_", "-")
+    return {"config.budget.factor": "the model's pixels per token side (--model)"}.get(key, key)
+
+
 def record_frames(record: dict[str, Any]) -> int:
     """Frames a prediction's model read: over its passes, or the agent's images."""
     if "passes" in record:
@@ -153,8 +180,11 @@ def _predict_batch(backend, batch, mode: str, cfg, skip_errors: bool):
         return predict(backend, batch, mode, cfg)
     except Exception as e:
         if not skip_errors:
-            raise RuntimeError(f"{mode} failed on {[q.qid for q in batch]} (rerun with --skip-errors to record "
-                               f"failures and go on): {type(e).__name__}: {e}") from e
+            hint = "rerun with --skip-errors to record failures and go on"
+            if isinstance(e, ZoomzeroError):  # the user's to fix: one line naming the question and the cause
+                named = [q.qid for q in batch if q.video in str(e)] or [q.qid for q in batch]
+                raise type(e)(f"question {', '.join(named)}: {e} ({hint})") from e
+            raise RuntimeError(f"{mode} failed on {[q.qid for q in batch]} ({hint}): {type(e).__name__}: {e}") from e
         if len(batch) > 1:
             return [p for q in batch for p in _predict_batch(backend, [q], mode, cfg, skip_errors)]
         record = {"qid": batch[0].qid, "answer": None, "spans": [], "confidence": None, "mode": mode,
@@ -164,12 +194,14 @@ def _predict_batch(backend, batch, mode: str, cfg, skip_errors: bool):
 
 def run(args: argparse.Namespace) -> int:
     from ..inference.backend import load_backend
+    from ..inference.passes import Question
     from .report import metric_table
 
     out = Path(args.out)
     values = resolve(args, demo=args.demo, benchmark=args.benchmark)
+    check_values(values)  # each flag value named, before the data and the model
     try:
-        cfg = mode_config(values)  # checks every option before anything is built or loaded
+        cfg = mode_config(values)  # every other option checked before anything is built or loaded
     except ValueError as e:
         raise UsageError(str(e)) from None
     if args.demo:
@@ -183,14 +215,20 @@ def run(args: argparse.Namespace) -> int:
               "this shows the pipeline, not accuracy.", file=sys.stderr)
     missing = [f"--{k}" for k in ("benchmark", "model", "data") if not getattr(args, k)]
     if missing:
-        raise SystemExit(f"zoomzero eval: {', '.join(missing)} required (or --demo)")
+        raise UsageError(f"{', '.join(missing)} required (or --demo)")
     if args.batch_size < 1:
-        raise SystemExit("zoomzero eval: --batch-size must be >= 1")
-    if not Path(args.data).exists():
-        raise SystemExit(f"zoomzero eval: no such data file: {args.data}")
+        raise UsageError("--batch-size must be >= 1")
+    if args.limit is not None and args.limit < 1:
+        raise UsageError("--limit must be >= 1")
+    if not Path(args.data).is_file():
+        raise UsageError(f"--data {args.data}: no such file")
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file; give a folder")
+    check_writable(out / SETTINGS, "--out")
     rows = read_rows(args.data)[: args.limit]
     if not rows:
-        raise SystemExit(f"zoomzero eval: {args.data} holds no rows")
+        raise DataError(f"--data {args.data} holds no rows")
+    Question.from_rows(rows, args.data, videos=not args.skip_errors)  # every bad row, before the model loads
     if args.restart:
         for name in (PREDICTIONS, TIMINGS, SETTINGS):
             (out / name).unlink(missing_ok=True)
@@ -199,12 +237,13 @@ def run(args: argparse.Namespace) -> int:
         kwargs["attn_implementation"] = args.attn_implementation
     if args.backend == "vllm" and args.mode == "agent":
         kwargs["max_images"] = cfg.agent.budget.images
-    backend = load_backend(args.backend, args.model, **kwargs)
+    backend = load_backend(args.backend, args.model, **kwargs)  # checks the model first: ModelError at once
     cfg = mode_config(values, factor=backend.factor)
     settings = {"model": str(args.model), "data": str(Path(args.data).resolve()), "backend": args.backend}
     metrics = evaluate(backend, rows, out, benchmark=args.benchmark, mode=args.mode, cfg=cfg,
                        batch_size=args.batch_size, reduction=args.reduction, settings=settings,
-                       progress=not args.no_progress, skip_errors=args.skip_errors)
+                       progress=not args.no_progress, skip_errors=args.skip_errors, repair=args.repair,
+                       source=str(args.data))
     if "labels_hidden" in metrics:
         print(f"{metrics['labels_hidden']} questions have hidden labels: no metrics. Write the server's submission with\n"
               f"  zoomzero score {out / PREDICTIONS} --benchmark {args.benchmark} --data {args.data} --export SUBMISSION.jsonl")

@@ -17,11 +17,16 @@ pass does ("Respond with only the letter of the option" judged by the next-token
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from ..errors import DependencyError, ModelError, UsageError, ZoomzeroError
 from ..prompts import VIDEO_PLACEHOLDER
 
 if TYPE_CHECKING:
@@ -135,18 +140,94 @@ BACKENDS: dict[str, str] = {
 }
 
 
-def load_backend(name: str, model: str, **kwargs: Any) -> Backend:
-    """Build the backend ``name`` for ``model``; only that backend's libraries are imported."""
-    if name not in BACKENDS:
-        raise ValueError(f"unknown backend {name!r}; choose from {sorted(BACKENDS)}")
-    module, cls = BACKENDS[name].split(":")
+def _offline() -> bool:
+    import huggingface_hub.constants as hub
+
+    flags = (os.environ.get("HF_HUB_OFFLINE", ""), os.environ.get("TRANSFORMERS_OFFLINE", ""))
+    return bool(hub.HF_HUB_OFFLINE) or any(f.strip().upper() in ("1", "ON", "YES", "TRUE") for f in flags)
+
+
+def _looks_like_path(model: str) -> bool:
+    return model.startswith(("/", "./", "../", "~", ".\\")) or model.count("/") > 1 or "\\" in model or model in (".", "..")
+
+
+def check_model(model: str, timeout: float = 10.0) -> str:
+    """Where ``model`` comes from, checked at once (before any video is decoded or weights are read).
+
+    A local folder must hold ``config.json``; anything else that exists, or looks like a path, is an
+    error. A Hugging Face hub id must be in the local cache or, online, known to the hub (one request,
+    ``timeout`` seconds); offline (``HF_HUB_OFFLINE``) or unreachable, it is an error at once instead of
+    minutes of retries. Returns the local folder or the hub id. Raises :class:`ModelError`.
+    """
+    path = Path(model).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise ModelError(f"--model {model}: a file; expected a model folder (config.json, weights, processor files)")
+        if not (path / "config.json").is_file():
+            raise ModelError(f"--model {model}: this folder has no config.json: not a Hugging Face model folder")
+        return str(path)
+    if _looks_like_path(model):
+        raise ModelError(f"--model {model}: no such folder")
+    from huggingface_hub import HfApi, try_to_load_from_cache
+    from huggingface_hub.errors import HFValidationError
+
     try:
-        backend = getattr(importlib.import_module(module), cls)
+        cached = try_to_load_from_cache(model, "config.json")
+    except HFValidationError:
+        raise ModelError(f"--model {model}: no such folder, and not a hub id (org/name)") from None
+    if isinstance(cached, str):
+        return model  # in the local cache: loads offline too
+    if _offline():
+        raise ModelError(f"--model {model}: no such folder, and not in the local Hugging Face cache while "
+                         f"HF_HUB_OFFLINE is set; download it first (huggingface-cli download {model}) or pass its folder")
+    import requests
+    from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError
+
+    try:
+        HfApi().model_info(model, timeout=timeout)
+    except GatedRepoError:
+        raise ModelError(f"--model {model}: a gated model: accept its licence on the hub and log in "
+                         "(huggingface-cli login)") from None
+    except RepositoryNotFoundError:
+        raise ModelError(f"--model {model}: no such folder, and no such model on the Hugging Face Hub "
+                         "(or it is private: log in)") from None
+    except (requests.RequestException, OSError) as e:
+        import huggingface_hub.constants as hub
+
+        if isinstance(e, requests.Timeout):
+            reason = f"no answer in {timeout:g} s"
+        else:
+            reason = "no connection" if isinstance(e, requests.ConnectionError) else type(e).__name__
+        raise ModelError(f"--model {model}: no such folder, and the Hugging Face Hub ({hub.ENDPOINT}) cannot be "
+                         f"reached ({reason}); without network, pass a local model folder") from None
+    return model
+
+
+def load_backend(name: str, model: str, **kwargs: Any) -> Backend:
+    """Build the backend ``name`` for ``model``; only that backend's libraries are imported.
+
+    ``model`` is checked first (:func:`check_model`); a model that still fails to load raises ModelError.
+    """
+    if name not in BACKENDS:
+        raise UsageError(f"unknown backend {name!r}; choose from {sorted(BACKENDS)}")
+    needs_vllm = DependencyError("the vllm backend needs vLLM: pip install 'zoomzero-plugin[vllm]'")
+    if name == "vllm" and "vllm" not in sys.modules and importlib.util.find_spec("vllm") is None:
+        raise needs_vllm
+    module, cls = BACKENDS[name].split(":")
+    backend = getattr(importlib.import_module(module), cls)
+    if kwargs.get("model_obj") is None:
+        model = check_model(model)
+    try:
         return backend(model, **kwargs)
     except ModuleNotFoundError as e:
         if name == "vllm" and e.name and e.name.split(".")[0] == "vllm":
-            raise ModuleNotFoundError("the vllm backend needs vLLM: pip install 'zoomzero-plugin[vllm]'", name="vllm") from e
+            raise needs_vllm from e
         raise
+    except (OSError, ValueError, KeyError) as e:  # a folder or hub repo that is not a loadable Qwen-VL model
+        if isinstance(e, ZoomzeroError):
+            raise
+        first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
+        raise ModelError(f"--model {model}: cannot load it with the {name} backend ({type(e).__name__}: {first})") from e
 
 
 def split_prompt(prompt: str) -> tuple[str, str]:
@@ -199,3 +280,12 @@ def decode_videos(request: Request, image_patch_size: int = 14) -> tuple[list[De
 def reads_timestamps(processor: Any) -> bool:
     """Whether a processor writes frame timestamps into the prompt (Qwen3-VL's ``<t seconds>``)."""
     return hasattr(processor, "_calculate_timestamps")
+
+
+def takes_fps_kwarg() -> bool:
+    """Whether Qwen-VL processors take each clip's sample rate as an ``fps`` kwarg, one per clip (transformers
+    < 5, where it is the only way to set a clip's timing) rather than from each clip's metadata (transformers
+    >= 5, which refuses a list-valued ``fps``; so do the vLLM versions built on it, 0.19 on)."""
+    import transformers
+
+    return int(transformers.__version__.split(".")[0]) < 5

@@ -18,7 +18,7 @@ import torch
 from ..cpu_compat import ensure_torchvision_importable
 from ..token_masks import GlueTokenMasker
 from .backend import (Generation, Output, Request, SamplingParams, chat_messages, cut_at_stop, decode_videos,
-                      reads_timestamps)
+                      reads_timestamps, takes_fps_kwarg)
 
 _VISION_TOKENS = ("image_token", "video_token", "vision_start_token", "vision_end_token")
 _VISION_NAMES = ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>")
@@ -92,6 +92,7 @@ class TransformersBackend:
         self.merge_size = int(video_processor.merge_size)
         self.factor = self.patch_size * self.merge_size
         self.absolute_time = reads_timestamps(self.processor)
+        self.fps_kwarg = takes_fps_kwarg()
         self._masker = GlueTokenMasker(self.tokenizer, skip_special_tokens=True)
         self._suppress = self._vision_token_ids()
         config = self.model.generation_config
@@ -137,8 +138,10 @@ class TransformersBackend:
             raise ValueError("a batch holds requests with videos or with images, not both")
         kwargs: dict[str, Any] = {}
         if flat:
-            kwargs = {"videos": [c.frames for c in flat], "fps": [c.sample_fps for c in flat],
-                      "video_metadata": [c.metadata for c in flat], "do_resize": False, "do_sample_frames": False}
+            kwargs = {"videos": [c.frames for c in flat], "video_metadata": [c.metadata for c in flat],
+                      "do_resize": False, "do_sample_frames": False}
+            if self.fps_kwarg:
+                kwargs["fps"] = [c.sample_fps for c in flat]
         elif images:  # resized by the processor's own rule, as the VideoZoomer authors' processor did
             kwargs = {"images": images}
         inputs = self.processor(text=texts, padding=True, return_tensors="pt", **kwargs)

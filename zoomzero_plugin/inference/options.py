@@ -14,6 +14,7 @@ from typing import Any
 
 from ..agent import DEFAULT_PROMPT, PROMPTS, AgentBudget
 from ..agent.budget import field_help
+from ..errors import UsageError
 from ..zoom import PAPER_BUDGETS, ZoomBudget, paper_budget
 from .agent import AgentConfig
 from .modes import ModeConfig
@@ -80,6 +81,28 @@ def resolve(args: argparse.Namespace, demo: bool = False, benchmark: str | None 
         given = getattr(args, key, None)
         out[key] = given if given is not None else (DEMO_DEFAULTS.get(key, default) if demo else default)
     return out
+
+
+# flag -> (test, what it must be)
+_RULES: dict[str, tuple[Any, str]] = {
+    "max_tokens": (lambda v: v > 0, "> 0"), "fps": (lambda v: v > 0, "> 0"),
+    "min_frame_pixels": (lambda v: v > 0, "> 0"), "max_frames": (lambda v: v >= 2, ">= 2"),
+    "min_clip_seconds": (lambda v: v > 0, "> 0"), "max_new_tokens": (lambda v: v >= 1, ">= 1"),
+    "uniform_frames": (lambda v: v >= 2, ">= 2"), "window_seconds": (lambda v: v > 0, "> 0"),
+    "top_k": (lambda v: v >= 1, ">= 1"), "rounds": (lambda v: v >= 1, ">= 1"),
+    "min_shrink": (lambda v: 0 <= v < 1, "in [0, 1)"),
+}
+
+
+def check_values(values: dict[str, Any]) -> None:
+    """Raise UsageError naming every flag whose resolved value is out of range (NaN included)."""
+    bad = [f"--{k.replace('_', '-')} must be {what}, got {values[k]}" for k, (ok, what) in _RULES.items()
+           if k in values and not ok(values[k])]
+    if not values["min_frame_pixels"] <= values["max_frame_pixels"]:
+        bad.append(f"--max-frame-pixels ({values['max_frame_pixels']}) must be >= --min-frame-pixels "
+                   f"({values['min_frame_pixels']})")
+    if bad:
+        raise UsageError("; ".join(bad))
 
 
 def budget_from(values: dict[str, Any], factor: int = 28) -> ZoomBudget:

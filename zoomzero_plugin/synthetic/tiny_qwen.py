@@ -81,23 +81,43 @@ def build_tokenizer(vocab_size: int = 600):
     return tokenizer
 
 
-def build_processor(tokenizer=None):
-    """``Qwen2_5_VLProcessor`` around the tiny tokenizer and Qwen's own image/video processors."""
+def build_processor(tokenizer=None, pixel_bounds: tuple[int, int] | None = None):
+    """``Qwen2_5_VLProcessor`` around the tiny tokenizer and Qwen's own image/video processors.
+
+    ``pixel_bounds``: (min, max) pixels per image and per frame; None keeps transformers' defaults.
+    """
     ensure_torchvision_importable()
     from transformers import Qwen2_5_VLProcessor, Qwen2VLImageProcessor
     from transformers.models.qwen2_vl.video_processing_qwen2_vl import Qwen2VLVideoProcessor
 
     tokenizer = tokenizer or build_tokenizer()
+    bounds = {}
+    if pixel_bounds is not None:
+        low, high = pixel_bounds
+        bounds = dict(min_pixels=low, max_pixels=high, size={"shortest_edge": low, "longest_edge": high})
     return Qwen2_5_VLProcessor(
-        image_processor=Qwen2VLImageProcessor(),
+        image_processor=Qwen2VLImageProcessor(**bounds),
         tokenizer=tokenizer,
-        video_processor=Qwen2VLVideoProcessor(),
+        video_processor=Qwen2VLVideoProcessor(**bounds),
         chat_template=CHAT_TEMPLATE,
     )
 
 
-def build_config(tokenizer):
-    """A 2-layer, 64-wide Qwen2.5-VL config whose special-token ids match ``tokenizer``."""
+# M-RoPE sections (temporal, height, width) in rotary pairs: they sum to head_dim / 2.
+_MROPE_SECTIONS = {16: [2, 3, 3], 32: [4, 6, 6]}
+
+# A released Qwen2.5-VL checkpoint's pixel bounds per image or frame (its preprocessor_config.json). vLLM
+# resizes frames into the checkpoint's bounds, so a model served by vLLM must carry these for its token counts
+# to match the zoom plans (transformers' own default video bounds, 100,352..602,112, would upscale small frames).
+CHECKPOINT_MIN_PIXELS, CHECKPOINT_MAX_PIXELS = 3136, 12845056
+
+
+def build_config(tokenizer, heads: int = 4, kv_heads: int = 2):
+    """A 2-layer, 64-wide Qwen2.5-VL config whose special-token ids match ``tokenizer``.
+
+    ``heads``: attention heads of the language model (head size 64 / heads: 16 or 32). vLLM's CPU attention
+    takes head sizes 32..512 only, so a model for vLLM uses 2 heads and 1 KV head.
+    """
     from transformers import Qwen2_5_VLConfig
 
     ids = tokenizer.convert_tokens_to_ids
@@ -107,10 +127,10 @@ def build_config(tokenizer):
             hidden_size=64,
             intermediate_size=128,
             num_hidden_layers=2,
-            num_attention_heads=4,
-            num_key_value_heads=2,
+            num_attention_heads=heads,
+            num_key_value_heads=kv_heads,
             max_position_embeddings=32768,
-            rope_scaling={"type": "mrope", "mrope_section": [2, 3, 3]},  # sums to head_dim / 2 = 64 / 4 / 2
+            rope_scaling={"type": "mrope", "mrope_section": _MROPE_SECTIONS[64 // heads]},
             tie_word_embeddings=True,
         ),
         vision_config=dict(
@@ -121,6 +141,7 @@ def build_config(tokenizer):
             out_hidden_size=64,
             fullatt_block_indexes=[1],
             window_size=112,
+            tokens_per_second=2,  # released Qwen2.5-VL checkpoints (and EasyR1's get_rope_index) use 2, not 4
         ),
         image_token_id=ids("<|image_pad|>"),
         video_token_id=ids("<|video_pad|>"),
@@ -133,17 +154,22 @@ def build_config(tokenizer):
     )
 
 
-def build_tiny_qwen(path: str | Path, seed: int = 0) -> Path:
-    """Write a random tiny Qwen2.5-VL (model, tokenizer, processor) to ``path`` and return it."""
+def build_tiny_qwen(path: str | Path, seed: int = 0, for_vllm: bool = False) -> Path:
+    """Write a random tiny Qwen2.5-VL (model, tokenizer, processor) to ``path`` and return it.
+
+    ``for_vllm``: a variant vLLM's CPU engine serves: head size 32 (2 heads, 1 KV head) and a released
+    checkpoint's pixel bounds (:data:`CHECKPOINT_MIN_PIXELS`..:data:`CHECKPOINT_MAX_PIXELS`) for images and frames.
+    """
     ensure_torchvision_importable()
     import torch
     from transformers import Qwen2_5_VLForConditionalGeneration
 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    processor = build_processor()
+    processor = build_processor(pixel_bounds=(CHECKPOINT_MIN_PIXELS, CHECKPOINT_MAX_PIXELS) if for_vllm else None)
     torch.manual_seed(seed)
-    model = Qwen2_5_VLForConditionalGeneration(build_config(processor.tokenizer))
+    heads = dict(heads=2, kv_heads=1) if for_vllm else {}
+    model = Qwen2_5_VLForConditionalGeneration(build_config(processor.tokenizer, **heads))
     model.generation_config.eos_token_id = processor.tokenizer.eos_token_id
     model.generation_config.pad_token_id = processor.tokenizer.pad_token_id
     model.save_pretrained(path)

@@ -7,8 +7,6 @@ writes rows through :func:`zoomzero_plugin.rows.make_row`. Formats never build r
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -16,7 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from ...errors import DataError
 from ...ground_truth import LETTERS
+from ...readers import read_json, read_table
 
 # Skip reasons: short keys used in reports, with what each one means.
 REASONS: dict[str, str] = {
@@ -76,6 +76,8 @@ class Format:
 
     ``files`` maps the CLI inputs this format reads (``input``, ``gsub``, ``video_map``, ``options``)
     to a description of the upstream file; ``required`` names those that must be given.
+    ``required_columns`` names the fields an ``--input`` file must have (a tuple entry: any one of those
+    names); a file without one stops the conversion before anything is written.
     """
 
     name: ClassVar[str]
@@ -83,13 +85,26 @@ class Format:
     reads: ClassVar[str]  # which upstream files and columns, for --help
     files: ClassVar[dict[str, str]] = {}
     required: ClassVar[tuple[str, ...]] = ("input",)
+    required_columns: ClassVar[tuple[str | tuple[str, ...], ...]] = ()
 
     def __init__(self, inputs: Mapping[str, list[Path]]):
         self.inputs = inputs
 
     def items(self) -> Sequence[Any]:
         """Every upstream item (one per question), in file order. Default: the records of every --input."""
-        return [row for path in self.inputs["input"] for row in load_records(path)]
+        return [row for path in self.inputs["input"] for row in self.records(path)]
+
+    def records(self, path: Path) -> list[dict[str, Any]]:
+        """The records of one ``--input`` file (strictly read), after checking it has :attr:`required_columns`."""
+        columns, records = read_table(path)
+        if records or columns:
+            missing = [c for c in self.required_columns if not set((c,) if isinstance(c, str) else c) & set(columns)]
+            if missing:
+                names = ", ".join(c if isinstance(c, str) else " or ".join(c) for c in missing)
+                need = ", ".join(c if isinstance(c, str) else "|".join(c) for c in self.required_columns)
+                raise DataError(f"{path}: lacks column(s) {names}; --from {self.name} needs {need} "
+                                f"(the file has {', '.join(columns[:20]) or 'no columns'})")
+        return records
 
     def qid(self, item: Any) -> str | None:
         """The item's stable question id, or None when it has none. Never raises."""
@@ -104,36 +119,27 @@ class Format:
 
 
 def load_json(path: Path) -> Any:
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    """A JSON document; a fault is a DataError naming file:line."""
+    return read_json(path)
 
 
-def load_records(path: Path) -> list[dict[str, Any]]:
-    """Rows of a ``.json`` (list of objects), ``.jsonl``, ``.csv`` or ``.parquet`` file."""
-    suffix = path.suffix.lower()
-    if suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        return pq.read_table(path).to_pylist()
-    if suffix == ".csv":
-        with open(path, encoding="utf-8", newline="") as f:
-            return list(csv.DictReader(f))
-    if suffix == ".jsonl":
-        with open(path, encoding="utf-8") as f:
-            return [json.loads(line) for line in f if line.strip()]
-    data = load_json(path)
-    if isinstance(data, dict):  # {"data": [...]} style wrappers
-        lists = [v for v in data.values() if isinstance(v, list)]
-        if len(lists) == 1:
-            data = lists[0]
-    if not isinstance(data, list):
-        raise ValueError(f"{path}: expected a JSON list of objects, got {type(data).__name__}")
-    return data
-
-
-def numbered_records(paths: Sequence[Path]) -> list[tuple[str, int, dict[str, Any]]]:
+def numbered_records(fmt: Format, paths: Sequence[Path]) -> list[tuple[str, int, dict[str, Any]]]:
     """``(file stem, index in the file, record)`` for every record: ids for formats that have none."""
-    return [(Path(p).stem, i, row) for p in paths for i, row in enumerate(load_records(Path(p)))]
+    return [(Path(p).stem, i, row) for p in paths for i, row in enumerate(fmt.records(Path(p)))]
+
+
+def json_object(path: Path, flag: str, values: type | tuple[type, ...], expected: str) -> dict[str, Any]:
+    """A companion file that must be a JSON object whose values are all ``values`` (e.g. ``dict``).
+
+    ``expected`` describes the upstream file for the message, which names the flag and the first bad value.
+    """
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise DataError(f"{flag} {path}: a JSON {type(data).__name__}, expected {expected}")
+    for key, value in data.items():
+        if not isinstance(value, values):
+            raise DataError(f"{flag} {path}: entry {key!r} is {value!r:.60}, expected {expected}")
+    return data
 
 
 # --- field helpers -----------------------------------------------------------------------------------

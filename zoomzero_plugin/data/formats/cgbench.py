@@ -19,6 +19,7 @@ class CGBench(Format):
         "is right_answer."
     )
     files = {"input": "cgbench.json or cgbench_mini.json"}
+    required_columns = ("qid", "video_uid", "question", "choices", "right_answer", "duration", "clue_intervals")
 
     def qid(self, item: dict[str, Any]) -> str | None:
         return None if first(item, "qid") is None else str(item["qid"])

@@ -34,9 +34,10 @@ class GQAJson(Format):
         "'<file stem>_<index>'. Labels '(A) ' are stripped from the options."
     )
     files = {"input": "the release's annotation JSON (e.g. GVideoQA-anet.json)"}
+    required_columns = ("video", "question", "options", "answer")
 
     def items(self) -> list[tuple[str, int, dict[str, Any]]]:
-        return numbered_records(self.inputs["input"])
+        return numbered_records(self, self.inputs["input"])
 
     def qid(self, item: tuple[str, int, dict[str, Any]]) -> str:
         stem, index, row = item

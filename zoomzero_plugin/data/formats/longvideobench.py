@@ -31,6 +31,7 @@ class LongVideoBench(Format):
         "VIDEO_ROOT/videos/<video_path> or VIDEO_ROOT/<video_path>. qid: id. Subtitles are not used."
     )
     files = {"input": "lvb_val.json (or the parquet export)"}
+    required_columns = ("id", "question", "video_path", ("candidates", "option0"))
 
     def qid(self, item: dict[str, Any]) -> str | None:
         value = first(item, "id")

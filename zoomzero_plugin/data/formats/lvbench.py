@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from . import register
-from .base import Draft, Format, Skip, first, letter, load_records, need, seconds
+from .base import Draft, Format, Skip, first, letter, need, seconds
 
 _OPTION = re.compile(r"^\s*\(([A-Z])\)\s*(.*?)\s*$")
 
@@ -42,11 +42,12 @@ class LVBench(Format):
         "when it is there (video_info's minutes are coarse), else --durations, else duration_minutes * 60."
     )
     files = {"input": "video_info.meta.jsonl (or the parquet export)"}
+    required_columns = ("key", ("qa", "question"))
 
     def items(self) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         out = []
         for path in self.inputs["input"]:
-            for record in load_records(path):
+            for record in self.records(path):
                 qas = record.get("qa")
                 if isinstance(qas, list):
                     out.extend((record, qa) for qa in qas)

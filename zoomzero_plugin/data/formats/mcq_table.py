@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ...errors import DataError
 from . import register
-from .base import Draft, Format, Skip, letter, letter_of_text, load_records, option_list, seconds, span_list
+from .base import Draft, Format, Skip, letter, letter_of_text, option_list, seconds, span_list
 
 KEYS = {
     "video": "the video file or id (VIDEO_ROOT/<video>, the --video-ext tried when it has no suffix)",
@@ -95,7 +96,7 @@ class MCQTable(Format):
             raise ValueError("--from mcq-table needs --columns (which column holds the video, question, options, answer)")
         items = []
         for path in self.inputs["input"]:
-            records = load_records(Path(path))
+            records = self.records(Path(path))
             if records:
                 self._check(Path(path), records[0])
             items.extend((Path(path).stem, i, record) for i, record in enumerate(records))
@@ -108,8 +109,8 @@ class MCQTable(Format):
                 try:
                     _get(record, part)
                 except KeyError:
-                    raise ValueError(f"{path}: no column {part!r} (--columns {key}={column}); the file's columns: "
-                                     f"{', '.join(_paths(record)) or '(none)'}") from None
+                    raise DataError(f"{path}: no column {part!r} (--columns {key}={column}); the file's columns: "
+                                    f"{', '.join(_paths(record)) or '(none)'}") from None
 
     def qid(self, item: tuple[str, int, dict[str, Any]]) -> str:
         stem, index, record = item

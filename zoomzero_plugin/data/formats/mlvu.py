@@ -22,9 +22,10 @@ class MLVU(Format):
         "'<file stem>_<index>' (MLVU has no ids)."
     )
     files = {"input": "MLVU/json/*.json task files"}
+    required_columns = ("video", "question", "answer")
 
     def items(self) -> list[tuple[str, int, dict[str, Any]]]:
-        return numbered_records(self.inputs["input"])
+        return numbered_records(self, self.inputs["input"])
 
     def qid(self, item: tuple[str, int, dict[str, Any]]) -> str:
         return f"{item[0]}_{item[1]}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import register
-from .base import Draft, Format, Skip, first, letter_of_text, load_json, need, seconds
+from .base import Draft, Format, Skip, first, json_object, letter_of_text, need, seconds
 
 
 @register
@@ -25,14 +25,17 @@ class NextGQA(Format):
         "video_map": "map_vid_vidorID.json (video_id -> VidOR folder/stem)",
     }
     required = ("input", "gsub", "video_map")
+    required_columns = ("video_id", "qid", "question", "answer", "a0", "a1", "a2", "a3", "a4")
 
     def items(self) -> list[dict[str, Any]]:
         self.gsub = {}
         for path in self.inputs["gsub"]:
-            self.gsub.update(load_json(path))
+            self.gsub.update(json_object(path, "--gsub", dict, "NExT-GQA's gsub_{val,test}.json, "
+                                         "{video_id: {duration, fps, location}} (is it the --video-map file?)"))
         self.video_map = {}
         for path in self.inputs["video_map"]:
-            self.video_map.update(load_json(path))
+            self.video_map.update(json_object(path, "--video-map", str, "map_vid_vidorID.json, "
+                                              "{video_id: 'folder/stem'} (is it a --gsub file?)"))
         return super().items()
 
     def qid(self, item: dict[str, Any]) -> str | None:
@@ -47,7 +50,10 @@ class NextGQA(Format):
         grounding = self.gsub.get(video_id)
         if grounding is None:
             raise Skip("missing_annotation", f"video {video_id} not in --gsub")
-        spans = (grounding.get("location") or {}).get(qid)
+        location = grounding.get("location")
+        if not isinstance(location, dict):
+            raise Skip("unknown_format", f"--gsub entry {video_id} has no 'location' object")
+        spans = location.get(qid)
         if spans is None:
             raise Skip("missing_annotation", f"qid {qid} of video {video_id} not in --gsub")
         stem = self.video_map.get(video_id)

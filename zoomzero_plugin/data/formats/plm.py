@@ -22,6 +22,7 @@ class PLMVideo(Format):
         "no_options."
     )
     files = {"input": "fgqa parquet or jsonl with options"}
+    required_columns = (("qa_uid", "uid", "qa_id"), "question", "metadata")
 
     def qid(self, item: dict[str, Any]) -> str | None:
         qid = first(item, "qa_uid", "uid", "qa_id")

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...errors import DataError
+from ...readers import read_table
 from ...rows import LABEL_HIDDEN_KEY
 from . import register
-from .base import Draft, Format, Skip, first, letter, load_records, need, option_list, seconds, span_list
+from .base import Draft, Format, Skip, first, letter, need, option_list, seconds, span_list
 
 
 @register
@@ -27,12 +29,17 @@ class ReXTime(Format):
         "options": "HF release rextime_{val,test}.json, read for qid -> options",
     }
 
+    required_columns = ("qid", "vid", "duration", ("question", "query"))
+
     def items(self) -> list[dict[str, Any]]:
         self.options: dict[str, Any] = {}
         for path in self.inputs.get("options", []):
-            for row in load_records(path):
-                if row.get("qid") is not None and row.get("options") is not None:
-                    self.options[str(row["qid"])] = row["options"]
+            found = {str(row["qid"]): row["options"] for row in read_table(path)[1]
+                     if row.get("qid") is not None and row.get("options") is not None}
+            if not found:
+                raise DataError(f"--options {path}: no row has both 'qid' and 'options' (expected the Hugging Face "
+                                "release's rextime_{val,test}.json)")
+            self.options.update(found)
         return super().items()
 
     def qid(self, item: dict[str, Any]) -> str | None:

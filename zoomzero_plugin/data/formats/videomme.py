@@ -19,6 +19,7 @@ class VideoMME(Format):
         "seconds: --durations (keyed by videoID), else probed from the video."
     )
     files = {"input": "videomme/test-00000-of-00001.parquet"}
+    required_columns = ("question_id", "videoID", "question", "options", "answer")
 
     def qid(self, item: dict[str, Any]) -> str | None:
         return None if first(item, "question_id") is None else str(item["question_id"])

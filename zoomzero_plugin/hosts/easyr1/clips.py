@@ -9,7 +9,8 @@ A clip spec is a plain dict (it travels through Ray and ``DataProto`` like a pat
 Each clip is a qwen-vl-utils ``fetch_video`` element (``ZoomPlan.video_elements``), so only frames inside
 the ranges are decoded, at the pass's own pixel limits. The clips' frames are concatenated in time order
 into one video (vLLM accepts one video per prompt by default); later clips are resized to the first
-clip's frame size. EasyR1's ``process_video`` is wrapped to accept such a dict wherever it reads videos.
+clip's frame size. EasyR1's ``process_video`` is wrapped to accept such a dict wherever it reads videos, and
+to record each decoded video's sample rate for the rollout engine.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import torch
 
 from zoomzero_plugin.video import fetch_element
 from zoomzero_plugin.zoom import ZoomPlan
+
+from .vllm_engine import record_sample_fps
 
 CLIPS = "clips"
 
@@ -63,13 +66,23 @@ def decode_clip_spec(spec: Mapping[str, Any], return_fps: bool = False, return_m
     return (out, sample_fps) if return_fps else out
 
 
+_FLAGS = ("min_pixels", "max_pixels", "video_fps", "return_fps", "return_metadata")
+
+
 def wrap_process_video(original: Callable) -> Callable:
+    """EasyR1's ``process_video(video, min_pixels, max_pixels, video_fps, return_fps=False[, return_metadata])``
+    that also decodes clip specs, and records the sample rate of every frame tensor it returns
+    (:func:`~.vllm_engine.record_sample_fps`, which the rollout engine passes on to vLLM)."""
+
     def process_video(video, *args, **kwargs):
-        if not is_clip_spec(video):
-            return original(video, *args, **kwargs)
-        # (min_pixels, max_pixels, video_fps, return_fps[, return_metadata]): the spec carries its own limits
-        flags = dict(zip(("min_pixels", "max_pixels", "video_fps", "return_fps", "return_metadata"), args))
+        flags = dict(zip(_FLAGS, args))
         flags.update(kwargs)
-        return decode_clip_spec(video, bool(flags.get("return_fps")), bool(flags.get("return_metadata")))
+        want_fps = bool(flags.pop("return_fps", False))
+        if is_clip_spec(video):  # the spec carries its own pixel limits and rates
+            value, fps = decode_clip_spec(video, return_fps=True, return_metadata=bool(flags.get("return_metadata")))
+        else:
+            value, fps = original(video, **flags, return_fps=True)
+        record_sample_fps(value[0] if isinstance(value, tuple) else value, fps)
+        return (value, fps) if want_fps else value
 
     return process_video

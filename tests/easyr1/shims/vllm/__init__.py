@@ -11,7 +11,7 @@ __version__ = "0.0.0+test-shim"
 
 
 class LLM:
-    def __init__(self, *args, **kwargs):
+    def __init__(self, model, *args, **kwargs):
         raise RuntimeError("vllm is a test import shim here: no engine can be built")
 
 

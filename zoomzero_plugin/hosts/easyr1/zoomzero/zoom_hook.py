@@ -4,7 +4,10 @@ After the coarse generation of a batch: parse every response's ``<glue>`` spans,
 Eq. 3 over them, and run ONE extra ``generate_sequences`` for all responses that have a plan — the zoom
 prompt (question and options from the row's ground truth; the paper's words by default), ``n=1``, greedy, ``max_new_tokens`` tokens, the
 pass's own pixel/fps limits, a clip spec per row so workers decode only the predicted spans, padded to the
-worker count, fresh uids. The answers' letters (a bare letter or ``<answer>B</answer>``) become the ``zoom_answer`` reward input; rows without
+worker count, fresh uids. Responses whose requests are identical (same video, plan and question: the n
+samples of a prompt often cite the same spans) share one generated row; the pass is greedy, so sharing
+changes no answer. The answers' letters (a bare letter or ``<answer>B</answer>``) become the ``zoom_answer``
+reward input; rows without
 valid spans get ``None`` (zoom reward 0) or, with ``no_spans: uniform``, a uniform pass over the video.
 """
 
@@ -42,6 +45,8 @@ class ZoomRequests:
     span_seconds: list[float]  # union length of each response's valid glue spans (0: none)
     rows: list[int] = field(default_factory=list)  # responses that get a zoom pass
     plans: list[ZoomPlan] = field(default_factory=list)
+    request_of: list[int] = field(default_factory=list)  # per planned row: its request (index into distinct)
+    distinct: list[int] = field(default_factory=list)  # per request: the position in rows of its first row
 
 
 def vision_factor(processor: Any) -> tuple[int, int]:
@@ -111,6 +116,7 @@ class ZoomHook:
         videos = [first_video(m) for m in multi_modal_data]
         requests = ZoomRequests(truths=truths, videos=videos, span_seconds=[])
         plans: dict[tuple, ZoomPlan | None] = {}  # the n responses to a prompt often cite the same spans
+        sent: dict[tuple, int] = {}  # (video, plan, question, options) -> request index
         for i, (text, truth) in enumerate(zip(texts, truths)):
             spans = glue_spans(text, truth.duration)  # = parse_response(…).spans, as the reward sees them
             requests.span_seconds.append(sum(e - s for s, e in spans))  # glue spans come merged
@@ -122,6 +128,11 @@ class ZoomHook:
                 budget = self.options.uniform_budget(truth.duration, self.factor, self.temporal_patch)
                 plan = plan_pass([(0.0, truth.duration)], truth.duration, budget)
             if plan is not None:
+                key = (videos[i], plan, truth.question, truth.options)
+                if key not in sent:
+                    sent[key] = len(requests.distinct)
+                    requests.distinct.append(len(requests.rows))
+                requests.request_of.append(sent[key])
                 requests.rows.append(i)
                 requests.plans.append(plan)
         return requests
@@ -159,14 +170,16 @@ class ZoomHook:
         return [self._render(p) for p in prompts]
 
     def zoom_batch(self, requests: ZoomRequests) -> Any:
-        """The ``DataProto`` of the zoom pass: one row per planned response, left-padded prompts.
+        """The ``DataProto`` of the zoom pass: one row per distinct request, left-padded prompts.
 
         ``raw_prompt_ids`` and the clip specs are what vLLM reads; the padded tensors only shape the output.
         Every row gets a fresh uid (EasyR1's actor caches vision inputs by uid).
         """
         from verl.protocol import DataProto
 
-        ids = self.prompt_ids([requests.truths[r] for r in requests.rows])
+        rows = [requests.rows[j] for j in requests.distinct]
+        plans = [requests.plans[j] for j in requests.distinct]
+        ids = self.prompt_ids([requests.truths[r] for r in rows])
         k, width = len(ids), max(len(x) for x in ids)
         padded = np.full((k, width), self.tokenizer.pad_token_id, dtype=np.int64)
         for j, x in enumerate(ids):
@@ -177,7 +190,7 @@ class ZoomHook:
         position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
         raw_prompt_ids, multi_modal_data, uids = (np.empty(k, dtype=object) for _ in range(3))
         run = uuid.uuid4().hex
-        for j, (row, plan, x) in enumerate(zip(requests.rows, requests.plans, ids)):
+        for j, (row, plan, x) in enumerate(zip(rows, plans, ids)):
             raw_prompt_ids[j] = x
             multi_modal_data[j] = {"videos": [make_clip_spec(plan, requests.videos[row])]}
             uids[j] = f"zoom-{run}-{j}"
@@ -202,8 +215,8 @@ class ZoomHook:
         """
         letters: list[str | None] = [None] * n
         texts = self.decode(output.batch["responses"], output.batch["response_mask"]) if requests.rows else []
-        for row, text in zip(requests.rows, texts):
-            letters[row] = answer_letter(text)
+        for row, k in zip(requests.rows, requests.request_of):
+            letters[row] = answer_letter(texts[k])
         return letters
 
     # -- the hook ----------------------------------------------------------------------------------
@@ -245,5 +258,6 @@ class ZoomHook:
             out["zoom/zoom_frames"] = float(np.mean([p.frames for p in requests.plans]))
             out["zoom/zoom_tokens_per_frame"] = float(np.mean([p.tokens_per_frame for p in requests.plans]))
             out["zoom/answered"] = float(np.mean([answers[r] is not None for r in requests.rows]))
+            out["zoom/requests"] = float(len(requests.distinct))  # generated rows (identical requests shared)
             out["zoom/accuracy"] = float(np.mean(correct))
         return out

@@ -1,0 +1,48 @@
+"""Small helpers shared by the top-level tests."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+
+
+@contextlib.contextmanager
+def within_seconds(seconds: float):
+    """Fail (TimeoutError) if the block runs longer than ``seconds``: a guard against hangs, e.g. a parser
+    gone quadratic, with a margin of 100x or more over the expected time. Not a speed target (those live in
+    benchmarks/). Unix main thread only."""
+
+    def expire(signum, frame):
+        raise TimeoutError(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def covered_length(spans, lo: float = float("-inf"), hi: float = float("inf")) -> float:
+    """Length of the union of ``spans`` inside [lo, hi], by elementary segments: cut the line at every end
+    point and add up each piece that some span covers. An oracle for the project's sweep over merged spans."""
+    return overlap_and_union(spans, [], lo, hi)[1]
+
+
+def overlap_and_union(a, b, lo: float = float("-inf"), hi: float = float("inf")) -> tuple[float, float]:
+    """(|∪a ∩ ∪b|, |∪a ∪ ∪b|) inside [lo, hi], by elementary segments (see :func:`covered_length`)."""
+    cuts = sorted({min(max(x, lo), hi) for s, e in [*a, *b] for x in (s, e)})
+    inter = union = 0.0
+    for left, right in zip(cuts, cuts[1:]):
+        mid = (left + right) / 2
+        in_a, in_b = any(s <= mid < e for s, e in a), any(s <= mid < e for s, e in b)
+        inter += (right - left) * (in_a and in_b)
+        union += (right - left) * (in_a or in_b)
+    return inter, union
+
+
+def iou_oracle(pred, gt, duration: float) -> float:
+    """Zoom-Zero's iou reward by definition: |∪pred ∩ ∪gt| / |∪pred ∪ ∪gt| within [0, duration]; 0 if empty."""
+    inter, union = overlap_and_union(pred, gt, 0.0, duration)
+    return inter / union if union > 0 else 0.0

@@ -1,0 +1,139 @@
+"""``zoomzero eval --backend vllm`` on vLLM's CPU engine, every mode, against ``--backend transformers``.
+
+Both backends serve the same tiny checkpoint. Grounding passes (coarse, window, refine) are scripted with the
+same words on both sides (:class:`ScriptedBackend`: the random model never writes a valid span), so the fine
+passes read the same spans; what the fine passes answer, and with what letter probability, is each engine's
+own. One engine for the module: the CLI's ``load_backend`` is pointed at it.
+
+Tolerance: letter probabilities agree to 1e-3 (absolute). Measured in float32: at most 2.2e-5 on p ~ 0.0022, i.e.
+~1% relative, which is the mass of the vision placeholder tokens: transformers renormalises without them (it
+suppresses them), vLLM reports raw full-vocabulary log-probs. Frames, frame sizes and video tokens are equal;
+greedy texts of an unscripted one-stage run are equal.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from zoomzero_plugin.cli import main as zoomzero
+from zoomzero_plugin.inference.scripted import ScriptedBackend, template
+from zoomzero_plugin.synthetic.benchmark import make_benchmark
+
+MODES = ("one-stage", "coarse-to-fine", "divide-and-conquer", "iterative")
+FLAGS = ["--benchmark", "rows", "--max-tokens", "64", "--min-frame-pixels", "3136", "--max-new-tokens", "12",
+         "--window-seconds", "4", "--no-progress", "--batch-size", "4"]
+TOLERANCE = 1e-3
+
+
+def script(request, k):
+    """Grounding passes answer B and ground (1, 3) s (inside every 4-s window too); fine passes are the model's."""
+    return None if request.choices else (template("B", [(1.0, 3.0)]), 0.5)
+
+
+@pytest.fixture(scope="module")
+def backends(vllm_model_dir):
+    from zoomzero_plugin.inference.hf_backend import TransformersBackend
+    from zoomzero_plugin.inference.vllm_backend import VLLMBackend
+
+    vllm = VLLMBackend(str(vllm_model_dir), batch_size=8, max_images=128, enforce_eager=True, max_model_len=8192, seed=0)
+    hf = TransformersBackend(str(vllm_model_dir), device="cpu", batch_size=8)
+    return {"vllm": vllm, "transformers": hf}
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory):
+    return make_benchmark(tmp_path_factory.mktemp("bench"), n_videos=3, seed=3)
+
+
+def run_eval(monkeypatch, backends, backend, mode, rows, out, scripted=True):
+    chosen = ScriptedBackend(backends[backend], script) if scripted else backends[backend]
+    monkeypatch.setattr("zoomzero_plugin.inference.backend.load_backend", lambda name, model, **kw: chosen)
+    args = ["eval", "--backend", backend, "--mode", mode, "--model", "tiny", "--data", str(rows), "--out", str(out)]
+    assert zoomzero(args + FLAGS) == 0
+    return [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+
+
+def same_pass(a, b):
+    keys = ("pass", "clips", "frame_pixels", "frames", "video_tokens", "decoded", "answer", "spans")
+    assert {k: a[k] for k in keys} == {k: b[k] for k in keys}
+    if a["confidence"] is None or b["confidence"] is None:
+        assert a["confidence"] == b["confidence"]
+    else:
+        assert a["confidence"] == pytest.approx(b["confidence"], abs=TOLERANCE)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_mode_matches_transformers(monkeypatch, backends, rows, tmp_path, mode):
+    got = run_eval(monkeypatch, backends, "vllm", mode, rows, tmp_path / "vllm")
+    want = run_eval(monkeypatch, backends, "transformers", mode, rows, tmp_path / "hf")
+    assert [r["qid"] for r in got] == [r["qid"] for r in want] and len(got) == 3
+    for g, w in zip(got, want):
+        assert g["answer"] == w["answer"] and g["spans"] == w["spans"] and g["fallback"] == w["fallback"]
+        assert [p["pass"] for p in g["passes"]] == [p["pass"] for p in w["passes"]]
+        for a, b in zip(g["passes"], w["passes"]):
+            same_pass(a, b)
+    if mode != "one-stage":  # a fine pass ran on the scripted spans and scored the letters itself
+        fine = [p for r in got for p in r["passes"] if p["pass"] == "fine"]
+        assert len(fine) == 3 and all(0 < p["confidence"] <= 1 and p["answer"] in "ABCD" for p in fine)
+    metrics = json.loads((tmp_path / "vllm" / "metrics.json").read_text())["metrics"]
+    assert metrics["questions"] == 3 == metrics["predicted"]
+
+
+def test_unscripted_greedy_text_matches_transformers(monkeypatch, backends, rows, tmp_path):
+    got = run_eval(monkeypatch, backends, "vllm", "one-stage", rows, tmp_path / "vllm", scripted=False)
+    want = run_eval(monkeypatch, backends, "transformers", "one-stage", rows, tmp_path / "hf", scripted=False)
+    for g, w in zip(got, want):
+        (a,), (b,) = g["passes"], w["passes"]
+        assert a["texts"] == b["texts"] and a["video_tokens"] == b["video_tokens"] > 0
+
+
+def test_backend_reads_what_the_engine_returns(backends, evidence_video):
+    """Coarse, fine (two clips: one rate each) and letter-scored requests straight through both backends."""
+    from tests.inference.test_backend import _coarse, _fine
+    from zoomzero_plugin.inference.backend import SamplingParams
+
+    vllm, hf = backends["vllm"], backends["transformers"]
+    assert vllm.factor == hf.factor == 28 and not vllm.absolute_time
+    requests = [_coarse(evidence_video), _fine(evidence_video), _fine(evidence_video, choices=("A", "B", "C"))]
+    params = SamplingParams(max_new_tokens=6, logprobs=True)
+    got, want = vllm.generate(requests, params), hf.generate(requests, params)
+    for g, w in zip(got, want):
+        assert g.text == w.text
+        assert g.video_tokens == w.video_tokens > 0 and g.prompt_tokens == w.prompt_tokens
+        assert [c.to_list() for c in g.clips] == [c.to_list() for c in w.clips]
+        # raw full-vocabulary log-probs (vLLM) vs renormalised without the suppressed vision tokens (transformers):
+        # they differ by the log of the vision tokens' mass, up to ~0.02 nats for this random model
+        assert g.outputs[0].token_logprobs == pytest.approx(w.outputs[0].token_logprobs, abs=0.03)
+        assert g.outputs[0].token_offsets == w.outputs[0].token_offsets
+    chosen, scores = got[2].text, got[2].outputs[0].choice_logprobs
+    assert set(scores) == {"A", "B", "C"} and chosen == want[2].text
+    assert scores[chosen] == pytest.approx(want[2].outputs[0].choice_logprobs[chosen], abs=0.02)
+    for letter, value in scores.items():  # another letter is read only when among vLLM's top 20 log-probs
+        assert value == float("-inf") or value == pytest.approx(want[2].outputs[0].choice_logprobs[letter], abs=0.02)
+
+
+def test_agent_mode_runs_as_on_the_transformers_backend(backends, rows):
+    """VideoZoomer's agent loop (scripted words; frames as labelled images, resized by vLLM's HF processor)."""
+    from tests.inference.test_agent import CFG, scripted
+    from zoomzero_plugin.inference.modes import predict
+    from zoomzero_plugin.inference.passes import Question
+    from zoomzero_plugin.rows import read_rows
+
+    chosen = read_rows(rows)[:3]
+    questions = [Question.from_row(r) for r in chosen]
+    got = predict(scripted(backends["vllm"], chosen), questions, "agent", CFG)
+    want = predict(scripted(backends["transformers"], chosen), questions, "agent", CFG)
+    assert [p.record for p in got] == [p.record for p in want]
+
+
+def test_generation_stops_where_the_engine_stops(backends):
+    from zoomzero_plugin.inference.backend import Request, SamplingParams
+
+    backend = backends["vllm"]
+    request = Request("What is this? Answer in words.")
+    free = backend.generate([request], SamplingParams(max_new_tokens=8))[0].text
+    stop = free[2:4]
+    cut = backend.generate([request], SamplingParams(max_new_tokens=8, stop=(stop,)))[0].text
+    assert cut == free[: free.find(stop) + len(stop)]

@@ -1,0 +1,248 @@
+"""Linear-time scanning of model output: ``<tag>…</tag>`` blocks, strict numbers and span lists.
+
+RL policies emit degenerate repetitions (``'<answer>' * 8000``) and responses reach 32k tokens, so every
+function here runs in time linear in the length of the text, whatever the text:
+
+- blocks are found with ``str.find``/``str.rfind`` (a constant number of scans, or one pass for all
+  blocks), never by retrying a failed search from every later opening tag;
+- the few regular expressions are *anchored single tokens* (whitespace, a number, a pair): every
+  repetition in them is followed by a character it cannot match, so no two repetitions can share a
+  character and the engine backtracks at most once over any character.
+
+Block semantics are those of ``re.finditer(r"<tag>(.*?)</tag>", text, re.DOTALL)``: blocks are read left
+to right, a block's content runs to the *first* closing tag after its opening tag, and the next block is
+searched after that closing tag. An opening tag with no closing tag after it is *unclosed* (a truncated
+response); no block starts after it.
+
+Numbers are ASCII only: ``[-+]?(digits[.digits]|.digits)[e[-+]digits]`` or ``nan``/``inf``/``infinity``
+(any case, optional sign). ``float()`` alone would also read ``'٣'``, ``'１２'`` or ``'1_0'``; these are not
+numbers here. A *pair* is ``(a, b)`` or ``[a, b]`` with matching brackets; a *span list* is
+``[pair, pair, …]`` (an optional trailing comma, whitespace anywhere between tokens).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+_TAG_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+_SPACE = re.compile(r"\s*")  # anchored: one greedy run, nothing after it can fail
+_NUMBER = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:[nN][aA][nN]|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)"
+_NUMBER_RE = re.compile(_NUMBER)
+# A pair token: bracket, number, comma, number, bracket. Each `\s*` is followed by a bracket, a digit/sign/
+# letter of a number, or a comma, none of which is whitespace; a number is followed by whitespace, a comma or
+# a bracket, none of which can extend it. So the match is unambiguous and linear.
+_PAIR = rf"([\(\[])\s*({_NUMBER})\s*,\s*({_NUMBER})\s*([\)\]])"
+_PAIR_RE = re.compile(_PAIR)
+_ITEM_RE = re.compile(rf"{_PAIR}\s*(,\s*)?")  # a pair in a list, the whitespace and comma after it
+_CLOSING = {"(": ")", "[": "]"}
+
+
+@dataclass(frozen=True)
+class Block:
+    """One ``<tag>content</tag>`` block; indices are into the scanned text."""
+
+    start: int  # index of the opening tag's "<"
+    content_start: int  # index of the content's first character (just after the opening tag)
+    end: int  # index just after the closing tag's ">"
+    content: str
+
+
+@lru_cache(maxsize=64)
+def tags(tag: str) -> tuple[str, str]:
+    """``("<tag>", "</tag>")``. Tag names are ASCII letters, digits, ``_`` and ``-`` (so the two never overlap)."""
+    if not isinstance(tag, str) or _TAG_NAME.fullmatch(tag) is None:
+        raise ValueError(f"not a tag name: {tag!r}")
+    return f"<{tag}>", f"</{tag}>"
+
+
+def first_block(text: str, tag: str, start: int = 0) -> Block | None:
+    """The first block at or after ``start``; None when there is none (no tag, or the first one is unclosed)."""
+    open_, close = tags(tag)
+    i = text.find(open_, start)
+    if i < 0:
+        return None
+    j = text.find(close, i + len(open_))
+    if j < 0:
+        return None
+    return Block(i, i + len(open_), j + len(close), text[i + len(open_) : j])
+
+
+@lru_cache(maxsize=32)
+def _block_re(tag: str) -> re.Pattern[str]:
+    open_, close = tags(tag)
+    return re.compile(rf"{re.escape(open_)}(.*?){re.escape(close)}", re.DOTALL)
+
+
+def _closed_blocks(text: str, tag: str) -> Iterator[re.Match[str]]:
+    # The search stops after the last closing tag, so every opening tag it meets has a closing tag after it:
+    # each attempt succeeds at the first one and the search resumes there (one pass). Unbounded, the lazy
+    # `.*?` would rescan to the end from every unclosed opening tag (quadratic).
+    end = text.rfind(tags(tag)[1])
+    return _block_re(tag).finditer(text, 0, end + len(tags(tag)[1])) if end >= 0 else iter(())
+
+
+def iter_blocks(text: str, tag: str) -> Iterator[Block]:
+    """Every block, left to right, in one pass."""
+    for m in _closed_blocks(text, tag):
+        yield Block(m.start(), m.start(1), m.end(), m.group(1))
+
+
+def last_block(text: str, tag: str) -> Block | None:
+    """The last block :func:`iter_blocks` would yield, in a constant number of scans.
+
+    Let C be the last closing tag and O the last opening tag before it (openings after C are unclosed).
+    The last block ends at the first closing tag after O. It starts at the first opening tag after P, the
+    last closing tag before O: every opening tag before P is closed by P at the latest, so no block
+    spans P, and the block holding O is the first one to start after P.
+    """
+    open_, close = tags(tag)
+    c = text.rfind(close)
+    if c < 0:
+        return None
+    o = text.rfind(open_, 0, c)
+    if o < 0:
+        return None
+    end = text.find(close, o + len(open_))
+    p = text.rfind(close, 0, o)
+    start = text.find(open_, 0 if p < 0 else p + len(close))
+    return Block(start, start + len(open_), end + len(close), text[start + len(open_) : end])
+
+
+def count_blocks(text: str, tag: str, limit: int | None = None) -> int:
+    """How many blocks :func:`iter_blocks` yields, stopping at ``limit`` when given."""
+    n = 0
+    for _ in iter_blocks(text, tag):
+        n += 1
+        if limit is not None and n >= limit:
+            break
+    return n
+
+
+def unclosed(text: str, tag: str) -> int | None:
+    """Index of the opening tag that is never closed (a truncated block), or None.
+
+    It is the first opening tag after the last closing tag: an opening tag before a closing tag is closed.
+    """
+    open_, close = tags(tag)
+    c = text.rfind(close)
+    i = text.find(open_, 0 if c < 0 else c + len(close))
+    return None if i < 0 else i
+
+
+def block_ranges(text: str, tag: str) -> list[tuple[int, int]]:
+    """``[start, end)`` of every block, tags included, and of an unclosed last block (it runs to the end)."""
+    ranges = [m.span() for m in _closed_blocks(text, tag)]
+    tail = text.find(tags(tag)[0], ranges[-1][1] if ranges else 0)
+    if tail >= 0:
+        ranges.append((tail, len(text)))
+    return ranges
+
+
+def first_of(text: str, needles: Sequence[str], start: int = 0) -> tuple[int, str | None]:
+    """The earliest occurrence of any of ``needles`` at or after ``start``: ``(index, needle)``, or ``(-1, None)``.
+
+    One ``str.find`` per needle; on a tie the longer needle wins.
+    """
+    best, found = -1, None
+    for needle in needles:
+        i = text.find(needle, start, len(text) if best < 0 else best + len(needle))
+        if i >= 0 and (best < 0 or i < best or (i == best and len(needle) > len(found))):
+            best, found = i, needle
+    return best, found
+
+
+def skip_space(text: str, pos: int) -> int:
+    """The index of the first non-whitespace character at or after ``pos`` (``str.isspace`` whitespace)."""
+    return _SPACE.match(text, pos).end()
+
+
+def read_number(text: str, pos: int) -> tuple[float, int] | None:
+    """The ASCII number starting exactly at ``pos`` and the index after it; None if there is none.
+
+    The longest match is taken (``1.5e3`` not ``1.5``); ``'1e'`` reads as ``1`` followed by ``e``.
+    """
+    m = _NUMBER_RE.match(text, pos)
+    return None if m is None else (float(m.group()), m.end())
+
+
+def read_pair(text: str, pos: int) -> tuple[float, float, int] | None:
+    """``(a, b)`` or ``[a, b]`` starting exactly at ``pos``: ``(a, b, index after it)``; None if not a pair.
+
+    Brackets must match: ``(3, 5]`` is not a pair.
+    """
+    m = _PAIR_RE.match(text, pos)
+    if m is None or _CLOSING[m.group(1)] != m.group(4):
+        return None
+    return float(m.group(2)), float(m.group(3)), m.end()
+
+
+@lru_cache(maxsize=16)
+def _tagged_pair_re(tag: str) -> re.Pattern[str]:
+    open_, close = tags(tag)
+    return re.compile(rf"{re.escape(open_)}\s*{_PAIR}\s*{re.escape(close)}")
+
+
+def tagged_pairs(text: str, tag: str, distinct: bool = False) -> list[tuple[float, float]]:
+    """Every ``<tag>(a, b)</tag>`` (whitespace allowed inside the tags), left to right, as float pairs.
+
+    Read wherever an opening tag is directly followed by a pair and the closing tag, so
+    ``<tag>x<tag>(1, 2)</tag>`` gives ``(1, 2)``. ``distinct``: each pair as written once (first
+    occurrence order). Linear: an attempt stops at the first character that cannot continue a pair (the
+    next ``<`` at the latest), so no two attempts scan the same text.
+    """
+    found = _tagged_pair_re(tag).findall(text)
+    if distinct:
+        found = dict.fromkeys(found)
+    return [(float(a), float(b)) for opening, a, b, closing in found if _CLOSING[opening] == closing]
+
+
+def read_span_list(text: str) -> list[tuple[float, float]] | None:
+    """The pairs of ``text`` when the whole of it (surrounding whitespace aside) is a span list, else None.
+
+    ``"[(1, 2), [3, 4],]"`` → ``[(1.0, 2.0), (3.0, 4.0)]``; ``"[]"`` → ``[]``; ``"[(1, 2)"``,
+    ``"[(3,5]]"``, ``"[(1 2)]"`` → None. Numbers are returned as floats, unchecked (``nan``, ``-1``).
+    """
+    n = len(text)
+    i = skip_space(text, 0)
+    if i >= n or text[i] != "[":
+        return None
+    pairs: list[tuple[float, float]] = []
+    i = skip_space(text, i + 1)
+    while i < n and text[i] != "]":
+        m = _ITEM_RE.match(text, i)
+        if m is None:
+            return None
+        opening, a, b, closing, comma = m.groups()
+        if _CLOSING[opening] != closing:
+            return None
+        pairs.append((float(a), float(b)))
+        i = m.end()
+        if comma is None and i < n and text[i] != "]":
+            return None
+    if i >= n:
+        return None
+    return pairs if skip_space(text, i + 1) == n else None
+
+
+def letter_at(text: str, pos: int = 0) -> tuple[str, int] | None:
+    """An option letter read at ``pos``: whitespace, an optional ``(``, one of A–Z, an optional ``)``, then the
+    end, whitespace, ``.``, ``:`` or ``,``. Returns ``(letter, its index)``; None otherwise.
+
+    ``"B"``, ``" (C) "``, ``"D. a dog"`` read; ``"Bob"``, ``"B)x"``, ``"b"`` do not (see
+    :func:`zoomzero_plugin.parsing.extract_letter` for the lower-case fallback).
+    """
+    n = len(text)
+    i = skip_space(text, pos)
+    if i < n and text[i] == "(":
+        i += 1
+    if i >= n or not ("A" <= text[i] <= "Z"):
+        return None
+    at, i = i, i + 1
+    if i < n and text[i] == ")":
+        i += 1
+    if i == n or text[i].isspace() or text[i] in ".:,":
+        return text[at], at
+    return None
