@@ -70,7 +70,7 @@ def test_assemble_in_chunks_gives_the_same_batch():
 
 
 def test_assemble_refuses_what_does_not_fit_or_does_not_add_up():
-    a, b = conversations()
+    a, _ = conversations()
     with pytest.raises(ValueError, match="prompt width 3"):
         assemble([a], Layout(IMG, PAD, prompt_length=3, response_length=10))
     with pytest.raises(ValueError, match="response width 5"):

@@ -24,7 +24,6 @@ import importlib.util
 import json
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
 import torch
 

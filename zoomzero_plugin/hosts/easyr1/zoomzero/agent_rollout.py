@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -85,7 +85,6 @@ class Sample:
     video: str
     grid: tuple[int, int]  # every frame of the video: same size, same tokens
     truncated: bool = False  # the response reached total_tokens
-    turn_tokens: list[int] = field(default_factory=list)
 
     @property
     def active(self) -> bool:
@@ -166,7 +165,6 @@ class AgentRollout:
             cut = stopped and left <= self.budget.turn_tokens
             logprobs = c.logprobs[:limit] if c.logprobs is not None else None
             sample.conversation.append(Piece(list(tokens[:limit]), sampled=True, logprobs=logprobs))
-            sample.turn_tokens.append(min(len(tokens), limit))
             sample.truncated = cut
             step = sample.trajectory.step(text, cut=cut)
             if step.observation is not None:
@@ -320,7 +318,7 @@ def row_problems(config: Any, rows: Sequence[Mapping[str, Any]], split: str) -> 
             continue
         try:
             _truth(row.get(data.answer_key))
-            text = user_text(row.get(data.answer_key), lambda: prompt)
+            text = user_text(row.get(data.answer_key), lambda p=prompt: p)
         except ValueError as e:
             problems.append(f"{where}: data.answer_key '{data.answer_key}' holds no answer letter ({e})")
             continue
