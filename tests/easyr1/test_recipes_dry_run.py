@@ -77,3 +77,10 @@ def test_videozoomer_dry_run_measures_the_agents_first_prompt(benchmark_rows, ea
     err = capsys.readouterr().err
     # the 12 s synthetic videos: 6 overview frames (0.5 fps) of 224x168 = 48 tokens each, plus the system prompt
     assert "train row 0: the agent's first prompt is" in err and "(6 overview frames x 48 +" in err
+
+
+def test_videozoomer_refuses_estimators_that_discount_along_the_mask(benchmark_rows, easyr1_model_dir, capsys):
+    overrides = [f"data.train_files={benchmark_rows}", f"data.val_files={benchmark_rows}",
+                 f"worker.actor.model.model_path={easyr1_model_dir}", "algorithm.adv_estimator=reinforce_plus_plus"]
+    assert main(["train", str(REPO / "yamls" / "videozoomer.yaml"), *overrides, "--dry-run"]) == 1
+    assert "reinforce_plus_plus discounts returns along response_mask" in capsys.readouterr().err

@@ -151,9 +151,13 @@ def agent_problems(config: Any, agent: AgentOptions, zoom: ZoomOptions | None) -
     if not uses_videozoomer(config):
         problems.append(f"{KWARGS}.agent turns each response into a multi-turn exchange: score it with "
                         f"worker.reward.reward_function: {VIDEOZOOMER}")
-    if str(config.algorithm.adv_estimator) == "remax":
+    estimator = str(config.algorithm.adv_estimator)
+    if estimator == "remax":
         problems.append("the VideoZoomer rollout does not support algorithm.adv_estimator=remax (its greedy baseline "
                         "would need its own multi-turn rollout)")
+    elif estimator in ("gae", "reinforce_plus_plus"):
+        problems.append(f"algorithm.adv_estimator={estimator} discounts returns along response_mask, which the "
+                        "VideoZoomer rollout interrupts at every observation: use grpo, rloo, tokenadv or grpo_sum")
     if zoom is not None and zoom.enable:
         problems.append(f"{KWARGS}.agent and {KWARGS}.zoom are two different methods: enable one of them")
     response = config.data.max_response_length
