@@ -1,7 +1,9 @@
-"""EasyR1 host speed: tokenadv vs EasyR1's own grpo in the same run, and the zoom hook's driver-side work.
+"""EasyR1 host speed: tokenadv vs EasyR1's own grpo in the same run, the zoom hook's driver-side work, and the
+VideoZoomer multi-turn rollout's bookkeeping and memory.
 
     python benchmarks/bench_easyr1.py [--responses 512] [--tokens 512] [--group 8] [--repeats 20]
     .venv-vllm/bin/python benchmarks/bench_easyr1.py --vllm    # plus a rollout step on vLLM's CPU engine
+    python benchmarks/bench_easyr1.py --only multiturn [--mt-prompts 128] [--mt-n 16] [--mt-memory-prompts 16]
 
 ``--vllm`` (where vLLM is installed: scripts/install-cpu.sh --vllm) adds a rollout step on EasyR1's own
 vLLMRollout (CPU engine, tiny head-32 model): coarse generation of 4 prompts × a group of 8 over 60-s synthetic
@@ -17,6 +19,19 @@ prompt cache: every step brings new questions), read and score the zoom answers,
 reward components happens in EasyR1's reward actor (as without the plugin); its time is shown apart.
 Goals: tokenadv ≤ 1.0x grpo; bookkeeping ≤ 50 ms median for 512 responses. Uses the tiny offline
 tokenizer/processor: its small vocabulary makes ~2x more tokens per response than Qwen's tokenizer.
+
+Multi-turn (``--only multiturn``): one training step of the VideoZoomer rollout, ``--mt-prompts`` x ``--mt-n``
+trajectories of 4 rounds (3 calls of 16 frames, then an answer) on 130-s synthetic videos (64-frame overview of
+448x224 frames: 128 tokens each, as the released checkpoint sees them), at yamls/videozoomer.yaml's widths (10,240 +
+32,768). A stand-in engine returns the scripted turns at once, so what is timed is the rollout's own work: decode
+and parse every turn, step the environments, plan the clips, render and tokenise the observations, build each
+round's inputs, then assemble ids, masks, M-RoPE positions and media for EasyR1 — on one core, for the whole step
+(a real run splits it over the rollout workers). Overview frames are decoded before timing (that is the engine's
+media work, as is vLLM's). Goal: <= 1 s per step. For scale, the time EasyR1's own vLLMRollout takes to build
+the single-turn batch of responses as long (Python lists padded to the response width). Memory: the peak RSS growth, in a fresh process each, of the
+rollout's assembled batch vs the single-turn batch EasyR1's own vLLMRollout.generate_sequences builds for as many
+responses of the same lengths at the same widths, for ``--mt-memory-prompts`` x ``--mt-n`` trajectories (one
+worker's share of a 128 x 16 step on 8 GPUs by default).
 """
 
 from __future__ import annotations
@@ -293,6 +308,216 @@ def rollout_rows(repeats: int) -> list[tuple[str, str]]:
     ]
 
 
+# -- the multi-turn rollout --------------------------------------------------------------------------------
+
+MT_PROMPT, MT_RESPONSE = 10240, 32768  # yamls/videozoomer.yaml's widths
+
+
+def mt_videos(root: Path, count: int = 4) -> list[str]:
+    from zoomzero_plugin.synthetic.videos import Evidence, write_video
+
+    return [str(write_video(root / f"mt{i}.mp4", duration=130.0, fps=2, width=448, height=224,
+                            evidence=[Evidence(40.0 + i, 50.0 + i, "red")])) for i in range(count)]
+
+
+def mt_turns(k: int) -> list[str]:
+    """Sample k's script: three calls of 16 frames (8 s at 2 fps) at sample-specific places, then an answer."""
+    calls = [f'<think>Sample {k} looks again at part {r} of the video, where the square may appear.</think>'
+             f'<video_zoom>{{"segment": [{10 + 3 * k + 30 * r}, {18 + 3 * k + 30 * r}], "fps": 2}}</video_zoom>'
+             for r in range(3)]
+    return calls + ["<think>The square is red in the second clip, so the answer is A.</think><answer>A</answer>"]
+
+
+class StandInWorker:
+    """A rollout worker whose engine returns each trajectory's scripted turn at once (RolloutWorker's interface)."""
+
+    def __init__(self, tokenizer, processor, n):
+        self.tokenizer, self.processor, self.n = tokenizer, processor, n
+        self.prompt_length, self.response_length = MT_PROMPT, MT_RESPONSE
+        eos = tokenizer.eos_token_id
+        self.script = [[tokenizer.encode(t, add_special_tokens=False) + ([eos] if r == 3 else []) for r, t in
+                        enumerate(mt_turns(k))] for k in range(n)]
+        self.rounds = 0
+
+    def default_n(self):
+        return self.n
+
+    def round(self, raw_prompt_ids, multi_modal_data, meta_info):
+        from zoomzero_plugin.hosts.easyr1.generation import Completion
+
+        r, self.rounds = self.rounds, self.rounds + 1
+        if r == 0:
+            return [[Completion(self.script[k][0]) for k in range(meta_info["n"])] for _ in raw_prompt_ids]
+        # after round 0 every trajectory is active until its answer: the same sample order every round
+        per_prompt = len(raw_prompt_ids) // self.n
+        return [[Completion(self.script[i % self.n][r])] for i in range(per_prompt * self.n)]
+
+
+def mt_prompts(tokenizer, videos, prompts):
+    """What EasyR1 hands the rollout: raw prompt ids and media (with the row's ground truth) per prompt."""
+    from verl.protocol import DataProto
+
+    from zoomzero_plugin.agent import question_text
+    from zoomzero_plugin.hosts.easyr1.generation import ROW_FIELDS_KEY
+
+    options = ("red", "green", "blue", "yellow")
+    raw, media = np.empty(prompts, dtype=object), np.empty(prompts, dtype=object)
+    for i in range(prompts):
+        truth = GroundTruth("A", options, ((40.0, 50.0),), 130.0, f"q{i}", f"What colour is the square ({i})?")
+        raw[i] = tokenizer.encode(question_text(truth.question, options), add_special_tokens=False)
+        media[i] = {"videos": [videos[i % len(videos)]], ROW_FIELDS_KEY: {"ground_truth": truth.to_json()}}
+    meta = {"min_pixels": 3136, "max_pixels": 12544, "video_fps": 0.5, "eos_token_id": tokenizer.eos_token_id,
+            "pad_token_id": tokenizer.pad_token_id}
+    shape = torch.zeros((prompts, 1), dtype=torch.long)
+    return DataProto.from_dict(tensors={"input_ids": shape, "attention_mask": shape, "position_ids": shape},
+                               non_tensors={"raw_prompt_ids": raw, "multi_modal_data": media}, meta_info=meta)
+
+
+def mt_step(tokenizer, processor, videos, prompts, n, timings=None):
+    """One rollout step with the stand-in engine; ``timings`` gets the assembly's share."""
+    import time
+
+    from zoomzero_plugin.hosts.easyr1.zoomzero import agent_rollout
+    from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
+
+    batch = mt_prompts(tokenizer, videos, prompts)
+    options = AgentOptions.from_kwargs({"agent": {}})
+    assemble = agent_rollout.assemble
+
+    def timed(*args, **kwargs):
+        start = time.perf_counter()
+        out = assemble(*args, **kwargs)
+        if timings is not None:
+            timings.append(time.perf_counter() - start)
+        return out
+
+    agent_rollout.assemble = timed
+    try:
+        return agent_rollout.AgentRollout(StandInWorker(tokenizer, processor, n), options).run(batch)
+    finally:
+        agent_rollout.assemble = assemble
+
+
+def single_turn_batch(tokenizer, lengths, n):
+    """The batch EasyR1's own vLLMRollout.generate_sequences builds for responses of ``lengths`` tokens (n per
+    prompt), at the same widths, with prompts as EasyR1's dataset pads them."""
+    from types import SimpleNamespace
+
+    from verl.protocol import DataProto
+    from verl.workers.rollout.vllm_rollout_spmd import vLLMRollout
+    from vllm import RequestOutput, SamplingParams
+
+    prompts = len(lengths) // n
+
+    class Engine:
+        def generate(self, prompts, sampling_params, use_tqdm=False, lora_request=None):
+            return [RequestOutput([SimpleNamespace(token_ids=[7] * lengths[i * n + k]) for k in range(n)])
+                    for i in range(len(prompts))]
+
+    rollout = vLLMRollout.__new__(vLLMRollout)
+    rollout.rank, rollout.use_tqdm, rollout.pad_token_id = 0, False, tokenizer.pad_token_id
+    rollout.config = SimpleNamespace(response_length=MT_RESPONSE)
+    rollout.return_video_metadata, rollout.lora_kwargs = False, {}
+    rollout.inference_engine, rollout.sampling_params = Engine(), SamplingParams(n=n, max_tokens=MT_RESPONSE)
+    raw = np.empty(prompts, dtype=object)
+    raw[:] = [[5] * 100 for _ in range(prompts)]
+    batch = DataProto.from_dict(
+        tensors={"input_ids": torch.zeros((prompts, MT_PROMPT), dtype=torch.long),
+                 "attention_mask": torch.ones((prompts, MT_PROMPT), dtype=torch.long),
+                 "position_ids": torch.zeros((prompts, 4, MT_PROMPT), dtype=torch.long)},
+        non_tensors={"raw_prompt_ids": raw}, meta_info={"eos_token_id": tokenizer.eos_token_id})
+    return rollout.generate_sequences(batch)
+
+
+def _status_kb(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"/proc/self/status has no {field}")
+
+
+def mt_memory_child(kind: str, prompts: int, n: int, workdir: str) -> None:
+    """In a fresh process: peak RSS growth (MB) while building one batch; prints one JSON line. The peak is
+    VmHWM after resetting it (/proc/self/clear_refs), so imports and the warm-up do not count."""
+    import json
+
+    torch.set_num_threads(1)
+    import_easyr1_trainer()
+    from zoomzero_plugin.synthetic.tiny_qwen import build_processor
+
+    processor = build_processor()
+    videos = sorted(str(p) for p in Path(workdir).glob("mt*.mp4"))
+    lengths = json.loads((Path(workdir) / "lengths.json").read_text())[: prompts * n]
+    if kind == "multi":
+        from zoomzero_plugin.hosts.easyr1 import frame_refs
+
+        frame_refs.CACHE.max_bytes = 1 << 40
+        mt_step(processor.tokenizer, processor, videos, 4, n)  # warm: imports, the overviews' decode, caches
+    Path("/proc/self/clear_refs").write_text("5")  # reset the peak (VmHWM) to the current RSS
+    before = _status_kb("VmRSS")
+    batch = mt_step(processor.tokenizer, processor, videos, prompts, n) if kind == "multi" else \
+        single_turn_batch(processor.tokenizer, lengths, n)
+    peak, held = _status_kb("VmHWM") - before, _status_kb("VmRSS") - before
+    print(json.dumps({"peak_mb": peak / 1024, "held_mb": held / 1024, "rows": len(batch)}))
+
+
+def multiturn_rows(tokenizer, processor, prompts, n, memory_prompts, repeats):
+    import json
+    import subprocess
+    import tempfile
+    import time
+
+    from zoomzero_plugin.hosts.easyr1 import frame_refs
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        videos = mt_videos(Path(tmp))
+        frame_refs.CACHE.max_bytes = 1 << 40
+        mt_step(tokenizer, processor, videos, 4, n)  # warm-up: decodes the 4 overviews once
+        totals, assembly, single = [], [], []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            batch = mt_step(tokenizer, processor, videos, prompts, n, assembly)
+            totals.append(time.perf_counter() - start)
+            lengths = batch.batch["attention_mask"][:, MT_PROMPT:].sum(-1).tolist()
+            stats, sampled = batch.non_tensor_batch["agent_stats"], int(batch.batch["response_mask"].sum())
+            del batch
+            start = time.perf_counter()
+            built = single_turn_batch(tokenizer, lengths, n)
+            single.append(time.perf_counter() - start)
+            del built
+        total, asm, base = min(totals), min(assembly), min(single)
+        extent = sum(lengths)
+        rows += [
+            (f"multi-turn rollout step, {prompts}x{n} trajectories, {stats[0]['turns']} rounds, stand-in engine "
+             "(goal <= 1 s)", f"{total:8.2f} s"),
+            ("  turns, environments, clips, observations, round inputs", f"{total - asm:8.2f} s"),
+            ("  assembly (ids, masks, M-RoPE positions, media)", f"{asm:8.2f} s"),
+            ("  for scale: EasyR1's own single-turn batch of the same lengths and widths", f"{base:8.2f} s"),
+            ("  tokens per trajectory: response (sampled + observation)",
+             f"{extent / len(lengths):8.0f} ({sampled / len(lengths):.0f} + {(extent - sampled) / len(lengths):.0f})"),
+        ]
+        small = mt_step(tokenizer, processor, videos, memory_prompts, n)
+        lengths = small.batch["attention_mask"][:, MT_PROMPT:].sum(-1).tolist()
+        (Path(tmp) / "lengths.json").write_text(json.dumps(lengths))
+        del small
+        memory = {}
+        for kind in ("single", "multi"):
+            out = subprocess.run([sys.executable, __file__, "--memory-child", kind, "--mt-memory-prompts",
+                                  str(memory_prompts), "--mt-n", str(n), "--workdir", tmp],
+                                 capture_output=True, text=True, check=True)
+            memory[kind] = json.loads(out.stdout.strip().splitlines()[-1])
+        single, multi = memory["single"], memory["multi"]
+        rows += [
+            (f"peak memory, single-turn batch of {memory_prompts * n} (EasyR1's generate_sequences)",
+             f"{single['peak_mb']:8.0f} MB"),
+            (f"peak memory, multi-turn rollout + its batch of {memory_prompts * n}", f"{multi['peak_mb']:8.0f} MB"),
+            ("  extra vs single-turn (peak; held after the step)",
+             f"{multi['peak_mb'] - single['peak_mb']:8.0f} MB ({multi['held_mb'] - single['held_mb']:.0f} MB held)"),
+        ]
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--responses", type=int, default=512)
@@ -300,15 +525,29 @@ def main() -> None:
     parser.add_argument("--group", type=int, default=8, help="responses per prompt (rollout.n)")
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--vllm", action="store_true", help="add a rollout step on vLLM's CPU engine (needs vLLM)")
+    parser.add_argument("--only", choices=("advantage", "zoom", "multiturn"), help="run one section")
+    parser.add_argument("--mt-prompts", type=int, default=128, help="prompts per multi-turn step")
+    parser.add_argument("--mt-n", type=int, default=16, help="trajectories per prompt")
+    parser.add_argument("--mt-repeats", type=int, default=3, help="multi-turn steps timed (fastest kept)")
+    parser.add_argument("--mt-memory-prompts", type=int, default=16, help="prompts of the memory comparison")
+    parser.add_argument("--memory-child", choices=("single", "multi"), help=argparse.SUPPRESS)
+    parser.add_argument("--workdir", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.memory_child:
+        return mt_memory_child(args.memory_child, args.mt_memory_prompts, args.mt_n, args.workdir)
     torch.set_num_threads(1)
     ray_trainer = import_easyr1_trainer()
     from zoomzero_plugin.synthetic.tiny_qwen import build_processor
 
     processor = build_processor()
     tokenizer = processor.tokenizer
-    rows = advantage_rows(ray_trainer, tokenizer, args.responses, args.tokens, args.group, args.repeats)
-    rows += zoom_rows(tokenizer, processor, args.responses, args.tokens, args.group, args.repeats)
+    rows = []
+    if args.only in (None, "advantage"):
+        rows += advantage_rows(ray_trainer, tokenizer, args.responses, args.tokens, args.group, args.repeats)
+    if args.only in (None, "zoom"):
+        rows += zoom_rows(tokenizer, processor, args.responses, args.tokens, args.group, args.repeats)
+    if args.only in (None, "multiturn"):
+        rows += multiturn_rows(tokenizer, processor, args.mt_prompts, args.mt_n, args.mt_memory_prompts, args.mt_repeats)
     if args.vllm:
         rows += rollout_rows(max(3, args.repeats // 4))
     import verl

@@ -1,13 +1,16 @@
 """Which generated tokens are grounding tokens, found from the tokenizer's own decoding.
 
 A token belongs to the glue block when the characters it decodes to overlap a ``<glue>…</glue>`` range
-of the decoded response (``parsing.glue_char_ranges``). Token character offsets come from decoding,
-never from hard-coded token ids, so the result is right for any tokenizer.
+of the decoded response (``parsing.glue_char_ranges``); with another range finder (e.g. the agent's
+``<video_zoom>`` calls) the same machinery marks other blocks. Token character offsets come from decoding,
+never from hard-coded token ids, so the result is right for any tokenizer. A response with holes in its mask
+(a multi-turn exchange: sampled turns between observations) is read turn by turn: each run of generated
+tokens is decoded on its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,17 +31,21 @@ def decode_rows(tokenizer: Any, rows: list[list[int]], skip_special_tokens: bool
     return backend.decode_batch(rows, skip_special_tokens=skip_special_tokens)
 
 
+Ranges = Callable[[str], list[tuple[int, int]]]  # text -> character ranges [start, end) of the marked blocks
+
+
 class GlueTokenMasker:
-    """Builds (bs, L) glue masks for batches of generated ids with one tokenizer.
+    """Builds (bs, L) glue masks (or masks of the blocks ``ranges`` finds) for batches of generated ids.
 
     Fast path: the decoded pieces of single tokens (cached per id) concatenate to the decoded response,
     which holds for byte-level BPE on whole characters. Otherwise (a character split across tokens,
     tokenizers that strip spaces when decoding alone) offsets come from decoding every prefix.
     """
 
-    def __init__(self, tokenizer, skip_special_tokens: bool = False):
+    def __init__(self, tokenizer, skip_special_tokens: bool = False, ranges: Ranges = glue_char_ranges):
         self.tokenizer = tokenizer
         self.skip_special_tokens = skip_special_tokens
+        self.ranges = ranges
         self._pieces: dict[int, str] = {}
 
     def _decode_pieces(self, ids: Sequence[int]) -> list[str]:
@@ -63,21 +70,27 @@ class GlueTokenMasker:
         """Glue mask for a padded batch.
 
         Args:
-            response_ids: (bs, L) generated token ids. response_mask: (bs, L), 1 on generated tokens
-                (a prefix of each row, as EasyR1 lays them out).
+            response_ids: (bs, L) generated token ids. response_mask: (bs, L), 1 on generated tokens: a prefix
+                of each row (EasyR1's single-turn layout), or several runs (the sampled turns of a multi-turn
+                response; each run is decoded and searched on its own).
         Returns:
-            (bs, L) bool, False on padding.
+            (bs, L) bool, False wherever ``response_mask`` is 0.
         """
-        lengths = response_mask.sum(-1).tolist()
-        rows = [ids[: int(n)] for ids, n in zip(response_ids.tolist(), lengths)]
+        mask_np = response_mask.detach().cpu().numpy().astype(bool)
+        ids_np = response_ids.detach().cpu().numpy()
+        runs = []  # (row, start, end)
+        for i, row in enumerate(mask_np):
+            edges = np.flatnonzero(np.diff(np.concatenate([[False], row, [False]]).astype(np.int8)))
+            runs += [(i, int(a), int(b)) for a, b in zip(edges[::2], edges[1::2])]
+        rows = [ids_np[i, a:b].tolist() for i, a, b in runs]
         texts = decode_rows(self.tokenizer, rows, self.skip_special_tokens)
         mask = np.zeros(tuple(response_ids.shape), dtype=bool)
-        for i, (ids, text) in enumerate(zip(rows, texts)):
-            ranges = glue_char_ranges(text)
+        for (i, a, b), ids, text in zip(runs, rows, texts):
+            ranges = self.ranges(text)
             if not ranges:
                 continue
             offsets = self.char_offsets(ids, text)
             starts, ends = offsets[:-1], offsets[1:]
             for lo, hi in ranges:
-                mask[i, : len(ids)] |= (starts < hi) & (ends > lo) & (ends > starts)
+                mask[i, a:b] |= (starts < hi) & (ends > lo) & (ends > starts)
         return torch.from_numpy(mask).to(response_ids.device)

@@ -3,8 +3,9 @@
 EasyR1 loads this file by path, calls ``compute_score(inputs, **worker.reward.reward_function_kwargs)`` with
 dicts holding ``response`` (the decoded response: every assistant turn and observation after the prompt,
 special tokens kept or skipped), ``response_length`` and ``ground_truth`` (a row's answer JSON, or a bare
-letter), and expects one dict per response with ``overall``; the other keys (accuracy, format, tool, turns,
-calls, call_errors, clip_frames, answered) are logged as ``reward/<key>``.
+letter), and expects one dict per response with ``overall``; the other keys (accuracy, format, tool, grounding,
+has_spans, turns, calls, call_errors, clip_frames, answered) are logged as ``reward/<key>``. ``grounding`` needs
+the row's spans and duration: a bare letter as ground truth has neither, so it falls back to the tool term.
 
 kwargs: ``weights`` ``{"accuracy": 0.9, "format": 0.1, "tool": 0.0}`` (any subset); ``agent``: the agent's
 budget section (its ``call_frames`` bounds a well-formed call; the rest is the rollout's).
@@ -29,24 +30,26 @@ def compute_score(
 ) -> list[dict[str, float]]:
     """Score a batch; see the module docstring for the convention."""
     config = AgentRewardConfig.from_kwargs(weights, call_frames=int((agent or {}).get("call_frames", 16)))
-    letters: dict[str, str] = {}  # the n responses to one prompt share its ground-truth string
+    truths: dict[str, tuple] = {}  # the n responses to one prompt share its ground-truth string
     scores = []
     for i, item in enumerate(reward_inputs):
         try:
-            truth = _letter(item["ground_truth"], letters)
+            letter, spans, duration = _truth(item["ground_truth"], truths)
         except (KeyError, ValueError) as e:
             raise ValueError(f"reward input {i}: unusable ground truth ({e})") from None
-        scores.append(score_response(str(item.get("response") or ""), truth, config))
+        scores.append(score_response(str(item.get("response") or ""), letter, config, spans, duration))
     return scores
 
 
-def _letter(raw: Any, cache: dict[str, str]) -> str:
+def _truth(raw: Any, cache: dict[str, tuple]) -> tuple[str, tuple, float | None]:
+    """(answer letter, ground-truth spans, duration) of a row's answer JSON, or of a bare letter (no spans)."""
     if isinstance(raw, str) and raw in cache:
         return cache[raw]
     if isinstance(raw, str) and len(raw.strip()) == 1 and raw.strip().upper() in LETTERS:
-        letter = raw.strip().upper()
+        truth: tuple = (raw.strip().upper(), (), None)
     else:
-        letter = GroundTruth.parse(raw).answer
+        parsed = GroundTruth.parse(raw)
+        truth = (parsed.answer, parsed.spans, parsed.duration)
     if isinstance(raw, str):
-        cache[raw] = letter
-    return letter
+        cache[raw] = truth
+    return truth

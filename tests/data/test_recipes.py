@@ -17,6 +17,9 @@ from zoomzero_plugin.zoom import ZoomBudget
 
 # EasyR1 recipes only: LLaMA-Factory recipes (top-level `stage:`, e.g. videozoomer_sft.yaml) are tested in tests/sft.
 YAMLS = sorted(p for p in (Path(__file__).parents[2] / "yamls").glob("*.yaml") if "\nstage:" not in p.read_text())
+# Zoom-Zero's recipes score with zoomzero:gvqa; VideoZoomer's RL recipes (the multi-turn rollout) are checked below.
+VIDEOZOOMER = [p for p in YAMLS if "reward_function: zoomzero:videozoomer" in p.read_text()]
+ZOOMZERO = [p for p in YAMLS if p not in VIDEOZOOMER]
 ZOOM_KEYS = {"enable", "fps", "max_tokens", "min_frame_pixels", "max_frame_pixels", "max_new_tokens", "no_spans",
              "uniform_frames", "prompt"}
 TABLE5 = ("table5_grpo", "table5_zoom", "table5_tokenadv")
@@ -55,7 +58,7 @@ def load(path: Path, PPOConfig, *overrides: str):
     return OmegaConf.to_object(OmegaConf.merge(default, recipe, OmegaConf.from_dotlist(list(overrides))))
 
 
-@pytest.mark.parametrize("path", YAMLS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ZOOMZERO, ids=lambda p: p.name)
 def test_recipe_is_a_complete_easyr1_config_with_the_shared_names(path, PPOConfig):
     config = load(path, PPOConfig)
     raw = OmegaConf.to_container(OmegaConf.load(path))
@@ -98,7 +101,7 @@ def test_every_non_obvious_key_has_a_comment(path):
 
 
 def test_paper_numbers(PPOConfig):
-    by_name = {p.stem: load(p, PPOConfig) for p in YAMLS}
+    by_name = {p.stem: load(p, PPOConfig) for p in ZOOMZERO}
     paper = ZoomBudget()  # the one source of the budget defaults: the recipes must say the same
     for name in ("stage1", "stage2", "zoomzero", *TABLE5):
         c = by_name[name]
@@ -198,7 +201,7 @@ def test_recipe_data_settings_load_rows_in_easyr1(path, PPOConfig, tiny_model_di
     assert config.worker.actor.model.model_path == str(tiny_model_dir)
 
 
-@pytest.mark.parametrize("path", YAMLS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ZOOMZERO, ids=lambda p: p.name)  # video frames (VideoZoomer's are images)
 def test_recipes_state_tokens_per_frame_in_one_unit(path):
     """16·28² and 768·28² pixels are 8 and 384 tokens per frame (16 and 768 per two-frame temporal patch):
     a recipe never calls 16 or 768 a per-frame token count."""
@@ -207,3 +210,38 @@ def test_recipes_state_tokens_per_frame_in_one_unit(path):
         assert wrong not in text, f"{path.name}: '{wrong}' (a frame of 16·28² px costs 8 tokens, docs/easyr1.md)"
     if "min_pixels: 12544" in text:
         assert "8 tokens per frame" in text and "384 tokens per frame" in text
+
+
+@pytest.mark.parametrize("path", VIDEOZOOMER, ids=lambda p: p.name)
+def test_videozoomer_recipe_is_a_complete_easyr1_config(path, PPOConfig):
+    from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
+
+    config = load(path, PPOConfig)
+    data, actor, rollout = config.data, config.worker.actor, config.worker.rollout
+    assert config.worker.reward.reward_function == "zoomzero:videozoomer" and "zoom" not in config.worker.reward.reward_function_kwargs
+    agent = AgentOptions.from_kwargs(config.worker.reward.reward_function_kwargs)
+    assert agent.enable and agent.prompt == "train"
+    assert agent.budget.total_tokens <= data.max_response_length and agent.budget.images <= rollout.limit_images
+    assert rollout.max_num_batched_tokens >= data.max_prompt_length + data.max_response_length
+    assert config.algorithm.use_kl_loss and config.algorithm.kl_penalty == "low_var_kl"
+    assert (config.algorithm.online_filtering, config.algorithm.filter_key) == (True, "accuracy")
+    world = config.trainer.nnodes * config.trainer.n_gpus_per_node
+    assert rollout.n > 1 and data.rollout_batch_size % actor.global_batch_size == 0
+    per_device = actor.global_batch_size * rollout.n // world
+    assert per_device > 0 and per_device % actor.micro_batch_size_per_device_for_update == 0
+
+
+def test_videozoomer_authors_rl_numbers(PPOConfig):
+    """scripts/train_video.sh of the released code, on EasyR1 keys (docs/easyr1.md lists what EasyR1 lacks)."""
+    from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
+
+    c = load(Path(__file__).parents[2] / "yamls" / "videozoomer.yaml", PPOConfig)
+    b = AgentOptions.from_kwargs(c.worker.reward.reward_function_kwargs).budget
+    assert (c.algorithm.adv_estimator, c.worker.rollout.n, c.data.rollout_batch_size) == ("grpo", 16, 128)
+    assert (c.worker.actor.optim.lr, c.worker.actor.clip_ratio_low, c.worker.actor.clip_ratio_high) == (1e-6, 0.2, 0.27)
+    assert (c.algorithm.kl_coef, c.algorithm.kl_penalty, c.worker.actor.global_batch_size) == (1e-3, "low_var_kl", 32)
+    assert (b.overview_frames, b.overview_fps, b.call_frames, b.calls, b.rounds, b.images) == (64, 0.5, 16, 4, 5, 128)
+    assert (b.turn_tokens, b.total_tokens, b.frame_min_pixels, b.frame_max_pixels) == (4096, 32768, 25088, 100352)
+    weights = c.worker.reward.reward_function_kwargs["weights"]
+    assert (weights["accuracy"], weights["format"], weights["tool"]) == (0.9, 0.1, 0.0)
+    assert (c.worker.rollout.val_override_config["n"], c.worker.rollout.val_override_config["temperature"]) == (1, 0.0)

@@ -198,7 +198,7 @@ def test_plugins_lists_what_each_plugin_adds(capsys):
     assert main(["plugins"]) == 0
     out = capsys.readouterr().out
     assert "zoomzero" in out and "advantage estimator 'tokenadv'" in out and f"reward function '{GVQA}'" in out
-    assert "rollout hooks" in out and "config checks" in out
+    assert "rollout hooks" in out and "config checks" in out and "rollout 'videozoomer'" in out
 
 
 def test_runtime_env_prints_json_for_ray_job_submit(capsys):

@@ -15,7 +15,8 @@ RECIPES = sorted(p for p in (REPO / "yamls").glob("*.yaml") if "\nstage:" not in
 
 
 def test_every_recipe_is_covered():
-    assert {p.stem for p in RECIPES} >= {"stage1", "stage2", "zoomzero", "zoomzero_qwen3vl", "small_gpu", "eval"}
+    assert {p.stem for p in RECIPES} >= {"stage1", "stage2", "zoomzero", "zoomzero_qwen3vl", "small_gpu", "eval",
+                                         "videozoomer", "videozoomer_small_gpu"}
 
 
 @pytest.fixture(autouse=True)
@@ -43,3 +44,43 @@ def test_recipe_placeholders_are_reported_clearly(capsys):
     out = capsys.readouterr()
     assert code != 0
     assert "data.train_files" in out.out + out.err and "not found" in out.out + out.err
+
+
+@pytest.mark.parametrize("recipe", ["videozoomer", "videozoomer_small_gpu"])
+def test_videozoomer_dry_run_prints_the_rollout_and_its_budgets(recipe, benchmark_rows, easyr1_model_dir, capsys):
+    overrides = [f"data.train_files={benchmark_rows}", f"data.val_files={benchmark_rows}",
+                 f"worker.actor.model.model_path={easyr1_model_dir}"]
+    assert main(["train", str(REPO / "yamls" / f"{recipe}.yaml"), *overrides, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "Rollout: videozoomer (plugin" in out and "agent budgets" in out
+    assert '"rounds": 5' in out and '"per call": "<= 16 frames"' in out
+    assert "first prompt" in out and "overview frames x" in out
+
+
+def test_videozoomer_checks_stop_what_cannot_train(benchmark_rows, easyr1_model_dir, capsys):
+    overrides = [f"data.train_files={benchmark_rows}", f"data.val_files={benchmark_rows}",
+                 f"worker.actor.model.model_path={easyr1_model_dir}", "data.max_prompt_length=200",
+                 "worker.reward.reward_function_kwargs.agent.total_tokens=40000", "worker.rollout.limit_images=8",
+                 "worker.reward.reward_function=zoomzero:gvqa", "algorithm.adv_estimator=remax"]
+    assert main(["train", str(REPO / "yamls" / "videozoomer.yaml"), *overrides, "--dry-run"]) == 1
+    err = capsys.readouterr().err
+    for expected in ("score it with worker.reward.reward_function: zoomzero:videozoomer", "remax",
+                     "agent.total_tokens=40000 exceeds data.max_response_length=32768",
+                     "limit_images=8 is below", ):
+        assert expected in err, err
+
+
+def test_videozoomer_dry_run_measures_the_agents_first_prompt(benchmark_rows, easyr1_model_dir, capsys):
+    overrides = [f"data.train_files={benchmark_rows}", f"data.val_files={benchmark_rows}",
+                 f"worker.actor.model.model_path={easyr1_model_dir}", "data.max_prompt_length=700"]
+    assert main(["train", str(REPO / "yamls" / "videozoomer.yaml"), *overrides, "--dry-run"]) == 1
+    err = capsys.readouterr().err
+    # the 12 s synthetic videos: 6 overview frames (0.5 fps) of 224x168 = 48 tokens each, plus the system prompt
+    assert "train row 0: the agent's first prompt is" in err and "(6 overview frames x 48 +" in err
+
+
+def test_videozoomer_refuses_estimators_that_discount_along_the_mask(benchmark_rows, easyr1_model_dir, capsys):
+    overrides = [f"data.train_files={benchmark_rows}", f"data.val_files={benchmark_rows}",
+                 f"worker.actor.model.model_path={easyr1_model_dir}", "algorithm.adv_estimator=reinforce_plus_plus"]
+    assert main(["train", str(REPO / "yamls" / "videozoomer.yaml"), *overrides, "--dry-run"]) == 1
+    assert "reinforce_plus_plus discounts returns along response_mask" in capsys.readouterr().err

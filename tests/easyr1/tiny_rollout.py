@@ -1,16 +1,20 @@
 """The one stand-in: EasyR1's rollout worker group, with vLLM's engine played by the tiny HF Qwen2.5-VL.
 
-``TinyRolloutWorkerGroup.generate_sequences`` does what ``FSDPWorker.generate_sequences`` does per data-parallel
-rank (eos/pad ids into meta_info, equal chunks per worker) and calls EasyR1's real
-``vLLMRollout.generate_sequences``, which reads the videos with EasyR1's (patched) ``process_video`` and hands
-the frames to ``inference_engine.generate``. That engine is :class:`TinyEngine`: the tiny random model run by
-transformers on exactly those frames. A ``guide`` may force the tokens it emits (constrained decoding), so a
-test gets known responses out of real forward passes.
+``TinyRolloutWorkerGroup.generate_sequences`` splits a batch into equal chunks per data-parallel rank (as EasyR1's
+``Dispatch.DP_COMPUTE_PROTO`` does) and runs EasyR1's real ``FSDPWorker.generate_sequences`` on each (end-of-sequence
+ids into ``meta_info``, the rollout, the copy to CPU; the plugins' wrapper routes a plugin rollout), on a worker
+that holds only what generation needs: the tokenizer, the processor and EasyR1's real ``vLLMRollout``, whose
+``generate_sequences`` reads the media with EasyR1's (patched) ``process_image``/``process_video`` and hands them to
+``inference_engine.generate``. That engine is :class:`TinyEngine`: the tiny random model run by transformers on
+exactly those inputs. It honours what vLLM's ``SamplingParams`` ask for here (``n``, ``temperature``,
+``max_tokens``, ``stop`` strings, ``logprobs``), and a ``guide`` may force the tokens it emits (constrained
+decoding), so a test gets known responses out of real forward passes.
 
 Where vLLM is installed (``.venv-vllm``), tests/vllm run the same trainer path on EasyR1's real vLLMRollout and
 vLLM's CPU engine. This stand-in remains for the tests here that need a chosen text per sample (exact rewards,
-TokenAdv values, online filtering): EasyR1's rollout gives vLLM one SamplingParams for the whole batch, so a
-real engine can be steered into the template (tests/vllm do) but not told what each sample says.
+TokenAdv values, online filtering, the multi-turn rollout's scripted trajectories): EasyR1's rollout gives vLLM
+one SamplingParams for the whole batch, so a real engine can be steered into the template (tests/vllm do) but not
+told what each sample says.
 """
 
 from __future__ import annotations
@@ -22,44 +26,54 @@ from typing import Any
 
 import torch
 
-Guide = Callable[[str, torch.Tensor | None, int], str | None]  # (prompt text, frames, sample index) -> forced text
+Guide = Callable[[str, Any, int], str | None]  # (prompt text, frames or images, sample index) -> forced text
 
 
 class TinyEngine:
-    """Plays ``vllm.LLM.generate`` with the tiny HF model; records every prompt it was given."""
+    """Plays ``vllm.LLM.generate`` with the tiny HF model; records every prompt it was given.
+
+    ``logprobs`` are the model's raw log-softmax at each sampled token (vLLM's default ``raw_logprobs``), taken
+    from the same forward passes that chose the tokens.
+    """
 
     def __init__(self, model: Any, processor: Any, guide: Guide | None = None):
         self.model, self.processor, self.tokenizer, self.guide = model, processor, processor.tokenizer, guide
         self.eos = self.tokenizer.convert_tokens_to_ids("<|im_end|>")
         vision = ["<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>"]
         self.suppress = self.tokenizer.convert_tokens_to_ids(vision)
-        self.calls: list[dict[str, Any]] = []
+        self.calls: list[dict[str, Any]] = []  # one per prompt
+        self.generations: list[int] = []  # one per engine call: how many prompts it held
 
     def generate(self, prompts, sampling_params, use_tqdm=False, lora_request=None):
-        from vllm import RequestOutput
+        from vllm import Logprob, RequestOutput
 
+        self.generations.append(len(prompts))
         outputs = []
         for prompt in prompts:
             text = self.tokenizer.decode(prompt["prompt_token_ids"])
-            video = (prompt.get("multi_modal_data") or {}).get("video")
+            media = prompt.get("multi_modal_data") or {}
+            video, images = media.get("video"), media.get("image")
             frames = video[0] if video else None
             if isinstance(frames, tuple):  # (frames, metadata): EasyR1 main with Qwen3-VL
                 frames = frames[0]
-            self.calls.append({"text": text, "frames": frames, "sampling": copy.copy(sampling_params)})
-            inputs = self.processor(text=[text], videos=[frames] if frames is not None else None, return_tensors="pt")
+            self.calls.append({"text": text, "frames": frames, "images": images, "sampling": copy.copy(sampling_params)})
+            inputs = self.processor(text=[text], videos=[frames] if frames is not None else None,
+                                    images=images or None, return_tensors="pt")
             samples = []
             for k in range(sampling_params.n):
-                target = self.guide(text, frames, k) if self.guide else None
-                samples.append(SimpleNamespace(token_ids=self._generate(inputs, sampling_params, target)))
+                target = self.guide(text, images if images else frames, k) if self.guide else None
+                ids, logprobs = self._generate(inputs, sampling_params, target)
+                steps = [{t: Logprob(lp)} for t, lp in zip(ids, logprobs)] if sampling_params.logprobs is not None else None
+                samples.append(SimpleNamespace(token_ids=ids, logprobs=steps))
             outputs.append(RequestOutput(samples))
         return outputs
 
-    def _generate(self, inputs, sampling_params, target: str | None) -> list[int]:
+    def _generate(self, inputs, sampling_params, target: str | None) -> tuple[list[int], list[float]]:
         prompt_len = inputs["input_ids"].shape[1]
         kwargs: dict[str, Any] = dict(
             max_new_tokens=sampling_params.max_tokens, eos_token_id=self.eos,
             pad_token_id=self.tokenizer.pad_token_id, suppress_tokens=self.suppress,
-            do_sample=sampling_params.temperature > 0,
+            do_sample=sampling_params.temperature > 0, output_logits=True, return_dict_in_generate=True,
         )
         if kwargs["do_sample"]:
             kwargs["temperature"] = sampling_params.temperature
@@ -68,7 +82,32 @@ class TinyEngine:
             kwargs["prefix_allowed_tokens_fn"] = lambda _, ids: [forced[min(len(ids) - prompt_len, len(forced) - 1)]]
         with torch.no_grad():
             out = self.model.generate(**inputs, **kwargs)
-        return out[0, prompt_len:].tolist()
+        ids = out.sequences[0, prompt_len:].tolist()
+        raw = torch.stack([step[0] for step in out.logits]).float().log_softmax(-1)  # (steps, vocab)
+        logprobs = raw[torch.arange(len(ids)), torch.tensor(ids)].tolist()
+        cut = self._stop(ids, getattr(sampling_params, "stop", None) or [])
+        return ids[:cut], logprobs[:cut]
+
+    def _stop(self, ids: list[int], stops: list[str]) -> int:
+        """Tokens kept when generation stops at the first stop string (kept in the output, as EasyR1's rollout
+        asks with ``include_stop_str_in_output``); generation is autoregressive, so cutting afterwards is the same."""
+        if self.eos in ids:
+            ids = ids[: ids.index(self.eos) + 1]
+        if stops:
+            for k in range(1, len(ids) + 1):
+                if any(s in self.tokenizer.decode(ids[:k]) for s in stops):
+                    return k
+        return len(ids)
+
+
+class _IdentitySharding:
+    """The sharding manager of a rank with no tensor parallelism: data passes through."""
+
+    def preprocess_data(self, data):
+        return data
+
+    def postprocess_data(self, data):
+        return data
 
 
 class TinyRolloutWorkerGroup:
@@ -89,16 +128,20 @@ class TinyRolloutWorkerGroup:
         defaults = SamplingParams()
         sampling.update({k: v for k, v in config.worker.rollout.to_dict().items() if hasattr(defaults, k)})
         rollout.sampling_params = SamplingParams(**sampling)
+        self.worker = SimpleNamespace(  # an FSDPWorker as far as generate_sequences reads it
+            _has_rollout=True, generation_config=None, tokenizer=tokenizer, processor=engine.processor,
+            rollout=rollout, rollout_sharding_manager=_IdentitySharding(),
+        )
         self.rollout, self.tokenizer, self.world_size = rollout, tokenizer, world_size
         self.batches: list[Any] = []  # every DataProto generate_sequences received
 
     def generate_sequences(self, prompts):
         from verl.protocol import DataProto
+        from verl.workers.fsdp_workers import FSDPWorker
 
         self.batches.append(prompts)
-        prompts.meta_info.update(eos_token_id=self.tokenizer.eos_token_id, pad_token_id=self.tokenizer.pad_token_id)
         chunks = prompts.chunk(self.world_size)  # Dispatch.DP_COMPUTE_PROTO: equal chunks, or it asserts
-        return DataProto.concat([self.rollout.generate_sequences(c) for c in chunks])
+        return DataProto.concat([FSDPWorker.generate_sequences(self.worker, c) for c in chunks])
 
     def prepare_rollout_engine(self):
         pass

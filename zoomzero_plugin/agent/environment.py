@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -82,6 +83,12 @@ def overview_indices(video: VideoInfo, budget: AgentBudget) -> list[int]:
     return indices
 
 
+@lru_cache(maxsize=1024)
+def _overview(video: VideoInfo, budget: AgentBudget) -> tuple[Frame, ...]:
+    """The labelled overview (immutable, so the n trajectories of one question share it)."""
+    return labelled(overview_indices(video, budget), video.fps)
+
+
 def clip_indices(call: Call, video: VideoInfo) -> list[int]:
     """Native frame indices a (valid) call asks for: ``call.frames`` of them, both segment ends included."""
     last, duration = video.frames - 1, video.duration
@@ -127,7 +134,7 @@ class Trajectory:
     prompts: PromptSet = field(default_factory=lambda: get_prompts(DEFAULT_PROMPT))
 
     def __post_init__(self) -> None:
-        self.overview: tuple[Frame, ...] = labelled(overview_indices(self.video, self.budget), self.video.fps)
+        self.overview: tuple[Frame, ...] = _overview(self.video, self.budget)
         self.steps: list[Step] = []
         self.images = len(self.overview)  # images in the conversation so far
         self.calls = 0  # calls that returned frames

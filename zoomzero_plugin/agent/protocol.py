@@ -118,6 +118,20 @@ def cut_turn(text: str) -> str:
     return text if end < 0 else text[: end + len(STOP)]
 
 
+def call_char_ranges(text: str) -> list[tuple[int, int]]:
+    """Character ranges ``[start, end)`` of every ``<video_zoom>…</video_zoom>`` in ``text``, tags included; an
+    unterminated final ``<video_zoom>`` runs to the end of the text. Linear (``str.find``). Which tokens of an
+    assistant turn are tool-call tokens (TokenAdv over turns)."""
+    ranges: list[tuple[int, int]] = []
+    pos = 0
+    while (start := text.find(CALL_OPEN, pos)) >= 0:
+        close = text.find(CALL_CLOSE, start + len(CALL_OPEN))
+        end = len(text) if close < 0 else close + len(CALL_CLOSE)
+        ranges.append((start, end))
+        pos = end
+    return ranges
+
+
 def answer_letter(content: str) -> str | None:
     """The option letter an ``<answer>`` content names: ``\\boxed{B}`` (any backslashes and braces, as the
     evaluation prompt asks), else a leading ``B`` / ``(B)`` / ``B. text``; None otherwise."""

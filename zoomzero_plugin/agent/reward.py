@@ -10,8 +10,10 @@ configs pay no tool term), each component in {0, 1}:
   think + exactly one answer, nothing after it but whitespace;
 - tool: accuracy is 1 and at least one call returned frames (its observation shows the clip).
 
-Also returned, for logs: ``turns``, ``calls`` (calls that returned frames), ``call_errors`` (error observations),
-``clip_frames`` (frame labels in clip observations) and ``answered``.
+Also returned, for logs and for TokenAdv over turns: ``grounding`` — when the question has ground-truth spans, the
+IoU of the union of the segments that calls returned frames for (clamped to the video) with the union of those
+spans; otherwise the tool term — and ``has_spans`` (1 when it had spans), ``turns``, ``calls`` (calls that returned
+frames), ``call_errors`` (error observations), ``clip_frames`` (frame labels in clip observations) and ``answered``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ..spans import Span, iou
 from .prompts import CLIP_HEADER
 from .protocol import ANSWER, CALL, parse_turn
 from .render import ASSISTANT, split_response
@@ -65,9 +68,11 @@ def clip_frames_shown(observation: str) -> int:
 
 
 def score_turns(assistant: Sequence[str], observations: Sequence[str], truth: str,
-                config: AgentRewardConfig = AgentRewardConfig()) -> dict[str, float]:
+                config: AgentRewardConfig = AgentRewardConfig(), spans: Sequence[Span] = (),
+                duration: float | None = None) -> dict[str, float]:
     """Score a trajectory given its assistant turns and the observations that followed them (one fewer, or as
-    many when the response was cut inside an observation); ``truth`` is the answer letter."""
+    many when the response was cut inside an observation); ``truth`` is the answer letter, ``spans`` the
+    question's ground-truth spans (seconds; may be empty) and ``duration`` the video's length in seconds."""
     turns = [parse_turn(t, config.call_frames) for t in assistant]
     final = turns[-1] if turns else None
     accuracy = float(final is not None and final.kind == ANSWER and final.letter is not None
@@ -77,15 +82,24 @@ def score_turns(assistant: Sequence[str], observations: Sequence[str], truth: st
     shown = [clip_frames_shown(o) for o in observations]
     calls = sum(1 for n in shown if n > 0)
     tool = float(accuracy == 1.0 and calls > 0)
+    looked = [(t.call.start, t.call.end) for t, n in zip(turns, shown) if n > 0 and t.call is not None]
+    grounding = iou(_clamped(looked, duration), spans) if spans else tool
     overall = config.accuracy * accuracy + config.format * fmt + config.tool * tool
-    return {"overall": overall, "accuracy": accuracy, "format": fmt, "tool": tool, "turns": float(len(turns)),
+    return {"overall": overall, "accuracy": accuracy, "format": fmt, "tool": tool, "grounding": grounding,
+            "has_spans": float(bool(spans)), "turns": float(len(turns)),
             "calls": float(calls), "call_errors": float(len(shown) - calls), "clip_frames": float(sum(shown)),
             "answered": float(final is not None and final.kind == ANSWER and final.letter is not None)}
 
 
-def score_response(response: str, truth: str, config: AgentRewardConfig = AgentRewardConfig()) -> dict[str, float]:
+def _clamped(segments: Sequence[Span], duration: float | None) -> list[Span]:
+    hi = math.inf if duration is None else duration
+    return [(max(s, 0.0), min(e, hi)) for s, e in segments if min(e, hi) > max(s, 0.0)]
+
+
+def score_response(response: str, truth: str, config: AgentRewardConfig = AgentRewardConfig(),
+                   spans: Sequence[Span] = (), duration: float | None = None) -> dict[str, float]:
     """Score one response string (everything after the first prompt; special tokens kept or skipped)."""
     segments = split_response(response)
     assistant = [s.text for s in segments if s.role == ASSISTANT]
     observations = [s.text for s in segments if s.role != ASSISTANT]
-    return score_turns(assistant, observations, truth, config)
+    return score_turns(assistant, observations, truth, config, spans, duration)

@@ -2,7 +2,8 @@
 
 The only package that imports EasyR1 (``verl``), Ray or vLLM. The generic host is this package's modules,
 bottom to top: ``hookspecs``, ``errors`` → ``registry`` → ``state`` (the active host) → the seams' wrappers
-(``reward_names``, ``reward_extras``, ``checks``, ``advantage``, ``batch_step``, ``clips``) → ``seams``,
+(``reward_names``, ``reward_extras``, ``checks``, ``generation`` (plugin rollouts), ``advantage``, ``batch_step``,
+``clips``, ``frame_refs``, ``multiturn`` (multi-turn batches), ``loss_average``) → ``seams``,
 ``recipe`` → ``activation`` → ``launcher``, ``doctor`` → ``cli``. zoomzero's own plugin is one wing on top, in
 :mod:`.zoomzero`, loaded through the ``easyr1.plugins`` entry point like any third-party plugin. Plugin authors need
 :data:`hookimpl` and the types below; see :mod:`.hookspecs` for the hooks and :mod:`.seams` for what is
@@ -11,11 +12,11 @@ wrapped in EasyR1.
 
 from .activation import activate, runtime_env, setup_worker
 from .errors import PluginError, SeamError
-from .hookspecs import AdvantageEstimator, RolloutHook, hookimpl
+from .hookspecs import AdvantageEstimator, Rollout, RolloutHook, hookimpl
 from .reward_extras import add_reward_extras
 from .state import current_host
 
 __all__ = [
-    "AdvantageEstimator", "PluginError", "RolloutHook", "SeamError", "activate", "add_reward_extras",
+    "AdvantageEstimator", "PluginError", "Rollout", "RolloutHook", "SeamError", "activate", "add_reward_extras",
     "current_host", "hookimpl", "runtime_env", "setup_worker",
 ]

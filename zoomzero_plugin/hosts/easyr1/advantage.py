@@ -3,7 +3,8 @@
 ``RayPPOTrainer.__init__`` rejects any ``algorithm.adv_estimator`` outside EasyR1's ``AdvantageEstimator``
 enum. The wrapped ``__init__`` runs the config checks, then lets the original validate a plugin estimator
 as the built-in it declares (``validate_as``, e.g. ``grpo``: no critic, ``rollout.n > 1``) and restores
-the real name afterwards, so ``fit()`` passes it on. The wrapped ``compute_advantage`` sends plugin names
+the real name afterwards, so ``fit()`` passes it on. It also marks the datasets for a plugin rollout that
+needs per-row fields (:func:`~.generation.mark_row_fields`), before any data-loader worker starts. The wrapped ``compute_advantage`` sends plugin names
 to the plugin with the whole batch and every other name to EasyR1's original, unchanged.
 """
 
@@ -13,6 +14,7 @@ from collections.abc import Callable
 
 from .checks import check_config
 from .errors import ConfigError, format_problems
+from .generation import mark_row_fields
 from .reward_names import apply_fixup
 from .state import current_host
 
@@ -23,7 +25,12 @@ def wrap_trainer_init(original: Callable) -> Callable:
         problems = check_config(config, current_host())
         if problems:
             raise ConfigError(format_problems(problems, " (checked in the trainer by the easyr1 plugins)"))
-        estimator = current_host().estimator(config.algorithm.adv_estimator)
+        host = current_host()
+        selected = host.rollout_for(config)
+        if selected is not None and selected[0].row_fields:
+            loaders = [kwargs.get(k) for k in ("train_dataloader", "val_dataloader")] + list(args[2:4])
+            mark_row_fields([x for x in loaders if x is not None], selected[0].row_fields)
+        estimator = host.estimator(config.algorithm.adv_estimator)
         if estimator is None:
             return original(self, config, *args, **kwargs)
         name = config.algorithm.adv_estimator

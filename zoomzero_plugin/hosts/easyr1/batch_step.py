@@ -1,9 +1,10 @@
 """What happens to a generated batch before EasyR1 sees its rewards.
 
-For a config that uses a plugin estimator or rollout hooks, each generated batch goes through a
-:class:`RewardStep`: rollout hooks (while the rollout engine is still loaded), then EasyR1's own reward
-manager actor (once, with the hooks' extras), then — in training — the per-response reward components
-and the estimator's ``prepare``. ``_make_batch_data`` and ``_validate`` are wrapped so that the step runs
+For a config that uses a plugin estimator, rollout hooks or a plugin rollout, each generated batch goes
+through a :class:`RewardStep`: rollout hooks (while the rollout engine is still loaded), then EasyR1's own
+reward manager actor (once, with the hooks' extras), then the plugin rollout's metrics and — in training —
+the per-response reward components and the estimator's ``prepare``. A plugin rollout generates the batch
+itself: ``_make_batch_data`` and ``_validate`` run with their generation routed to it (:mod:`.generation`). ``_make_batch_data`` and ``_validate`` are wrapped so that the step runs
 wherever EasyR1 would call the reward manager during generation (online filtering, validation) and, when
 EasyR1 itself would compute rewards later in ``fit()``, at the end of ``_make_batch_data``: the batch then
 carries ``token_level_scores`` and ``fit()`` skips the reward actor. A config that uses neither goes
@@ -20,7 +21,8 @@ from typing import Any
 
 import torch
 
-from .hookspecs import AdvantageEstimator
+from .generation import routed, unrouted
+from .hookspecs import AdvantageEstimator, Rollout
 from .reward_extras import DELIVERED, EXTRAS_KEY
 from .state import current_host
 
@@ -34,10 +36,11 @@ class RunPlugins:
 
     estimator: AdvantageEstimator | None
     hooks: list[Any] = field(default_factory=list)
+    rollout: tuple[Rollout, dict[str, Any]] | None = None  # the plugin rollout that owns generation, its options
 
     @property
     def active(self) -> bool:
-        return self.estimator is not None or bool(self.hooks)
+        return self.estimator is not None or bool(self.hooks) or self.rollout is not None
 
 
 def run_plugins(trainer: Any) -> RunPlugins:
@@ -49,6 +52,7 @@ def run_plugins(trainer: Any) -> RunPlugins:
         plugins = RunPlugins(
             estimator=host.estimator(config.algorithm.adv_estimator),
             hooks=host.rollout_hooks(config, trainer.tokenizer, trainer.processor),
+            rollout=host.rollout_for(config),
         )
         setattr(trainer, _PLUGINS_ATTR, plugins)
     return plugins
@@ -75,9 +79,9 @@ class RewardStep:
     def __call__(self, batch: Any) -> tuple[torch.Tensor, dict[str, list[Any]]]:
         import ray
 
-        for hook in self.plugins.hooks:
-            for key, value in (hook(self.trainer, batch, self.mode) or {}).items():
-                self._stats[key].append((float(value), len(batch)))
+        with unrouted(self.trainer):  # hooks run single-turn passes on EasyR1's own generation
+            for hook in self.plugins.hooks:
+                self._add(hook(self.trainer, batch, self.mode), len(batch))
         reward_tensor, reward_metrics = ray.get(self.reward_manager.compute_reward.remote(batch))
         delivered = reward_metrics.pop(DELIVERED, None)
         if EXTRAS_KEY in batch.non_tensor_batch and not delivered:
@@ -85,6 +89,9 @@ class RewardStep:
                 "the reward manager actor ignored the rollout hooks' reward extras: the easyr1 plugins are not "
                 "active in it (its Ray worker did not run zoomzero_plugin.hosts.easyr1.activation.setup_worker)"
             )
+        rollout = self.plugins.rollout[0] if self.plugins.rollout else None
+        if rollout is not None and rollout.metrics is not None:
+            self._add(rollout.metrics(batch, reward_metrics), len(batch))
         estimator = self.plugins.estimator
         if self.mode == "train" and estimator is not None:
             if estimator.needs_reward_components:
@@ -93,6 +100,10 @@ class RewardStep:
             if estimator.prepare is not None:
                 estimator.prepare(self.trainer, batch)
         return reward_tensor, reward_metrics
+
+    def _add(self, metrics: Mapping[str, float] | None, n: int) -> None:
+        for key, value in (metrics or {}).items():
+            self._stats[key].append((float(value), n))
 
     def stats(self, prefix: str = "") -> dict[str, float]:
         """Hook metrics averaged over every batch the step saw, weighted by batch size."""
@@ -130,7 +141,8 @@ def wrap_make_batch_data(original: Callable) -> Callable:
         step = RewardStep(self, plugins, self.reward_fn, "train")
         reward_manager, self.reward_fn = self.reward_fn, StepAsRewardManager(step)
         try:
-            batch = original(self, metrics)  # online filtering calls the step per generated mini-batch
+            with routed(self, plugins.rollout):
+                batch = original(self, metrics)  # online filtering calls the step per generated mini-batch
         finally:
             self.reward_fn = reward_manager
         if "token_level_scores" not in batch.batch:
@@ -146,12 +158,13 @@ def wrap_make_batch_data(original: Callable) -> Callable:
 def wrap_validate(original: Callable) -> Callable:
     def _validate(self):
         plugins = run_plugins(self)
-        if not plugins.hooks or self.val_reward_fn is None:
+        if not (plugins.hooks or plugins.rollout) or self.val_reward_fn is None:
             return original(self)
         step = RewardStep(self, plugins, self.val_reward_fn, "val")
         reward_manager, self.val_reward_fn = self.val_reward_fn, StepAsRewardManager(step)
         try:
-            val_metrics = original(self)
+            with routed(self, plugins.rollout):
+                val_metrics = original(self)
         finally:
             self.val_reward_fn = reward_manager
         val_metrics.update(step.stats(prefix="val/"))

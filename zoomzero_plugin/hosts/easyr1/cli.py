@@ -2,7 +2,8 @@
 
 Plugins are packages that declare entry points in the group ``easyr1.plugins`` (zoomzero-plugin is one).
 They can add advantage estimators (``algorithm.adv_estimator: tokenadv``), named reward functions
-(``worker.reward.reward_function: zoomzero:gvqa``), config checks and rollout hooks.
+(``worker.reward.reward_function: zoomzero:gvqa``), config checks, rollout hooks and rollouts that own generation
+(the VideoZoomer multi-turn rollout).
 
 Three ways to launch, all running EasyR1's own ``verl.trainer.main``:
 

@@ -42,6 +42,8 @@ def print_plugins() -> int:
     per_plugin = {info.name: [] for info in host.infos}
     for plugin, estimators in host.per_plugin("easyr1_advantage_estimators"):
         per_plugin[plugin] += [f"advantage estimator '{e.name}': {e.summary}" for e in estimators]
+    for plugin, rollouts in host.per_plugin("easyr1_rollouts"):
+        per_plugin[plugin] += [f"rollout '{r.name}': {r.summary}" for r in rollouts]
     for plugin, names in host.per_plugin("easyr1_reward_functions"):
         per_plugin[plugin] += [f"reward function '{n}' -> {t}" for n, t in names.items()]
     for plugin, keys in host.per_plugin("easyr1_option_keys"):

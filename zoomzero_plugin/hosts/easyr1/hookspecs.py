@@ -49,6 +49,37 @@ class AdvantageEstimator:
     summary: str = ""
 
 
+@dataclass(frozen=True)
+class Rollout:
+    """A generation that replaces EasyR1's single ``generate_sequences`` for the recipes that enable it (a
+    multi-turn tool rollout, say).
+
+    Driver side, in the trainer: ``options(config)`` returns this rollout's options (JSON-able) when the
+    recipe enables it, else None; the host then sends the main generation of every training and validation
+    batch to it (rollout hooks such as the zoom pass still get EasyR1's plain generation).
+
+    Worker side, in each rollout worker on its share of the prompts: ``generate(worker, prompts, options)``
+    runs in place of ``vLLMRollout.generate_sequences`` and returns what that returns — ``n`` responses per
+    prompt in the same order, with ``prompts``, ``responses``, ``input_ids``, ``attention_mask``,
+    ``response_mask``, ``position_ids`` and ``multi_modal_data``. ``worker`` is a
+    :class:`~.generation.RolloutWorker`: the tokenizer, the processor and EasyR1's own rollout for one engine
+    call per round. :mod:`.multiturn` assembles such a batch when tokens the policy did not sample
+    (observations) sit inside a response.
+
+    ``metrics(batch, reward_metrics)`` (driver, optional) turns a generated batch and the reward function's
+    per-response values into logged metrics (name → value). ``row_fields``: fields of EasyR1's dataset items
+    (e.g. ``ground_truth``) the rollout needs per prompt; EasyR1 keeps them out of the generation batch, so the
+    host copies them into each row's ``multi_modal_data`` under :data:`~.generation.ROW_FIELDS_KEY`.
+    """
+
+    name: str
+    options: Callable[[Any], Mapping[str, Any] | None]
+    generate: Callable[[Any, Any, Mapping[str, Any]], Any]
+    metrics: Callable[[Any, Mapping[str, Sequence[Any]]], Mapping[str, float]] | None = None
+    summary: str = ""
+    row_fields: tuple[str, ...] = ()
+
+
 class RolloutHook(Protocol):
     """Runs on each generated batch (training and validation) before its rewards are computed.
 
@@ -69,6 +100,10 @@ class EasyR1Spec:
     @hookspec
     def easyr1_advantage_estimators(self) -> Sequence[AdvantageEstimator] | None:
         """Advantage estimators this plugin adds (names must not clash with EasyR1's)."""
+
+    @hookspec
+    def easyr1_rollouts(self) -> Sequence[Rollout] | None:
+        """Rollouts this plugin adds (names must be unique); a recipe enables at most one of them."""
 
     @hookspec
     def easyr1_reward_functions(self) -> Mapping[str, str] | None:

@@ -76,6 +76,8 @@ def _print_settings(host: PluginHost, config, recipe: str, overrides: Sequence[s
     print(f"Advantage estimator: {config.algorithm.adv_estimator}"
           + (" (plugin)" if host.estimator(config.algorithm.adv_estimator) else " (EasyR1)"))
     print(f"Reward function: {config.worker.reward.reward_function}:{config.worker.reward.reward_function_name}")
+    selected = host.rollout_for(config)
+    print(f"Rollout: {selected[0].name} (plugin: {selected[0].summary})" if selected else "Rollout: EasyR1's vLLMRollout")
     for plugin, sections in host.describe(config).items():
         for section, values in sections.items():
             print(f"  [{plugin}] {section}: {json.dumps(values, default=str)}")

@@ -19,7 +19,7 @@ import pluggy
 from zoomzero_plugin.errors import ZoomzeroError
 
 from .errors import PluginError
-from .hookspecs import ENTRY_POINT_GROUP, PROJECT, AdvantageEstimator, EasyR1Spec
+from .hookspecs import ENTRY_POINT_GROUP, PROJECT, AdvantageEstimator, EasyR1Spec, Rollout
 
 BLOCK_ENV = "EASYR1_PLUGINS_BLOCK"
 
@@ -41,6 +41,7 @@ class PluginHost:
         self.blocked = tuple(blocked)  # installed entry points skipped by EASYR1_PLUGINS_BLOCK
         self.estimators = self._merge("easyr1_advantage_estimators", lambda e: e.name)
         self.reward_functions = self._merge_maps("easyr1_reward_functions")
+        self.rollouts: dict[str, Rollout] = self._merge("easyr1_rollouts", lambda r: r.name)
 
     @classmethod
     def load(cls, blocked: Sequence[str] | None = None, extra: Mapping[str, Any] | None = None) -> PluginHost:
@@ -126,6 +127,14 @@ class PluginHost:
 
     def estimator(self, name: Any) -> AdvantageEstimator | None:
         return self.estimators.get(str(getattr(name, "value", name)))
+
+    def rollout_for(self, config: Any) -> tuple[Rollout, dict[str, Any]] | None:
+        """The rollout ``config`` enables and its options, or None (EasyR1's own generation)."""
+        enabled = [(r, dict(o)) for r in self.rollouts.values() if (o := r.options(config)) is not None]
+        if len(enabled) > 1:
+            raise PluginError(f"the recipe enables several rollouts ({', '.join(sorted(r.name for r, _ in enabled))}); "
+                              "enable at most one")
+        return enabled[0] if enabled else None
 
     def option_keys(self) -> set[str]:
         """``reward_function_kwargs`` keys owned by plugins (their option sections)."""

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from . import advantage, batch_step, clips, loss_average, reward_extras, reward_names, vllm_engine
+from . import (advantage, batch_step, clips, frame_refs, generation, loss_average, multiturn, reward_extras, reward_names,
+               vllm_engine)
 from .errors import SeamError
 from .post_import import initializing, when_imported
 
@@ -37,6 +38,11 @@ class Seam:
     breaks: str
     any_of: bool = False  # targets are alternatives for different EasyR1 versions: at least one must exist
     holders: tuple[str, ...] = ()  # modules that import the target by name and must see the wrapper too
+
+
+def _reward_inputs(original: Callable) -> Callable:
+    """Both reward-manager wrappers: the rollout hooks' extras, and the extent of multi-turn responses."""
+    return reward_extras.wrap_compute_reward(multiturn.wrap_response_extent(original))
 
 
 SEAMS: tuple[Seam, ...] = (
@@ -71,11 +77,54 @@ SEAMS: tuple[Seam, ...] = (
             "AutoRewardManager.compute_reward",  # main
         ),
         params=("self", "data"),
-        wrap=reward_extras.wrap_compute_reward,
+        wrap=_reward_inputs,
         any_of=True,
         why="EasyR1 gives a reward function only response/response_length/ground_truth; rollout hooks' "
-        "per-response extras (the zoom pass's answer) are merged into those inputs",
-        breaks="the zoom reward (the host then stops: extras not delivered)",
+        "per-response extras (the zoom pass's answer) are merged into those inputs. EasyR1 measures a response "
+        "by sum(response_mask): a multi-turn response (observation tokens masked out) is measured by its extent",
+        breaks="the zoom reward (the host then stops: extras not delivered); multi-turn rewards (the decoded "
+        "response would stop mid-exchange and the score land on an observation token)",
+    ),
+    Seam(
+        name="dataset.process_image",
+        module="verl.utils.dataset",
+        targets=("process_image",),
+        params=("image", "min_pixels", "max_pixels"),
+        wrap=frame_refs.wrap_process_image,
+        holders=("verl.workers.rollout.vllm_rollout_spmd", "verl.workers.fsdp_workers"),
+        why="a multi_modal_data image may be a frame reference (video, frame group, index), decoded where EasyR1 "
+        "reads images, so multi-turn batches carry no pixels through Ray",
+        breaks="multi-turn video rollouts (workers would try to open a dict as image bytes)",
+    ),
+    Seam(
+        name="dataset.RLHFDataset.__getitem__",
+        module="verl.utils.dataset",
+        targets=("RLHFDataset.__getitem__",),
+        params=("self", "index"),
+        wrap=generation.wrap_dataset_getitem,
+        why="EasyR1 sends generate_sequences only prompt ids and media; a plugin rollout's row fields (the "
+        "VideoZoomer rollout reads the question and options of the ground truth) ride in multi_modal_data",
+        breaks="plugin rollouts that need row fields (the VideoZoomer first prompt)",
+    ),
+    Seam(
+        name="fsdp_workers.FSDPWorker.generate_sequences",
+        module="verl.workers.fsdp_workers",
+        targets=("FSDPWorker.generate_sequences",),
+        params=("self", "prompts"),
+        wrap=generation.wrap_generate_sequences,
+        why="a plugin rollout (a multi-turn tool rollout) generates in place of vLLMRollout.generate_sequences, "
+        "inside EasyR1's own generate_sequences (eos ids, tensor-parallel gather/scatter, copy to CPU)",
+        breaks="plugin rollouts (the VideoZoomer agent's multi-turn RL)",
+    ),
+    Seam(
+        name="fsdp_workers.FSDPWorker._process_multi_modal_inputs",
+        module="verl.workers.fsdp_workers",
+        targets=("FSDPWorker._process_multi_modal_inputs",),
+        params=("self", "data"),
+        wrap=multiturn.wrap_process_multi_modal_inputs,
+        why="EasyR1 processes the media of one sample per uid and gives it to all n samples of a prompt; samples "
+        "of a multi-turn rollout saw different clips, so their own media_uid is the key",
+        breaks="multi-turn training (the actor would pair one sample's tokens with another sample's images)",
     ),
     Seam(
         name="dataset.process_video",

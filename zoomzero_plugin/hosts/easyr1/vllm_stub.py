@@ -5,7 +5,8 @@ EasyR1 imports vLLM at the top of its rollout modules, and its config classes re
 ``easyr1 train --dry-run`` and ``easyr1 doctor`` check recipes and seams on machines without vLLM (a
 laptop, a CPU box) under :func:`stand_in`: any ``vllm`` or ``vllm.<sub>`` module then imports, and any
 name imported from it is a class that refuses to be built, so nothing can run on it by mistake.
-``SamplingParams`` (a dataclass with the fields EasyR1 sets) and ``RequestOutput`` behave as data, as in vLLM.
+``SamplingParams`` (a dataclass with the fields EasyR1 sets), ``RequestOutput`` and ``Logprob`` behave as data,
+as in vLLM.
 
 Never installed where a real vLLM is importable; :func:`is_stub` tells the two apart.
 """
@@ -39,7 +40,8 @@ def _refusing_class(module: str, name: str) -> type:
 
 @dataclass
 class SamplingParams:
-    """The ``vllm.SamplingParams`` fields EasyR1 sets or copies from its rollout config."""
+    """The ``vllm.SamplingParams`` fields EasyR1 sets or copies from its rollout config, and those a multi-turn
+    rollout sets per round."""
 
     n: int = 1
     temperature: float = 1.0
@@ -51,6 +53,18 @@ class SamplingParams:
     detokenize: bool = True
     logit_bias: dict[int, float] | None = None
     stop_token_ids: list[int] | None = None
+    stop: list[str] | None = None
+    include_stop_str_in_output: bool = False
+    logprobs: int | None = None
+
+
+@dataclass
+class Logprob:
+    """vLLM's per-token log-prob record (``CompletionOutput.logprobs[i][token_id]``)."""
+
+    logprob: float
+    rank: int | None = None
+    decoded_token: str | None = None
 
 
 class RequestOutput:
@@ -84,7 +98,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module.__path__ = []  # a package: `import vllm.lora.models` finds its submodules here
         if module.__name__ == ROOT:
             module.__version__ = VERSION
-            module.SamplingParams, module.RequestOutput = SamplingParams, RequestOutput
+            module.SamplingParams, module.RequestOutput, module.Logprob = SamplingParams, RequestOutput, Logprob
 
 
 _FINDER = _Finder()

@@ -4,9 +4,11 @@
 reward_function_kwargs:
   zoom: {enable: true, fps: 1.0, max_tokens: 8192, min_frame_pixels: 12544, max_frame_pixels: 602112,
          max_new_tokens: 4, no_spans: zero, uniform_frames: 16, prompt: paper}
-  tokenadv: {eps: 1.0e-6, std: population}
+  tokenadv: {eps: 1.0e-6, std: population, over_turns: false}
+  agent: {prompt: train, rounds: 5, calls: 4, call_frames: 16, total_tokens: 32768, …}
 ```
-A ``zoom`` section turns the zoom pass on unless it says ``enable: false``. Unknown keys are errors. The budget
+A ``zoom`` or ``agent`` section turns the zoom pass or the VideoZoomer rollout on unless it says ``enable: false``.
+``agent`` takes :class:`~zoomzero_plugin.agent.AgentBudget`'s fields besides its own. Unknown keys are errors. The budget
 defaults are :class:`~zoomzero_plugin.zoom.ZoomBudget`'s (the paper's), not typed again here. ``max_tokens`` is
 L_v of both passes: the coarse pass gets it through ``MODEL_SEQ_LEN`` even when the zoom pass is off.
 """
@@ -19,6 +21,8 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from zoomzero_plugin.advantages import ANSWER_COMPONENTS, GLUE_COMPONENTS, STD_KINDS
+from zoomzero_plugin.agent.budget import AgentBudget
+from zoomzero_plugin.agent.prompts import PROMPTS
 from zoomzero_plugin.prompts import DEFAULT_PROMPT_STYLE, check_style
 from zoomzero_plugin.zoom import ZoomBudget
 
@@ -123,10 +127,18 @@ class ZoomOptions:
         return replace(budget, max_frames=self.uniform_frames, fps=max(budget.fps, self.uniform_frames / duration))
 
 
+TURN_CALL_COMPONENTS = ("format", "grounding")  # TokenAdv over turns: what tool-call tokens learn from
+TURN_ANSWER_COMPONENTS = ("format", "accuracy")  # … and every other sampled token
+
+
 @dataclass(frozen=True)
 class TokenAdvOptions:
     """Group normalisation of ``tokenadv`` (Eq. 4–5) and of ``grpo_sum``, which reads the same section so an
-    ablation changes only ``algorithm.adv_estimator``; and which components drive which tokens (tokenadv)."""
+    ablation changes only ``algorithm.adv_estimator``; and which components drive which tokens (tokenadv).
+
+    The grounding tokens are the ``<glue>…</glue>`` block (Zoom-Zero), or, with ``over_turns``, the
+    ``<video_zoom>…</video_zoom>`` calls of a multi-turn trajectory, whose defaults then become
+    ``TURN_CALL_COMPONENTS`` / ``TURN_ANSWER_COMPONENTS``."""
 
     eps: float = 1e-6
     """Added to the group's standard deviation (reward units)."""
@@ -136,6 +148,8 @@ class TokenAdvOptions:
     """Reward components whose advantages drive the tokens inside ``<glue>…</glue>``."""
     answer_components: tuple[str, ...] = ANSWER_COMPONENTS
     """Reward components whose advantages drive every other response token."""
+    over_turns: bool = False
+    """TokenAdv over turns: the grounding tokens are the ``<video_zoom>`` calls of a multi-turn trajectory."""
 
     def __post_init__(self) -> None:
         if not self.eps > 0:
@@ -148,4 +162,56 @@ class TokenAdvOptions:
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any] | None) -> TokenAdvOptions:
         section = _section(kwargs, "tokenadv")
-        return cls() if section is None else _build(cls, section, "tokenadv")
+        if section is None:
+            return cls()
+        defaults = {"glue_components": TURN_CALL_COMPONENTS, "answer_components": TURN_ANSWER_COMPONENTS} \
+            if section.get("over_turns") is True else {}
+        return _build(cls, section, "tokenadv", defaults)
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """The VideoZoomer multi-turn rollout (``reward_function_kwargs.agent``): the agent's budgets plus these."""
+
+    enable: bool = False
+    """Run the multi-turn rollout (a section enables it unless it says false)."""
+    prompt: str = "train"
+    """The authors' system prompt variant the policy reads: train | eval | sft."""
+    sampling_logprobs: bool = False
+    """Keep the sampler's log-prob of every sampled token in the batch (``rollout_log_probs``, 0 elsewhere)."""
+    frame_cache_mb: int = 2048
+    """Decoded frames each rollout worker keeps between rounds and for its actor (MB)."""
+    budget: AgentBudget = AgentBudget()
+    """The agent's budgets, given as the section's own keys (AgentBudget's fields)."""
+
+    def __post_init__(self) -> None:
+        if self.prompt not in PROMPTS:
+            raise ValueError(f"{KWARGS}.agent.prompt must be one of {sorted(PROMPTS)}, got {self.prompt!r}")
+        if self.frame_cache_mb < 1:
+            raise ValueError(f"{KWARGS}.agent.frame_cache_mb must be >= 1, got {self.frame_cache_mb}")
+
+    @classmethod
+    def from_kwargs(cls, kwargs: Mapping[str, Any] | None) -> AgentOptions:
+        section = _section(kwargs, "agent")
+        if section is None:
+            return cls()
+        budget_fields = {f.name: f for f in fields(AgentBudget)}
+        own = {k: v for k, v in section.items() if k not in budget_fields}
+        if "budget" in own:
+            raise ValueError(f"{KWARGS}.agent: give the budget's fields directly ({sorted(budget_fields)})")
+        unknown = sorted(set(own) - {f.name for f in fields(cls)})
+        if unknown:
+            known = sorted({f.name for f in fields(cls)} - {"budget"} | set(budget_fields))
+            raise ValueError(f"{KWARGS}.agent: unknown option(s) {unknown}; known: {known}")
+        values = {k: _coerce(budget_fields[k].type, v, f"{KWARGS}.agent.{k}")
+                  for k, v in section.items() if k in budget_fields}
+        try:
+            budget = AgentBudget(**values)
+        except ValueError as e:
+            raise ValueError(f"{KWARGS}.agent: {e}") from None
+        return replace(_build(cls, own, "agent", {"enable": True}), budget=budget)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The section that builds these options again (what travels to the rollout workers)."""
+        return {"enable": self.enable, "prompt": self.prompt, "sampling_logprobs": self.sampling_logprobs,
+                "frame_cache_mb": self.frame_cache_mb, **self.budget.to_dict()}

@@ -1,8 +1,9 @@
 """zoomzero-plugin's own EasyR1 plugin, registered through the ``easyr1.plugins`` entry point like any other.
 
-Adds: the reward name ``zoomzero:gvqa`` (the installed ``gvqa_reward.py:compute_score``), the advantage
-estimators ``tokenadv`` and ``grpo_sum`` (its fair GRPO baseline), the ``zoom`` rollout hook (when
-``reward_function_kwargs.zoom`` enables it), ``MODEL_SEQ_LEN`` for the coarse pass's visual budget, and
+Adds: the reward names ``zoomzero:gvqa`` and ``zoomzero:videozoomer`` (the installed ``gvqa_reward.py`` and
+``videozoomer_reward.py``), the advantage estimators ``tokenadv`` and ``grpo_sum`` (its fair GRPO baseline), the
+``zoom`` rollout hook (when ``reward_function_kwargs.zoom`` enables it), the ``videozoomer`` multi-turn rollout
+(when ``reward_function_kwargs.agent`` enables it), ``MODEL_SEQ_LEN`` for the coarse pass's visual budget, and
 checks of the recipe and its rows for all of them.
 """
 
@@ -21,11 +22,14 @@ from zoomzero_plugin.zoom import plan_zoom
 
 from ..hookspecs import hookimpl
 from ..recipe import head_rows
-from .options import KWARGS, TokenAdvOptions, ZoomOptions
+from . import agent_rollout
+from .options import KWARGS, AgentOptions, TokenAdvOptions, ZoomOptions
 from .tokenadv import GRPO_SUM_ESTIMATOR, TOKENADV
 from .zoom_hook import ZoomHook, coarse_frames
 
 GVQA = "zoomzero:gvqa"
+VIDEOZOOMER = "zoomzero:videozoomer"
+VIDEOZOOMER_COMPONENTS = ("accuracy", "format", "tool", "grounding")  # what videozoomer_reward returns per response
 TEXT_ALLOWANCE = 512  # tokens of chat template, question and options in the zoom prompt
 
 
@@ -33,9 +37,21 @@ def gvqa_target() -> str:
     return f"{os.path.realpath(gvqa_reward.__file__)}:compute_score"
 
 
-def uses_gvqa(config: Any) -> bool:
+def videozoomer_target() -> str:
+    return f"{os.path.realpath(videozoomer_reward.__file__)}:compute_score"
+
+
+def _reward_target(config: Any) -> str | None:
     reward = config.worker.reward
-    return bool(reward.reward_function) and f"{os.path.realpath(reward.reward_function)}:{reward.reward_function_name}" == gvqa_target()
+    return f"{os.path.realpath(reward.reward_function)}:{reward.reward_function_name}" if reward.reward_function else None
+
+
+def uses_gvqa(config: Any) -> bool:
+    return _reward_target(config) == gvqa_target()
+
+
+def uses_videozoomer(config: Any) -> bool:
+    return _reward_target(config) == videozoomer_target()
 
 
 def _kwargs(config: Any) -> Mapping[str, Any]:
@@ -44,7 +60,7 @@ def _kwargs(config: Any) -> Mapping[str, Any]:
 
 @hookimpl
 def easyr1_reward_functions() -> Mapping[str, str]:
-    return {GVQA: gvqa_target(), "zoomzero:videozoomer": f"{os.path.realpath(videozoomer_reward.__file__)}:compute_score"}
+    return {GVQA: gvqa_target(), VIDEOZOOMER: videozoomer_target()}
 
 
 @hookimpl
@@ -53,16 +69,21 @@ def easyr1_advantage_estimators() -> Sequence[Any]:
 
 
 @hookimpl
+def easyr1_rollouts() -> Sequence[Any]:
+    return [agent_rollout.ROLLOUT]
+
+
+@hookimpl
 def easyr1_option_keys() -> Sequence[str]:
-    return ("zoom", "tokenadv")
+    return ("zoom", "tokenadv", "agent")
 
 
 @hookimpl
 def easyr1_check_config(config: Any) -> list[str]:
-    """tokenadv and zoom requirements, option syntax, gvqa components."""
+    """tokenadv, zoom and agent requirements, option syntax, reward components."""
     problems: list[str] = []
     kwargs = _kwargs(config)
-    zoom = tokenadv = components = None
+    zoom = tokenadv = components = agent = None
     try:
         zoom = ZoomOptions.from_kwargs(kwargs)
     except ValueError as e:
@@ -71,11 +92,22 @@ def easyr1_check_config(config: Any) -> list[str]:
         tokenadv = TokenAdvOptions.from_kwargs(kwargs)
     except ValueError as e:
         problems.append(str(e))
+    try:
+        agent = AgentOptions.from_kwargs(kwargs)
+    except ValueError as e:
+        problems.append(str(e))
     if uses_gvqa(config):
         try:
             components = RewardConfig.from_kwargs(kwargs.get("components"), kwargs.get("weights"), kwargs.get("normalize", True)).components
         except ValueError as e:
             problems.append(f"{KWARGS}: {e}")
+    elif uses_videozoomer(config):
+        components = VIDEOZOOMER_COMPONENTS
+    if agent is not None:
+        problems += agent_problems(config, agent, zoom)
+    if tokenadv is not None and tokenadv.over_turns and not (agent is not None and agent.enable):
+        problems.append(f"{KWARGS}.tokenadv.over_turns learns from <video_zoom> calls, but no multi-turn rollout "
+                        f"makes them ({KWARGS}.agent is not set)")
     algorithm = config.algorithm
     if str(algorithm.adv_estimator) == TOKENADV.name:
         if not algorithm.use_kl_loss and not algorithm.disable_kl:
@@ -111,9 +143,44 @@ def easyr1_check_config(config: Any) -> list[str]:
     return problems
 
 
+def agent_problems(config: Any, agent: AgentOptions, zoom: ZoomOptions | None) -> list[str]:
+    """What the VideoZoomer rollout needs of the recipe."""
+    if not agent.enable:
+        return []
+    problems = []
+    if not uses_videozoomer(config):
+        problems.append(f"{KWARGS}.agent turns each response into a multi-turn exchange: score it with "
+                        f"worker.reward.reward_function: {VIDEOZOOMER}")
+    estimator = str(config.algorithm.adv_estimator)
+    if estimator == "remax":
+        problems.append("the VideoZoomer rollout does not support algorithm.adv_estimator=remax (its greedy baseline "
+                        "would need its own multi-turn rollout)")
+    elif estimator in ("gae", "reinforce_plus_plus"):
+        problems.append(f"algorithm.adv_estimator={estimator} discounts returns along response_mask, which the "
+                        "VideoZoomer rollout interrupts at every observation: use grpo, rloo, tokenadv or grpo_sum")
+    if zoom is not None and zoom.enable:
+        problems.append(f"{KWARGS}.agent and {KWARGS}.zoom are two different methods: enable one of them")
+    response = config.data.max_response_length
+    if agent.budget.total_tokens > response:
+        problems.append(f"{KWARGS}.agent.total_tokens={agent.budget.total_tokens} exceeds data.max_response_length="
+                        f"{response}, the response width every trajectory must fit (observations included)")
+    limit = config.worker.rollout.limit_images
+    if limit and limit < agent.budget.images:
+        problems.append(f"worker.rollout.limit_images={limit} is below {KWARGS}.agent.images={agent.budget.images}: "
+                        "vLLM would refuse a conversation with more images")
+    model_type = _model_type(config.worker.actor.model.model_path)
+    if model_type is not None and model_type not in ("qwen2_vl", "qwen2_5_vl"):
+        problems.append(f"the VideoZoomer rollout computes Qwen2-VL / Qwen2.5-VL image positions; the model is "
+                        f"'{model_type}' (worker.actor.model.model_path)")
+    return problems
+
+
 @hookimpl
 def easyr1_check_rows(config: Any, rows: Sequence[Mapping[str, Any]], split: str) -> list[str]:
-    """gvqa rows carry a GroundTruth JSON; the zoom pass also needs its question and options."""
+    """gvqa rows carry a GroundTruth JSON (the zoom pass also needs its question and options); agent rows one video
+    and a first prompt that fits data.max_prompt_length."""
+    if AgentOptions.from_kwargs(_kwargs(config)).enable:
+        return agent_rollout.row_problems(config, rows, split)
     if not uses_gvqa(config):
         return []
     problems = []
@@ -164,8 +231,9 @@ def uses_zoomzero(config: Any) -> bool:
 
 @hookimpl
 def easyr1_job_env(config: Any) -> dict[str, str]:
-    """MODEL_SEQ_LEN from zoom.max_tokens, so the coarse pass has the visual budget L_v, zoom pass on or off."""
-    if not uses_zoomzero(config):
+    """MODEL_SEQ_LEN from zoom.max_tokens, so the coarse pass has the visual budget L_v, zoom pass on or off
+    (not for the VideoZoomer rollout: it shows frames as images, and qwen-vl-utils' video budget is not read)."""
+    if not uses_zoomzero(config) or AgentOptions.from_kwargs(_kwargs(config)).enable:
         return {}
     zoom = ZoomOptions.from_kwargs(_kwargs(config))
     # qwen-vl-utils (read at import) caps each video at 0.9 * MODEL_SEQ_LEN * 28² pixels (EasyR1 calls it
@@ -175,15 +243,21 @@ def easyr1_job_env(config: Any) -> dict[str, str]:
     return {"MODEL_SEQ_LEN": str(math.ceil(zoom.max_tokens / 0.9 * (factor / 28) ** 2))}
 
 
-def _token_pixels(model_path: str) -> int:
-    """Side of the pixel square one visual token covers: 28 (Qwen2/2.5-VL) or 32 (Qwen3-VL)."""
+def _model_type(model_path: str) -> str | None:
+    """The model's ``model_type``: its config when local, else guessed from the name (``Qwen2.5-VL-7B`` →
+    ``qwen2_5_vl``); None when neither tells."""
     try:
         from transformers import AutoConfig
 
-        model_type = AutoConfig.from_pretrained(model_path, local_files_only=True).model_type
+        return AutoConfig.from_pretrained(model_path, local_files_only=True).model_type
     except Exception:  # noqa: BLE001 - not downloaded yet (a hub id) or unreadable: judge by the name
-        model_type = os.path.basename(str(model_path).rstrip("/")).lower().replace("-", "_").replace(".", "_")
-    return 32 if "qwen3" in model_type else 28
+        name = os.path.basename(str(model_path).rstrip("/")).lower().replace("-", "_").replace(".", "_")
+        return next((known for known in ("qwen2_5_vl", "qwen2_vl", "qwen3_vl") if known in name), None)
+
+
+def _token_pixels(model_path: str) -> int:
+    """Side of the pixel square one visual token covers: 28 (Qwen2/2.5-VL) or 32 (Qwen3-VL)."""
+    return 32 if "qwen3" in (_model_type(model_path) or "") else 28
 
 
 @hookimpl
@@ -199,6 +273,9 @@ def easyr1_describe(config: Any) -> dict[str, Any]:
             "weights": {k: reward.weight(k) for k in reward.components},
             "normalize": reward.normalize,
         }
+    agent = AgentOptions.from_kwargs(kwargs)
+    if agent.enable:
+        out.update(agent_rollout.describe(config, agent))
     zoom = ZoomOptions.from_kwargs(kwargs)
     out["zoom"] = {"enable": False} if not zoom.enable else {k: getattr(zoom, k) for k in zoom.__dataclass_fields__}
     if zoom.enable and (example := _example_plan(config, zoom)):
@@ -209,6 +286,7 @@ def easyr1_describe(config: Any) -> dict[str, Any]:
         out["tokenadv"] = {
             "eps": options.eps,
             "std": options.std,
+            "grounding tokens": "<video_zoom> calls (over_turns)" if options.over_turns else "<glue> block",
             "glue_components": list(options.glue_components),
             "answer_components": list(options.answer_components),
             "kl": "loss (use_kl_loss)" if config.algorithm.use_kl_loss else "disabled" if config.algorithm.disable_kl else "in reward (ignored!)",

@@ -7,6 +7,11 @@ and the options; ``compute`` normalises each component within its prompt group a
 mean of the glue components' advantages and every other response token the mean of the answer components'.
 ``token_level_rewards`` is not read (see the KL check).
 
+The grounding tokens are the ``<glue>…</glue>`` block (Zoom-Zero), or with ``tokenadv.over_turns`` the
+``<video_zoom>…</video_zoom>`` calls of a multi-turn trajectory's sampled turns (TokenAdv over turns: calls learn
+from ``format`` and ``grounding``, the other sampled tokens from ``format`` and ``accuracy``; observation tokens,
+outside ``response_mask``, get nothing).
+
 ``grpo_sum`` is plain GRPO on the summed reward (``token_level_rewards`` summed per response, as EasyR1's
 ``grpo``), normalised with the same ``tokenadv.eps`` and ``tokenadv.std`` (population by default, where
 EasyR1's ``grpo`` uses the sample std): "GRPO vs TokenAdv" then differs only in credit assignment.
@@ -19,6 +24,8 @@ from functools import lru_cache
 from typing import Any
 
 from zoomzero_plugin.advantages import grpo_advantage, token_adv
+from zoomzero_plugin.agent.protocol import call_char_ranges
+from zoomzero_plugin.parsing import glue_char_ranges
 from zoomzero_plugin.token_masks import GlueTokenMasker
 
 from ..batch_step import COMPONENT_PREFIX
@@ -27,18 +34,19 @@ from .options import TokenAdvOptions
 
 NAME = "tokenadv"
 GRPO_SUM = "grpo_sum"
-GLUE_MASK = "glue_mask"  # (bs, response_length) bool
+GLUE_MASK = "glue_mask"  # (bs, response_length) bool: the grounding tokens (glue block, or tool calls over turns)
 
 
 @lru_cache(maxsize=4)
-def _masker(tokenizer: Any) -> GlueTokenMasker:
-    return GlueTokenMasker(tokenizer)
+def _masker(tokenizer: Any, over_turns: bool = False) -> GlueTokenMasker:
+    return GlueTokenMasker(tokenizer, ranges=call_char_ranges if over_turns else glue_char_ranges)
 
 
 def prepare(trainer: Any, batch: Any) -> None:
     """Add ``glue_mask`` and the options (``meta_info["tokenadv"]``) to a training batch."""
     options = TokenAdvOptions.from_kwargs(trainer.config.worker.reward.reward_function_kwargs)
-    batch.batch[GLUE_MASK] = _masker(trainer.tokenizer)(batch.batch["responses"], batch.batch["response_mask"])
+    masker = _masker(trainer.tokenizer, options.over_turns)
+    batch.batch[GLUE_MASK] = masker(batch.batch["responses"], batch.batch["response_mask"])
     batch.meta_info[NAME] = asdict(options)
 
 

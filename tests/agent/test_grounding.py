@@ -1,0 +1,75 @@
+"""What TokenAdv over turns reads from a trajectory: the grounding reward and the tool-call character ranges."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from zoomzero_plugin.agent import AgentRewardConfig, Trajectory, VideoInfo, response_text, score_response
+from zoomzero_plugin.agent.protocol import call_char_ranges
+from zoomzero_plugin.agent.render import QWEN_IMAGE
+
+VIDEO = VideoInfo("v.mp4", 3000, 30.0)  # 100 s
+
+
+def call(s, e, fps=2):
+    return f'<think>look</think><video_zoom>{{"segment": [{s}, {e}], "fps": {fps}}}</video_zoom>'
+
+
+ANSWER = "<think>so</think><answer>B</answer>"
+
+
+def play(turns):
+    t = Trajectory(VIDEO)
+    pairs = []
+    for text in turns:
+        step = t.step(text)
+        pairs.append((step.turn.text, step.observation.text(QWEN_IMAGE) if step.observation else None))
+    return response_text(pairs)
+
+
+def test_grounding_is_the_iou_of_the_looked_at_segments_with_the_truth():
+    # calls that returned frames: [10, 14] and [20, 22]; a third asks 40 frames (an error: not looked at)
+    response = play([call(10, 14), call(20, 22), call(30, 50), ANSWER])
+    s = score_response(response, "B", spans=[(12.0, 21.0)], duration=100.0)
+    # union of looked-at: [10,14] ∪ [20,22] = 6 s; truth 9 s; overlap [12,14] + [20,21] = 3 s; IoU = 3 / (6 + 9 - 3)
+    assert s["grounding"] == pytest.approx(3 / 12) and s["has_spans"] == 1.0
+    assert (s["calls"], s["call_errors"]) == (2.0, 1.0)
+
+
+def test_grounding_clamps_segments_to_the_video_and_is_zero_without_calls():
+    s = score_response(play([call(96, 104), ANSWER]), "B", spans=[(98.0, 100.0)], duration=100.0)
+    assert s["grounding"] == pytest.approx(2 / 4)  # [96, 100] after clamping vs [98, 100]
+    assert score_response(play([ANSWER]), "B", spans=[(1.0, 2.0)], duration=100.0)["grounding"] == 0.0
+
+
+def test_without_spans_grounding_is_the_tool_term():
+    right = score_response(play([call(10, 14), ANSWER]), "B", AgentRewardConfig(tool=0.0))
+    wrong = score_response(play([call(10, 14), ANSWER]), "C")
+    assert (right["grounding"], right["tool"], right["has_spans"]) == (1.0, 1.0, 0.0)
+    assert (wrong["grounding"], wrong["tool"]) == (0.0, 0.0)
+    assert right["overall"] == pytest.approx(1.0), "grounding is logged and read by TokenAdv, never paid in overall"
+
+
+def test_call_char_ranges():
+    text = 'a<video_zoom>{"x": 1}</video_zoom>b<video_zoom>open'
+    ranges = call_char_ranges(text)
+    assert [text[lo:hi] for lo, hi in ranges] == ['<video_zoom>{"x": 1}</video_zoom>', "<video_zoom>open"]
+    assert call_char_ranges("no call") == [] and call_char_ranges("</video_zoom>") == []
+
+
+@given(st.lists(st.sampled_from(["<video_zoom>", "</video_zoom>", "x", "<", ">", "/"]), max_size=60).map("".join))
+def test_call_char_ranges_are_ordered_disjoint_and_open_with_the_tag(text):
+    ranges = call_char_ranges(text)
+    assert all(text.startswith("<video_zoom>", lo) for lo, _ in ranges)
+    assert all(a[1] <= b[0] for a, b in zip(ranges, ranges[1:]))
+    assert all(text[lo:hi].endswith("</video_zoom>") or hi == len(text) for lo, hi in ranges)
+
+
+@pytest.mark.parametrize(("text", "count"), [
+    ("<video_zoom>" * 90_000, 1),  # the first open runs to the end
+    ("<video_zoom></video_zoom>" * 40_000, 40_000),
+    ("<" * 1_000_000, 0),
+])
+def test_call_char_ranges_on_degenerate_megabyte_inputs(text, count):
+    # a linear scan reads these in milliseconds; a quadratic one would not end
+    assert len(call_char_ranges(text)) == count

@@ -1,0 +1,421 @@
+"""The VideoZoomer multi-turn rollout inside EasyR1's real trainer, and the acceptance test: EasyR1's own actor computes
+the log-probs of the assembled multi-turn batch, and they equal the log-probs recorded while sampling.
+
+Real: EasyR1's RayPPOTrainer._make_batch_data, RLHFDataset + collate_fn, DataProto, FSDPWorker.generate_sequences,
+vLLMRollout.generate_sequences (one call per round), process_image, the reward manager as a Ray actor,
+FSDPWorker._process_multi_modal_inputs, DataParallelPPOActor.compute_log_prob (padding_free off: flash-attn's unpad
+does not exist on CPU; transformers' own Qwen2.5-VL forward with sdpa attention, float32, as EasyR1 runs it with
+padding_free off). Stand-in: the engine (the tiny HF model, guided to emit scripted turns, recording its raw
+log-probs) behind a worker group of two ranks.
+"""
+
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+from zoomzero_plugin.agent import get_prompts, question_text
+from zoomzero_plugin.agent.render import QWEN_IMAGE
+from zoomzero_plugin.ground_truth import GroundTruth
+from zoomzero_plugin.synthetic.videos import Evidence, write_video
+
+from .helpers import reward_manager_class, rlhf_dataset
+from .tiny_rollout import TinyEngine, TinyRolloutWorkerGroup
+
+RECIPE = """\
+data:
+  train_files: {rows}
+  val_files: {rows}
+  prompt_key: prompt
+  answer_key: answer
+  video_key: videos
+  max_prompt_length: 2048
+  max_response_length: 1600
+  rollout_batch_size: 2
+  val_batch_size: 2
+  video_fps: 0.5
+  min_pixels: 3136
+  max_pixels: 12544
+  shuffle: false
+  filter_overlong_prompts: false
+algorithm:
+  adv_estimator: tokenadv
+  use_kl_loss: true
+worker:
+  actor:
+    global_batch_size: 2
+    micro_batch_size_per_device_for_update: 1
+    micro_batch_size_per_device_for_experience: 2
+    model:
+      model_path: {model}
+  rollout:
+    n: 4
+    tensor_parallel_size: 1
+    temperature: 1.0
+    limit_images: 128
+    val_override_config: {{n: 1, temperature: 0.0}}
+  reward:
+    reward_type: batch
+    reward_function: zoomzero:videozoomer
+    num_cpus: 0
+    reward_function_kwargs:
+      weights: {{accuracy: 0.9, format: 0.1, tool: 0.0}}
+      agent: {{prompt: train, turn_tokens: 160, total_tokens: 1600, sampling_logprobs: true}}
+      tokenadv: {{over_turns: true}}
+trainer:
+  total_epochs: 1
+  n_gpus_per_node: 1
+  logger: [console]
+  val_before_train: false
+"""
+
+DURATION, FPS = 20.0, 4
+ZOOMZERO_INSTRUCTION = "Cite the time spans of your evidence in <glue>. "
+QUESTIONS = [("What colour is the square?", ("red", "green", "blue"), "A", [(6.0, 9.0)]),
+             ("Which colour appears?", ("yellow", "red", "cyan"), "B", [])]
+
+
+def call(s, e, fps, k):
+    return f'<think>s{k} look closer</think><video_zoom>{{"segment": [{s}, {e}], "fps": {fps}}}</video_zoom>'
+
+
+def answer(letter, k):
+    return f"<think>s{k} seen</think><answer>{letter}</answer>"
+
+
+# Per question, per sample: the scripted assistant turns (None: the model samples freely).
+SCRIPTS = [
+    {0: [answer("A", 0)],  # no clip
+     1: [call(2, 6, 1, 1), answer("A", 1)],  # one clip of 4 frames
+     2: [call(5, 7, 2, 2), call(0, 20, 2, 2), call(10, 14, 1, 2), answer("C", 2)],  # two clips, an error (40 frames)
+     3: None},
+    {0: [call(0, 4, 1, 0), call(4, 8, 1, 0), call(8, 12, 1, 0), call(12, 16, 1, 0), call(16, 20, 1, 0)],  # 5th: last round
+     1: [call(3, 5, 2, 1), answer("B", 1)],
+     2: ['<think>s2</think><video_zoom>{"segment": [1, 2], fps: 1}</video_zoom>', answer("B", 2)],  # bad JSON
+     3: None},
+]
+
+
+class AgentGuide:
+    """Which question (its text), which sample (round 0: the engine's sample index; later: the ``s{k}`` of the
+    sample's first turn), which round (assistant headers so far): the scripted turn, or free sampling."""
+
+    def __call__(self, text, media, k):
+        q = next(i for i, (question, *_) in enumerate(QUESTIONS) if question in text)
+        head = "<|im_start|>assistant\n"
+        turn = text.count(head) - 1
+        if turn > 0:
+            first = text[text.index(head) + len(head):]
+            k = int(first[len("<think>s")]) if first.startswith("<think>s") else 3
+        script = SCRIPTS[q][k]
+        return None if script is None or turn >= len(script) else script[turn]
+
+
+@pytest.fixture(scope="module")
+def agent_rows(tmp_path_factory):
+    root = tmp_path_factory.mktemp("agent")
+    rows = []
+    for i, (question, options, letter, spans) in enumerate(QUESTIONS):
+        evidence = [Evidence(6.0, 9.0, options[ord(letter) - 65])]
+        video = write_video(root / f"v{i}.mp4", duration=DURATION, fps=FPS, width=112, height=84, evidence=evidence)
+        truth = GroundTruth(letter, options, tuple(spans), DURATION, f"q{i}", question)
+        # a Zoom-Zero style row prompt: the agent shows question_text of the answer JSON instead (one protocol)
+        prompt = "<video>" + ZOOMZERO_INSTRUCTION + question_text(question, options).removeprefix("<video>")
+        rows.append({"prompt": prompt, "videos": [str(video)], "answer": truth.to_json()})
+    path = root / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.fixture(scope="module")
+def agent_recipe(agent_rows, easyr1_model_dir, tmp_path_factory):
+    path = tmp_path_factory.mktemp("agent-recipe") / "videozoomer_test.yaml"
+    path.write_text(RECIPE.format(rows=agent_rows, model=easyr1_model_dir))
+    return path
+
+
+def load(recipe, *overrides):
+    from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
+
+    return load_recipe(recipe, overrides)[0]
+
+
+@pytest.fixture(scope="module")
+def reward_actor(ray_cluster, agent_recipe, easyr1_tokenizer):
+    import ray
+
+    return ray.remote(reward_manager_class()).options(num_cpus=0).remote(load(agent_recipe).worker.reward, easyr1_tokenizer)
+
+
+def make_trainer(config, reward_actor, tokenizer, processor, model):
+    from torchdata.stateful_dataloader import StatefulDataLoader
+
+    from verl.trainer.ray_trainer import RayPPOTrainer
+    from verl.utils.dataset import collate_fn
+
+    dataset = rlhf_dataset(config, tokenizer, processor)
+    loader = StatefulDataLoader(dataset, batch_size=2, num_workers=0, collate_fn=collate_fn, drop_last=True)
+    trainer = RayPPOTrainer(
+        config=config, tokenizer=tokenizer, processor=processor, train_dataloader=loader, val_dataloader=loader,
+        role_worker_mapping={}, resource_pool_manager=None, reward_fn=reward_actor, val_reward_fn=reward_actor,
+    )
+    engine = TinyEngine(model, processor, AgentGuide())
+    trainer.actor_rollout_ref_wg = TinyRolloutWorkerGroup(config, tokenizer, engine, world_size=2)
+    trainer.data_iterator = iter(loader)
+    trainer.engine = engine
+    return trainer
+
+
+@pytest.fixture(scope="module")
+def step(agent_recipe, reward_actor, easyr1_tokenizer, easyr1_processor, tiny_model):
+    """One training batch through EasyR1's _make_batch_data (generation, rewards, TokenAdv's inputs)."""
+    trainer = make_trainer(load(agent_recipe), reward_actor, easyr1_tokenizer, easyr1_processor, tiny_model)
+    metrics = {}
+    batch = trainer._make_batch_data(metrics)
+    return SimpleNamespace(trainer=trainer, batch=batch, metrics=metrics)
+
+
+def actor_log_probs(batch, model, processor, position_ids=None):
+    """EasyR1's own actor: FSDPWorker._process_multi_modal_inputs, then DataParallelPPOActor.compute_log_prob."""
+    from verl.workers.actor.config import ActorConfig
+    from verl.workers.actor.dp_actor import DataParallelPPOActor
+    from verl.workers.fsdp_workers import FSDPWorker
+
+    data = batch.select(batch_keys=["input_ids", "attention_mask", "position_ids", "responses"],
+                        non_tensor_batch_keys=["multi_modal_data", "media_uid", "uid"], deepcopy=False)
+    if position_ids is not None:
+        data.batch["position_ids"] = position_ids
+    data.meta_info = {**batch.meta_info, "temperature": 1.0}
+    worker = SimpleNamespace(_cache={}, processor=processor)
+    FSDPWorker._process_multi_modal_inputs(worker, data)
+    config = ActorConfig(padding_free=False, dynamic_batching=False, use_torch_compile=False,
+                         micro_batch_size_per_device_for_experience=4)
+    return DataParallelPPOActor(config, model).compute_log_prob(data), data
+
+
+def groups(batch):
+    """Samples in EasyR1's order: (question, k) per row."""
+    return [(i // 4, i % 4) for i in range(len(batch))]
+
+
+# -- the assembled batch -------------------------------------------------------------------------------------
+
+
+def test_every_sample_follows_its_script_and_ends_as_the_protocol_says(step):
+    stats = list(step.batch.non_tensor_batch["agent_stats"])
+    by = {g: s for g, s in zip(groups(step.batch), stats)}
+    assert (by[0, 0]["turns"], by[0, 0]["calls"], by[0, 0]["end"]) == (1, 0, "answer")
+    assert (by[0, 1]["calls"], by[0, 1]["clip_frames"], by[0, 1]["end"]) == (1, 4, "answer")
+    assert (by[0, 2]["turns"], by[0, 2]["calls"], by[0, 2]["errors"], by[0, 2]["clip_frames"]) == (4, 2, 1, 8)
+    assert (by[1, 0]["turns"], by[1, 0]["calls"], by[1, 0]["end"]) == (5, 4, "last_round_call")
+    assert (by[1, 2]["calls"], by[1, 2]["errors"], by[1, 2]["end"]) == (0, 1, "answer")
+    assert all(not s["truncated"] for s in stats)
+
+
+def test_the_first_prompt_is_the_agents_own(step, easyr1_tokenizer):
+    first = step.trainer.engine.calls[0]["text"]
+    system = get_prompts("train").system
+    question, options, *_ = QUESTIONS[0]
+    assert first.startswith(f"<|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n<frame0_time0.00s>")
+    assert question_text(question, options).removeprefix("<video>") in first and ZOOMZERO_INSTRUCTION not in first
+    assert first.count(QWEN_IMAGE) == 10, "a 20-s video at 0.5 fps: 10 overview frames"
+
+
+def test_one_engine_call_per_round(step):
+    engine = step.trainer.engine
+    # two ranks, one question each. Rank 0: round 0 (the prompt, n=4), then samples 1 and 2, then 2, then 2.
+    # Rank 1: round 0, then samples 0, 1, 2, then sample 0 alone for rounds 2, 3 and 4 (its last-round call).
+    assert engine.generations == [1, 2, 1, 1, 1, 3, 1, 1, 1]
+    assert [c["sampling"].n for c in engine.calls] == [4, 1, 1, 1, 1, 4, 1, 1, 1, 1, 1, 1]
+    assert all(c["sampling"].stop == ["</video_zoom>"] and c["sampling"].include_stop_str_in_output
+               for c in engine.calls)
+
+
+def test_observations_are_in_the_sequence_but_out_of_the_loss(step, easyr1_tokenizer):
+    batch = step.batch
+    mask, attention = batch.batch["response_mask"], batch.batch["attention_mask"][:, -mask_width(batch):]
+    image = easyr1_tokenizer.convert_tokens_to_ids("<|image_pad|>")
+    responses = batch.batch["responses"]
+    for i, (q, k) in enumerate(groups(batch)):
+        holes = (attention[i] == 1) & (mask[i] == 0)
+        observed = easyr1_tokenizer.decode(responses[i][holes].tolist(), skip_special_tokens=False)
+        frames = batch.non_tensor_batch["agent_stats"][i]["clip_frames"]
+        assert int((responses[i][holes] == image).sum()) == frames * 12, "each 112x84 frame: a 3x4 merged grid"
+        assert int((responses[i][mask[i] == 1] == image).sum()) == 0, "no image token is ever in the loss"
+        if (q, k) == (0, 0):
+            assert not holes.any()
+        if (q, k) == (0, 2):
+            clip_open = get_prompts("train").clip_open
+            assert observed.count(clip_open) == 2 and observed.count("Error:") + observed.count("ERROR") == 1
+    # the extent of each response ends on a sampled token (never inside an observation)
+    last = attention.sum(-1) - 1
+    assert all(mask[i, int(last[i])] == 1 for i in range(len(batch)))
+
+
+def mask_width(batch):
+    return batch.batch["response_mask"].size(-1)
+
+
+def test_every_sample_carries_its_own_media(step, easyr1_processor):
+    batch = step.batch
+    media = batch.non_tensor_batch["multi_modal_data"]
+    picks = [[(r["video"], r["frames"][r["pick"]]) for r in m["images"]] for m in media]
+    assert picks[1] != picks[2], "two samples of one prompt saw different clips"
+    uids = batch.non_tensor_batch["media_uid"]
+    for i in range(len(batch)):  # one key per distinct media list: shared only by samples that saw the same images
+        for j in range(len(batch)):
+            assert (uids[i] == uids[j]) == (picks[i] == picks[j] and i // 4 == j // 4)
+    assert uids[0] == uids[3] != uids[1], "question 0: samples 0 and 3 saw the overview only"
+    _, data = actor_log_probs(batch[:4], step.trainer.engine.model, easyr1_processor)
+    inputs = data.non_tensor_batch["multi_modal_inputs"]
+    for i in range(4):
+        tokens = int((data.batch["input_ids"][i] == easyr1_processor.tokenizer.convert_tokens_to_ids("<|image_pad|>")).sum())
+        assert int(inputs[i]["image_grid_thw"].prod(-1).sum()) // 4 == tokens, "media and placeholders agree per sample"
+    assert inputs[1]["pixel_values"].shape != inputs[2]["pixel_values"].shape
+
+
+# -- the acceptance test: training log-probs equal sampling log-probs --------------------------------------------
+
+
+def test_actor_log_probs_equal_the_sampling_log_probs(step, easyr1_processor):
+    batch = step.batch
+    log_probs, _ = actor_log_probs(batch, step.trainer.engine.model, easyr1_processor)
+    sampled = batch.batch["response_mask"].bool()
+    recorded = batch.batch["rollout_log_probs"]
+    assert sampled.sum() > 500
+    diff = (log_probs - recorded)[sampled].abs()
+    assert diff.max() < 1e-5, f"max |actor - sampler| = {diff.max():.2e}"  # measured here: <= 1e-6 (float32)
+    assert (recorded[~sampled] == 0).all()
+
+
+def test_linear_response_positions_would_break_the_equality(step, easyr1_processor):
+    """EasyR1's single-turn rule (linear positions after the prompt) gives different log-probs after a clip."""
+    batch = step.batch[:4]
+    positions = batch.batch["position_ids"].clone()
+    width = mask_width(batch)
+    prompt = positions[:, :, :-width]
+    positions[:, :, -width:] = prompt[..., -1:] + torch.arange(1, width + 1)
+    linear, _ = actor_log_probs(batch, step.trainer.engine.model, easyr1_processor, positions)
+    sampled = batch.batch["response_mask"].bool()
+    diff = (linear - batch.batch["rollout_log_probs"]).abs()
+    assert diff[0][sampled[0]].max() < 1e-5, "no image in sample 0's response: linear positions are right there"
+    for i in (1, 2):  # they saw clips: every turn after one needs M-RoPE over its images (measured: 1.6e-4, 2e-4)
+        assert diff[i][sampled[i]].max() > 1e-4, f"sample {i}: linear positions went unnoticed"
+
+
+# -- rewards, advantages, logs ------------------------------------------------------------------------------
+
+
+def test_rewards_score_the_whole_exchange_on_its_last_sampled_token(step):
+    batch = step.batch
+    comp = {k: batch.batch[f"reward_component/{k}"].tolist() for k in ("accuracy", "format", "tool", "grounding")}
+    assert comp["accuracy"][:3] == [1.0, 1.0, 0.0] and comp["format"][:3] == [1.0, 1.0, 0.0]
+    assert comp["accuracy"][5:7] == [1.0, 1.0] and comp["format"][5:7] == [1.0, 0.0]
+    # question 0 has spans [6, 9]: grounding is the IoU of the looked-at segments; sample 1 looked at [2, 6]
+    assert comp["grounding"][0] == 0.0 and comp["grounding"][1] == 0.0
+    assert comp["grounding"][2] == pytest.approx(1 / 8)  # [5, 7] ∪ [10, 14] vs [6, 9]: 1 s / (6 + 3 − 1) s
+    assert comp["grounding"][5] == 1.0, "question 1 has no spans: grounding is the tool term"
+    scores = batch.batch["token_level_scores"]
+    attention = batch.batch["attention_mask"][:, -mask_width(batch):]
+    last = attention.sum(-1) - 1
+    assert scores.sum(-1).tolist()[:3] == pytest.approx([1.0, 1.0, 0.0])
+    assert all(scores[i, int(last[i])] == scores[i].sum() for i in range(len(batch)))
+
+
+def test_tokenadv_over_turns_gives_call_and_answer_tokens_their_own_advantages(step):
+    from verl.trainer import ray_trainer
+
+    batch = step.batch
+    batch.batch["token_level_rewards"] = batch.batch["token_level_scores"]
+    batch = ray_trainer.compute_advantage(batch, adv_estimator="tokenadv", gamma=1.0, lam=1.0)
+    adv, mask, calls = batch.batch["advantages"], batch.batch["response_mask"].bool(), batch.batch["glue_mask"]
+    assert not (calls & ~mask).any(), "call tokens are sampled tokens"
+    assert (adv[~mask] == 0).all(), "observation tokens and padding get nothing"
+    assert calls[1].any() and not calls[0].any()
+    assert len(adv[1][calls[1]].unique()) == 1 and len(adv[1][mask[1] & ~calls[1]].unique()) == 1
+    assert adv[1][calls[1]][0] != adv[1][mask[1] & ~calls[1]][0]
+
+
+def test_agent_metrics_are_logged(step):
+    m = step.metrics
+    assert m["agent/calls"] == pytest.approx(np.mean([0, 1, 2, 0, 4, 1, 0, 0]))
+    assert m["agent/truncated"] == 0.0 and m["agent/turns"] > 1
+    assert m["agent/accuracy_calls_4"] == 0.0 and "agent/accuracy_calls_1" in m
+    assert "reward/grounding" in m and "reward/accuracy" in m
+
+
+def test_validation_runs_the_agent_greedily(agent_recipe, reward_actor, easyr1_tokenizer, easyr1_processor, tiny_model):
+    trainer = make_trainer(load(agent_recipe), reward_actor, easyr1_tokenizer, easyr1_processor, tiny_model)
+    metrics = trainer._validate()
+    first = trainer.engine.calls[0]["sampling"]
+    assert (first.n, first.temperature) == (1, 0.0)
+    assert "val/agent/calls" in metrics and "val/accuracy_reward" in metrics
+
+
+# -- truncation at a turn boundary ------------------------------------------------------------------------------
+
+
+def expected_budget(tokenizer, video):
+    """Tokens of question 0 / sample 2's first two turns and first observation, from the protocol's own texts:
+    a budget that holds them and 5 more tokens, so its second observation (an error text) cannot fit."""
+    from zoomzero_plugin.agent import Trajectory
+    from zoomzero_plugin.agent.frames import FrameReader
+    from zoomzero_plugin.agent.render import IM_END, observation_block
+
+    turns = SCRIPTS[0][2]
+    trajectory = Trajectory(FrameReader(str(video)).info, prompts=get_prompts("train"))
+    observation = trajectory.step(turns[0]).observation
+    text = IM_END + observation_block(observation.text(QWEN_IMAGE))
+    obs_tokens = len(tokenizer.encode(text, add_special_tokens=False)) + len(observation.frames) * (12 - 1)
+    turn = [len(tokenizer.encode(t, add_special_tokens=False)) for t in turns[:2]]
+    return turn[0] + obs_tokens + turn[1] + 5
+
+
+@pytest.fixture(scope="module")
+def truncated(agent_recipe, agent_rows, easyr1_tokenizer, easyr1_processor, tiny_model):
+    """The same prompts generated with a response budget that cuts trajectories (no trainer: the worker group)."""
+    from torchdata.stateful_dataloader import StatefulDataLoader
+
+    from verl.protocol import DataProto
+    from verl.utils.dataset import collate_fn
+    from zoomzero_plugin.hosts.easyr1.generation import RoutedWorkerGroup, mark_row_fields
+    from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import ROLLOUT
+    from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
+
+    video = json.loads(agent_rows.read_text().splitlines()[0])["videos"][0]
+    total = expected_budget(easyr1_tokenizer, video)
+    config = load(agent_recipe)
+    loader = StatefulDataLoader(rlhf_dataset(config, easyr1_tokenizer, easyr1_processor), batch_size=2,
+                                collate_fn=collate_fn)
+    mark_row_fields([loader], ROLLOUT.row_fields)  # what the trainer's __init__ does for the rollout
+    batch = DataProto.from_single_dict(next(iter(loader)),
+                                       meta_info={"min_pixels": 3136, "max_pixels": 12544, "video_fps": 0.5})
+    gen = batch.pop(batch_keys=["input_ids", "attention_mask", "position_ids"],
+                    non_tensor_batch_keys=["raw_prompt_ids", "multi_modal_data"],
+                    meta_info_keys=["min_pixels", "max_pixels", "video_fps"])
+    engine = TinyEngine(tiny_model, easyr1_processor, AgentGuide())
+    options = AgentOptions.from_kwargs({"agent": {"turn_tokens": 160, "total_tokens": total, "sampling_logprobs": True}})
+    group = RoutedWorkerGroup(TinyRolloutWorkerGroup(config, easyr1_tokenizer, engine), ROLLOUT, options.to_dict())
+    return SimpleNamespace(batch=group.generate_sequences(gen), total=total, model=tiny_model)
+
+
+def test_a_response_over_budget_is_cut_at_a_turn_boundary(truncated, easyr1_tokenizer, easyr1_processor):
+    batch, total = truncated.batch, truncated.total
+    stats = batch.non_tensor_batch["agent_stats"]
+    mask = batch.batch["response_mask"]
+    extent = batch.batch["attention_mask"][:, -mask.size(-1):].sum(-1)
+    assert (extent <= total).all()
+    s = stats[2]  # question 0, sample 2: its first clip fits, its second observation (an error) does not
+    assert (s["calls"], s["turns"], s["end"], s["truncated"]) == (1, 2, "total_tokens", True)
+    ids = batch.batch["responses"][2][: int(extent[2])]
+    assert easyr1_tokenizer.decode(ids.tolist()).endswith(SCRIPTS[0][2][1]), "the response ends on the sampled call"
+    assert mask[2, int(extent[2]) - 1] == 1
+    image = easyr1_tokenizer.convert_tokens_to_ids("<|image_pad|>")
+    assert int((ids == image).sum()) == 4 * 12, "the one clip that fit is whole: no vision block is cut"
+    assert stats[0]["end"] == "answer" and not stats[0]["truncated"]
+    # the log-prob equality holds on cut trajectories too
+    log_probs, _ = actor_log_probs(batch, truncated.model, easyr1_processor)
+    sampled = mask.bool()
+    assert (log_probs - batch.batch["rollout_log_probs"])[sampled].abs().max() < 1e-5

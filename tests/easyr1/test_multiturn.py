@@ -1,0 +1,233 @@
+"""The generic multi-turn pieces of the host, on hand-made conversations and EasyR1's real code: the batch layout,
+the per-sample media seam, the reward managers' response extent, frame references, generation routing."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+from zoomzero_plugin.hosts.easyr1 import frame_refs
+from zoomzero_plugin.hosts.easyr1.errors import PluginError
+from zoomzero_plugin.hosts.easyr1.generation import ROLLOUT_KEY, RoutedWorkerGroup, routed, unrouted
+from zoomzero_plugin.hosts.easyr1.hookspecs import Rollout, hookimpl
+from zoomzero_plugin.hosts.easyr1.multiturn import Conversation, Layout, Piece, assemble, merged_grid
+from zoomzero_plugin.hosts.easyr1.registry import PluginHost
+
+from .helpers import reward_manager_class
+
+IMG, PAD = 9, 0
+LAYOUT = Layout(image_token_id=IMG, pad_token_id=PAD, prompt_length=6, response_length=10)
+
+
+def conversations():
+    """A: prompt [1, IMG(1x2), 2], response: sampled [3, 4], observation [5, IMG(2x1)], sampled [6].
+    B: prompt [7], response: sampled [8] (no images)."""
+    a = Conversation(Piece([1, IMG, 2], False, images=["a0"], grids=[(1, 2)]), [
+        Piece([3, 4], True, logprobs=[-0.5, -0.25]),
+        Piece([5, IMG], False, images=["a1"], grids=[(2, 1)]),
+        Piece([6], True, logprobs=[-1.0]),
+    ])
+    b = Conversation(Piece([7], False), [Piece([8], True, logprobs=[-2.0])])
+    return [a, b]
+
+
+def test_assemble_lays_out_ids_masks_positions_and_media_by_hand():
+    out = assemble(conversations(), LAYOUT, sampled_log_probs=True)
+    t = out["tensors"]
+    # A expanded: prompt [1, I, I, 2] (4 tokens, 2 left pads); response [3, 4, 5, I, I, 6] (6 tokens, 4 right pads)
+    assert t["input_ids"][0].tolist() == [0, 0, 1, 9, 9, 2, 3, 4, 5, 9, 9, 6, 0, 0, 0, 0]
+    assert t["attention_mask"][0].tolist() == [0, 0] + [1] * 10 + [0] * 4
+    assert t["response_mask"][0].tolist() == [1, 1, 0, 0, 0, 1, 0, 0, 0, 0]
+    assert t["rollout_log_probs"][0].tolist() == [-0.5, -0.25, 0, 0, 0, -1.0, 0, 0, 0, 0]
+    assert torch.equal(t["prompts"], t["input_ids"][:, :6]) and torch.equal(t["responses"], t["input_ids"][:, 6:])
+    pos = t["position_ids"][0]
+    # text row: 0..9 over the real tokens; M-RoPE: 1 -> 0, image 1x2 at 1 -> (1,1,1),(1,1,2), then 2 -> 3, 3 -> 4,
+    # 4 -> 5, 5 -> 6, image 2x1 at 7 -> (7,7,7),(7,8,7), then 6 -> 9; padding 0
+    assert pos[0].tolist() == [0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 0, 0, 0]
+    assert pos[1].tolist() == [0, 0, 0, 1, 1, 3, 4, 5, 6, 7, 7, 9, 0, 0, 0, 0]
+    assert pos[2].tolist() == [0, 0, 0, 1, 1, 3, 4, 5, 6, 7, 8, 9, 0, 0, 0, 0]
+    assert pos[3].tolist() == [0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 7, 9, 0, 0, 0, 0]
+    assert t["input_ids"][1].tolist() == [0] * 5 + [7, 8] + [0] * 9
+    assert t["response_mask"][1].tolist() == [1] + [0] * 9
+    media = out["non_tensors"]
+    assert [m["images"] for m in media["multi_modal_data"]] == [["a0", "a1"], []]
+    assert len(set(media["media_uid"])) == 2
+
+
+def test_media_uids_name_the_media_so_equal_media_are_processed_once():
+    refs = frame_refs.frame_refs("v.mp4", [0, 8, 16], 100352, 25088)
+    same = [Conversation(Piece([IMG], False, images=refs[:1], grids=[(1, 1)]), [Piece([1], True)]) for _ in range(2)]
+    other = Conversation(Piece([IMG], False, images=refs[1:2], grids=[(1, 1)]), [Piece([1], True)])
+    uids = assemble([*same, other], LAYOUT)["non_tensors"]["media_uid"]
+    assert uids[0] == uids[1] != uids[2]
+    assert assemble(same, LAYOUT)["non_tensors"]["media_uid"][0] != uids[0], "keys never repeat across batches"
+
+
+def test_assemble_in_chunks_gives_the_same_batch():
+    whole, pieces = assemble(conversations() * 3, LAYOUT)["tensors"], assemble(conversations() * 3, LAYOUT, chunk=2)["tensors"]
+    assert all(torch.equal(whole[k], pieces[k]) for k in whole)
+
+
+def test_assemble_refuses_what_does_not_fit_or_does_not_add_up():
+    a, _ = conversations()
+    with pytest.raises(ValueError, match="prompt width 3"):
+        assemble([a], Layout(IMG, PAD, prompt_length=3, response_length=10))
+    with pytest.raises(ValueError, match="response width 5"):
+        assemble([a], Layout(IMG, PAD, prompt_length=6, response_length=5))
+    with pytest.raises(ValueError, match="2 image placeholders in the ids but 1 images"):
+        assemble([Conversation(Piece([IMG, IMG], False, images=["x"], grids=[(1, 1)]), [Piece([1], True)])], LAYOUT)
+    with pytest.raises(ValueError, match="log-probs"):
+        Piece([1, 2], True, logprobs=[0.0])
+
+
+@pytest.mark.parametrize(("width", "height"), [(112, 84), (224, 168), (100, 50), (30, 30), (1000, 700)])
+def test_merged_grid_is_what_the_processor_gives(easyr1_processor, width, height):
+    from PIL import Image
+
+    out = easyr1_processor.image_processor(images=[Image.new("RGB", (width, height))], return_tensors="pt")
+    _, gh, gw = out["image_grid_thw"][0].tolist()
+    assert merged_grid(easyr1_processor.image_processor, width, height) == (gh // 2, gw // 2)
+
+
+# -- seams on EasyR1's real code ------------------------------------------------------------------------------
+
+
+def media_batch(evidence_video, media_uid=True):
+    from verl.protocol import DataProto
+
+    refs = [frame_refs.frame_ref(str(evidence_video), [0, 8, 16], k, 100352, 25088) for k in range(3)]
+    data = [{"images": refs[:1]}, {"images": refs[:1] + refs[1:]}]  # one prompt, two samples, different clips
+    non_tensors = {"uid": np.array(["u", "u"], dtype=object), "multi_modal_data": np.array(data, dtype=object)}
+    if media_uid:
+        non_tensors["media_uid"] = np.array(["m0", "m1"], dtype=object)
+    return DataProto.from_dict(tensors={"x": torch.zeros(2, 1)}, non_tensors=non_tensors,
+                               meta_info={"min_pixels": 3136, "max_pixels": 12544, "video_fps": 1.0})
+
+
+def test_each_sample_gets_its_own_media_in_easyr1s_actor_input(evidence_video, easyr1_processor):
+    from verl.workers.fsdp_workers import FSDPWorker
+
+    data = media_batch(evidence_video)
+    FSDPWorker._process_multi_modal_inputs(SimpleNamespace(_cache={}, processor=easyr1_processor), data)
+    inputs = data.non_tensor_batch["multi_modal_inputs"]
+    assert [len(x["image_grid_thw"]) for x in inputs] == [1, 3]
+    assert data.non_tensor_batch["uid"].tolist() == ["u", "u"], "the group uid is restored"
+    # without media_uid, EasyR1 gives sample 1 the media of sample 0 (one processing per uid)
+    plain = media_batch(evidence_video, media_uid=False)
+    FSDPWorker._process_multi_modal_inputs(SimpleNamespace(_cache={}, processor=easyr1_processor), plain)
+    assert [len(x["image_grid_thw"]) for x in plain.non_tensor_batch["multi_modal_inputs"]] == [1, 1]
+
+
+def test_frame_refs_decode_once_per_group_at_the_authors_size(evidence_video):
+    from PIL import Image
+
+    from verl.utils import dataset
+
+    frame_refs.CACHE.clear()
+    before = frame_refs.CACHE.reads
+    refs = [frame_refs.frame_ref(str(evidence_video), [0, 8, 16], k, 100352, 25088) for k in range(3)]
+    images = [dataset.process_image(r, 3136, 12544) for r in refs]  # EasyR1's own pixel limits are not applied
+    assert frame_refs.CACHE.reads == before + 1
+    assert {im.size for im in images} == {(224, 168)}  # 37,632 px: under 100,352, never resized
+    plain = dataset.process_image(Image.new("RGB", (224, 168)), 3136, 12544)
+    assert plain.width * plain.height <= 12544, "ordinary images still get EasyR1's limits"
+
+
+def test_the_reward_manager_scores_a_response_with_holes_over_its_extent(ppo_config, easyr1_tokenizer):
+    from verl.protocol import DataProto
+    from verl.workers.reward.config import RewardConfig
+
+    seen = []
+
+    class Manager(reward_manager_class()):
+        def __init__(self, tokenizer):
+            self.tokenizer, self.config = tokenizer, RewardConfig(skip_special_tokens=False)
+            self.reward_type = "batch"  # EasyR1 main reads it
+            self.reward_fn = lambda inputs: [seen.append(x) or {"overall": 1.0} for x in inputs]
+
+    tok = easyr1_tokenizer
+    turn1, obs, turn2 = (tok.encode(t, add_special_tokens=False) for t in ("<think>a</think>", "<|im_end|>OBS", "B"))
+    row = turn1 + obs + turn2
+    responses = torch.tensor([row + [tok.pad_token_id] * 3])
+    mask = torch.tensor([[1] * len(turn1) + [0] * len(obs) + [1] * len(turn2) + [0] * 3])
+    attention = torch.cat([torch.ones(1, 2, dtype=torch.long), (torch.arange(mask.size(1)) < len(row)).long()[None]], 1)
+    data = DataProto.from_dict(tensors={"responses": responses, "response_mask": mask, "attention_mask": attention},
+                               non_tensors={"ground_truth": np.array(["B"], dtype=object)})
+    scores, _ = Manager(tok).compute_reward(data)
+    assert seen[0]["response"] == "<think>a</think><|im_end|>OBSB" and seen[0]["response_length"] == len(row)
+    assert scores[0, len(row) - 1] == 1.0 and scores.sum() == 1.0
+    assert torch.equal(data.batch["response_mask"], mask), "the batch keeps its holes"
+
+
+# -- routing -------------------------------------------------------------------------------------------------
+
+
+class Group:
+    def __init__(self):
+        self.seen, self.world_size = [], 2
+
+    def generate_sequences(self, prompts):
+        self.seen.append(dict(prompts.meta_info))
+        return SimpleNamespace(meta_info=dict(prompts.meta_info))
+
+
+ROLLOUT = Rollout(name="demo", options=lambda config: {"k": 1}, generate=lambda w, p, o: p)
+
+
+def test_routed_generation_marks_batches_and_hooks_get_the_real_group():
+    trainer = SimpleNamespace(actor_rollout_ref_wg=Group())
+    real = trainer.actor_rollout_ref_wg
+    with routed(trainer, (ROLLOUT, {"k": 1})):
+        out = trainer.actor_rollout_ref_wg.generate_sequences(SimpleNamespace(meta_info={"n": 2}))
+        assert real.seen[-1][ROLLOUT_KEY] == {"name": "demo", "options": {"k": 1}} and ROLLOUT_KEY not in out.meta_info
+        assert trainer.actor_rollout_ref_wg.world_size == 2
+        with unrouted(trainer):
+            assert trainer.actor_rollout_ref_wg is real
+        assert isinstance(trainer.actor_rollout_ref_wg, RoutedWorkerGroup)
+    assert trainer.actor_rollout_ref_wg is real
+    with routed(trainer, None):
+        assert trainer.actor_rollout_ref_wg is real
+
+
+def test_a_worker_without_the_rollout_stops_with_its_name():
+    from verl.workers.fsdp_workers import FSDPWorker
+
+    prompts = SimpleNamespace(meta_info={ROLLOUT_KEY: {"name": "nowhere", "options": {}}})
+    with pytest.raises(PluginError, match="'nowhere'.*installed: \\['videozoomer'\\]"):
+        FSDPWorker.generate_sequences(SimpleNamespace(rollout=None), prompts)
+
+
+class Offers:
+    def __init__(self, rollout):
+        self.rollout = rollout
+
+    @hookimpl
+    def easyr1_rollouts(self):
+        return [self.rollout]
+
+
+def test_a_recipe_may_enable_one_rollout_only():
+    other = Rollout("other", lambda config: {} if config.both else None, lambda w, p, o: p)
+    host = PluginHost.load(extra={"a": Offers(ROLLOUT), "b": Offers(other)}, blocked=["zoomzero"])
+    assert host.rollout_for(SimpleNamespace(both=False)) == (ROLLOUT, {"k": 1})
+    with pytest.raises(PluginError, match="several rollouts \\(demo, other\\)"):
+        host.rollout_for(SimpleNamespace(both=True))
+
+
+def test_segment_encoder_equals_the_tokenizer_on_observation_texts(easyr1_tokenizer):
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from zoomzero_plugin.hosts.easyr1.multiturn import SegmentEncoder
+
+    pieces = st.sampled_from(["<|im_end|>", "<|im_start|>user\n", "<frame0_time1.50s>", "<|vision_start|>",
+                              "<|image_pad|>", "<|vision_end|>", "Error: x", " \n", "<tool_response>", "ü", "<|im"])
+    encoder = SegmentEncoder(easyr1_tokenizer)
+
+    @settings(max_examples=80)
+    @given(st.lists(st.lists(pieces, max_size=12).map("".join), min_size=1, max_size=4))
+    def check(texts):
+        assert encoder(texts) == [easyr1_tokenizer.encode(t, add_special_tokens=False) for t in texts]
+
+    check()

@@ -1,0 +1,100 @@
+"""TokenAdv over turns on a hand-computed group, through EasyR1's compute_advantage; and the agent's options."""
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+from zoomzero_plugin.hosts.easyr1.batch_step import COMPONENT_PREFIX
+from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions, TokenAdvOptions
+from zoomzero_plugin.hosts.easyr1.zoomzero.tokenadv import GLUE_MASK, prepare
+
+CALL = '<think>a</think><video_zoom>{"segment": [1, 3], "fps": 2}</video_zoom>'
+OBS = "<|im_end|><|im_start|>user\nframes. Do not call <video_zoom> in this round.<|im_end|>\n<|im_start|>assistant\n"
+# Each response: (text, sampled?) pieces. Response 1 answers at once; 0 and 2 call, see a clip, answer.
+RESPONSES = [
+    [(CALL, True), (OBS, False), ("<think>b</think><answer>A</answer><|im_end|>", True)],
+    [("<think>c</think><answer>B</answer><|im_end|>", True)],
+    [(CALL, True), (OBS, False), ("<think>d</think><answer>A</answer><|im_end|>", True)],
+]
+COMPONENTS = {"accuracy": [1.0, 0.0, 1.0], "format": [1.0, 1.0, 0.0], "grounding": [0.5, 0.0, 0.25],
+              "tool": [1.0, 0.0, 0.0]}
+
+
+def multiturn_batch(tokenizer):
+    from verl.protocol import DataProto
+
+    rows, masks = [], []
+    for pieces in RESPONSES:
+        ids, mask = [], []
+        for text, sampled in pieces:
+            piece = tokenizer.encode(text, add_special_tokens=False)
+            ids += piece
+            mask += [int(sampled)] * len(piece)
+        rows.append(ids)
+        masks.append(mask)
+    width = max(map(len, rows)) + 2
+    responses = torch.full((3, width), tokenizer.pad_token_id)
+    response_mask = torch.zeros((3, width), dtype=torch.long)
+    for i, (ids, mask) in enumerate(zip(rows, masks)):
+        responses[i, : len(ids)], response_mask[i, : len(mask)] = torch.tensor(ids), torch.tensor(mask)
+    tensors = {"responses": responses, "response_mask": response_mask,
+               "token_level_rewards": torch.zeros(3, width)}
+    tensors.update({COMPONENT_PREFIX + k: torch.tensor(v) for k, v in COMPONENTS.items()})
+    return DataProto.from_dict(tensors=tensors, non_tensors={"uid": np.array(["p"] * 3, dtype=object)})
+
+
+def test_calls_learn_from_format_and_grounding_the_rest_from_format_and_accuracy(easyr1_tokenizer):
+    from verl.trainer import ray_trainer
+
+    data = multiturn_batch(easyr1_tokenizer)
+    config = SimpleNamespace(worker=SimpleNamespace(reward=SimpleNamespace(reward_function_kwargs={"tokenadv": {"over_turns": True}})))
+    prepare(SimpleNamespace(config=config, tokenizer=easyr1_tokenizer), data)
+    calls, mask = data.batch[GLUE_MASK], data.batch["response_mask"].bool()
+    decoded = [easyr1_tokenizer.decode(data.batch["responses"][i][calls[i]].tolist()) for i in range(3)]
+    call = CALL[CALL.index("<video_zoom>"):]
+    # tokens overlapping the call's characters (a token may straddle the tag: here "><")
+    assert [d.endswith(call) and len(d) <= len(call) + 2 for d in decoded] == [True, False, True]
+    assert decoded[1] == "" and "Do not call" not in decoded[0] + decoded[2], "an observation's '<video_zoom>' is no call"
+    adv = ray_trainer.compute_advantage(data, adv_estimator="tokenadv", gamma=1.0, lam=1.0).batch["advantages"]
+    # Population std per component over the group (Eq. 4):
+    #   accuracy [1, 0, 1] and format [1, 1, 0]: mean 2/3, std sqrt(2)/3 -> A = ±1/sqrt(2), ∓sqrt(2)
+    #   grounding [0.5, 0, 0.25]: mean 1/4, std sqrt(1/24) -> A = [sqrt(6)/2, -sqrt(6)/2, 0]
+    h, r, g = 1 / math.sqrt(2), math.sqrt(2), math.sqrt(6) / 2
+    expected_calls = {0: (h + g) / 2, 2: (-r + 0) / 2}  # mean(A_format, A_grounding)
+    expected_rest = {0: (h + h) / 2, 1: (h - r) / 2, 2: (-r + h) / 2}  # mean(A_format, A_accuracy)
+    for i, value in expected_calls.items():
+        assert adv[i][calls[i]].tolist() == pytest.approx([value] * int(calls[i].sum()), abs=1e-5)
+    for i, value in expected_rest.items():
+        rest = mask[i] & ~calls[i]
+        assert adv[i][rest].tolist() == pytest.approx([value] * int(rest.sum()), abs=1e-5)
+    assert (adv[~mask] == 0).all(), "observation tokens and padding get nothing"
+
+
+def test_over_turns_changes_the_default_groups_only():
+    turns = TokenAdvOptions.from_kwargs({"tokenadv": {"over_turns": True}})
+    assert (turns.glue_components, turns.answer_components) == (("format", "grounding"), ("format", "accuracy"))
+    mine = TokenAdvOptions.from_kwargs({"tokenadv": {"over_turns": True, "glue_components": ["grounding"]}})
+    assert mine.glue_components == ("grounding",) and mine.answer_components == ("format", "accuracy")
+    plain = TokenAdvOptions.from_kwargs({"tokenadv": {}})
+    assert not plain.over_turns and plain.glue_components == ("format", "zoom", "iou")
+
+
+def test_agent_options_take_the_budget_fields_and_refuse_the_rest():
+    options = AgentOptions.from_kwargs({"agent": {"rounds": 3, "call_frames": 8, "prompt": "eval"}})
+    assert options.enable and options.budget.rounds == 3 and options.budget.call_frames == 8 and options.prompt == "eval"
+    assert AgentOptions.from_kwargs({"agent": options.to_dict()}) == options
+    assert not AgentOptions.from_kwargs({}).enable
+    assert not AgentOptions.from_kwargs({"agent": {"enable": False}}).enable
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['turns'\].*'call_frames'"):
+        AgentOptions.from_kwargs({"agent": {"turns": 3}})
+    with pytest.raises(ValueError, match="agent: invalid agent budget: rounds must be an integer >= 1"):
+        AgentOptions.from_kwargs({"agent": {"rounds": 0}})
+    with pytest.raises(ValueError, match="agent.rounds: 2.5 is not a valid int"):
+        AgentOptions.from_kwargs({"agent": {"rounds": 2.5}})
+    with pytest.raises(ValueError, match="prompt must be one of"):
+        AgentOptions.from_kwargs({"agent": {"prompt": "mine"}})
+    with pytest.raises(ValueError, match="give the budget's fields directly"):
+        AgentOptions.from_kwargs({"agent": {"budget": {"rounds": 2}}})

@@ -1,0 +1,115 @@
+"""Frame references: a ``multi_modal_data`` image that names a frame of a video instead of holding pixels.
+
+A multi-turn video rollout shows a trajectory up to 128 frames as images. Decoded frames would cross Ray and sit in
+every batch (~38 MB a trajectory); a reference is a few numbers, and EasyR1's ``process_image`` is wrapped to decode
+it wherever EasyR1 reads images (the rollout's vLLM inputs, the actor's ``_process_multi_modal_inputs``)::
+
+    {"video": "/data/v.mp4", "frames": [0, 60, 120, …], "pick": 2, "max_pixels": 100352, "min_pixels": 25088,
+     "group": "/data/v.mp4|0,60,120,…|100352|25088"}
+
+``frames`` are the native frame indices decoded together (an overview, or one clip), ``pick`` the position of this
+image among them, ``group`` the cache key of the group (one string shared by its references: a lookup hashes it
+once; EasyR1 looks every image up again in every round). A group is decoded with one batched read and kept in a per-process LRU cache, so every image of
+a group, in every round and in the actor afterwards, comes from that one read: the rollout and the actor see the
+same pixels. Frames are resized by the VideoZoomer authors' rule (:mod:`zoomzero_plugin.agent.frames`); EasyR1's
+``data.min_pixels``/``data.max_pixels`` do not apply to them (the model's image processor still rounds each side to
+its patch grid, in the sampler and in the actor alike).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from zoomzero_plugin.agent.budget import AgentBudget
+from zoomzero_plugin.agent.frames import FrameReader
+
+FRAME_KEYS = ("video", "frames", "pick")
+
+
+def group_key(video: str, frames: Sequence[int], max_pixels: int, min_pixels: int) -> str:
+    return f"{video}|{','.join(str(int(f)) for f in frames)}|{int(max_pixels)}|{int(min_pixels)}"
+
+
+def frame_refs(video: str, frames: Sequence[int], max_pixels: int, min_pixels: int) -> list[dict[str, Any]]:
+    """References to every image of the group of native frames ``frames`` of ``video`` (one shared key)."""
+    frames, key = [int(f) for f in frames], group_key(video, frames, max_pixels, min_pixels)
+    return [{"video": str(video), "frames": frames, "pick": k, "max_pixels": int(max_pixels),
+             "min_pixels": int(min_pixels), "group": key} for k in range(len(frames))]
+
+
+def frame_ref(video: str, frames: Sequence[int], pick: int, max_pixels: int, min_pixels: int) -> dict[str, Any]:
+    """The reference to image ``pick`` of the group of native frames ``frames`` of ``video``."""
+    return frame_refs(video, frames, max_pixels, min_pixels)[int(pick)]
+
+
+def is_frame_ref(image: Any) -> bool:
+    return isinstance(image, Mapping) and all(k in image for k in FRAME_KEYS)
+
+
+class FrameCache:
+    """Decoded frame groups, least recently used first out once ``max_bytes`` of pixels are held."""
+
+    def __init__(self, max_bytes: int = 2 << 30, max_readers: int = 16):
+        self.max_bytes, self.max_readers = int(max_bytes), int(max_readers)
+        self._groups: OrderedDict[tuple, list[Any]] = OrderedDict()
+        self._readers: OrderedDict[str, FrameReader] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.reads = 0  # batched decodes done (a group decoded again after eviction counts again)
+
+    def reader(self, video: str) -> FrameReader:
+        with self._lock:
+            reader = self._readers.pop(video, None)
+            if reader is None:
+                reader = FrameReader(video)
+            self._readers[video] = reader
+            while len(self._readers) > self.max_readers:
+                self._readers.popitem(last=False)
+            return reader
+
+    def group(self, video: str, frames: Sequence[int], max_pixels: int, min_pixels: int, key: str | None = None) -> list[Any]:
+        """The PIL images of ``frames`` of ``video`` (decoded once, then cached under ``key``)."""
+        key = key or group_key(video, frames, max_pixels, min_pixels)
+        with self._lock:
+            images = self._groups.get(key)
+            if images is not None:
+                self._groups.move_to_end(key)
+                return images
+        budget = AgentBudget(frame_max_pixels=int(max_pixels), frame_min_pixels=min(int(min_pixels), int(max_pixels)))
+        images = self.reader(str(video)).read([int(f) for f in frames], budget)
+        size = sum(im.width * im.height * 3 for im in images)
+        with self._lock:
+            self.reads += 1
+            self._groups[key] = images
+            self._bytes += size
+            while self._bytes > self.max_bytes and len(self._groups) > 1:
+                _, old = self._groups.popitem(last=False)
+                self._bytes -= sum(im.width * im.height * 3 for im in old)
+        return images
+
+    def image(self, ref: Mapping[str, Any]) -> Any:
+        """The PIL image a frame reference names."""
+        images = self.group(ref["video"], ref["frames"], ref.get("max_pixels", 100352), ref.get("min_pixels", 25088),
+                            ref.get("group"))
+        return images[ref["pick"]]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._groups.clear()
+            self._readers.clear()
+            self._bytes = 0
+
+
+CACHE = FrameCache()
+
+
+def wrap_process_image(original: Callable) -> Callable:
+    def process_image(image, *args, **kwargs):
+        if not is_frame_ref(image):
+            return original(image, *args, **kwargs)
+        return original(CACHE.image(image), None, None)  # RGB as EasyR1 gives it; the frame keeps its own size
+
+    return process_image

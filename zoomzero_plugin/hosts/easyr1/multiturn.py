@@ -1,0 +1,296 @@
+"""A multi-turn batch as EasyR1's actor, reference and reward manager expect it, with its numbers right.
+
+A conversation is a first prompt and a response made of pieces: turns the policy sampled, and tokens it did not
+(observations: a tool's text and images, the turn markers around them). :func:`assemble` lays a batch of them out
+as EasyR1's ``vLLMRollout`` lays out single-turn responses, with these differences:
+
+- ``response_mask`` is 1 on sampled tokens only (loss, KL and advantages), 0 on observation tokens and padding;
+  ``attention_mask`` is 1 on every real token, so the training forward reads the observations;
+- each image placeholder of the raw ids (one token, as vLLM reads them) becomes the ``h · w`` placeholder tokens
+  the processor expands it to, and every sample carries its own media (``multi_modal_data``: the first prompt's
+  images, then each observation's, in order) with a ``media_uid`` that names exactly those media (samples that saw
+  the same images, e.g. the overview only, share it and EasyR1 processes them once);
+- ``position_ids`` are recomputed over the whole sequence with Qwen-VL's M-RoPE (:mod:`zoomzero_plugin.mrope`),
+  the positions the sampler used, so training log-probs equal sampling log-probs (a linear continuation of the
+  prompt's positions, EasyR1's single-turn rule, would be wrong after the first image in a response).
+
+Two seams keep EasyR1 right on such batches: :func:`wrap_process_multi_modal_inputs` (EasyR1 processes one
+sample's media per ``uid`` and gives it to all ``n`` samples of the prompt; here each sample's ``media_uid`` is the
+key) and :func:`wrap_response_extent` (EasyR1's reward managers take ``sum(response_mask)`` as the response's
+length; with holes that would cut the answer off and put the score on the wrong token: they get the response's
+extent instead, so the whole exchange is decoded and the score lands on its last sampled token).
+
+Shapes: ``B`` conversations, ``P`` = prompt width (``rollout.prompt_length``), ``R`` = response width
+(``rollout.response_length``); ``input_ids``, ``attention_mask`` (B, P + R); ``responses``, ``response_mask``,
+``rollout_log_probs`` (B, R); ``position_ids`` (B, 4, P + R) (row 0: text positions, rows 1–3: M-RoPE).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from zoomzero_plugin.mrope import image_positions
+
+MEDIA_UID = "media_uid"  # non_tensor_batch: one id per sample; the key of its processed media in the actor
+SAMPLED_LOG_PROBS = "rollout_log_probs"  # batch: the sampler's log-prob of each sampled token (0 elsewhere)
+
+
+@dataclass
+class Piece:
+    """A run of raw token ids (each image one placeholder token) that the policy sampled or did not.
+
+    ``images``: the media of the piece's image placeholders, in order (anything EasyR1's ``process_image`` reads,
+    e.g. a frame reference); ``grids``: each image's merged-patch grid ``(h, w)``, so its placeholder stands for
+    ``h · w`` tokens; ``logprobs``: the sampler's log-prob of each token of a sampled piece.
+    """
+
+    ids: list[int]
+    sampled: bool
+    images: list[Any] = field(default_factory=list)
+    grids: list[tuple[int, int]] = field(default_factory=list)
+    logprobs: list[float] | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.images) != len(self.grids):
+            raise ValueError(f"{len(self.images)} images but {len(self.grids)} grids")
+        if self.logprobs is not None and len(self.logprobs) != len(self.ids):
+            raise ValueError(f"{len(self.logprobs)} log-probs for {len(self.ids)} tokens")
+
+    @property
+    def tokens(self) -> int:
+        """Tokens after expansion (each image placeholder becomes ``h · w`` tokens)."""
+        return len(self.ids) + sum(h * w - 1 for h, w in self.grids)
+
+
+class Conversation:
+    """A first prompt (never sampled) and the response's pieces in order (add them with :meth:`append`)."""
+
+    def __init__(self, prompt: Piece, pieces: Sequence[Piece] = ()):
+        self.prompt, self.response = prompt, []
+        self._raw, self._images = list(prompt.ids), list(prompt.images)
+        self.response_tokens = 0  # response length after expansion
+        for piece in pieces:
+            self.append(piece)
+
+    def append(self, piece: Piece) -> None:
+        self.response.append(piece)
+        self._raw += piece.ids
+        self._images += piece.images
+        self.response_tokens += piece.tokens
+
+    def raw_ids(self) -> list[int]:
+        """Prompt and response so far, as the engine reads them (one token per image). Do not modify it."""
+        return self._raw
+
+    def images(self) -> list[Any]:
+        """The media so far, in order. Do not modify it."""
+        return self._images
+
+
+def merged_grid(image_processor: Any, width: int, height: int) -> tuple[int, int]:
+    """The merged-patch grid ``(h, w)`` a Qwen-VL image processor gives a ``width × height`` image (its own
+    ``smart_resize`` and size bounds), computed without processing pixels: the image's ``h · w`` tokens."""
+    from transformers.models.qwen2_vl.image_processing_qwen2_vl import smart_resize
+
+    patch, merge = int(image_processor.patch_size), int(image_processor.merge_size)
+    size = image_processor.size
+    h, w = smart_resize(int(height), int(width), factor=patch * merge, min_pixels=size["shortest_edge"],
+                        max_pixels=size["longest_edge"])
+    return h // (patch * merge), w // (patch * merge)
+
+
+class SegmentEncoder:
+    """``tokenizer.encode(text, add_special_tokens=False)`` for many similar texts: the text between special tokens
+    is encoded once per distinct segment (a fast tokenizer splits on its special tokens before anything else, so
+    segments never merge across them), and checked against the full encoding of the first text it sees.
+
+    Observation turns repeat the same instructions around different frame labels: most segments are cached.
+    """
+
+    def __init__(self, tokenizer: Any):
+        self.tokenizer = tokenizer
+        added = getattr(tokenizer, "added_tokens_encoder", {}) or {}  # every token it splits on before encoding
+        self.specials = {s: int(i) for s, i in added.items() if s}
+        self._cache: dict[str, list[int]] = {}
+        self._checked: bool | None = None  # None: not yet compared with the full encoding
+
+    def _split(self, text: str) -> list[str | int]:
+        """Text segments and special token ids, in order (linear: one ``find`` per special per occurrence)."""
+        out: list[str | int] = []
+        pos, n = 0, len(text)
+        nexts = {s: i for s in self.specials if (i := text.find(s)) >= 0}
+        while pos < n:
+            if not nexts:
+                out.append(text[pos:])
+                break
+            s = min(nexts, key=nexts.__getitem__)
+            i = nexts[s]
+            if i > pos:
+                out.append(text[pos:i])
+            out.append(self.specials[s])
+            pos = i + len(s)
+            for t, j in list(nexts.items()):
+                if j < pos:
+                    j = text.find(t, pos)
+                    if j < 0:
+                        del nexts[t]
+                    else:
+                        nexts[t] = j
+        return out
+
+    def __call__(self, texts: Sequence[str]) -> list[list[int]]:
+        split = [self._split(t) for t in texts]
+        missing = list({p for parts in split for p in parts if isinstance(p, str) and p not in self._cache})
+        if missing:
+            backend = getattr(self.tokenizer, "_tokenizer", None)
+            encoded = ([e.ids for e in backend.encode_batch(missing, add_special_tokens=False)] if backend is not None
+                       else self.tokenizer(missing, add_special_tokens=False)["input_ids"])
+            self._cache.update(zip(missing, encoded))
+        out = [[i for p in parts for i in (self._cache[p] if isinstance(p, str) else (p,))] for parts in split]
+        if self._checked is None and texts:
+            self._checked = out[0] == self.tokenizer.encode(texts[0], add_special_tokens=False)
+        if not self._checked:  # a tokenizer that merges across its special tokens: encode whole texts
+            return [self.tokenizer.encode(t, add_special_tokens=False) for t in texts]
+        return out
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Token ids and widths: the processor's image placeholder and the batch's fixed widths."""
+
+    image_token_id: int
+    pad_token_id: int
+    prompt_length: int
+    response_length: int
+
+
+def _expand(pieces: Sequence[Piece], image_token_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list]:
+    """(expanded ids, sampled flag, log-prob per expanded token, image start indices, grids) of pieces in order."""
+    sizes = [len(p.ids) for p in pieces]
+    raw = np.concatenate([np.asarray(p.ids, dtype=np.int64) for p in pieces])
+    counts = np.ones(raw.size, dtype=np.int64)
+    where = np.flatnonzero(raw == image_token_id)
+    grids = [g for p in pieces for g in p.grids]
+    if where.size != len(grids):
+        raise ValueError(f"{where.size} image placeholders in the ids but {len(grids)} images")
+    if grids:
+        counts[where] = [h * w for h, w in grids]
+    sampled = np.repeat(np.array([p.sampled for p in pieces], dtype=bool), sizes)
+    logprob = np.concatenate([np.asarray(p.logprobs if p.logprobs is not None else np.zeros(n), dtype=np.float32)
+                              for p, n in zip(pieces, sizes)])
+    starts = (np.cumsum(counts) - counts)[where]
+    return np.repeat(raw, counts), np.repeat(sampled, counts), np.repeat(logprob, counts), starts, grids
+
+
+def media_key(batch_id: str, images: Sequence[Any]) -> str:
+    """A key naming exactly ``images`` within one batch: frame references by their group and position, anything
+    else by identity (never shared)."""
+    parts = [f"{im['group']}#{im['pick']}" if isinstance(im, Mapping) and "group" in im and "pick" in im
+             else f"id:{id(im)}" for im in images]
+    return f"{batch_id}-{hashlib.sha1(chr(0).join(parts).encode()).hexdigest()}"
+
+
+def assemble(conversations: Sequence[Conversation], layout: Layout, sampled_log_probs: bool = False,
+             chunk: int = 64) -> dict[str, Any]:
+    """Tensors and per-sample fields of a batch of conversations (see the module docstring for the layout).
+
+    Padding (left of a prompt, right of a response) gets id ``pad_token_id``, masks 0 and position 0: nothing
+    reads it (EasyR1 drops it before a padding-free forward; masked keys otherwise). ``chunk`` conversations are
+    expanded at a time, which bounds the temporary memory.
+
+    Returns ``{"tensors": {...}, "non_tensors": {"multi_modal_data", "media_uid"}}`` for ``DataProto.from_dict``.
+    Raises ValueError when a prompt or a response does not fit its width.
+    """
+    b, width_p, width_r = len(conversations), layout.prompt_length, layout.response_length
+    width = width_p + width_r
+    input_ids = torch.full((b, width), layout.pad_token_id, dtype=torch.long)
+    attention = torch.zeros((b, width), dtype=torch.long)
+    response_mask = torch.zeros((b, width_r), dtype=torch.long)
+    positions = torch.zeros((b, 4, width), dtype=torch.long)
+    log_probs = torch.zeros((b, width_r), dtype=torch.float32) if sampled_log_probs else None
+    media, media_uid = np.empty(b, dtype=object), np.empty(b, dtype=object)
+    batch_id = uuid.uuid4().hex  # media keys never match another batch's (EasyR1 caches by them)
+    for first in range(0, b, chunk):
+        block = conversations[first : first + chunk]
+        parts = [_expand([c.prompt, *c.response], layout.image_token_id) for c in block]
+        prompt_tokens = [c.prompt.tokens for c in block]
+        lengths = np.array([p[0].size for p in parts], dtype=np.int64)
+        for i, (p, n) in enumerate(zip(prompt_tokens, lengths), start=first):
+            if p > width_p:
+                raise ValueError(f"sample {i}: its first prompt has {p} tokens, more than the prompt width {width_p} "
+                                 "(data.max_prompt_length)")
+            if n - p > width_r:
+                raise ValueError(f"sample {i}: its response has {n - p} tokens, more than the response width "
+                                 f"{width_r} (data.max_response_length)")
+        offsets = np.cumsum(lengths) - lengths
+        starts = np.concatenate([s + o for (_, _, _, s, _), o in zip(parts, offsets)])
+        grids = np.array([g for part in parts for g in part[4]], dtype=np.int64).reshape(-1, 2)
+        rope = torch.from_numpy(image_positions(lengths, starts, grids))  # (3, N)
+        for i, ((ids, sampled, logprob, _, _), p, n, o) in enumerate(zip(parts, prompt_tokens, lengths, offsets), first):
+            lo, hi = width_p - p, width_p + n - p  # the conversation's columns
+            input_ids[i, lo:hi] = torch.from_numpy(ids)
+            attention[i, lo:hi] = 1
+            response_mask[i, : n - p] = torch.from_numpy(sampled[p:])
+            if log_probs is not None:
+                log_probs[i, : n - p] = torch.from_numpy(logprob[p:])
+            positions[i, 0, lo:hi] = torch.arange(n)
+            positions[i, 1:, lo:hi] = rope[:, o : o + n]
+            media[i] = {"images": list(conversations[i].images())}
+            media_uid[i] = media_key(batch_id, media[i]["images"])
+    tensors = {
+        "prompts": input_ids[:, :width_p],
+        "responses": input_ids[:, width_p:],
+        "input_ids": input_ids,
+        "attention_mask": attention,
+        "response_mask": response_mask,
+        "position_ids": positions,
+    }
+    if log_probs is not None:
+        tensors[SAMPLED_LOG_PROBS] = log_probs
+    return {"tensors": tensors, "non_tensors": {"multi_modal_data": media, MEDIA_UID: media_uid}}
+
+
+# -- seams ---------------------------------------------------------------------------------------------------
+
+
+def wrap_process_multi_modal_inputs(original: Callable) -> Callable:
+    def _process_multi_modal_inputs(self, data):
+        media_uid = data.non_tensor_batch.get(MEDIA_UID)
+        if media_uid is None:
+            return original(self, data)
+        had_uid = "uid" in data.non_tensor_batch
+        uid = data.non_tensor_batch.get("uid")
+        data.non_tensor_batch["uid"] = media_uid  # EasyR1 keys processed media by this: one entry per sample
+        try:
+            return original(self, data)
+        finally:
+            if had_uid:
+                data.non_tensor_batch["uid"] = uid
+            else:
+                data.non_tensor_batch.pop("uid")
+
+    return _process_multi_modal_inputs
+
+
+def wrap_response_extent(original: Callable) -> Callable:
+    def compute_reward(self, data):
+        mask = data.batch["response_mask"]
+        if "attention_mask" not in data.batch.keys():
+            return original(self, data)
+        extent = data.batch["attention_mask"][:, -mask.size(-1):].to(mask.dtype)
+        if torch.equal(extent, mask):
+            return original(self, data)
+        data.batch["response_mask"] = extent  # a response with holes is measured by its extent
+        try:
+            return original(self, data)
+        finally:
+            data.batch["response_mask"] = mask
+
+    return compute_reward

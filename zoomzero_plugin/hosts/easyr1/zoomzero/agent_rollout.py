@@ -1,0 +1,379 @@
+"""The VideoZoomer rollout: ``n`` multi-turn ``<video_zoom>`` trajectories per prompt inside EasyR1's GRPO trainer.
+
+Runs in each rollout worker on its share of the prompts (a :class:`~..hookspecs.Rollout`; the host routes the
+trainer's generation here when ``reward_function_kwargs.agent`` is set). The protocol is the agent's own
+(:mod:`zoomzero_plugin.agent`: one environment for evaluation, SFT export and this rollout):
+
+1. The first prompt: the authors' system prompt and the question, its ``<video>`` replaced by the labelled
+   overview frames (images, as frame references). The question is ``question_text(question, options)`` of the
+   row's answer JSON — the text agent evaluation and the SFT export show — or, for a row whose answer holds no
+   question (a bare letter), the row's own prompt as EasyR1 rendered it.
+2. Rounds: ONE engine call over all active trajectories (round 0: the prompts with ``n`` samples each, after
+   that ``n = 1`` per trajectory), stopping at ``</video_zoom>``; each turn goes through
+   :meth:`~zoomzero_plugin.agent.Trajectory.step`; a call's clip (or an error text) becomes an observation turn
+   appended after an ``<|im_end|>``, exactly as :mod:`zoomzero_plugin.agent.render` writes it.
+3. Budgets: each turn may generate ``min(turn_tokens, what is left of total_tokens)``; an observation that would
+   not fit ``total_tokens`` (with room for one more token) is not appended and the trajectory ends there
+   (``total_tokens``), so a response is cut at a turn boundary, never inside an image.
+4. :func:`~..multiturn.assemble` lays the trajectories out for EasyR1 (observations in the sequence, masked out of
+   the loss; every sample its own media; M-RoPE over the whole sequence).
+
+Per-sample statistics travel in ``non_tensor_batch["agent_stats"]``; :func:`metrics` logs them under ``agent/``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from zoomzero_plugin.agent import END_TOTAL_TOKENS, AgentRewardConfig, Trajectory, get_prompts, question_text
+from zoomzero_plugin.agent.protocol import STOP
+from zoomzero_plugin.agent.render import IM_END, QWEN_IMAGE, first_prompt, observation_block
+from zoomzero_plugin.ground_truth import GroundTruth
+from zoomzero_plugin.prompts import VIDEO_PLACEHOLDER
+from zoomzero_plugin.token_masks import decode_rows
+
+from .. import frame_refs
+from ..generation import row_fields
+from ..hookspecs import Rollout
+from ..recipe import head_rows
+from ..multiturn import Conversation, Layout, Piece, SegmentEncoder, assemble, merged_grid
+from .options import AgentOptions
+
+NAME = "videozoomer"
+STATS_KEY = "agent_stats"  # non_tensor_batch: one dict per sample (see Sample.stats)
+_USER_HEAD, _VIDEO = "<|im_start|>user\n", "<|vision_start|><|video_pad|><|vision_end|>"
+
+
+def user_text(truth: Any, fallback: Callable[[], str]) -> str:
+    """The first user turn's text: the ground truth's question and options when it has them (see the module
+    docstring), else ``fallback()`` (the row's own prompt). ValueError when the ground truth is unreadable."""
+    if truth is not None and not (isinstance(truth, str) and len(truth.strip()) <= 1):
+        parsed = GroundTruth.parse(truth)
+        if parsed.question.strip():
+            return question_text(parsed.question, parsed.options)
+    return fallback()
+
+
+def question_of(prompt_text: str) -> str:
+    """The row's user turn from EasyR1's rendered prompt, its video placeholder back as ``<video>``.
+
+    EasyR1's dataset renders the row's prompt with the chat template (``<|im_start|>user\\n…<|im_end|>``) and a
+    video as Qwen's vision markers; the agent replaces the system prompt and shows the video as labelled frames.
+    """
+    head = prompt_text.rfind(_USER_HEAD)
+    end = prompt_text.find(IM_END, head + len(_USER_HEAD)) if head >= 0 else -1
+    if end < 0:
+        raise ValueError("the prompt has no '<|im_start|>user' turn (the agent rollout needs chat-template prompts)")
+    user = prompt_text[head + len(_USER_HEAD) : end]
+    if user.count(_VIDEO) != 1:
+        raise ValueError(f"the row's prompt shows {user.count(_VIDEO)} videos; the agent rollout needs exactly one "
+                         "'<video>' placeholder")
+    return user.replace(_VIDEO, VIDEO_PLACEHOLDER)
+
+
+@dataclass
+class Sample:
+    """One trajectory: its environment, its token streams and what happened to it."""
+
+    trajectory: Trajectory
+    conversation: Conversation
+    video: str
+    grid: tuple[int, int]  # every frame of the video: same size, same tokens
+    truncated: bool = False  # the response reached total_tokens
+
+    @property
+    def active(self) -> bool:
+        return not self.trajectory.done
+
+    def stats(self) -> dict[str, Any]:
+        t = self.trajectory
+        sampled = sum(len(p.ids) for p in self.conversation.response if p.sampled)
+        return {"turns": len(t.steps), "calls": t.calls, "errors": t.errors, "clip_frames": t.clip_frames,
+                "images": len(self.conversation.images()), "end": t.end, "truncated": self.truncated,
+                "sampled_tokens": sampled, "observation_tokens": self.conversation.response_tokens - sampled}
+
+
+class AgentRollout:
+    """The worker-side state of one ``generate_sequences`` call (a batch of prompts)."""
+
+    def __init__(self, worker: Any, options: AgentOptions):
+        self.worker, self.options, self.budget = worker, options, options.budget
+        self.prompts = get_prompts(options.prompt)
+        self.tokenizer, self.processor = worker.tokenizer, worker.processor
+        if self.processor is None or not hasattr(self.processor, "image_processor"):
+            raise ValueError("the VideoZoomer rollout needs a vision-language model (a Qwen-VL processor)")
+        image_token = getattr(self.processor, "image_token", "<|image_pad|>")
+        self.layout = Layout(self.tokenizer.convert_tokens_to_ids(image_token), self.tokenizer.pad_token_id,
+                             worker.prompt_length, worker.response_length)
+        self.total = min(self.budget.total_tokens, worker.response_length)
+        self.eos = {self.tokenizer.eos_token_id}
+        self.encode = SegmentEncoder(self.tokenizer)
+        frame_refs.CACHE.max_bytes = options.frame_cache_mb << 20
+
+    # -- building blocks --------------------------------------------------------------------------------
+
+    def refs(self, video: str, frames: Sequence[int]) -> list[dict[str, Any]]:
+        b = self.budget
+        return frame_refs.frame_refs(video, frames, b.frame_max_pixels, b.frame_min_pixels)
+
+    def start(self, prompt_ids: Sequence[int], media: Mapping[str, Any], n: int) -> list[Sample]:
+        """``n`` fresh trajectories of one row (same first prompt and overview)."""
+        videos = list((media or {}).get("videos") or [])
+        if len(videos) != 1 or not isinstance(videos[0], str):
+            raise ValueError(f"the VideoZoomer rollout needs one video file per row, got {videos!r}")
+        video = videos[0]
+        info = frame_refs.CACHE.reader(video).info
+        truth = row_fields(media).get("ground_truth")
+        question = user_text(truth, lambda: question_of(self.tokenizer.decode(list(prompt_ids), skip_special_tokens=False)))
+        trajectories = [Trajectory(info, self.budget, self.prompts) for _ in range(n)]
+        overview = [f.frame for f in trajectories[0].overview]
+        refs = self.refs(video, overview)
+        first = frame_refs.CACHE.image(refs[0])
+        grid = merged_grid(self.processor.image_processor, first.width, first.height)
+        text = first_prompt(self.tokenizer.apply_chat_template, self.prompts.system,
+                            trajectories[0].user_parts(question), QWEN_IMAGE)
+        piece = Piece(self.tokenizer.encode(text, add_special_tokens=False), sampled=False, images=refs,
+                      grids=[grid] * len(overview))
+        return [Sample(t, Conversation(piece), video, grid) for t in trajectories]
+
+    def limit(self, sample: Sample) -> int:
+        """Tokens the sample's next turn may generate."""
+        return min(self.budget.turn_tokens, self.total - sample.conversation.response_tokens)
+
+    def advance(self, samples: Sequence[Sample], completions: Sequence[Any]) -> None:
+        """Read one round: append each sample's sampled turn, step its environment, and append the observation
+        when it fits (turns decoded and observations encoded in one batch each).
+
+        A turn the total budget stopped (it ran to what was left of ``total_tokens`` without ending) is ``cut``:
+        it ends the trajectory (an answer it holds counts, a call is not run), as in agent evaluation."""
+        turns = []
+        for sample, c in zip(samples, completions):
+            left = self.total - sample.conversation.response_tokens
+            limit = min(self.budget.turn_tokens, left)
+            ended = bool(c.token_ids) and c.token_ids[-1] in self.eos
+            turns.append((left, limit, ended, (c.token_ids[:-1] if ended else c.token_ids)[:limit]))
+        texts = decode_rows(self.tokenizer, [body for *_, body in turns], skip_special_tokens=False)
+        observed = []
+        for sample, c, (left, limit, ended, _), text in zip(samples, completions, turns, texts):
+            tokens = c.token_ids
+            stopped = len(tokens) > limit or (len(tokens) == limit and not ended and not text.endswith(STOP))
+            cut = stopped and left <= self.budget.turn_tokens
+            logprobs = c.logprobs[:limit] if c.logprobs is not None else None
+            sample.conversation.append(Piece(list(tokens[:limit]), sampled=True, logprobs=logprobs))
+            sample.truncated = cut
+            step = sample.trajectory.step(text, cut=cut)
+            if step.observation is not None:
+                observed.append((sample, step.observation))
+        ids = self.encode([IM_END + observation_block(o.text(QWEN_IMAGE)) for _, o in observed])
+        for (sample, observation), obs_ids in zip(observed, ids):
+            frames = [f.frame for f in observation.frames]
+            piece = Piece(obs_ids, sampled=False, images=self.refs(sample.video, frames) if frames else [],
+                          grids=[sample.grid] * len(frames))
+            if sample.conversation.response_tokens + piece.tokens + 1 > self.total:  # no room: end at this turn
+                sample.truncated = True
+                sample.trajectory.stop(END_TOTAL_TOKENS)
+            else:
+                sample.conversation.append(piece)
+
+    # -- the rollout ---------------------------------------------------------------------------------------
+
+    def sampling(self, meta_info: Mapping[str, Any], n: int, max_tokens: int) -> dict[str, Any]:
+        meta = {k: v for k, v in meta_info.items() if not k.startswith("easyr1_")}
+        meta.update(n=n, max_tokens=max_tokens, stop=[STOP], include_stop_str_in_output=True, detokenize=True)
+        if self.options.sampling_logprobs:
+            meta["logprobs"] = 0  # the sampled token's own log-prob
+        return meta
+
+    def run(self, prompts: Any) -> Any:
+        from verl.protocol import DataProto
+
+        meta_info = prompts.meta_info
+        eos = meta_info.get("eos_token_id", self.tokenizer.eos_token_id)
+        self.eos = {int(i) for i in (eos if isinstance(eos, (list, tuple)) else [eos]) if i is not None}
+        n = int(meta_info.get("n", self.worker.default_n()))
+        raw = prompts.non_tensor_batch["raw_prompt_ids"]
+        media = prompts.non_tensor_batch.get("multi_modal_data")
+        if media is None:
+            raise ValueError("the VideoZoomer rollout needs video rows: this batch has no multi_modal_data "
+                             "(data.video_key)")
+        groups = [self.start(ids, m, n) for ids, m in zip(raw, media)]
+        samples = [s for g in groups for s in g]  # EasyR1's order: prompt i's samples at i·n … i·n + n − 1
+        first = [g[0] for g in groups]
+        round_max = max(self.limit(s) for s in first)
+        outputs = self.worker.round([s.conversation.raw_ids() for s in first],
+                                    [{"images": s.conversation.images()} for s in first],
+                                    self.sampling(meta_info, n, round_max))
+        self.advance(samples, [c for completions in outputs for c in completions])
+        while active := [s for s in samples if s.active]:
+            outputs = self.worker.round([s.conversation.raw_ids() for s in active],
+                                        [{"images": s.conversation.images()} for s in active],
+                                        self.sampling(meta_info, 1, max(self.limit(s) for s in active)))
+            self.advance(active, [completions[0] for completions in outputs])
+        built = assemble([s.conversation for s in samples], self.layout, self.options.sampling_logprobs)
+        stats = np.empty(len(samples), dtype=object)
+        stats[:] = [s.stats() for s in samples]
+        return DataProto.from_dict(tensors=built["tensors"], non_tensors={**built["non_tensors"], STATS_KEY: stats},
+                                   meta_info=dict(meta_info))
+
+
+def generate(worker: Any, prompts: Any, options: Mapping[str, Any]) -> Any:
+    """:class:`~..hookspecs.Rollout` ``generate``: the VideoZoomer trajectories of a worker's prompts."""
+    return AgentRollout(worker, AgentOptions.from_kwargs({"agent": options})).run(prompts)
+
+
+def select(config: Any) -> dict[str, Any] | None:
+    """:class:`~..hookspecs.Rollout` ``options``: the agent section when the recipe enables it."""
+    options = AgentOptions.from_kwargs(config.worker.reward.reward_function_kwargs or {})
+    return options.to_dict() if options.enable else None
+
+
+def metrics(batch: Any, reward_metrics: Mapping[str, Sequence[Any]]) -> dict[str, float]:
+    """``agent/*`` metrics of a generated batch: calls, frames, errors, turns, truncations, accuracy by calls."""
+    stats = batch.non_tensor_batch.get(STATS_KEY)
+    if stats is None or len(stats) == 0:
+        return {}
+    calls = np.array([s["calls"] for s in stats])
+    out = {
+        "agent/calls": float(calls.mean()),
+        "agent/errors": float(np.mean([s["errors"] for s in stats])),
+        "agent/turns": float(np.mean([s["turns"] for s in stats])),
+        "agent/clip_frames": float(np.mean([s["clip_frames"] for s in stats])),
+        "agent/images": float(np.mean([s["images"] for s in stats])),
+        "agent/truncated": float(np.mean([s["truncated"] for s in stats])),
+        "agent/answered": float(np.mean([s["end"] == "answer" for s in stats])),
+        "agent/sampled_tokens": float(np.mean([s["sampled_tokens"] for s in stats])),
+        "agent/observation_tokens": float(np.mean([s["observation_tokens"] for s in stats])),
+    }
+    accuracy = reward_metrics.get("accuracy")
+    if accuracy is not None and len(accuracy) == len(stats):
+        accuracy = np.asarray(accuracy, dtype=float)
+        for k in range(int(calls.max()) + 1):
+            if (calls == k).any():
+                out[f"agent/accuracy_calls_{k}"] = float(accuracy[calls == k].mean())
+    return out
+
+
+ROLLOUT = Rollout(
+    name=NAME, options=select, generate=generate, metrics=metrics, row_fields=("ground_truth",),
+    summary="VideoZoomer: n multi-turn <video_zoom> trajectories per prompt (overview, <= 4 clips, <= 5 rounds), "
+    "one engine call per round; observations in the sequence, out of the loss; M-RoPE over the whole sequence",
+)
+
+
+# -- recipe checks and the dry run ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FirstPrompt:
+    """The first prompt of one row, measured: overview frames, tokens per frame, text tokens, in all."""
+
+    frames: int
+    tokens_per_frame: int
+    text_tokens: int
+
+    @property
+    def tokens(self) -> int:
+        return self.frames * self.tokens_per_frame + self.text_tokens
+
+
+def measure_first_prompt(tokenizer: Any, processor: Any, video: str, user_text: str, options: AgentOptions) -> FirstPrompt:
+    """What the rollout's first prompt for this row will hold (decodes one frame of the video)."""
+    reader = frame_refs.CACHE.reader(video)
+    trajectory = Trajectory(reader.info, options.budget, get_prompts(options.prompt))
+    frame = reader.read([0], options.budget)[0]
+    h, w = merged_grid(processor.image_processor, frame.width, frame.height)
+    text = first_prompt(tokenizer.apply_chat_template, trajectory.prompts.system, trajectory.user_parts(user_text),
+                        QWEN_IMAGE)
+    frames = len(trajectory.overview)
+    return FirstPrompt(frames, h * w, len(tokenizer.encode(text, add_special_tokens=False)) - frames)
+
+
+def _local_processor(config: Any) -> tuple[Any, Any] | None:
+    path = config.worker.actor.model.model_path
+    if not os.path.isdir(path):
+        return None
+    from transformers import AutoProcessor
+
+    processor = AutoProcessor.from_pretrained(path, local_files_only=True, use_fast=True)
+    return processor.tokenizer, processor
+
+
+def row_problems(config: Any, rows: Sequence[Mapping[str, Any]], split: str) -> list[str]:
+    """Rows the VideoZoomer rollout cannot start from: not one video, no answer letter, or a first prompt longer
+    than data.max_prompt_length."""
+    data, options = config.data, AgentOptions.from_kwargs(config.worker.reward.reward_function_kwargs or {})
+    loaded = _local_processor(config)
+    problems = []
+    for i, row in enumerate(rows):
+        where = f"{split} row {i}"
+        videos = row.get(data.video_key)
+        prompt = str(row.get(data.prompt_key, ""))
+        if not isinstance(videos, list) or len(videos) != 1:
+            problems.append(f"{where}: the VideoZoomer rollout needs exactly one video in '{data.video_key}', got {videos!r}")
+            continue
+        try:
+            _truth(row.get(data.answer_key))
+            text = user_text(row.get(data.answer_key), lambda p=prompt: p)
+        except ValueError as e:
+            problems.append(f"{where}: data.answer_key '{data.answer_key}' holds no answer letter ({e})")
+            continue
+        if loaded is None:
+            continue
+        video = os.path.join(data.image_dir, videos[0]) if data.image_dir else videos[0]
+        try:
+            measured = measure_first_prompt(*loaded, video, text, options)
+        except Exception as e:  # noqa: BLE001 - reported (an unreadable video is reported by the host too)
+            problems.append(f"{where}: cannot measure the first prompt ({type(e).__name__}: {e})")
+            continue
+        if measured.tokens > data.max_prompt_length:
+            problems.append(
+                f"{where}: the agent's first prompt is {measured.tokens} tokens ({measured.frames} overview frames x "
+                f"{measured.tokens_per_frame} + {measured.text_tokens} text) > data.max_prompt_length="
+                f"{data.max_prompt_length}")
+    return problems
+
+
+def _truth(raw: Any) -> str:
+    if isinstance(raw, str) and len(raw.strip()) == 1 and raw.strip().isalpha():
+        return raw.strip().upper()
+    return GroundTruth.parse(raw).answer
+
+
+def describe(config: Any, options: AgentOptions) -> dict[str, Any]:
+    """The dry run's view: the rollout, its budgets, the first prompt of train row 0, the reward."""
+    b = options.budget
+    kwargs = config.worker.reward.reward_function_kwargs or {}
+    reward = AgentRewardConfig.from_kwargs(kwargs.get("weights"), b.call_frames)
+    out: dict[str, Any] = {
+        "rollout": f"{NAME} (plugin rollout: owns generation; prompt variant '{options.prompt}')",
+        "agent budgets": {
+            "overview": f"{b.overview_frames} frames at {b.overview_fps} fps",
+            "per call": f"<= {b.call_frames} frames", "calls": b.calls, "rounds": b.rounds, "images": b.images,
+            "tokens per turn": b.turn_tokens,
+            "response tokens": f"{min(b.total_tokens, config.data.max_response_length)} (total_tokens "
+                               f"{b.total_tokens}, data.max_response_length {config.data.max_response_length})",
+            "frame pixels": f"{b.frame_min_pixels}..{b.frame_max_pixels}",
+        },
+        "reward": {"function": "zoomzero:videozoomer", "weights": {"accuracy": reward.accuracy,
+                   "format": reward.format, "tool": reward.tool}},
+        "sampling log-probs kept": options.sampling_logprobs,
+    }
+    try:
+        row = head_rows(config.data.train_files, 1)[0]
+        loaded = _local_processor(config)
+        if loaded is not None:
+            video = row[config.data.video_key][0]
+            video = os.path.join(config.data.image_dir, video) if config.data.image_dir else video
+            text = user_text(row.get(config.data.answer_key), lambda: str(row[config.data.prompt_key]))
+            m = measure_first_prompt(*loaded, video, text, options)
+            out["first prompt"] = (f"train row 0: {m.frames} overview frames x {m.tokens_per_frame} tokens + "
+                                   f"{m.text_tokens} text = {m.tokens} tokens (data.max_prompt_length "
+                                   f"{config.data.max_prompt_length})")
+    except Exception:  # noqa: BLE001 - the example is optional; the row checks report real problems
+        pass
+    return out
