@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from zoomzero_plugin.errors import EXIT_USER
 from zoomzero_plugin.hosts.easyr1.cli import main
 
 from .conftest import REPO
@@ -62,7 +63,7 @@ def test_videozoomer_checks_stop_what_cannot_train(benchmark_rows, easyr1_model_
                  f"worker.actor.model.model_path={easyr1_model_dir}", "data.max_prompt_length=200",
                  "worker.reward.reward_function_kwargs.agent.total_tokens=40000", "worker.rollout.limit_images=8",
                  "worker.reward.reward_function=zoomzero:gvqa", "algorithm.adv_estimator=remax"]
-    assert main(["train", str(REPO / "yamls" / "videozoomer.yaml"), *overrides, "--dry-run"]) == 1
+    assert main(["train", str(REPO / "yamls" / "videozoomer.yaml"), *overrides, "--dry-run"]) == EXIT_USER
     err = capsys.readouterr().err
     for expected in ("score it with worker.reward.reward_function: zoomzero:videozoomer", "remax",
                      "agent.total_tokens=40000 exceeds data.max_response_length=32768",
@@ -73,7 +74,7 @@ def test_videozoomer_checks_stop_what_cannot_train(benchmark_rows, easyr1_model_
 def test_videozoomer_dry_run_measures_the_agents_first_prompt(benchmark_rows, easyr1_model_dir, capsys):
     overrides = [f"data.train_files={benchmark_rows}", f"data.val_files={benchmark_rows}",
                  f"worker.actor.model.model_path={easyr1_model_dir}", "data.max_prompt_length=700"]
-    assert main(["train", str(REPO / "yamls" / "videozoomer.yaml"), *overrides, "--dry-run"]) == 1
+    assert main(["train", str(REPO / "yamls" / "videozoomer.yaml"), *overrides, "--dry-run"]) == EXIT_USER
     err = capsys.readouterr().err
     # the 12 s synthetic videos: 6 overview frames (0.5 fps) of 224x168 = 48 tokens each, plus the system prompt
     assert "train row 0: the agent's first prompt is" in err and "(6 overview frames x 48 +" in err
@@ -82,5 +83,5 @@ def test_videozoomer_dry_run_measures_the_agents_first_prompt(benchmark_rows, ea
 def test_videozoomer_refuses_estimators_that_discount_along_the_mask(benchmark_rows, easyr1_model_dir, capsys):
     overrides = [f"data.train_files={benchmark_rows}", f"data.val_files={benchmark_rows}",
                  f"worker.actor.model.model_path={easyr1_model_dir}", "algorithm.adv_estimator=reinforce_plus_plus"]
-    assert main(["train", str(REPO / "yamls" / "videozoomer.yaml"), *overrides, "--dry-run"]) == 1
+    assert main(["train", str(REPO / "yamls" / "videozoomer.yaml"), *overrides, "--dry-run"]) == EXIT_USER
     assert "reinforce_plus_plus discounts returns along response_mask" in capsys.readouterr().err
