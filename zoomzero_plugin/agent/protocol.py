@@ -19,8 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..parsing import as_text, extract_letter
+from ..tags import block_ranges
 
-CALL_OPEN, CALL_CLOSE = "<video_zoom>", "</video_zoom>"
+CALL_TAG = "video_zoom"
+CALL_OPEN, CALL_CLOSE = f"<{CALL_TAG}>", f"</{CALL_TAG}>"
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 ANSWER_OPEN, ANSWER_CLOSE = "<answer>", "</answer>"
 STOP = CALL_CLOSE  # a turn ends at the first call's closing tag (the rollout's stop string, kept in the text)
@@ -120,16 +122,9 @@ def cut_turn(text: str) -> str:
 
 def call_char_ranges(text: str) -> list[tuple[int, int]]:
     """Character ranges ``[start, end)`` of every ``<video_zoom>…</video_zoom>`` in ``text``, tags included; an
-    unterminated final ``<video_zoom>`` runs to the end of the text. Linear (``str.find``). Which tokens of an
-    assistant turn are tool-call tokens (TokenAdv over turns)."""
-    ranges: list[tuple[int, int]] = []
-    pos = 0
-    while (start := text.find(CALL_OPEN, pos)) >= 0:
-        close = text.find(CALL_CLOSE, start + len(CALL_OPEN))
-        end = len(text) if close < 0 else close + len(CALL_CLOSE)
-        ranges.append((start, end))
-        pos = end
-    return ranges
+    unterminated final ``<video_zoom>`` runs to the end of the text (:func:`~zoomzero_plugin.tags.block_ranges`,
+    linear). Which tokens of an assistant turn are tool-call tokens (TokenAdv over turns)."""
+    return block_ranges(text, CALL_TAG)
 
 
 def answer_letter(content: str) -> str | None:
