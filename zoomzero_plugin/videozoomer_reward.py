@@ -16,8 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from zoomzero_plugin.agent.reward import AgentRewardConfig, score_response
-from zoomzero_plugin.ground_truth import LETTERS, GroundTruth
+from zoomzero_plugin.agent.reward import AgentRewardConfig, read_truth, score_response
 
 REWARD_TYPE = "batch"
 
@@ -42,14 +41,9 @@ def compute_score(
 
 
 def _truth(raw: Any, cache: dict[str, tuple]) -> tuple[str, tuple, float | None]:
-    """(answer letter, ground-truth spans, duration) of a row's answer JSON, or of a bare letter (no spans)."""
-    if isinstance(raw, str) and raw in cache:
-        return cache[raw]
-    if isinstance(raw, str) and len(raw.strip()) == 1 and raw.strip().upper() in LETTERS:
-        truth: tuple = (raw.strip().upper(), (), None)
-    else:
-        parsed = GroundTruth.parse(raw)
-        truth = (parsed.answer, parsed.spans, parsed.duration)
-    if isinstance(raw, str):
-        cache[raw] = truth
-    return truth
+    """:func:`~zoomzero_plugin.agent.reward.read_truth`, once per distinct ground-truth string."""
+    if not isinstance(raw, str):
+        return read_truth(raw)
+    if raw not in cache:
+        cache[raw] = read_truth(raw)
+    return cache[raw]

@@ -42,3 +42,24 @@ def test_reward_manager_scores_whole_trajectories(ppo_config, easyr1_tokenizer, 
     assert reward_tensor.sum(-1).tolist() == pytest.approx([1.5, 1.0, 0.1])
     last = int(mask[0].sum()) - 1
     assert reward_tensor[0, last] == pytest.approx(1.5) and reward_tensor[0, :last].abs().sum() == 0
+
+
+def test_dry_run_refuses_the_ground_truths_the_reward_refuses():
+    """The rollout's row check reads a row's answer as the reward does: a bare A–Z letter or the answer JSON.
+    A non-ASCII letter passes str.isalpha() but the reward raises on it, so the dry run must report it."""
+    from types import SimpleNamespace
+
+    from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import row_problems
+    from zoomzero_plugin.videozoomer_reward import compute_score
+
+    data = SimpleNamespace(video_key="videos", prompt_key="prompt", answer_key="answer", image_dir=None,
+                           max_prompt_length=2048)
+    config = SimpleNamespace(data=data, worker=SimpleNamespace(
+        actor=SimpleNamespace(model=SimpleNamespace(model_path="/no/such/model")),
+        reward=SimpleNamespace(reward_function_kwargs={"agent": {}})))
+    rows = [{"videos": ["v.mp4"], "prompt": "<video>?", "answer": answer} for answer in ("b", "é", TRUTH.to_json())]
+    problems = row_problems(config, rows, "train")
+    assert len(problems) == 1 and problems[0].startswith("train row 1: data.answer_key 'answer' holds no answer letter")
+    assert compute_score([{"response": ANSWER, "ground_truth": "b"}])[0]["accuracy"] == 1.0
+    with pytest.raises(ValueError, match="reward input 0: unusable ground truth"):
+        compute_score([{"response": ANSWER, "ground_truth": "é"}])

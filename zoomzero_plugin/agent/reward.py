@@ -21,7 +21,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from ..ground_truth import LETTERS, GroundTruth
 from ..spans import Span, iou
 from .prompts import CLIP_HEADER
 from .protocol import ANSWER, CALL, parse_turn
@@ -55,6 +57,15 @@ class AgentRewardConfig:
         if unknown:
             raise ValueError(f"unknown reward weight(s) {unknown}; known: {list(COMPONENTS)}")
         return cls(**{k: float(v) for k, v in weights.items()}, call_frames=int(call_frames))
+
+
+def read_truth(raw: Any) -> tuple[str, tuple[Span, ...], float | None]:
+    """(answer letter, ground-truth spans, duration in seconds) of a row's answer: its answer JSON (or mapping),
+    or a bare letter A–Z (no spans, no duration). ValueError naming the fault."""
+    if isinstance(raw, str) and len(raw.strip()) == 1 and raw.strip().upper() in LETTERS:
+        return raw.strip().upper(), (), None
+    parsed = GroundTruth.parse(raw)
+    return parsed.answer, parsed.spans, parsed.duration
 
 
 def clip_frames_shown(observation: str) -> int:

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from zoomzero_plugin.agent import END_TOTAL_TOKENS, AgentRewardConfig, Trajectory, get_prompts, question_text
+from zoomzero_plugin.agent.reward import read_truth
 from zoomzero_plugin.agent.protocol import STOP
 from zoomzero_plugin.agent.render import IM_END, QWEN_IMAGE, first_prompt, observation_block
 from zoomzero_plugin.ground_truth import GroundTruth
@@ -317,7 +318,7 @@ def row_problems(config: Any, rows: Sequence[Mapping[str, Any]], split: str) -> 
             problems.append(f"{where}: the VideoZoomer rollout needs exactly one video in '{data.video_key}', got {videos!r}")
             continue
         try:
-            _truth(row.get(data.answer_key))
+            read_truth(row.get(data.answer_key))  # what the reward reads
             text = user_text(row.get(data.answer_key), lambda p=prompt: p)
         except ValueError as e:
             problems.append(f"{where}: data.answer_key '{data.answer_key}' holds no answer letter ({e})")
@@ -336,12 +337,6 @@ def row_problems(config: Any, rows: Sequence[Mapping[str, Any]], split: str) -> 
                 f"{measured.tokens_per_frame} + {measured.text_tokens} text) > data.max_prompt_length="
                 f"{data.max_prompt_length}")
     return problems
-
-
-def _truth(raw: Any) -> str:
-    if isinstance(raw, str) and len(raw.strip()) == 1 and raw.strip().isalpha():
-        return raw.strip().upper()
-    return GroundTruth.parse(raw).answer
 
 
 def describe(config: Any, options: AgentOptions) -> dict[str, Any]:
