@@ -60,16 +60,25 @@ def build_sample(sample_id: str, source: str, qid: str, traj: Trajectory, user_t
     goes (see :func:`zoomzero_plugin.agent.question_text`)."""
     if observation_role not in OBSERVATION_ROLES:
         raise ValueError(f"observation_role must be one of {OBSERVATION_ROLES}, got {observation_role!r}")
-    user = traj.user_parts(user_text)
-    messages = [{"role": "system", "content": traj.prompts.system},
-                {"role": "user", "content": parts_text(user, IMAGE)}]
+    messages, frames = conversation(traj, user_text, observation_role)
+    return Sample(sample_id, source, qid, traj.video.path,
+                  [{"role": "system", "content": traj.prompts.system}, *messages], frames)
+
+
+def conversation(traj: Trajectory, user_text: str, observation_role: str = "user"
+                 ) -> tuple[list[dict[str, str]], list[int]]:
+    """The trajectory so far after its system prompt, and the native frame index of each ``<image>`` in order.
+
+    Messages: the first user turn (``user_text`` with the labelled overview), then each assistant turn, a call
+    turn followed by the tool's reply with the role ``observation_role``."""
+    messages = [{"role": "user", "content": parts_text(traj.user_parts(user_text), IMAGE)}]
     frames = [f.frame for f in traj.overview]
     for step in traj.steps:
         messages.append({"role": "assistant", "content": step.turn.text})
         if step.observation is not None:
             messages.append({"role": observation_role, "content": step.observation.text(IMAGE)})
             frames += [f.frame for f in step.observation.frames]
-    return Sample(sample_id, source, qid, traj.video.path, messages, frames)
+    return messages, frames
 
 
 def structure_problems(sample: Sample) -> list[str]:

@@ -27,11 +27,11 @@ from typing import Any
 
 from ...agent import AgentBudget, Trajectory, VideoInfo, get_prompts, question_text
 from ...agent.prompts import REFLECTION_SYSTEM
-from ...agent.render import parts_text
 from ...agent.transcript import IMAGE, Transcript
 from ...errors import DataError, ResumeError
 from ...eval.journal import Journal
 from ...ground_truth import GroundTruth
+from .sharegpt import conversation
 from .teacher import TeacherClient, openai_messages
 from .verify import Verdict, judge, replay, verify_transcript
 
@@ -186,10 +186,9 @@ def teacher_candidates(session: TeacherSession, questions: Iterable[Question], v
     def run(job: tuple[Question, int]) -> Candidate:
         q, k = job
         traj = Trajectory(videos[q.video], session.budget, get_prompts(prompt))
-        user = parts_text(traj.user_parts(q.user_text), IMAGE)
-        messages = [{"role": "system", "content": traj.prompts.system}, {"role": "user", "content": user}]
-        session.continue_trajectory(f"teacher/{q.qid}/{k}", traj, messages, [f.frame for f in traj.overview],
-                                    _lazy_cache(q.video, session.budget))
+        messages, frames = conversation(traj, q.user_text)
+        session.continue_trajectory(f"teacher/{q.qid}/{k}", traj, [{"role": "system", "content": traj.prompts.system},
+                                    *messages], frames, _lazy_cache(q.video, session.budget))
         reason, detail = judge(traj, q.truth.answer, min_calls)
         if progress:
             progress(1)
@@ -248,14 +247,9 @@ def prediction_candidates(transcripts: Sequence[tuple[str, Transcript]], questio
 def reflection_request(traj: Trajectory, user_text: str) -> tuple[list[dict[str, str]], list[int]]:
     """What the reflection teacher reads (the authors' layout): its system prompt, then one user turn holding the
     failed trajectory so far, each message as ``"{role}: \\n"`` + its content (frames inline)."""
-    parts = [f"user: \n{parts_text(traj.user_parts(user_text), IMAGE)}"]
-    frames = [f.frame for f in traj.overview]
-    for step in traj.steps:
-        parts.append(f"assistant: \n{step.turn.text}")
-        if step.observation is not None:
-            parts.append(f"user: \n{step.observation.text(IMAGE)}")
-            frames += [f.frame for f in step.observation.frames]
-    return [{"role": "system", "content": REFLECTION_SYSTEM}, {"role": "user", "content": "".join(parts)}], frames
+    messages, frames = conversation(traj, user_text)
+    text = "".join(f"{m['role']}: \n{m['content']}" for m in messages)
+    return [{"role": "system", "content": REFLECTION_SYSTEM}, {"role": "user", "content": text}], frames
 
 
 def reflection_candidates(session: TeacherSession, transcripts: Sequence[tuple[str, Transcript]],
