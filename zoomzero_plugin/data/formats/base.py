@@ -118,11 +118,6 @@ class Format:
 # --- readers -----------------------------------------------------------------------------------------
 
 
-def load_json(path: Path) -> Any:
-    """A JSON document; a fault is a DataError naming file:line."""
-    return read_json(path)
-
-
 def numbered_records(fmt: Format, paths: Sequence[Path]) -> list[tuple[str, int, dict[str, Any]]]:
     """``(file stem, index in the file, record)`` for every record: ids for formats that have none."""
     return [(Path(p).stem, i, row) for p in paths for i, row in enumerate(fmt.records(Path(p)))]
