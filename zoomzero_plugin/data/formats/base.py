@@ -118,6 +118,17 @@ class Format:
 # --- readers -----------------------------------------------------------------------------------------
 
 
+FORMATS: dict[str, type[Format]] = {}  # --from name -> format
+
+
+def register(cls: type[Format]) -> type[Format]:
+    """Class decorator: make ``cls`` available as ``--from cls.name``."""
+    if cls.name in FORMATS:
+        raise ValueError(f"format {cls.name!r} registered twice")
+    FORMATS[cls.name] = cls
+    return cls
+
+
 def numbered_records(fmt: Format, paths: Sequence[Path]) -> list[tuple[str, int, dict[str, Any]]]:
     """``(file stem, index in the file, record)`` for every record: ids for formats that have none."""
     return [(Path(p).stem, i, row) for p in paths for i, row in enumerate(fmt.records(Path(p)))]

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import register
-from .base import Draft, Format, first, letter, need, option_list, seconds, span_list
+from .base import Draft, Format, first, letter, need, option_list, register, seconds, span_list
 
 
 @register

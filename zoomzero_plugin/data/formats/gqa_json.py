@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from . import register
 from .base import (
     Draft,
     Format,
@@ -16,6 +15,7 @@ from .base import (
     letter_of_text,
     need,
     numbered_records,
+    register,
     seconds,
     span_list,
     strip_labels,

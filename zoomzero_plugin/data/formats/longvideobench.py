@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import register
 from ...ground_truth import LETTERS
-from .base import Draft, Format, Skip, first, need, option_list, seconds
+from .base import Draft, Format, Skip, first, need, option_list, register, seconds
 
 NO_OPTION = "N/A"  # the Hugging Face export pads option0..option4 with it
 

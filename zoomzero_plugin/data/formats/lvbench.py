@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from . import register
-from .base import Draft, Format, Skip, first, letter, need, seconds
+from .base import Draft, Format, Skip, first, letter, need, register, seconds
 
 _OPTION = re.compile(r"^\s*\(([A-Z])\)\s*(.*?)\s*$")
 

@@ -6,8 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from . import register
-from .base import Draft, Format, letter_of_text, need, numbered_records, option_list, seconds
+from .base import Draft, Format, letter_of_text, need, numbered_records, option_list, register, seconds
 
 
 @register

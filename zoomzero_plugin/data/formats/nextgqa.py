@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import register
-from .base import Draft, Format, Skip, first, json_object, letter_of_text, need, seconds
+from .base import Draft, Format, Skip, first, json_object, letter_of_text, need, register, seconds
 
 
 @register

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import register
-from .base import Draft, Format, Skip, first, letter, letter_of_text, need, option_list, seconds
+from .base import Draft, Format, Skip, first, letter, letter_of_text, need, option_list, register, seconds
 
 
 @register

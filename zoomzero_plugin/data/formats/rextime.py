@@ -7,8 +7,7 @@ from typing import Any
 from ...errors import DataError
 from ...readers import read_table
 from ...rows import LABEL_HIDDEN_KEY
-from . import register
-from .base import Draft, Format, Skip, first, letter, need, option_list, seconds, span_list
+from .base import Draft, Format, Skip, first, letter, need, option_list, register, seconds, span_list
 
 
 @register

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import register
-from .base import Draft, Format, first, letter, need, option_list, strip_labels
+from .base import Draft, Format, first, letter, need, option_list, register, strip_labels
 
 
 @register
