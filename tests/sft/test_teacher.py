@@ -135,5 +135,6 @@ def test_reply_journal_refuses_other_settings_and_unreadable_files(tmp_path):
     with pytest.raises(ResumeError, match="differs from the one journalled"):
         again.get("teacher/q/0/0", "digest-b")
     path.write_text('{"key": "a", "digest": "d", "reply": "r"}\nnot json\n{"key": "b"}\n')
-    with pytest.raises(ResumeError, match="not JSON"):
+    with pytest.raises(ResumeError, match="not JSON") as refused:
         ReplyJournal(path)
+    assert "--restart" in str(refused.value) and "--repair" not in str(refused.value)  # export-sft has no --repair

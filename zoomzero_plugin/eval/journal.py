@@ -27,9 +27,11 @@ WAY_OUT = "--repair keeps the readable lines (the other questions are asked agai
 class Journal:
     """``records`` (file order) and ``done`` (their keys) after recovery; ``append`` adds lines durably."""
 
-    def __init__(self, path: str | os.PathLike, key: str = "qid", repair: bool = False):
+    def __init__(self, path: str | os.PathLike, key: str = "qid", repair: bool = False, way_out: str = WAY_OUT):
+        """``way_out``: what the ResumeError about a damaged file tells the user to do (the command's own flags)."""
         self.path = Path(path)
         self.key = key
+        self.way_out = way_out
         self.repaired = 0  # damaged lines dropped by ``repair``
         self._lines: list[bytes] = []  # the raw line of each record, for rewrites
         self.records: list[dict[str, Any]] = self._recover(repair)
@@ -57,7 +59,7 @@ class Journal:
         if bad and not repair:
             number, why = bad[0]
             more = f" (and {len(bad) - 1} more bad line(s))" if len(bad) > 1 else ""
-            raise ResumeError(f"{self.path}:{number}: {why}{more}; {len(records)} line(s) are readable. {WAY_OUT}")
+            raise ResumeError(f"{self.path}:{number}: {why}{more}; {len(records)} line(s) are readable. {self.way_out}")
         keep = len(data)
         if tail.strip():
             record, _ = self._parse(tail)

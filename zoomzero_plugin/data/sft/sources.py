@@ -87,10 +87,7 @@ class ReplyJournal:
     """Teacher replies by request key, durable (fsync'd lines), thread-safe, with request digests checked."""
 
     def __init__(self, path: str | Path):
-        try:
-            self._journal = Journal(path, key="key")
-        except ValueError as e:
-            raise ResumeError(f"{e}; delete it or pass --restart") from None
+        self._journal = Journal(path, key="key", way_out="Delete it or pass --restart (the teacher is asked again)")
         self._by_key = {r["key"]: r for r in self._journal.records}
         self._lock = threading.Lock()
         self.replayed = 0
