@@ -32,6 +32,7 @@ then: llamafactory-cli train yamls/videozoomer_sft.yaml dataset_dir=data/videozo
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import shutil
 import tempfile
@@ -45,7 +46,8 @@ from ...agent import AgentBudget, VideoInfo
 from ...agent.budget import field_help
 from ...errors import DataError, UsageError, VideoError
 from ...files import write_json, write_text
-from .sharegpt import DATASET_NAME, OBSERVATION_ROLES, Sample, build_sample, dataset_info, jsonl, structure_problems
+from .sharegpt import (DATASET_NAME, OBSERVATION_ROLES, Sample, build_sample, dataset_info, jsonl, structure_problems,
+                       write_frames)
 from .sources import SOURCES, Candidate, Question
 
 # LLaMA-Factory settings the length check uses; the defaults are yamls/videozoomer_sft.yaml's (a test keeps
@@ -195,8 +197,6 @@ def _select(candidates: Sequence[Candidate], per_question: int | None) -> tuple[
 
 
 def _slug(text: str) -> str:
-    import hashlib
-
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in text)[:60]
     return safe if safe == text else f"{safe}-{hashlib.sha1(text.encode()).hexdigest()[:8]}"
 
@@ -218,7 +218,6 @@ def write_dataset(samples: Sequence[Sample], stage: Path, budget: AgentBudget, n
     """Decode and save every sample's frames (one decode per video and sample), the JSONL and dataset_info."""
     from tqdm import tqdm
 
-    from .sharegpt import write_frames
     from .sources import FrameCache
 
     for sample in tqdm(samples, desc="frames", unit="sample", disable=not progress):
@@ -254,9 +253,10 @@ def check_with_llamafactory(samples: list[Sample], stage: Path, name: str, recip
                         + ", ".join(f"{i} ({lengths[i]} tokens)" for i in worst)
                         + "; raise --cutoff-len (and the recipe's), lower --images/--frame-max-pixels, "
                           "or pass --drop-long")
-    kept = [s for s in samples if s.id not in set(long)]
+    too_long = set(long)
+    kept = [s for s in samples if s.id not in too_long]
     for s in samples:
-        if s.id in set(long):
+        if s.id in too_long:
             shutil.rmtree(stage / "images" / s.id, ignore_errors=True)
     values = [lengths[s.id] for s in kept]
     info = {"llamafactory": check.version, "template": check.template_name, "cutoff_len": check.cutoff_len,
