@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .environment import END_ANSWER, Frame, Trajectory
+from .environment import END_ANSWER, Frame, Trajectory, VideoInfo
 from .render import response_text
 
 IMAGE = "<image>"  # the frame placeholder in stored observation texts
@@ -113,6 +113,12 @@ class Transcript:
         return cls(d["prompt"], d["video"], d["overview"], tuple(TurnRecord.from_dict(t) for t in d["turns"]),
                    d["end"], d["answer"], int(d["calls"]), int(d["errors"]), int(d["clip_frames"]),
                    int(d["images"]), {k: v for k, v in d.items() if k not in known})
+
+    def video_info(self) -> VideoInfo:
+        """The recorded video as the environment reads it (path, frames, native fps); ValueError, KeyError or
+        TypeError when the record is unusable."""
+        v = self.video
+        return VideoInfo(str(v["path"]), int(v["frames"]), float(v["fps"]))
 
     @property
     def rounds(self) -> int:

@@ -277,9 +277,7 @@ def reflection_candidates(session: TeacherSession, transcripts: Sequence[tuple[s
         qid, k, transcript, user_text = job
         question = questions[qid]
         turns = [t.text for t in transcript.turns[:-1]]
-        v = transcript.video
-        traj, _ = replay(VideoInfo(str(v["path"]), int(v["frames"]), float(v["fps"])), turns, session.budget,
-                         transcript.prompt)
+        traj, _ = replay(transcript.video_info(), turns, session.budget, transcript.prompt)
         messages, frames = reflection_request(traj, user_text)
         session.continue_trajectory(f"reflection/{qid}/{k}", traj, messages, frames,
                                     _lazy_cache(traj.video.path, session.budget))

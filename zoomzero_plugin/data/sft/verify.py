@@ -83,9 +83,7 @@ def judge(traj: Trajectory, truth: str, min_calls: int = 0) -> tuple[str | None,
 def verify_transcript(record: Transcript, truth: str, budget: AgentBudget, min_calls: int = 0) -> Verdict:
     """Replay a stored transcript (its own prompt variant) and judge it. Raises ValueError for a record whose
     video description is unusable."""
-    v = record.video
-    video = VideoInfo(str(v["path"]), int(v["frames"]), float(v["fps"]))
-    traj, read = replay(video, [t.text for t in record.turns], budget, record.prompt,
+    traj, read = replay(record.video_info(), [t.text for t in record.turns], budget, record.prompt,
                         cut_last=record.end == END_TOTAL_TOKENS)
     if read < len(record.turns):
         return Verdict(traj, "inconsistent", f"{len(record.turns) - read} turn(s) after the end ({traj.end})")
