@@ -70,6 +70,11 @@ class Frame:
         return frame_label(self.index, self.time)
 
 
+def parts_text(parts: Sequence[str | Frame], image: str) -> str:
+    """Text of a turn's parts, each frame as its label followed by ``image`` (an image placeholder)."""
+    return "".join(p if isinstance(p, str) else p.label + image for p in parts)
+
+
 def labelled(indices: Sequence[int], native_fps: float) -> tuple[Frame, ...]:
     return tuple(Frame(i, idx / native_fps, int(idx)) for i, idx in enumerate(indices))
 
@@ -112,7 +117,7 @@ class Observation:
 
     def text(self, image: str = "<image>") -> str:
         """The turn as text, each frame as its label followed by ``image`` (a placeholder of your choice)."""
-        return "".join(p if isinstance(p, str) else p.label + image for p in self.parts)
+        return parts_text(self.parts, image)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .environment import Frame
+from .environment import Frame, parts_text
 from .protocol import CALL_CLOSE
 
 IM_START, IM_END = "<|im_start|>", "<|im_end|>"
@@ -30,11 +30,6 @@ _ASSISTANT_HEAD = ASSISTANT + "\n"
 _SENTINEL = "<<zoomzero-agent-user-turn>>"
 
 Parts = Sequence["str | Frame"]
-
-
-def parts_text(parts: Parts, image: str = QWEN_IMAGE) -> str:
-    """Text of a turn's parts, each frame as its label followed by ``image``."""
-    return "".join(p if isinstance(p, str) else p.label + image for p in parts)
 
 
 def first_prompt(apply_chat_template: Callable[..., str], system: str, user: Parts, image: str = QWEN_IMAGE) -> str:

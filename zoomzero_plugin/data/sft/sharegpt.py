@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ...agent import Trajectory
-from ...agent.render import parts_text
+from ...agent.environment import parts_text
 from ...agent.transcript import IMAGE
 
 DATASET_NAME = "videozoomer_sft"
