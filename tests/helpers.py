@@ -5,6 +5,9 @@ from __future__ import annotations
 import contextlib
 import signal
 
+from zoomzero_plugin.agent import response_text
+from zoomzero_plugin.agent.render import QWEN_IMAGE
+
 
 @contextlib.contextmanager
 def within_seconds(seconds: float):
@@ -46,3 +49,13 @@ def iou_oracle(pred, gt, duration: float) -> float:
     """Zoom-Zero's iou reward by definition: |∪pred ∩ ∪gt| / |∪pred ∪ ∪gt| within [0, duration]; 0 if empty."""
     inter, union = overlap_and_union(pred, gt, 0.0, duration)
     return inter / union if union > 0 else 0.0
+
+
+def played(trajectory, turns) -> str:
+    """Step ``trajectory`` (an agent Trajectory) through the assistant ``turns``; the response string a rollout
+    decodes: every turn and the observation that followed it, frames as Qwen image placeholders."""
+    pairs = []
+    for text in turns:
+        step = trajectory.step(text)
+        pairs.append((step.turn.text, step.observation.text(QWEN_IMAGE) if step.observation else None))
+    return response_text(pairs)

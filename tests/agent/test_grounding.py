@@ -4,9 +4,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zoomzero_plugin.agent import AgentRewardConfig, Trajectory, VideoInfo, response_text, score_response
+from zoomzero_plugin.agent import AgentRewardConfig, Trajectory, VideoInfo, score_response
 from zoomzero_plugin.agent.protocol import call_char_ranges
-from zoomzero_plugin.agent.render import QWEN_IMAGE
+
+from ..helpers import played
 
 VIDEO = VideoInfo("v.mp4", 3000, 30.0)  # 100 s
 
@@ -19,12 +20,7 @@ ANSWER = "<think>so</think><answer>B</answer>"
 
 
 def play(turns):
-    t = Trajectory(VIDEO)
-    pairs = []
-    for text in turns:
-        step = t.step(text)
-        pairs.append((step.turn.text, step.observation.text(QWEN_IMAGE) if step.observation else None))
-    return response_text(pairs)
+    return played(Trajectory(VIDEO), turns)
 
 
 def test_grounding_is_the_iou_of_the_looked_at_segments_with_the_truth():

@@ -24,6 +24,8 @@ from zoomzero_plugin.agent import (
 )
 from zoomzero_plugin.agent.render import QWEN_IMAGE, Segment
 
+from ..helpers import played
+
 AUTHORS = json.loads((Path(__file__).parent / "fixtures" / "videozoomer_prompts.json").read_text(encoding="utf-8"))
 SPECIAL = ("<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|image_pad|>", "<|vision_end|>")
 GOOD_CALL = '<think>The cup moves near 10 s.</think><video_zoom>{"segment": [10, 12], "fps": 2}</video_zoom>'
@@ -39,11 +41,7 @@ def skip_special(text):
 
 def play(turns, budget=AgentBudget(), video=VideoInfo("v.mp4", 3000, 30.0), prompt="train"):
     t = Trajectory(video, budget, get_prompts(prompt))
-    pairs = []
-    for text in turns:
-        step = t.step(text)
-        pairs.append((step.turn.text, step.observation.text(QWEN_IMAGE) if step.observation else None))
-    return t, response_text(pairs)
+    return t, played(t, turns)
 
 
 def test_first_prompt_is_the_chat_template_with_labelled_frames(tiny_tokenizer):

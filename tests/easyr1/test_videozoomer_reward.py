@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from zoomzero_plugin.agent import AgentBudget, Trajectory, VideoInfo, response_text
-from zoomzero_plugin.agent.render import QWEN_IMAGE
+from zoomzero_plugin.agent import AgentBudget, Trajectory, VideoInfo
 from zoomzero_plugin.ground_truth import GroundTruth
 
+from ..helpers import played
 from .helpers import padded_responses, reward_manager_class
 
 TRUTH = GroundTruth(answer="B", options=("red", "green", "blue"), spans=(), duration=100.0, qid="q1", question="?")
@@ -15,12 +15,7 @@ ANSWER = "<think>red</think><answer>B</answer>"
 
 
 def trajectory(turns):
-    t = Trajectory(VideoInfo("v.mp4", 3000, 30.0), AgentBudget())
-    pairs = []
-    for text in turns:
-        step = t.step(text)
-        pairs.append((step.turn.text, step.observation.text(QWEN_IMAGE) if step.observation else None))
-    return response_text(pairs)
+    return played(Trajectory(VideoInfo("v.mp4", 3000, 30.0), AgentBudget()), turns)
 
 
 @pytest.mark.parametrize("skip_special_tokens", [True, False])
