@@ -5,7 +5,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pytest
 from PIL import Image
 
 from tests.sft.conftest import transcript, write_predictions
@@ -134,7 +133,7 @@ def test_a_sample_over_the_cutoff_stops_the_export_naming_it_and_writes_nothing(
     err = capsys.readouterr().err
     assert code == 2
     q0 = next(iter(sft_truths))
-    assert f"exceed cutoff_len 300 with template qwen2_vl" in err and f"predictions-{q0}-0 (" in err
+    assert "exceed cutoff_len 300 with template qwen2_vl" in err and f"predictions-{q0}-0 (" in err
     assert not out.exists() and not list(tmp_path.glob(".out.partial-*"))
     code = export("--source", "predictions", "--predictions", predictions, "--cutoff-len", 300, "--drop-long",
                   out=out, data=sft_rows, model=tiny_model_dir)

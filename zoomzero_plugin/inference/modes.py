@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from ..prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
 from ..spans import Span, merge_spans, total_length
