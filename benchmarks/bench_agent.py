@@ -59,7 +59,7 @@ def agent_script(truths: dict[str, object]):
 
 def bench_agent_vs_one_stage(backend, rows, args) -> list[tuple]:
     questions = [Question.from_row(r) for r in rows]
-    truths = {row_truth(r).qid: row_truth(r) for r in rows}
+    truths = {t.qid: t for t in map(row_truth, rows)}
     one = ScriptedBackend(backend, oracle({r["videos"][0]: row_truth(r) for r in rows}))
     agent = ScriptedBackend(backend, agent_script(truths))
     cfg = ModeConfig(budget=ZoomBudget(max_tokens=args.max_tokens, fps=1.0, max_frames=256),

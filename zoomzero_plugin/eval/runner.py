@@ -151,7 +151,7 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
             frames += sum(record_frames(p.record) for p in done)
             bar.update(len(batch))
             bar.set_postfix(frames_per_q=f"{frames / (i + len(batch)):.0f}")
-    truths = {row_truth(r).qid: row_truth(r) for r in rows}
+    truths = {t.qid: t for t in map(row_truth, rows)}
     hidden = sum(label_hidden(t) for t in truths.values())
     if hidden:  # a test split: predictions only, for `zoomzero score --export`
         return {"labels_hidden": hidden}
