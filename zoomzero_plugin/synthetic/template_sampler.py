@@ -98,31 +98,38 @@ class TinyVideoLM:
         return rng.choices(options, weights=probs)[0]
 
 
+class Writer:
+    """A response written piece by piece: :meth:`force` appends fixed text, :meth:`choose` appends the option the
+    model samples after what is written so far. ``text`` and ``ids`` (its token ids) grow together."""
+
+    def __init__(self, lm: TinyVideoLM, ctx: VideoContext, rng: random.Random, temperature: float = 1.0):
+        self.lm, self.ctx, self.rng, self.temperature = lm, ctx, rng, temperature
+        self.text = ""
+        self.ids: list[int] = []
+
+    def force(self, piece: str) -> None:
+        self.ids.extend(self.lm.encode(piece))
+        self.text += piece
+
+    def choose(self, options: list[str]) -> str:
+        value = self.lm.choose(self.ctx, self.ids, options, self.rng, self.temperature)
+        self.force(value)
+        return value
+
+
 def sample_grounded_response(lm: TinyVideoLM, ctx: VideoContext, duration: float, letters: str,
                              rng: random.Random, temperature: float = 1.0) -> tuple[str, list[int]]:
     """One response in the Zoom-Zero template; returns (text, generated token ids)."""
     seconds = [str(s) for s in range(int(duration) + 1)]
-    ids: list[int] = []
-    text = ""
-
-    def force(piece: str) -> None:
-        nonlocal text
-        ids.extend(lm.encode(piece))
-        text += piece
-
-    def choose(options: list[str]) -> str:
-        value = lm.choose(ctx, ids, options, rng, temperature)
-        force(value)
-        return value
-
-    force("<think>The square shows up around <time>(")
-    start = choose(seconds[:-1])
-    force(", ")
-    end = choose(seconds)
-    force(")</time>.</think><answer>")
-    choose(list(letters))
-    force(f"</answer><glue>[({start}, {end})]</glue>")
-    return text, ids + [lm.tokenizer.convert_tokens_to_ids("<|im_end|>")]
+    w = Writer(lm, ctx, rng, temperature)
+    w.force("<think>The square shows up around <time>(")
+    start = w.choose(seconds[:-1])
+    w.force(", ")
+    end = w.choose(seconds)
+    w.force(")</time>.</think><answer>")
+    w.choose(list(letters))
+    w.force(f"</answer><glue>[({start}, {end})]</glue>")
+    return w.text, w.ids + [lm.tokenizer.convert_tokens_to_ids("<|im_end|>")]
 
 
 # Agent turns the template backend can write; the model picks every number and the letter.
@@ -165,35 +172,25 @@ class TemplateAgentBackend:
         return out
 
     def _turn(self, ctx: VideoContext, kind: str) -> tuple[str, list[int]]:
-        ids: list[int] = []
-        text = ""
-
-        def force(piece: str) -> None:
-            nonlocal text
-            ids.extend(self.lm.encode(piece))
-            text += piece
-
-        def choose(options: list[str]) -> str:
-            value = self.lm.choose(ctx, ids, options, self.rng, self.temperature)
-            force(value)
-            return value
-
+        w = Writer(self.lm, ctx, self.rng, self.temperature)
         if kind == ANSWER:
-            force("<think>The frames show the square clearly.</think><answer>")
-            choose(self.letters)
-            force("</answer>")
-            return text, ids
-        force("<think>The square is hard to see in the overview; a closer look.</think><video_zoom>"
-              '{"segment": [')
-        start = float(choose(self.starts))
-        force(", ")
+            w.force("<think>The frames show the square clearly.</think><answer>")
+            w.choose(self.letters)
+            w.force("</answer>")
+            return w.text, w.ids
+        w.force("<think>The square is hard to see in the overview; a closer look.</think><video_zoom>"
+                '{"segment": [')
+        start = float(w.choose(self.starts))
+        w.force(", ")
         lengths = ["3", "4", "5", "6"] if kind == WIDE_CALL else ["1", "2", "3"]
-        lengths = [f"{start + float(x):g}" for x in lengths]
-        choose(lengths)
-        force('], "fps": ')
-        force("8") if kind == WIDE_CALL else choose(["2", "4"])
-        force("}</video_zoom>")
-        return text, ids
+        w.choose([f"{start + float(x):g}" for x in lengths])
+        w.force('], "fps": ')
+        if kind == WIDE_CALL:
+            w.force("8")
+        else:
+            w.choose(["2", "4"])
+        w.force("}</video_zoom>")
+        return w.text, w.ids
 
 
 def _frange(lo: float, hi: float, step: float) -> list[float]:
