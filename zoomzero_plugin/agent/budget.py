@@ -5,6 +5,8 @@ authors' released scripts'): a 64-frame overview at 0.5 fps, ≤16 frames a call
 
 from __future__ import annotations
 
+import ast
+import inspect
 import math
 from dataclasses import dataclass, fields
 from typing import Any
@@ -92,9 +94,6 @@ class AgentBudget:
 
 def field_help() -> dict[str, str]:
     """Each field's docstring, first sentence (for command-line help)."""
-    import ast
-    import inspect
-
     tree = ast.parse(inspect.getsource(AgentBudget))
     body = tree.body[0].body  # type: ignore[attr-defined]
     out = {}

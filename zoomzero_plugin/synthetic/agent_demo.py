@@ -15,22 +15,22 @@ from pathlib import Path
 
 import numpy as np
 
+from ..agent import AgentBudget, AgentRewardConfig, Transcript, score_response
+from ..agent.frames import FrameReader
+from ..agent.render import QWEN_IMAGE
+from ..inference.agent import AgentConfig, agent_mode
+from ..inference.modes import ModeConfig
+from ..inference.passes import Question
+from .template_sampler import ANSWER, CALL, WIDE_CALL, TemplateAgentBackend, TinyVideoLM
+from .tiny_qwen import build_tiny_qwen
+from .videos import COLORS, Evidence, dominant_color, write_video
+
 DURATION, FPS, WIDTH, HEIGHT = 60.0, 2, 160, 120
 TOOL_WEIGHT = 0.5  # shown switched on, so the demo prints the tool term (the authors' configs use 0)
 
 
 def run_agent_demo(workdir: Path, seed: int = 0, temperature: float = 1.0) -> None:
     from transformers import AutoProcessor, Qwen2_5_VLForConditionalGeneration
-
-    from ..agent import AgentBudget, AgentRewardConfig, Transcript, score_response
-    from ..agent.frames import FrameReader
-    from ..agent.render import QWEN_IMAGE
-    from ..inference.agent import AgentConfig, agent_mode
-    from ..inference.modes import ModeConfig
-    from ..inference.passes import Question
-    from .template_sampler import ANSWER, CALL, WIDE_CALL, TemplateAgentBackend, TinyVideoLM
-    from .tiny_qwen import build_tiny_qwen
-    from .videos import COLORS, Evidence, dominant_color, write_video
 
     t0 = time.perf_counter()
     rng = random.Random(seed)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ..inference.backend import Generation, Output
 from ..video import DecodedClip
 
 
@@ -157,8 +158,6 @@ class TemplateAgentBackend:
         self.starts = [f"{x:g}" for x in _frange(0.0, max(duration - 6.0, 0.0), step)]
 
     def generate(self, requests, params):
-        from ..inference.backend import Generation, Output
-
         out = []
         for request in requests:
             ctx = self.lm.prompt_context(request.prompt, list(request.images))

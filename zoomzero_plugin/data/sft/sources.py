@@ -26,11 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from ...agent import AgentBudget, Trajectory, VideoInfo, get_prompts, question_text
+from ...agent.frames import FrameReader
 from ...agent.prompts import REFLECTION_SYSTEM
 from ...agent.transcript import IMAGE, Transcript
 from ...errors import DataError, ResumeError
 from ...eval.journal import Journal
+from ...eval.predictions import read_predictions
 from ...ground_truth import GroundTruth
+from ...rows import row_truth
 from .sharegpt import conversation
 from .teacher import TeacherClient, openai_messages
 from .verify import Verdict, judge, replay, verify_transcript
@@ -64,8 +67,6 @@ class Candidate:
 
 def questions_from_rows(rows: Sequence[dict[str, Any]], where: str) -> dict[str, Question]:
     """qid → Question; DataError naming the row for a missing video column or a duplicate qid."""
-    from ...rows import row_truth
-
     out: dict[str, Question] = {}
     for i, row in enumerate(rows, 1):
         try:
@@ -113,8 +114,6 @@ class FrameCache:
     """Decoded frames of one video, by native index (a trajectory asks for the overview, then each clip)."""
 
     def __init__(self, path: str, budget: AgentBudget):
-        from ...agent.frames import FrameReader
-
         self.reader = FrameReader(path)
         self.budget = budget
         self._frames: dict[int, Any] = {}
@@ -203,8 +202,6 @@ def _map(fn, jobs, workers):
 
 def read_transcripts(paths: Sequence[str | Path]) -> list[tuple[str, Transcript]]:
     """(qid, transcript) for every agent prediction in ``paths`` (``transcript``, or a ``transcripts`` list)."""
-    from ...eval.predictions import read_predictions
-
     out = []
     for path in paths:
         try:
