@@ -26,14 +26,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from zoomzero_plugin.agent import END_TOTAL_TOKENS, AgentRewardConfig, Trajectory, get_prompts, question_text
-from zoomzero_plugin.agent.reward import read_truth
 from zoomzero_plugin.agent.protocol import STOP
 from zoomzero_plugin.agent.render import IM_END, QWEN_IMAGE, first_prompt, observation_block
+from zoomzero_plugin.agent.reward import read_truth
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.prompts import VIDEO_PLACEHOLDER
 from zoomzero_plugin.token_masks import decode_rows
@@ -295,9 +296,14 @@ def measure_first_prompt(tokenizer: Any, processor: Any, video: str, user_text: 
 
 
 def _local_processor(config: Any) -> tuple[Any, Any] | None:
+    """(tokenizer, processor) of a local model folder, else None."""
     path = config.worker.actor.model.model_path
-    if not os.path.isdir(path):
-        return None
+    return _load_processor(path) if os.path.isdir(path) else None
+
+
+@lru_cache(maxsize=2)
+def _load_processor(path: str) -> tuple[Any, Any]:
+    """Loaded once per folder: a dry run reads it for the row checks and again for its description."""
     from transformers import AutoProcessor
 
     processor = AutoProcessor.from_pretrained(path, local_files_only=True, use_fast=True)
