@@ -135,3 +135,24 @@ def test_placeholder_split_on_a_megabyte_of_text():
     img = Image.new("RGB", (2, 2))
     [message] = openai_messages([{"role": "user", "content": content}], [img, img])
     assert [p["type"] for p in message["content"]] == ["image_url", "text", "image_url"]
+
+
+def test_export_rows_are_checked_as_eval_checks_them():
+    """One video per row as a list, unique qids, a parsable answer: every bad row named in one DataError (a bare
+    string of a video path used to be read as its first character)."""
+    from zoomzero_plugin.data.sft.sources import questions_from_rows
+    from zoomzero_plugin.errors import DataError
+    from zoomzero_plugin.rows import make_row
+
+    def row(qid, video="v.mp4"):
+        return make_row(qid=qid, question="Which?", options=["a", "b"], answer="B", duration=10.0, video=video)
+
+    good = questions_from_rows([row("q1"), row("q2", "w.mp4")], "rows.jsonl")
+    assert {q: (x.video, x.truth.answer) for q, x in good.items()} == {"q1": ("v.mp4", "B"), "q2": ("w.mp4", "B")}
+    as_string = {**row("q3"), "videos": "v.mp4"}
+    with pytest.raises(DataError) as bad:
+        questions_from_rows([row("q1"), as_string, row("q1"), {"videos": ["v.mp4"]}], "rows.jsonl")
+    message = str(bad.value)
+    assert message.startswith("rows.jsonl: 3 bad row(s): ")
+    assert "row 2 (q3): expected one video, got 'v.mp4'" in message
+    assert "row 3: question id 'q1' repeats row 1" in message and "row 4: no 'answer' column" in message

@@ -33,6 +33,7 @@ from ...errors import DataError, ResumeError
 from ...eval.journal import Journal
 from ...eval.predictions import read_predictions
 from ...ground_truth import GroundTruth
+from ...inference.passes import Question as RowQuestion
 from ...rows import row_truth
 from .sharegpt import conversation
 from .teacher import TeacherClient, openai_messages
@@ -66,18 +67,10 @@ class Candidate:
 
 
 def questions_from_rows(rows: Sequence[dict[str, Any]], where: str) -> dict[str, Question]:
-    """qid → Question; DataError naming the row for a missing video column or a duplicate qid."""
-    out: dict[str, Question] = {}
-    for i, row in enumerate(rows, 1):
-        try:
-            truth = row_truth(row)
-            video = row["videos"][0]
-        except (KeyError, IndexError, TypeError, ValueError) as e:
-            raise DataError(f"{where}: row {i}: not a dataset row ({e}); see `zoomzero data convert`") from None
-        if truth.qid in out:
-            raise DataError(f"{where}: row {i}: qid {truth.qid!r} appears twice")
-        out[truth.qid] = Question(truth.qid, str(video), truth)
-    return out
+    """qid → Question. The rows are checked as ``zoomzero eval`` checks them (answer column, exactly one video,
+    unique qids; the videos themselves are probed later): one DataError naming the bad rows."""
+    checked = RowQuestion.from_rows(rows, where, videos=False)
+    return {q.qid: Question(q.qid, q.video, row_truth(row)) for q, row in zip(checked, rows)}
 
 
 def _digest(*parts: Any) -> str:
