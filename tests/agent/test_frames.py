@@ -47,8 +47,11 @@ def test_unreadable_videos_are_a_clear_error(tmp_path):
     bad.write_bytes(b"not a video")
     with pytest.raises(VideoError, match="bad.mp4"):
         FrameReader(str(bad))
-    with pytest.raises(VideoError, match="missing.mp4"):
+    with pytest.raises(VideoError, match="missing.mp4: no such video file"):
         FrameReader(str(tmp_path / "missing.mp4"))
+    (tmp_path / "empty.mp4").write_bytes(b"")
+    with pytest.raises(VideoError, match=r"empty.mp4: an empty file \(0 bytes\)"):
+        FrameReader(str(tmp_path / "empty.mp4"))
 
 
 def test_indices_outside_the_video_are_refused(evidence_video):

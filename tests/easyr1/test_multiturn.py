@@ -134,6 +134,31 @@ def test_frame_refs_decode_once_per_group_at_the_authors_size(evidence_video):
     assert plain.width * plain.height <= 12544, "ordinary images still get EasyR1's limits"
 
 
+def test_frame_cache_counts_a_group_decoded_by_two_threads_once(evidence_video, monkeypatch):
+    import threading
+
+    cache = frame_refs.FrameCache()
+    reader = cache.reader(str(evidence_video))
+    both_read = threading.Barrier(2)
+    original = type(reader).read
+
+    def slow_read(self, *args, **kwargs):  # both threads miss the cache before either stores the group
+        images = original(self, *args, **kwargs)
+        both_read.wait(timeout=10)
+        return images
+
+    monkeypatch.setattr(type(reader), "read", slow_read)
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(cache.group(str(evidence_video), [0, 8], 100352, 25088)))
+               for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert cache.reads == 2 and len(got) == 2 and got[0] is got[1], "one stored group, handed to both threads"
+    assert cache._bytes == 2 * 224 * 168 * 3, "two 224x168 RGB frames held, counted once"
+
+
 def test_the_reward_manager_scores_a_response_with_holes_over_its_extent(ppo_config, easyr1_tokenizer):
     from verl.protocol import DataProto
     from verl.workers.reward.config import RewardConfig

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import VideoError
+from ..video import check_video_file
 from .budget import AgentBudget
 from .environment import VideoInfo
 
@@ -40,6 +41,7 @@ class FrameReader:
     """An open video: ``info`` (frames, native fps) and :meth:`read` of native frame indices as PIL images."""
 
     def __init__(self, path: str, num_threads: int = 0):
+        check_video_file(str(path))  # missing, a folder or empty: said plainly, before decord's own wording
         try:
             import decord
         except ImportError as e:  # decord is a dependency; a broken install is the user's to fix
@@ -52,8 +54,10 @@ class FrameReader:
             raise VideoError(f"{path}: cannot read the video ({str(e).splitlines()[0] if str(e) else type(e).__name__})") \
                 from None
 
-    def read(self, indices: Sequence[int], budget: AgentBudget = AgentBudget()) -> list[Any]:
-        """The frames at ``indices`` (one batched decode), resized; returns PIL RGB images."""
+    def read(self, indices: Sequence[int], max_pixels: int = AgentBudget.frame_max_pixels,
+             min_pixels: int = AgentBudget.frame_min_pixels) -> list[Any]:
+        """The frames at ``indices`` (one batched decode), resized by :func:`fit_size` within the pixel limits;
+        returns PIL RGB images."""
         from PIL import Image
 
         if not indices:
@@ -65,7 +69,7 @@ class FrameReader:
         images = []
         for array in batch:
             image = Image.fromarray(array)
-            size = fit_size(image.width, image.height, budget.frame_max_pixels, budget.frame_min_pixels)
+            size = fit_size(image.width, image.height, max_pixels, min_pixels)
             images.append(image if size == image.size else image.resize(size, Image.LANCZOS))
         return images
 

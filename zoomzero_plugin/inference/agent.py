@@ -109,7 +109,8 @@ class _Run:
         observation = step.observation
         if observation is not None and observation.frames:
             start = time.perf_counter()
-            self.images += self.reader.read([f.frame for f in observation.frames], traj.budget)
+            self.images += self.reader.read([f.frame for f in observation.frames], traj.budget.frame_max_pixels,
+                                           traj.budget.frame_min_pixels)
             self.decode_s += time.perf_counter() - start
         self.pairs.append((step.turn.text, observation.text(QWEN_IMAGE) if observation is not None else None))
 
@@ -130,7 +131,7 @@ def _start(q: Question, cfg: AgentConfig, template) -> _Run:
     start = time.perf_counter()
     reader = FrameReader(q.video)
     traj = Trajectory(reader.info, cfg.budget, get_prompts(cfg.prompt))
-    images = reader.read([f.frame for f in traj.overview], cfg.budget)
+    images = reader.read([f.frame for f in traj.overview], cfg.budget.frame_max_pixels, cfg.budget.frame_min_pixels)
     first = first_prompt(template, traj.prompts.system, traj.user_parts(question_text(q.question, q.options)))
     return _Run(q, reader, traj, first, images, decode_s=time.perf_counter() - start)
 

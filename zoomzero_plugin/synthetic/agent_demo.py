@@ -64,7 +64,8 @@ def run_agent_demo(workdir: Path, seed: int = 0, temperature: float = 1.0) -> No
         if turn.error:
             print(f"  -> error ({turn.error['code']}): {turn.error['message']}")
         if turn.clip:
-            shown = [dominant_color(np.asarray(im)) or "-" for im in reader.read(turn.clip["frames"], budget)]
+            clip = reader.read(turn.clip["frames"], budget.frame_max_pixels, budget.frame_min_pixels)
+            shown = [dominant_color(np.asarray(im)) or "-" for im in clip]
             print("  -> clip: " + ", ".join(f"{t:.2f} s [{c}]" for t, c in zip(turn.clip["times"], shown)))
         if turn.observation:
             preview = turn.observation.replace("\n", "\\n")

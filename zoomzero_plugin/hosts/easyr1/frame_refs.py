@@ -23,7 +23,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from zoomzero_plugin.agent.budget import AgentBudget
 from zoomzero_plugin.agent.frames import FrameReader
 
 FRAME_KEYS = ("video", "frames", "pick")
@@ -78,13 +77,14 @@ class FrameCache:
             if images is not None:
                 self._groups.move_to_end(key)
                 return images
-        budget = AgentBudget(frame_max_pixels=int(max_pixels), frame_min_pixels=min(int(min_pixels), int(max_pixels)))
-        images = self.reader(str(video)).read([int(f) for f in frames], budget)
-        size = sum(im.width * im.height * 3 for im in images)
+        images = self.reader(str(video)).read([int(f) for f in frames], int(max_pixels), min(int(min_pixels), int(max_pixels)))
         with self._lock:
             self.reads += 1
+            if key in self._groups:  # another thread decoded the same group meanwhile: keep one, count it once
+                self._groups.move_to_end(key)
+                return self._groups[key]
             self._groups[key] = images
-            self._bytes += size
+            self._bytes += sum(im.width * im.height * 3 for im in images)
             while self._bytes > self.max_bytes and len(self._groups) > 1:
                 _, old = self._groups.popitem(last=False)
                 self._bytes -= sum(im.width * im.height * 3 for im in old)

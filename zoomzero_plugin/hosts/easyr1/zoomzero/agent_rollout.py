@@ -287,7 +287,7 @@ def measure_first_prompt(tokenizer: Any, processor: Any, video: str, user_text: 
     """What the rollout's first prompt for this row will hold (decodes one frame of the video)."""
     reader = frame_refs.CACHE.reader(video)
     trajectory = Trajectory(reader.info, options.budget, get_prompts(options.prompt))
-    frame = reader.read([0], options.budget)[0]
+    frame = reader.read([0], options.budget.frame_max_pixels, options.budget.frame_min_pixels)[0]
     h, w = merged_grid(processor.image_processor, frame.width, frame.height)
     text = first_prompt(tokenizer.apply_chat_template, trajectory.prompts.system, trajectory.user_parts(user_text),
                         QWEN_IMAGE)
