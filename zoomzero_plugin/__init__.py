@@ -1,22 +1,23 @@
 """zoomzero-plugin: evidence-grounded RL for video LLMs (Zoom-Zero, VideoZoomer) as an EasyR1 plugin.
 
 The core (this package's top-level modules) is host-free: it never imports EasyR1, Ray or vLLM.
-Names that need torch (advantages, token masks) load on first use, so CLIs and parsers start fast.
+Every public name loads its module on first use: importing the package (every process of a CPU venv does, through
+the torchvision start-up hook of ``scripts/install-cpu.sh``) costs almost nothing.
 """
 
 from importlib import import_module
 from typing import Any
 
-from .ground_truth import GroundTruth
-from .parsing import ParsedResponse, glue_char_ranges, parse_response
-from .prompts import grounding_prompt, zoom_prompt
-from .rewards import COMPONENTS, RewardConfig, score_parsed, score_response
-from .spans import Span, clean_spans, intersection_length, iog, iop, iou, merge_spans, total_length
-from .zoom import Clip, ZoomBudget, ZoomPlan, plan_coarse, plan_pass, plan_zoom
-
 __version__ = "0.1.0"
 
 _LAZY = {
+    "GroundTruth": "ground_truth",
+    **dict.fromkeys(("ParsedResponse", "glue_char_ranges", "parse_response"), "parsing"),
+    **dict.fromkeys(("grounding_prompt", "zoom_prompt"), "prompts"),
+    **dict.fromkeys(("COMPONENTS", "RewardConfig", "score_parsed", "score_response"), "rewards"),
+    **dict.fromkeys(("Span", "clean_spans", "intersection_length", "iog", "iop", "iou", "merge_spans", "total_length"),
+                    "spans"),
+    **dict.fromkeys(("Clip", "ZoomBudget", "ZoomPlan", "plan_coarse", "plan_pass", "plan_zoom"), "zoom"),
     "group_normalize": "advantages",
     "grpo_advantage": "advantages",
     "token_adv": "advantages",
@@ -28,6 +29,10 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 
 __all__ = [

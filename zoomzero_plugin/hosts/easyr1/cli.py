@@ -17,15 +17,13 @@ Three ways to launch, all running EasyR1's own ``verl.trainer.main``:
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from zoomzero_plugin.errors import EXIT_USER, ZoomzeroError, one_line
-
-from .activation import runtime_env
-from .doctor import doctor, print_plugins
-from .launcher import train
 
 EPILOG = ("Docs: docs/easyr1.md. `easyr1 train RECIPE --dry-run` validates without starting Ray or touching a GPU "
           "(vLLM need not be installed). Exit status: 0 done, 1 a check failed, 2 a problem to fix (one line).")
@@ -43,12 +41,19 @@ def _add_train(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _host(name: str) -> Any:
+    """``module:attribute`` of this package, imported when a command runs: the host's modules pull in torch and
+    every seam, which ``easyr1 --help`` need not wait for (the same rule as ``zoomzero``'s subcommands)."""
+    module, _, attribute = name.partition(":")
+    return getattr(importlib.import_module(f".{module}", __package__), attribute)
+
+
 def _train(args: argparse.Namespace) -> int:
-    return train(args.recipe, args.overrides, dry_run=args.dry_run, check_rows=args.check_rows)
+    return _host("launcher:train")(args.recipe, args.overrides, dry_run=args.dry_run, check_rows=args.check_rows)
 
 
 def _runtime_env(args: argparse.Namespace) -> int:
-    print(json.dumps(runtime_env()))
+    print(json.dumps(_host("activation:runtime_env")()))
     return 0
 
 
@@ -61,11 +66,11 @@ COMMANDS: dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], None] | 
         "active in the driver, the Runner actor and every Ray worker.",
         _add_train, _train,
     ),
-    "plugins": ("list the installed plugins and what each adds", "", None, lambda args: print_plugins()),
+    "plugins": ("list the installed plugins and what each adds", "", None, lambda args: _host("doctor:print_plugins")()),
     "doctor": (
         "versions, video backend, GPUs, and the status of every EasyR1 seam",
         "Exit 0 when this machine can train with the plugins (every seam in place, vLLM installed), else 1.",
-        None, lambda args: doctor(),
+        None, lambda args: _host("doctor:doctor")(),
     ),
     "runtime-env": (
         "print the runtime_env JSON for `ray job submit --runtime-env-json`",
