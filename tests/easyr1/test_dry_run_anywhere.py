@@ -71,6 +71,18 @@ def test_bad_reward_weights_components_and_options_are_problems_not_tracebacks(r
     assert code == EXIT_USER and err.startswith("easyr1 train: ") and message in err
 
 
+@pytest.mark.parametrize("text, message", [
+    ("stage: sft\nmodel_name_or_path: m\n", "is a LLaMA-Factory recipe (it has a top-level 'stage'), not an EasyR1 one: "
+                                               "run it with `llamafactory-cli train "),
+    ("- 1\n- 2\n", "the file holds a YAML list, not a mapping of EasyR1 sections"),
+])
+def test_a_recipe_that_is_not_an_easyr1_mapping_is_named(tmp_path, capsys, no_ray, text, message):
+    path = tmp_path / "other.yaml"
+    path.write_text(text)
+    code, err = dry_run(capsys, path)
+    assert code == EXIT_USER and err.startswith(f"easyr1 train: {path}") and message in err
+
+
 DRY_RUN_WITHOUT = """
 import sys
 sys.modules[{module!r}] = None  # as if it were not installed

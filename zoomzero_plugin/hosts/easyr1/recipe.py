@@ -64,6 +64,12 @@ def load_recipe(recipe: str | os.PathLike | None, overrides: Sequence[str] = ())
         parts = [OmegaConf.load(recipe)] if recipe else []
         if overrides:
             parts.append(OmegaConf.from_dotlist(list(overrides)))
+        if recipe and not OmegaConf.is_dict(parts[0]):
+            raise ConfigError(f"{source}: the file holds a YAML {type(parts[0]).__name__.removesuffix('Config').lower()}"
+                              f", not a mapping of EasyR1 sections (data, algorithm, worker, trainer)")
+        if recipe and "stage" in parts[0] and "stage" not in default:
+            raise ConfigError(f"{source} is a LLaMA-Factory recipe (it has a top-level 'stage'), not an EasyR1 one: "
+                              f"run it with `llamafactory-cli train {source}`")
         for part in parts:
             dropped.update(_drop_version_keys(part, default))
         raw = OmegaConf.merge(default, *parts)
