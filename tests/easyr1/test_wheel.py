@@ -18,7 +18,7 @@ import pytest
 
 from .conftest import REPO, subprocess_env
 
-SKIP = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
+SKIP = shutil.ignore_patterns(".git", ".venv*", ".ci", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
                               ".hypothesis", "runs", "zoomzero-demo")
 RECIPES = sorted(p.name for p in (REPO / "yamls").glob("*.yaml"))  # EasyR1's and LLaMA-Factory's (`stage:`)
 EASYR1_RECIPES = [r for r in RECIPES if "\nstage:" not in (REPO / "yamls" / r).read_text()]
@@ -31,10 +31,25 @@ def run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
     return done
 
 
+def copy_sources(dest: Path) -> None:
+    """The clone's files as git sees them (tracked, or new and not ignored): never a stale build/, and never a venv
+    that CI is still installing beside the tests (.venv-vllm is several GB). Without git, by name."""
+    git = shutil.which("git")
+    listed = git and subprocess.run([git, "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                                    capture_output=True, text=True)
+    if not listed or listed.returncode != 0:
+        shutil.copytree(REPO, dest, ignore=SKIP)
+        return
+    for name in filter(None, listed.stdout.split("\0")):
+        if (REPO / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, dest / name)
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     source = tmp_path_factory.mktemp("source") / "zoomzero-plugin"
-    shutil.copytree(REPO, source, ignore=SKIP)  # never a stale build/ of the clone
+    copy_sources(source)
     dist = tmp_path_factory.mktemp("dist")
     run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(dist), str(source)])
     (path,) = dist.glob("zoomzero_plugin-*.whl")
