@@ -8,7 +8,7 @@ mutation, and degenerate repetitions, with and without a video duration.
 import math
 import re
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from zoomzero_plugin.parsing import glue_spans, parse_response, parse_span_list
@@ -90,7 +90,7 @@ NUMBERS = st.one_of(
     st.integers(-(10**6), 10**7).map(str),
 )
 SPACES = st.sampled_from(["", "", "", " ", "  ", "\n", "\t", "\u3000", " \n "])
-BRACKETS = st.sampled_from(["()", "()", "[]", "(]", "[)"])
+BRACKETS = st.sampled_from(["()", "()", "()", "[]", "[]", "(]", "[)"])
 
 
 @st.composite
@@ -99,7 +99,7 @@ def span_lists(draw):
     parts = [draw(SPACES), "[", draw(SPACES)]
     for k in range(draw(st.integers(0, 6))):
         if k:
-            parts += [draw(st.sampled_from([",", ",", ",", "", ",,", ";"])), draw(SPACES)]
+            parts += [draw(st.sampled_from([",", ",", "", "", ",,", ";"])), draw(SPACES)]
         o, c = draw(BRACKETS)
         parts += [o, draw(SPACES), draw(NUMBERS), draw(SPACES), draw(st.sampled_from([",", ",", ",", "", " "])),
                   draw(SPACES), draw(NUMBERS), draw(SPACES), c, draw(SPACES)]
@@ -125,6 +125,21 @@ DURATIONS = st.sampled_from([None, None, 12.0, 0.5, 3.0, 1e7, 0.0, float("inf")]
 
 @settings(max_examples=2000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(TEXTS)
+@example("[(1, 2) (3, 4)]")
+@example("[(1, 2)(3, 4),]")
+@example("[(1, 2], [3, 4)]")
+@example("[(1, 2),, (3, 4)]")
+@example(" [ (1 , 2) , ] ")
+@example("[(1, 2)] ]")
+@example("[(1 2, 3)]")
+@example("[(1, 2) , (3, 4)]")
+@example("[(1_0, 2)]")
+@example("[(1, 2, 3), (4)]")
+@example("[(1,2;3,4)]")
+@example("[((1, 2), (3, 4))]")
+@example("[(1, 2),(3, 4]]")
+@example("[(1,\t2)]")
+@example("[(1, 2),\u3000(3, 4)]")
 def test_read_span_list_matches_the_reference(text):
     assert _same(read_span_list(text), _reference_read_span_list(text))
 
