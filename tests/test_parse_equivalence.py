@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from zoomzero_plugin.parsing import glue_spans, parse_response, parse_span_list
+from zoomzero_plugin.spans import clean_pairs, clean_spans
 from zoomzero_plugin.tags import read_span_list
 
 _NUMBER = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:[nN][aA][nN]|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)"
@@ -120,7 +121,7 @@ TEXTS = st.one_of(
     st.tuples(st.sampled_from(["[(1, 2), ", "(1, 2), ", "[", "(", " ", "[(1, ", "9"]), st.integers(1, 3000),
               st.sampled_from(["", "]", "(1, 2)]", ")]"])).map(lambda t: t[0] * t[1] + t[2]),
 )
-DURATIONS = st.sampled_from([None, None, 12.0, 0.5, 3.0, 1e7, 0.0, float("inf")])
+DURATIONS = st.sampled_from([None, None, 12.0, 0.5, 3.0, 1e7, 0.0, float("inf"), float("nan"), 2])
 
 
 @settings(max_examples=2000, deadline=None, suppress_health_check=list(HealthCheck))
@@ -168,3 +169,14 @@ def test_a_long_well_formed_list_matches_the_reference():
         assert _same(parse_span_list(text, duration), _reference_parse_span_list(text, duration))
     broken = text[:-30] + "x" + text[-29:]
     assert parse_span_list(broken) == _reference_parse_span_list(broken, None) == ([], 0, False)
+
+
+SECONDS = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([-0.0, 0.0, 1.0, 2.0, 12.0, 1e6, 1e6 + 1]))
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.tuples(SECONDS, SECONDS), max_size=12), DURATIONS)
+def test_clean_pairs_matches_clean_spans_and_the_reference(pairs, duration):
+    spans, reasons = clean_spans(pairs, duration)
+    assert _same(clean_pairs(pairs, duration), (spans, len(reasons)))
+    assert _same(clean_pairs(pairs, duration), _reference_clean(pairs, duration))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .spans import Span, clean_spans
+from .spans import Span, clean_pairs
 from .tags import block_ranges, first_block, first_of, last_block, letter_at, read_span_list, skip_space, tagged_pairs
 
 _THINK_STOPS = ("<think>", "</think>", "<answer>", "</answer>", "<glue>", "</glue>")
@@ -43,8 +43,8 @@ def parse_span_list(text: str, duration: float | None = None) -> tuple[list[Span
     pairs = read_span_list(text)
     if pairs is None:
         return [], 0, False
-    spans, problems = clean_spans(pairs, duration)
-    return spans, len(problems), True
+    spans, invalid = clean_pairs(pairs, duration)
+    return spans, invalid, True
 
 
 def _letter_in(text: str, start: int, end: int) -> tuple[str, int] | None:
@@ -129,7 +129,7 @@ def parse_response(response: object, duration: float | None = None) -> ParsedRes
 
     think = first_block(text, "think")
     # a repeated citation adds nothing to the union (degenerate outputs repeat one)
-    time_spans, _ = clean_spans(tagged_pairs(think.content, "time", distinct=True) if think else (), duration)
+    time_spans, _ = clean_pairs(tagged_pairs(think.content, "time", distinct=True) if think else [], duration)
     template = matches_template(text)
     if not template:
         problems.append("template_mismatch")

@@ -36,13 +36,23 @@ def check_span(start: Any, end: Any, duration: float | None = None) -> str | Non
 
 def merge_spans(spans: Iterable[Span]) -> list[Span]:
     """Sorted union of spans; touching or overlapping spans become one. Zero-length spans are kept."""
-    merged: list[list[float]] = []
-    for s, e in sorted((float(s), float(e)) for s, e in spans):
-        if merged and s <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], e)
+    return _merge_sorted(sorted((float(s), float(e)) for s, e in spans))
+
+
+def _merge_sorted(spans: list[Span]) -> list[Span]:
+    merged: list[Span] = []
+    start = end = None
+    for s, e in spans:
+        if start is not None and s <= end:
+            if e > end:  # max(end, e), keeping end on a tie (as max does)
+                end = e
         else:
-            merged.append([s, e])
-    return [(s, e) for s, e in merged]
+            if start is not None:
+                merged.append((start, end))
+            start, end = s, e
+    if start is not None:
+        merged.append((start, end))
+    return merged
 
 
 def clean_spans(
@@ -73,6 +83,21 @@ def clean_spans(
         if reason is not None:
             problems.append(reason)
     return merge_spans(valid), problems
+
+
+def clean_pairs(pairs: Sequence[tuple[float, float]], duration: float | None = None) -> tuple[list[Span], int]:
+    """``clean_spans`` of float pairs (a parsed span list), with the number of rejected pairs instead of their
+    reasons: the same spans, in C-speed comprehensions (no per-pair call of :func:`check_span`).
+
+    A pair is kept when ``0 <= s <= e <= MAX_SECONDS`` (false for nan and ±inf, so finite), its start is not at or
+    after ``duration``, and it is not empty once its end is clamped to ``duration``.
+    """
+    kept = [p for p in pairs if 0 <= p[0] <= p[1] <= MAX_SECONDS]
+    if duration is not None:
+        d = float(duration)
+        kept = [(s, min(e, d)) for s, e in kept if not s >= duration]
+    kept = [p for p in kept if p[1] != p[0]]
+    return _merge_sorted(sorted(kept)), len(pairs) - len(kept)
 
 
 def total_length(spans: Sequence[Span]) -> float:
