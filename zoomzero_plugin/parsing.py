@@ -124,7 +124,7 @@ def parse_response(response: object, duration: float | None = None) -> ParsedRes
             problems.append(f"invalid_spans:{invalid}")
         elif not spans:
             problems.append("glue_empty")
-        if first_block(text, "glue").start != glue.start:
+        if text.find("<glue>") != glue.start:  # the first block starts at the first "<glue>" (closed: glue is after it)
             problems.append("repeated_glue")
 
     think = first_block(text, "think")

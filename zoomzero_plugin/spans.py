@@ -92,11 +92,14 @@ def clean_pairs(pairs: Sequence[tuple[float, float]], duration: float | None = N
     A pair is kept when ``0 <= s <= e <= MAX_SECONDS`` (false for nan and ±inf, so finite), its start is not at or
     after ``duration``, and it is not empty once its end is clamped to ``duration``.
     """
-    kept = [p for p in pairs if 0 <= p[0] <= p[1] <= MAX_SECONDS]
-    if duration is not None:
+    if not pairs:
+        return [], 0
+    if duration is None:
+        kept = [p for p in pairs if 0 <= p[0] < p[1] <= MAX_SECONDS]
+    else:
         d = float(duration)
-        kept = [(s, min(e, d)) for s, e in kept if not s >= duration]
-    kept = [p for p in kept if p[1] != p[0]]
+        kept = [(s, min(e, d)) for s, e in pairs if 0 <= s <= e <= MAX_SECONDS and not s >= duration]
+        kept = [p for p in kept if p[1] != p[0]]
     return _merge_sorted(sorted(kept)), len(pairs) - len(kept)
 
 
