@@ -178,5 +178,6 @@ SECONDS = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_f
 @given(st.lists(st.tuples(SECONDS, SECONDS), max_size=12), DURATIONS)
 def test_clean_pairs_matches_clean_spans_and_the_reference(pairs, duration):
     spans, reasons = clean_spans(pairs, duration)
-    assert _same(clean_pairs(pairs, duration), (spans, len(reasons)))
-    assert _same(clean_pairs(pairs, duration), _reference_clean(pairs, duration))
+    starts, ends = [s for s, _ in pairs], [e for _, e in pairs]
+    assert _same(clean_pairs(starts, ends, duration), (spans, len(reasons)))
+    assert _same(clean_pairs(starts, ends, duration), _reference_clean(pairs, duration))

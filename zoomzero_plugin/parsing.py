@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .spans import Span, clean_pairs
-from .tags import block_ranges, first_block, first_of, last_block, letter_at, read_span_list, skip_space, tagged_pairs
+from .tags import block_ranges, first_block, first_of, last_block, letter_at, read_span_columns, skip_space, tagged_pairs
 
 _THINK_STOPS = ("<think>", "</think>", "<answer>", "</answer>", "<glue>", "</glue>")
 
@@ -40,10 +40,10 @@ class ParsedResponse:
 
 def parse_span_list(text: str, duration: float | None = None) -> tuple[list[Span], int, bool]:
     """Parse ``[(s, e), …]`` → (valid merged spans, number of invalid pairs, well-formed?)."""
-    pairs = read_span_list(text)
-    if pairs is None:
+    columns = read_span_columns(text)
+    if columns is None:
         return [], 0, False
-    spans, invalid = clean_pairs(pairs, duration)
+    spans, invalid = clean_pairs(*columns, duration)
     return spans, invalid, True
 
 
@@ -129,7 +129,8 @@ def parse_response(response: object, duration: float | None = None) -> ParsedRes
 
     think = first_block(text, "think")
     # a repeated citation adds nothing to the union (degenerate outputs repeat one)
-    time_spans, _ = clean_pairs(tagged_pairs(think.content, "time", distinct=True) if think else [], duration)
+    cited = tagged_pairs(think.content, "time", distinct=True) if think else []
+    time_spans, _ = clean_pairs([s for s, _ in cited], [e for _, e in cited], duration)
     template = matches_template(text)
     if not template:
         problems.append("template_mismatch")
