@@ -14,7 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .spans import Span, clean_pairs
-from .tags import block_ranges, first_block, first_of, last_block, letter_at, read_span_columns, skip_space, tagged_pairs
+from .tags import (
+    block_ranges, first_block, first_of, last_block, last_bounds, letter_at, read_span_columns, skip_space, tagged_pairs,
+)
 
 _THINK_STOPS = ("<think>", "</think>", "<answer>", "</answer>", "<glue>", "</glue>")
 
@@ -148,8 +150,9 @@ def parse_response(response: object, duration: float | None = None) -> ParsedRes
 
 def glue_spans(response: object, duration: float | None = None) -> tuple[Span, ...]:
     """``parse_response(response, duration).spans`` without parsing the rest of the response (for hot loops)."""
-    glue = last_block(as_text(response), "glue")
-    return tuple(parse_span_list(glue.content, duration)[0]) if glue else ()
+    text = as_text(response)
+    glue = last_bounds(text, "glue")
+    return tuple(parse_span_list(text[glue[1] : glue[2]], duration)[0]) if glue else ()
 
 
 def glue_char_ranges(text: str) -> list[tuple[int, int]]:

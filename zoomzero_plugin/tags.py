@@ -106,6 +106,15 @@ def last_block(text: str, tag: str) -> Block | None:
     last closing tag before O: every opening tag before P is closed by P at the latest, so no block
     spans P, and the block holding O is the first one to start after P.
     """
+    bounds = last_bounds(text, tag)
+    if bounds is None:
+        return None
+    start, content_start, content_end = bounds
+    return Block(start, content_start, content_end + len(tags(tag)[1]), text[content_start:content_end])
+
+
+def last_bounds(text: str, tag: str) -> tuple[int, int, int] | None:
+    """:func:`last_block` as ``(start, content_start, content_end)`` indices, without building the Block."""
     open_, close = tags(tag)
     c = text.rfind(close)
     if c < 0:
@@ -116,7 +125,7 @@ def last_block(text: str, tag: str) -> Block | None:
     end = text.find(close, o + len(open_))
     p = text.rfind(close, 0, o)
     start = text.find(open_, 0 if p < 0 else p + len(close))
-    return Block(start, start + len(open_), end + len(close), text[start + len(open_) : end])
+    return start, start + len(open_), end
 
 
 def count_blocks(text: str, tag: str, limit: int | None = None) -> int:

@@ -160,3 +160,56 @@ def test_zoom_prompt_style_option(easyr1_tokenizer, easyr1_processor):
     ids = concise.prompt_ids([TRUTHS[0]])[0]
     text = easyr1_tokenizer.decode(ids)
     assert "Question: Which colour?\nOptions:\n(A) red\n(B) green\n(C) blue\nRespond with only the letter" in text
+
+
+def _reference_plan(hook, texts, truths, videos):
+    """The plan loop as first written (a plan made and hashed per response): rows, plans, request_of, distinct."""
+    from zoomzero_plugin.zoom import plan_pass, plan_zoom
+
+    rows, plans, request_of, distinct, seconds, sent = [], [], [], [], [], {}
+    for i, (text, truth) in enumerate(zip(texts, truths)):
+        spans = parse_response(text, truth.duration).spans
+        seconds.append(sum(e - s for s, e in spans))
+        plan = plan_zoom(spans, truth.duration, hook.budget)
+        if plan is None and hook.options.no_spans == "uniform":
+            budget = hook.options.uniform_budget(truth.duration, hook.factor, hook.temporal_patch)
+            plan = plan_pass([(0.0, truth.duration)], truth.duration, budget)
+        if plan is not None:
+            key = (videos[i], plan, truth.question, truth.options)
+            if key not in sent:
+                sent[key] = len(distinct)
+                distinct.append(len(rows))
+            request_of.append(sent[key])
+            rows.append(i)
+            plans.append(plan)
+    return rows, plans, request_of, distinct, seconds
+
+
+@pytest.mark.parametrize("no_spans", ["zero", "uniform"])
+def test_plan_and_decode_match_the_straightforward_loop(hook, easyr1_tokenizer, no_spans):
+    """A random batch of 96 responses (few span sets, so plans repeat; merged-equal sets; spans past the end)."""
+    import random
+
+    hook.options = ZoomOptions(enable=True, no_spans=no_spans, uniform_frames=8, max_tokens=256,
+                               min_frame_pixels=3136, max_frame_pixels=50176, fps=2.0)
+    rng = random.Random(7)
+    truths = [GroundTruth(answer="A", options=("x", "y"), spans=(), duration=d, qid=f"q{k}", question=f"Q{k % 2}?")
+              for k, d in enumerate((12.0, 30.0, 12.0))]
+    glue = ["", "[]", "[(3.0, 5.0)]", "[(3.0, 4.0), (4.0, 5.0)]", "[(0, 0.2)]", "[(11.5, 40)]", "[(50, 60)]", "[(1, 2), (6, 9)]"]
+    texts, picked, videos = [], [], []
+    for _ in range(96):
+        k = rng.randrange(3)
+        g = rng.choice(glue)
+        texts.append(f"<think>x</think><answer>A</answer>" + (f"<glue>{g}</glue>" if g else ""))
+        picked.append(truths[k])
+        videos.append(f"/v/{rng.choice('ab')}.mp4")
+    requests = hook.plan(texts, [t.to_json() for t in picked], [{"videos": [v]} for v in videos])
+    rows, plans, request_of, distinct, seconds = _reference_plan(hook, texts, picked, videos)
+    assert (requests.rows, requests.plans, requests.request_of, requests.distinct) == (rows, plans, request_of, distinct)
+    assert requests.span_seconds == seconds and len(distinct) > 4
+
+    ids = [easyr1_tokenizer.encode(t, add_special_tokens=False) + [easyr1_tokenizer.eos_token_id] for t in texts[:8]]
+    width = max(map(len, ids)) + 3
+    padded = torch.tensor([x + [easyr1_tokenizer.pad_token_id] * (width - len(x)) for x in ids])
+    mask = torch.tensor([[1.0] * len(x) + [0.0] * (width - len(x)) for x in ids])  # a float mask counts too
+    assert hook.decode(padded, mask) == [easyr1_tokenizer.decode(x, skip_special_tokens=True) for x in ids]

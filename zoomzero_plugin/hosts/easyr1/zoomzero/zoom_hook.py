@@ -100,8 +100,8 @@ class ZoomHook:
     def decode(self, ids: torch.Tensor, mask: torch.Tensor) -> list[str]:
         """Each row's generated tokens as EasyR1's reward manager decodes them (``tokenizer.decode``)."""
         lengths = mask.sum(-1).tolist()
-        width = int(max(lengths, default=0))
-        rows = [row[: int(n)] for row, n in zip(ids[:, :width].tolist(), lengths)]
+        table = ids.numpy(force=True)  # one row at a time to lists: only the tokens each row keeps
+        rows = [table[i, : int(n)].tolist() for i, n in enumerate(lengths)]
         return decode_rows(self.tokenizer, rows, self.skip_special_tokens)
 
     def plan(self, texts: Sequence[str], ground_truths: Sequence[Any], multi_modal_data: Sequence[Any]) -> ZoomRequests:
@@ -115,20 +115,25 @@ class ZoomHook:
             truths.append(parsed[key])
         videos = [first_video(m) for m in multi_modal_data]
         requests = ZoomRequests(truths=truths, videos=videos, span_seconds=[])
-        plans: dict[tuple, ZoomPlan | None] = {}  # the n responses to a prompt often cite the same spans
-        sent: dict[tuple, int] = {}  # (video, plan, question, options) -> request index
+        # per (spans, duration): seconds, plan and the plan's number among the distinct plans (equal plans, equal
+        # numbers), so that a plan is made and hashed once per distinct span set, not once per response
+        planned: dict[tuple, tuple[float, ZoomPlan | None, int]] = {}
+        plan_number: dict[ZoomPlan, int] = {}
+        sent: dict[tuple, int] = {}  # (video, plan number, question, options) -> request index
         for i, (text, truth) in enumerate(zip(texts, truths)):
             spans = glue_spans(text, truth.duration)  # = parse_response(…).spans, as the reward sees them
-            requests.span_seconds.append(sum(e - s for s, e in spans))  # glue spans come merged
             key = (spans, truth.duration)
-            if key not in plans:
-                plans[key] = plan_zoom(spans, truth.duration, self.budget)
-            plan = plans[key]
-            if plan is None and self.options.no_spans == "uniform":
-                budget = self.options.uniform_budget(truth.duration, self.factor, self.temporal_patch)
-                plan = plan_pass([(0.0, truth.duration)], truth.duration, budget)
+            if key not in planned:
+                plan = plan_zoom(spans, truth.duration, self.budget)
+                if plan is None and self.options.no_spans == "uniform":
+                    budget = self.options.uniform_budget(truth.duration, self.factor, self.temporal_patch)
+                    plan = plan_pass([(0.0, truth.duration)], truth.duration, budget)
+                number = -1 if plan is None else plan_number.setdefault(plan, len(plan_number))
+                planned[key] = (sum(e - s for s, e in spans), plan, number)  # glue spans come merged
+            seconds, plan, number = planned[key]
+            requests.span_seconds.append(seconds)
             if plan is not None:
-                key = (videos[i], plan, truth.question, truth.options)
+                key = (videos[i], number, truth.question, truth.options)
                 if key not in sent:
                     sent[key] = len(requests.distinct)
                     requests.distinct.append(len(requests.rows))
