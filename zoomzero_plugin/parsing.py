@@ -14,9 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .spans import Span, clean_pairs
-from .tags import (
-    block_ranges, first_block, first_of, last_block, last_bounds, letter_at, read_span_columns, skip_space, tagged_pairs,
-)
+from .tags import block_ranges, first_bounds, first_of, last_bounds, letter_at, read_span_columns, skip_space, tagged_pairs
 
 _THINK_STOPS = ("<think>", "</think>", "<answer>", "</answer>", "<glue>", "</glue>")
 
@@ -106,32 +104,34 @@ def parse_response(response: object, duration: float | None = None) -> ParsedRes
     text = as_text(response)
     problems: list[str] = []
 
-    answer_block = last_block(text, "answer")
-    answer = extract_letter(answer_block.content) if answer_block else None
-    if answer_block is None:
+    # blocks as (start, content_start, content_end) indices: no Block objects on the hot path
+    answer_at = last_bounds(text, "answer")
+    answer = extract_letter(text[answer_at[1] : answer_at[2]]) if answer_at else None
+    if answer_at is None:
         problems.append("no_answer")
     elif answer is None:
         problems.append("answer_not_a_letter")
 
-    glue = last_block(text, "glue")
+    glue_at = last_bounds(text, "glue")
     spans: list[Span] = []
     invalid, parsed = 0, False
-    if glue is None:
+    if glue_at is None:
         problems.append("truncated_glue" if "<glue>" in text else "no_glue")
     else:
-        spans, invalid, parsed = parse_span_list(glue.content, duration)
+        spans, invalid, parsed = parse_span_list(text[glue_at[1] : glue_at[2]], duration)
         if not parsed:
             problems.append("glue_unparsable")
         elif invalid:
             problems.append(f"invalid_spans:{invalid}")
         elif not spans:
             problems.append("glue_empty")
-        if text.find("<glue>") != glue.start:  # the first block starts at the first "<glue>" (closed: glue is after it)
+        if text.find("<glue>") != glue_at[0]:  # the first block starts at the first "<glue>" (closed: glue is after it)
             problems.append("repeated_glue")
 
-    think = first_block(text, "think")
+    think_at = first_bounds(text, "think")
+    think = text[think_at[1] : think_at[2]] if think_at else None
     # a repeated citation adds nothing to the union (degenerate outputs repeat one)
-    cited = tagged_pairs(think.content, "time", distinct=True) if think else []
+    cited = tagged_pairs(think, "time", distinct=True) if think else []
     time_spans, _ = clean_pairs([s for s, _ in cited], [e for _, e in cited], duration)
     template = matches_template(text)
     if not template:
@@ -139,7 +139,7 @@ def parse_response(response: object, duration: float | None = None) -> ParsedRes
     return ParsedResponse(
         answer=answer,
         spans=tuple(spans),
-        think=think.content if think else None,
+        think=think,
         time_spans=tuple(time_spans),
         matches_template=template,
         glue_parsed=parsed,

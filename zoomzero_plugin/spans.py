@@ -44,8 +44,7 @@ def _merge_sorted(spans: list[Span]) -> list[Span]:
     start = end = None
     for s, e in spans:
         if start is not None and s <= end:
-            if e > end:  # max(end, e), keeping end on a tie (as max does)
-                end = e
+            end = max(end, e)
         else:
             if start is not None:
                 merged.append((start, end))

@@ -68,6 +68,15 @@ def tags(tag: str) -> tuple[str, str]:
 
 def first_block(text: str, tag: str, start: int = 0) -> Block | None:
     """The first block at or after ``start``; None when there is none (no tag, or the first one is unclosed)."""
+    bounds = first_bounds(text, tag, start)
+    if bounds is None:
+        return None
+    i, content_start, content_end = bounds
+    return Block(i, content_start, content_end + len(tags(tag)[1]), text[content_start:content_end])
+
+
+def first_bounds(text: str, tag: str, start: int = 0) -> tuple[int, int, int] | None:
+    """:func:`first_block` as ``(start, content_start, content_end)`` indices, without building the Block."""
     open_, close = tags(tag)
     i = text.find(open_, start)
     if i < 0:
@@ -75,7 +84,7 @@ def first_block(text: str, tag: str, start: int = 0) -> Block | None:
     j = text.find(close, i + len(open_))
     if j < 0:
         return None
-    return Block(i, i + len(open_), j + len(close), text[i + len(open_) : j])
+    return i, i + len(open_), j
 
 
 @lru_cache(maxsize=32)

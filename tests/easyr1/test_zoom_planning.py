@@ -200,7 +200,7 @@ def test_plan_and_decode_match_the_straightforward_loop(hook, easyr1_tokenizer, 
     for _ in range(96):
         k = rng.randrange(3)
         g = rng.choice(glue)
-        texts.append(f"<think>x</think><answer>A</answer>" + (f"<glue>{g}</glue>" if g else ""))
+        texts.append("<think>x</think><answer>A</answer>" + (f"<glue>{g}</glue>" if g else ""))
         picked.append(truths[k])
         videos.append(f"/v/{rng.choice('ab')}.mp4")
     requests = hook.plan(texts, [t.to_json() for t in picked], [{"videos": [v]} for v in videos])
