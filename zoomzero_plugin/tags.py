@@ -40,10 +40,10 @@ _PAIR_RE = re.compile(_PAIR)
 _ITEM_ALL_RE = re.compile(rf"({_PAIR}\s*(,\s*)?)")
 _CLOSING = {"(": ")", "[": "]"}
 _CLOSE_OF = str.maketrans(_CLOSING)
-# what _plain_items leaves to _items: ASCII whitespace (str.isspace, \s) left once ", " is read, "_" and ";"
-_UNUSUAL = b"\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f _;"
+# what _plain_items leaves to _items: ASCII whitespace but " " (str.isspace, \s) and "_"
+_UNUSUAL = b"\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f_"
 _ROUND = bytes.maketrans(b"[]", b"()")
-_NOT_SEPARATOR = bytes(range(256)).translate(None, b",;")
+_NOT_STRUCTURE = bytes(range(256)).translate(None, b"()[],")
 _NOT_BRACKET = bytes(range(256)).translate(None, b"()[]")
 _CLOSE_OF_BYTES = bytes.maketrans(b"([", b")]")
 
@@ -271,30 +271,28 @@ def _plain_items(body: str) -> tuple[list[float], list[float]] | None:
     """:func:`_items` of the usual spelling, ``(1, 2.5), [3, 4]``, with C-speed ``bytes`` methods only (about 4x
     faster on long lists); None when ``body`` is not of that spelling (then :func:`_items` decides).
 
-    The usual spelling: ASCII, whitespace only as one space after a comma, no ``_`` (``float`` reads ``1_0``)
-    or ``;``. Those spaces dropped and ``[]`` written ``()``, a list is ``(x,y),(x,y),…`` with an optional
-    trailing comma: split at ``),(``, commas alternate with the splits, every ``x`` and ``y`` is a number (on
-    ASCII text without whitespace or ``_``, ``float`` reads exactly the numbers of ``_NUMBER``, and no
-    bracket), and each pair's brackets match.
+    The usual spelling: ASCII, no ``_`` (``float`` reads ``1_0``), and whitespace only as one space after a
+    comma (so the spaces can be dropped). Its brackets and commas, ``[]`` written ``()``, must read
+    ``(,),(,),…`` (a trailing comma or not): then every pair is a bracket, a number, a comma, a number and a
+    bracket (on ASCII text without whitespace or ``_``, ``float`` reads exactly the numbers of ``_NUMBER``),
+    and each pair's brackets must match.
     """
     if not body.isascii():
         return None
     raw = body.encode()
-    b = raw.replace(b", ", b",")
-    if len(b.translate(None, _UNUSUAL)) != len(b):
+    if len(raw.translate(None, _UNUSUAL)) != len(raw) or raw.count(b" ") != raw.count(b", "):
         return None
-    b = b.translate(_ROUND)
-    if b.endswith(b","):
-        b = b[:-1]
-    if not (b.startswith(b"(") and b.endswith(b")")):
+    b = raw.translate(None, b" ")
+    shape = b.translate(_ROUND, _NOT_STRUCTURE)
+    n = (len(shape) + 1) // 4  # pairs
+    if n == 0:
         return None
-    inner = b[1:-1]
-    n = inner.count(b"),(")
-    flat = inner.replace(b"),(", b";")
-    if flat.translate(None, _NOT_SEPARATOR) != b",;" * n + b",":
+    if shape == b"(,)," * n:
+        b = b[:-1]  # the trailing comma
+    elif shape != b"(,)," * (n - 1) + b"(,)":
         return None
     try:
-        values = list(map(float, flat.replace(b";", b",").split(b",")))
+        values = list(map(float, b.translate(None, b"()[]").split(b",")))
     except ValueError:
         return None
     brackets = raw.translate(None, _NOT_BRACKET)  # opening, closing, opening, closing, …
