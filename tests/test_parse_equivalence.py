@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from zoomzero_plugin.parsing import glue_spans, parse_response, parse_span_list
 from zoomzero_plugin.spans import clean_pairs, clean_spans
-from zoomzero_plugin.tags import read_span_list
+from zoomzero_plugin.tags import read_span_list, tagged_pairs
 
 _NUMBER = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:[nN][aA][nN]|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)"
 _ITEM = re.compile(rf"([\(\[])\s*({_NUMBER})\s*,\s*({_NUMBER})\s*([\)\]])\s*(,\s*)?")
@@ -145,6 +145,16 @@ DURATIONS = st.sampled_from([None, None, 12.0, 0.5, 3.0, 1e7, 0.0, float("inf"),
 @example(" [ (1 , 2) , ] ")
 @example("[(1, 2)] ]")
 @example("[2.5]")
+@example("[IN(FINITY,)0]")
+@example("[(1, 2)5, (3, 4)]")
+@example("[(1, 2),5(3, 4)]")
+@example("[(1, 2)5]")
+@example("[(1, 2)5,]")
+@example("[1(2, 3)]")
+@example("[(1, 2)x, (3, 4)]")
+@example("[(1, 2), (3, 4)x]")
+@example("[(1, 2), (3, 4),x]")
+@example("[(1, 2),x(3, 4)]")
 @example("[1, 2]")
 @example("[(1,)]")
 @example("[(1, 2),(,)]")
@@ -197,3 +207,25 @@ def test_clean_pairs_matches_clean_spans_and_the_reference(pairs, duration):
     starts, ends = [s for s, _ in pairs], [e for _, e in pairs]
     assert _same(clean_pairs(starts, ends, duration), (spans, len(reasons)))
     assert _same(clean_pairs(starts, ends, duration), _reference_clean(pairs, duration))
+
+
+_TIME = re.compile(rf"<time>\s*([\(\[])\s*({_NUMBER})\s*,\s*({_NUMBER})\s*([\)\]])\s*</time>")
+
+
+def _reference_time_pairs(text):
+    """Every ``<time>(a, b)</time>`` once, first-occurrence order (one findall)."""
+    return [(float(a), float(b)) for o, a, b, c in dict.fromkeys(_TIME.findall(text)) if _CLOSING[o] == c]
+
+
+THINK_PIECES = st.one_of(
+    st.sampled_from(["<time>", "</time>", "<time>(1, 2)</time>", "<time> [3.5,4] </time>", "(1, 2)", "<", "x", " ",
+                     "<time>(1, 2]</time>", "<time>(1, 2)</time >", "<tim", "e>", "\n"]),
+    NUMBERS,
+)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(THINK_PIECES, max_size=25).map("".join))
+@example("<time>x<time>(1, 2)</time><time>(1, 2)</time>junk<time>[1, 2]</time><time>(1,2)</time>")
+def test_distinct_time_pairs_match_the_reference(text):
+    assert _same(tagged_pairs(text, "time", distinct=True), _reference_time_pairs(text))

@@ -221,10 +221,21 @@ def tagged_pairs(text: str, tag: str, distinct: bool = False) -> list[tuple[floa
     occurrence order). Linear: an attempt stops at the first character that cannot continue a pair (the
     next ``<`` at the latest), so no two attempts scan the same text.
     """
-    found = _tagged_pair_re(tag).findall(text)
     if distinct:
-        found = dict.fromkeys(found)
+        # A match runs from an opening tag to the closing tag after it and holds no "<" between, so it never
+        # reaches the next opening tag: the text after each opening tag up to the next one (a piece) is read
+        # alone, and equal pieces read alike, so each distinct piece is read once (degenerate outputs repeat).
+        item = _tagged_item_re(tag)
+        pieces = dict.fromkeys(text.split(tags(tag)[0])[1:])
+        found = dict.fromkeys(m.groups() for m in map(item.match, pieces) if m is not None)
+    else:
+        found = _tagged_pair_re(tag).findall(text)
     return [(float(a), float(b)) for opening, a, b, closing in found if _CLOSING[opening] == closing]
+
+
+@lru_cache(maxsize=16)
+def _tagged_item_re(tag: str) -> re.Pattern[str]:
+    return re.compile(rf"\s*{_PAIR}\s*{re.escape(tags(tag)[1])}")
 
 
 def read_span_list(text: str) -> list[tuple[float, float]] | None:
@@ -272,10 +283,11 @@ def _plain_items(body: str) -> tuple[list[float], list[float]] | None:
     faster on long lists); None when ``body`` is not of that spelling (then :func:`_items` decides).
 
     The usual spelling: ASCII, no ``_`` (``float`` reads ``1_0``), and whitespace only as one space after a
-    comma (so the spaces can be dropped). Its brackets and commas, ``[]`` written ``()``, must read
-    ``(,),(,),…`` (a trailing comma or not): then every pair is a bracket, a number, a comma, a number and a
-    bracket (on ASCII text without whitespace or ``_``, ``float`` reads exactly the numbers of ``_NUMBER``),
-    and each pair's brackets must match.
+    comma (so the spaces can be dropped). With ``[]`` written ``()``, its brackets and commas must read
+    ``(,),(,),…`` (a trailing comma or not), the text must start with ``(`` and end with ``)`` or ``),``, and
+    pairs must meet as ``),(``: then every pair is a bracket, a number, a comma, a number and a bracket (on
+    ASCII text without whitespace or ``_``, ``float`` reads exactly the numbers of ``_NUMBER``), and each
+    pair's brackets must match.
     """
     if not body.isascii():
         return None
@@ -283,13 +295,15 @@ def _plain_items(body: str) -> tuple[list[float], list[float]] | None:
     if len(raw.translate(None, _UNUSUAL)) != len(raw) or raw.count(b" ") != raw.count(b", "):
         return None
     b = raw.translate(None, b" ")
-    shape = b.translate(_ROUND, _NOT_STRUCTURE)
+    rounded = b.translate(_ROUND)
+    shape = rounded.translate(None, _NOT_STRUCTURE)
     n = (len(shape) + 1) // 4  # pairs
-    if n == 0:
+    # nothing before the first pair, between two pairs but ",", or after the last but ","
+    if n == 0 or not rounded.startswith(b"(") or rounded.count(b"),(") != n - 1:
         return None
-    if shape == b"(,)," * n:
+    if shape == b"(,)," * n and rounded.endswith(b"),"):
         b = b[:-1]  # the trailing comma
-    elif shape != b"(,)," * (n - 1) + b"(,)":
+    elif shape != b"(,)," * (n - 1) + b"(,)" or not rounded.endswith(b")"):
         return None
     try:
         values = list(map(float, b.translate(None, b"()[]").split(b",")))
