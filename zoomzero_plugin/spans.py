@@ -84,7 +84,9 @@ def clean_spans(
     return merge_spans(valid), problems
 
 
-def clean_pairs(starts: Sequence[float], ends: Sequence[float], duration: float | None = None) -> tuple[list[Span], int]:
+def clean_pairs(
+    starts: Sequence[float], ends: Sequence[float], duration: float | None = None
+) -> tuple[list[Span], int]:
     """``clean_spans(zip(starts, ends), duration)`` of float pairs (a parsed span list, as two columns), with the
     number of rejected pairs instead of their reasons: the same spans, in comprehensions (no call per pair).
 

@@ -262,7 +262,7 @@ def read_span_columns(text: str) -> tuple[list[float], list[float]] | None:
 
 
 def _items(text: str, start: int, end: int) -> tuple[list[float], list[float]] | None:
-    """The columns of the items of a span list whose text between the brackets is ``text[start:end]`` (any spacing), or None.
+    """The columns of a span list whose text between the brackets is ``text[start:end]`` (any spacing), or None.
 
     One ``findall``: the items form a list exactly when the matches tile ``text[start:end]`` (their lengths add
     up to its length: matches never overlap), each pair's brackets match, and only the last item lacks a comma.
@@ -273,7 +273,8 @@ def _items(text: str, start: int, end: int) -> tuple[list[float], list[float]] |
     if not items:
         return None
     whole, opening, a, b, closing, comma = zip(*items)
-    if sum(map(len, whole)) != end - start or "".join(opening).translate(_CLOSE_OF) != "".join(closing) or "" in comma[:-1]:
+    tiled = sum(map(len, whole)) == end - start
+    if not tiled or "".join(opening).translate(_CLOSE_OF) != "".join(closing) or "" in comma[:-1]:
         return None
     return list(map(float, a)), list(map(float, b))
 
