@@ -229,3 +229,5 @@ THINK_PIECES = st.one_of(
 @example("<time>x<time>(1, 2)</time><time>(1, 2)</time>junk<time>[1, 2]</time><time>(1,2)</time>")
 def test_distinct_time_pairs_match_the_reference(text):
     assert _same(tagged_pairs(text, "time", distinct=True), _reference_time_pairs(text))
+    long = "x" * 5000 + text  # past the length from which pieces are read
+    assert _same(tagged_pairs(long, "time", distinct=True), _reference_time_pairs(long))
