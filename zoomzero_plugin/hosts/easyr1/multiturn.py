@@ -28,6 +28,8 @@ Shapes: ``B`` conversations, ``P`` = prompt width (``rollout.prompt_length``), `
 from __future__ import annotations
 
 import hashlib
+import math
+import mmap
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -197,6 +199,19 @@ def media_key(batch_id: str, images: Sequence[Any]) -> str:
     return f"{batch_id}-{hashlib.sha1(chr(0).join(parts).encode()).hexdigest()}"
 
 
+def _zeros(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+    """``torch.zeros(shape, dtype=dtype)`` whose pages the kernel zeroes when first touched (an anonymous map, in
+    small pages): ``torch.zeros`` writes every byte up front, and the batch is mostly padding (a 2048 × 43,008
+    step holds ~4.7 GB), so its untouched pages are never written nor held. The tensor is not resizable."""
+    nbytes = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
+    if nbytes < 1 << 20:
+        return torch.zeros(shape, dtype=dtype)
+    buffer = mmap.mmap(-1, nbytes)
+    if hasattr(mmap, "MADV_NOHUGEPAGE"):  # a huge page is zeroed whole at its first write: no saving
+        buffer.madvise(mmap.MADV_NOHUGEPAGE)
+    return torch.frombuffer(buffer, dtype=dtype).view(shape)  # the tensor holds the map
+
+
 def assemble(conversations: Sequence[Conversation], layout: Layout, sampled_log_probs: bool = False,
              chunk: int = 64) -> dict[str, Any]:
     """Tensors and per-sample fields of a batch of conversations (see the module docstring for the layout).
@@ -211,10 +226,10 @@ def assemble(conversations: Sequence[Conversation], layout: Layout, sampled_log_
     b, width_p, width_r = len(conversations), layout.prompt_length, layout.response_length
     width = width_p + width_r
     input_ids = torch.full((b, width), layout.pad_token_id, dtype=torch.long)
-    attention = torch.zeros((b, width), dtype=torch.long)
-    response_mask = torch.zeros((b, width_r), dtype=torch.long)
-    positions = torch.zeros((b, 4, width), dtype=torch.long)
-    log_probs = torch.zeros((b, width_r), dtype=torch.float32) if sampled_log_probs else None
+    attention = _zeros((b, width), torch.long)
+    response_mask = _zeros((b, width_r), torch.long)
+    positions = _zeros((b, 4, width), torch.long)
+    log_probs = _zeros((b, width_r), torch.float32) if sampled_log_probs else None
     media, media_uid = np.empty(b, dtype=object), np.empty(b, dtype=object)
     batch_id = uuid.uuid4().hex  # media keys never match another batch's (EasyR1 caches by them)
     for first in range(0, b, chunk):
