@@ -120,31 +120,33 @@ class SegmentEncoder:
         self.tokenizer = tokenizer
         added = getattr(tokenizer, "added_tokens_encoder", {}) or {}  # every token it splits on before encoding
         self.specials = {s: int(i) for s, i in added.items() if s}
+        self._order = list(self.specials.items())
         self._cache: dict[str, list[int]] = {}
         self._checked: bool | None = None  # None: not yet compared with the full encoding
 
     def _split(self, text: str) -> list[str | int]:
-        """Text segments and special token ids, in order (linear: one ``find`` per special per occurrence)."""
+        """Text segments and special token ids, in order: leftmost special first (on a tie, the first in
+        ``specials``), matches never overlapping. Linear: one ``find`` per special per occurrence."""
+        hits = []
+        for rank, (s, token) in enumerate(self._order):
+            i = text.find(s)
+            while i >= 0:
+                hits.append((i, rank, len(s), token))
+                i = text.find(s, i + 1)
+        if not hits:
+            return [text] if text else []
+        hits.sort()
         out: list[str | int] = []
-        pos, n = 0, len(text)
-        nexts = {s: i for s in self.specials if (i := text.find(s)) >= 0}
-        while pos < n:
-            if not nexts:
-                out.append(text[pos:])
-                break
-            s = min(nexts, key=nexts.__getitem__)
-            i = nexts[s]
+        pos = 0
+        for i, _, size, token in hits:
+            if i < pos:  # inside the special before it
+                continue
             if i > pos:
                 out.append(text[pos:i])
-            out.append(self.specials[s])
-            pos = i + len(s)
-            for t, j in list(nexts.items()):
-                if j < pos:
-                    j = text.find(t, pos)
-                    if j < 0:
-                        del nexts[t]
-                    else:
-                        nexts[t] = j
+            out.append(token)
+            pos = i + size
+        if pos < len(text):
+            out.append(text[pos:])
         return out
 
     def __call__(self, texts: Sequence[str]) -> list[list[int]]:
@@ -155,7 +157,15 @@ class SegmentEncoder:
             encoded = ([e.ids for e in backend.encode_batch(missing, add_special_tokens=False)] if backend is not None
                        else self.tokenizer(missing, add_special_tokens=False)["input_ids"])
             self._cache.update(zip(missing, encoded))
-        out = [[i for p in parts for i in (self._cache[p] if isinstance(p, str) else (p,))] for parts in split]
+        out = []
+        for parts in split:
+            ids: list[int] = []
+            for p in parts:
+                if isinstance(p, str):
+                    ids += self._cache[p]
+                else:
+                    ids.append(p)
+            out.append(ids)
         if self._checked is None and texts:
             self._checked = out[0] == self.tokenizer.encode(texts[0], add_special_tokens=False)
         if not self._checked:  # a tokenizer that merges across its special tokens: encode whole texts
