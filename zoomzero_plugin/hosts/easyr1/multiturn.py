@@ -33,6 +33,7 @@ import mmap
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from typing import Any
 
 import numpy as np
@@ -183,22 +184,35 @@ class Layout:
     response_length: int
 
 
-def _expand(pieces: Sequence[Piece], image_token_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list]:
-    """(expanded ids, sampled flag, log-prob per expanded token, image start indices, grids) of pieces in order."""
-    sizes = [len(p.ids) for p in pieces]
-    raw = np.concatenate([np.asarray(p.ids, dtype=np.int64) for p in pieces])
-    counts = np.ones(raw.size, dtype=np.int64)
+def _expand(conversations: Sequence[Conversation], image_token_id: int) -> tuple[np.ndarray, ...]:
+    """Conversations (prompt, then response pieces) expanded and laid end to end, in a handful of array passes.
+
+    Returns ``(ids, sampled, logprob, lengths, starts, grids)``: (N,) expanded ids, sampled flags and log-probs
+    (0 where not sampled); (B,) expanded tokens per conversation; (K,) index of each image's first placeholder
+    token and (K, 2) its grid, images in order. ValueError when a conversation's placeholders and images differ.
+    """
+    pieces = [p for c in conversations for p in (c.prompt, *c.response)]
+    per_conversation = np.array([1 + len(c.response) for c in conversations], dtype=np.int64)
+    sizes = np.fromiter((len(p.ids) for p in pieces), dtype=np.int64, count=len(pieces))
+    total = int(sizes.sum())
+    raw = np.fromiter(chain.from_iterable(p.ids for p in pieces), dtype=np.int64, count=total)
+    logprob = np.fromiter(chain.from_iterable(p.logprobs if p.logprobs is not None else repeat(0.0, n)
+                                              for p, n in zip(pieces, sizes.tolist())), dtype=np.float32, count=total)
+    sampled = np.repeat(np.fromiter((p.sampled for p in pieces), dtype=bool, count=len(pieces)), sizes)
+    grids = np.array([g for p in pieces for g in p.grids], dtype=np.int64).reshape(-1, 2)
     where = np.flatnonzero(raw == image_token_id)
-    grids = [g for p in pieces for g in p.grids]
-    if where.size != len(grids):
-        raise ValueError(f"{where.size} image placeholders in the ids but {len(grids)} images")
-    if grids:
-        counts[where] = [h * w for h, w in grids]
-    sampled = np.repeat(np.array([p.sampled for p in pieces], dtype=bool), sizes)
-    logprob = np.concatenate([np.asarray(p.logprobs if p.logprobs is not None else np.zeros(n), dtype=np.float32)
-                              for p, n in zip(pieces, sizes)])
-    starts = (np.cumsum(counts) - counts)[where]
-    return np.repeat(raw, counts), np.repeat(sampled, counts), np.repeat(logprob, counts), starts, grids
+    raw_ends = np.cumsum(sizes)[np.cumsum(per_conversation) - 1]  # end of each conversation in raw
+    found = np.diff(np.searchsorted(where, raw_ends), prepend=0)
+    given = np.array([sum(len(p.grids) for p in (c.prompt, *c.response)) for c in conversations], dtype=np.int64)
+    for n_found, n_given in zip(found.tolist(), given.tolist()):
+        if n_found != n_given:
+            raise ValueError(f"{n_found} image placeholders in the ids but {n_given} images")
+    counts = np.ones(total, dtype=np.int64)
+    counts[where] = grids[:, 0] * grids[:, 1]
+    before = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(counts)])  # expanded tokens before each raw one
+    lengths = np.diff(before[raw_ends], prepend=0)
+    starts = before[where]
+    return np.repeat(raw, counts), np.repeat(sampled, counts), np.repeat(logprob, counts), lengths, starts, grids
 
 
 def media_key(batch_id: str, images: Sequence[Any]) -> str:
@@ -244,28 +258,27 @@ def assemble(conversations: Sequence[Conversation], layout: Layout, sampled_log_
     batch_id = uuid.uuid4().hex  # media keys never match another batch's (EasyR1 caches by them)
     for first in range(0, b, chunk):
         block = conversations[first : first + chunk]
-        parts = [_expand([c.prompt, *c.response], layout.image_token_id) for c in block]
+        ids, sampled, logprob, lengths, starts, grids = _expand(block, layout.image_token_id)
         prompt_tokens = [c.prompt.tokens for c in block]
-        lengths = np.array([p[0].size for p in parts], dtype=np.int64)
-        for i, (p, n) in enumerate(zip(prompt_tokens, lengths), start=first):
+        for i, (p, n) in enumerate(zip(prompt_tokens, lengths.tolist()), start=first):
             if p > width_p:
                 raise ValueError(f"sample {i}: its first prompt has {p} tokens, more than the prompt width {width_p} "
                                  "(data.max_prompt_length)")
             if n - p > width_r:
                 raise ValueError(f"sample {i}: its response has {n - p} tokens, more than the response width "
                                  f"{width_r} (data.max_response_length)")
-        offsets = np.cumsum(lengths) - lengths
-        starts = np.concatenate([s + o for (_, _, _, s, _), o in zip(parts, offsets)])
-        grids = np.array([g for part in parts for g in part[4]], dtype=np.int64).reshape(-1, 2)
+        offsets = (np.cumsum(lengths) - lengths).tolist()
         rope = torch.from_numpy(image_positions(lengths, starts, grids))  # (3, N)
-        for i, ((ids, sampled, logprob, _, _), p, n, o) in enumerate(zip(parts, prompt_tokens, lengths, offsets), first):
+        ids, sampled, logprob = torch.from_numpy(ids), torch.from_numpy(sampled), torch.from_numpy(logprob)
+        steps = torch.arange(int(lengths.max(initial=0)))
+        for i, (p, n, o) in enumerate(zip(prompt_tokens, lengths.tolist(), offsets), first):
             lo, hi = width_p - p, width_p + n - p  # the conversation's columns
-            input_ids[i, lo:hi] = torch.from_numpy(ids)
+            input_ids[i, lo:hi] = ids[o : o + n]
             attention[i, lo:hi] = 1
-            response_mask[i, : n - p] = torch.from_numpy(sampled[p:])
+            response_mask[i, : n - p] = sampled[o + p : o + n]
             if log_probs is not None:
-                log_probs[i, : n - p] = torch.from_numpy(logprob[p:])
-            positions[i, 0, lo:hi] = torch.arange(n)
+                log_probs[i, : n - p] = logprob[o + p : o + n]
+            positions[i, 0, lo:hi] = steps[:n]
             positions[i, 1:, lo:hi] = rope[:, o : o + n]
             media[i] = {"images": list(conversations[i].images())}
             media_uid[i] = media_key(batch_id, media[i]["images"])
