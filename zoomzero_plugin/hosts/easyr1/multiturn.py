@@ -33,7 +33,7 @@ import mmap
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, repeat
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -195,9 +195,18 @@ def _expand(conversations: Sequence[Conversation], image_token_id: int) -> tuple
     per_conversation = np.array([1 + len(c.response) for c in conversations], dtype=np.int64)
     sizes = np.fromiter((len(p.ids) for p in pieces), dtype=np.int64, count=len(pieces))
     total = int(sizes.sum())
-    raw = np.fromiter(chain.from_iterable(p.ids for p in pieces), dtype=np.int64, count=total)
-    logprob = np.fromiter(chain.from_iterable(p.logprobs if p.logprobs is not None else repeat(0.0, n)
-                                              for p, n in zip(pieces, sizes.tolist())), dtype=np.float32, count=total)
+    arrays: dict[int, np.ndarray] = {}  # by piece: the n samples of a prompt share its first prompt's piece
+    for p in pieces:
+        if id(p) not in arrays:
+            arrays[id(p)] = np.fromiter(p.ids, dtype=np.int64, count=len(p.ids))
+    raw = np.concatenate([arrays[id(p)] for p in pieces]) if pieces else np.zeros(0, dtype=np.int64)
+    logprob = np.zeros(total, dtype=np.float32)
+    with_logprobs = [k for k, p in enumerate(pieces) if p.logprobs is not None]
+    if with_logprobs:
+        at = np.concatenate([np.arange(s - n, s) for s, n in zip(np.cumsum(sizes)[with_logprobs].tolist(),
+                                                                  sizes[with_logprobs].tolist())])
+        logprob[at] = np.fromiter(chain.from_iterable(pieces[k].logprobs for k in with_logprobs), dtype=np.float32,
+                                  count=at.size)
     sampled = np.repeat(np.fromiter((p.sampled for p in pieces), dtype=bool, count=len(pieces)), sizes)
     grids = np.array([g for p in pieces for g in p.grids], dtype=np.int64).reshape(-1, 2)
     where = np.flatnonzero(raw == image_token_id)
@@ -215,11 +224,18 @@ def _expand(conversations: Sequence[Conversation], image_token_id: int) -> tuple
     return np.repeat(raw, counts), np.repeat(sampled, counts), np.repeat(logprob, counts), lengths, starts, grids
 
 
-def media_key(batch_id: str, images: Sequence[Any]) -> str:
+def media_key(batch_id: str, images: Sequence[Any], names: dict[int, str] | None = None) -> str:
     """A key naming exactly ``images`` within one batch: frame references by their group and position, anything
-    else by identity (never shared)."""
-    parts = [f"{im['group']}#{im['pick']}" if isinstance(im, Mapping) and "group" in im and "pick" in im
-             else f"id:{id(im)}" for im in images]
+    else by identity (never shared). ``names``: a memo of each image's name by ``id`` (images shared by several
+    samples, such as a prompt's overview, are named once), valid while those images are alive."""
+    names = {} if names is None else names
+    parts = []
+    for im in images:
+        name = names.get(id(im))
+        if name is None:
+            name = names[id(im)] = (f"{im['group']}#{im['pick']}" if isinstance(im, Mapping) and "group" in im
+                                    and "pick" in im else f"id:{id(im)}")
+        parts.append(name)
     return f"{batch_id}-{hashlib.sha1(chr(0).join(parts).encode()).hexdigest()}"
 
 
@@ -256,6 +272,7 @@ def assemble(conversations: Sequence[Conversation], layout: Layout, sampled_log_
     log_probs = _zeros((b, width_r), torch.float32) if sampled_log_probs else None
     media, media_uid = np.empty(b, dtype=object), np.empty(b, dtype=object)
     batch_id = uuid.uuid4().hex  # media keys never match another batch's (EasyR1 caches by them)
+    names: dict[int, str] = {}  # media_key's memo (the conversations hold every image until the end)
     for first in range(0, b, chunk):
         block = conversations[first : first + chunk]
         ids, sampled, logprob, lengths, starts, grids = _expand(block, layout.image_token_id)
@@ -281,7 +298,7 @@ def assemble(conversations: Sequence[Conversation], layout: Layout, sampled_log_
             positions[i, 0, lo:hi] = steps[:n]
             positions[i, 1:, lo:hi] = rope[:, o : o + n]
             media[i] = {"images": list(conversations[i].images())}
-            media_uid[i] = media_key(batch_id, media[i]["images"])
+            media_uid[i] = media_key(batch_id, media[i]["images"], names)
     tensors = {
         "prompts": input_ids[:, :width_p],
         "responses": input_ids[:, width_p:],
