@@ -8,6 +8,7 @@ the gradient of the loss is -Σ w_{i,t} A_i ∇ log p_{i,t} and one SGD step of 
 import copy
 import os
 import socket
+import sys
 from types import SimpleNamespace
 
 import numpy as np
@@ -39,10 +40,12 @@ def process_group():
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     saved = {k: os.environ.get(k) for k in ("RANK", "WORLD_SIZE")}
+    hook = sys.excepthook  # torch's process group replaces it ("[rank0]: " on every later traceback)
     os.environ.update(RANK="1", WORLD_SIZE="1")  # RANK != 0: no progress bars
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
     yield
     dist.destroy_process_group()
+    sys.excepthook = hook
     for k, v in saved.items():
         os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
 
