@@ -155,7 +155,7 @@ class AgentRollout:
         grid = merged_grid(self.processor.image_processor, first.width, first.height)
         text = first_prompt(self.tokenizer.apply_chat_template, self.prompts.system,
                             trajectories[0].user_parts(question), QWEN_IMAGE)
-        piece = Piece(self.tokenizer.encode(text, add_special_tokens=False), sampled=False, images=refs,
+        piece = Piece(self.encode([text])[0], sampled=False, images=refs,
                       grids=[grid] * len(overview))
         return [Sample(t, Conversation(piece), video, grid) for t in trajectories]
 
