@@ -256,3 +256,67 @@ def test_segment_encoder_equals_the_tokenizer_on_observation_texts(easyr1_tokeni
         assert encoder(texts) == [easyr1_tokenizer.encode(t, add_special_tokens=False) for t in texts]
 
     check()
+
+
+def reference_rows(conversation, layout):
+    """One conversation's rows, token by token from the definitions (the module docstring and Qwen's rule): ids,
+    attention, response mask, log-probs, and the four position rows; the prompt right-aligned, padding 0/pad."""
+    ids, sampled, logprob, rope = [], [], [], []
+    pos = 0
+    for piece in [conversation.prompt, *conversation.response]:
+        grids = iter(piece.grids)
+        for k, token in enumerate(piece.ids):
+            lp = piece.logprobs[k] if piece.logprobs is not None else 0.0
+            if token == layout.image_token_id:
+                h, w = next(grids)
+                for i in range(h):
+                    for j in range(w):
+                        ids.append(token), sampled.append(piece.sampled), logprob.append(lp)
+                        rope.append((pos, pos + i, pos + j))
+                pos += max(h, w)
+            else:
+                ids.append(token), sampled.append(piece.sampled), logprob.append(lp)
+                rope.append((pos, pos, pos))
+                pos += 1
+    p, n = conversation.prompt.tokens, len(ids)
+    left, right = layout.prompt_length - p, layout.response_length - (n - p)
+    row = [layout.pad_token_id] * left + ids + [layout.pad_token_id] * right
+    positions = [[0] * left + list(range(n)) + [0] * right] + \
+        [[0] * left + [r[a] for r in rope] + [0] * right for a in range(3)]
+    return {"input_ids": row, "attention_mask": [0] * left + [1] * n + [0] * right,
+            "response_mask": [int(s) for s in sampled[p:]] + [0] * right,
+            "rollout_log_probs": logprob[p:] + [0.0] * right, "position_ids": positions}
+
+
+def random_conversation(rng, image):
+    """A prompt and 0–5 response pieces, sampled or not, with 0–3 images each of random grids."""
+    def piece(sampled):
+        ids = [int(rng.integers(1, 8)) for _ in range(int(rng.integers(0, 6)))]
+        grids = []
+        for _ in range(int(rng.integers(0, 3)) if not sampled else 0):
+            ids.insert(int(rng.integers(0, len(ids) + 1)), image)
+            grids.append((int(rng.integers(1, 4)), int(rng.integers(1, 4))))
+        logprobs = [float(-rng.random()) for _ in ids] if sampled and rng.random() < 0.8 else None
+        return Piece(ids, sampled, images=[f"im{rng.integers(1 << 30)}" for _ in grids], grids=grids, logprobs=logprobs)
+
+    return Conversation(piece(False), [piece(bool(rng.random() < 0.5)) for _ in range(int(rng.integers(0, 6)))])
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_assemble_equals_a_token_by_token_reference(seed):
+    rng = np.random.default_rng(seed)
+    wide = seed == 1  # tensors over 1 MB: the zero tensors are lazily zeroed maps
+    batch = [random_conversation(rng, IMG) for _ in range(8 if wide else int(rng.integers(1, 12)))]
+    width_p = max(c.prompt.tokens for c in batch) + int(rng.integers(0, 3))
+    width_r = max(c.response_tokens for c in batch) + (1 << 16 if wide else int(rng.integers(0, 3)))
+    layout = Layout(IMG, pad_token_id=99, prompt_length=width_p, response_length=width_r)
+    out = assemble(batch, layout, sampled_log_probs=True, chunk=int(rng.integers(1, 5)))
+    t = out["tensors"]
+    for i, conversation in enumerate(batch):
+        want = reference_rows(conversation, layout)
+        for key in ("input_ids", "attention_mask", "response_mask", "position_ids"):
+            assert torch.equal(t[key][i], torch.tensor(want[key])), (key, i)
+        assert torch.equal(t["rollout_log_probs"][i], torch.tensor(want["rollout_log_probs"], dtype=torch.float32))
+        assert out["non_tensors"]["multi_modal_data"][i] == {"images": conversation.images()}
+    assert t["input_ids"].dtype == t["position_ids"].dtype == t["response_mask"].dtype == torch.long
+    assert torch.equal(t["prompts"], t["input_ids"][:, :width_p]) and torch.equal(t["responses"], t["input_ids"][:, width_p:])

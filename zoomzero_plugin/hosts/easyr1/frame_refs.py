@@ -35,8 +35,9 @@ def group_key(video: str, frames: Sequence[int], max_pixels: int, min_pixels: in
 def frame_refs(video: str, frames: Sequence[int], max_pixels: int, min_pixels: int) -> list[dict[str, Any]]:
     """References to every image of the group of native frames ``frames`` of ``video`` (one shared key)."""
     frames, key = [int(f) for f in frames], group_key(video, frames, max_pixels, min_pixels)
-    return [{"video": str(video), "frames": frames, "pick": k, "max_pixels": int(max_pixels),
-             "min_pixels": int(min_pixels), "group": key} for k in range(len(frames))]
+    video, max_pixels, min_pixels = str(video), int(max_pixels), int(min_pixels)
+    return [{"video": video, "frames": frames, "pick": k, "max_pixels": max_pixels, "min_pixels": min_pixels,
+             "group": key} for k in range(len(frames))]
 
 
 def frame_ref(video: str, frames: Sequence[int], pick: int, max_pixels: int, min_pixels: int) -> dict[str, Any]:

@@ -28,9 +28,12 @@ Shapes: ``B`` conversations, ``P`` = prompt width (``rollout.prompt_length``), `
 from __future__ import annotations
 
 import hashlib
+import math
+import mmap
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -118,31 +121,33 @@ class SegmentEncoder:
         self.tokenizer = tokenizer
         added = getattr(tokenizer, "added_tokens_encoder", {}) or {}  # every token it splits on before encoding
         self.specials = {s: int(i) for s, i in added.items() if s}
+        self._order = list(self.specials.items())
         self._cache: dict[str, list[int]] = {}
         self._checked: bool | None = None  # None: not yet compared with the full encoding
 
     def _split(self, text: str) -> list[str | int]:
-        """Text segments and special token ids, in order (linear: one ``find`` per special per occurrence)."""
+        """Text segments and special token ids, in order: leftmost special first (on a tie, the first in
+        ``specials``), matches never overlapping. Linear: one ``find`` per special per occurrence."""
+        hits = []
+        for rank, (s, token) in enumerate(self._order):
+            i = text.find(s)
+            while i >= 0:
+                hits.append((i, rank, len(s), token))
+                i = text.find(s, i + 1)
+        if not hits:
+            return [text] if text else []
+        hits.sort()
         out: list[str | int] = []
-        pos, n = 0, len(text)
-        nexts = {s: i for s in self.specials if (i := text.find(s)) >= 0}
-        while pos < n:
-            if not nexts:
-                out.append(text[pos:])
-                break
-            s = min(nexts, key=nexts.__getitem__)
-            i = nexts[s]
+        pos = 0
+        for i, _, size, token in hits:
+            if i < pos:  # inside the special before it
+                continue
             if i > pos:
                 out.append(text[pos:i])
-            out.append(self.specials[s])
-            pos = i + len(s)
-            for t, j in list(nexts.items()):
-                if j < pos:
-                    j = text.find(t, pos)
-                    if j < 0:
-                        del nexts[t]
-                    else:
-                        nexts[t] = j
+            out.append(token)
+            pos = i + size
+        if pos < len(text):
+            out.append(text[pos:])
         return out
 
     def __call__(self, texts: Sequence[str]) -> list[list[int]]:
@@ -153,7 +158,15 @@ class SegmentEncoder:
             encoded = ([e.ids for e in backend.encode_batch(missing, add_special_tokens=False)] if backend is not None
                        else self.tokenizer(missing, add_special_tokens=False)["input_ids"])
             self._cache.update(zip(missing, encoded))
-        out = [[i for p in parts for i in (self._cache[p] if isinstance(p, str) else (p,))] for parts in split]
+        out = []
+        for parts in split:
+            ids: list[int] = []
+            for p in parts:
+                if isinstance(p, str):
+                    ids += self._cache[p]
+                else:
+                    ids.append(p)
+            out.append(ids)
         if self._checked is None and texts:
             self._checked = out[0] == self.tokenizer.encode(texts[0], add_special_tokens=False)
         if not self._checked:  # a tokenizer that merges across its special tokens: encode whole texts
@@ -171,30 +184,72 @@ class Layout:
     response_length: int
 
 
-def _expand(pieces: Sequence[Piece], image_token_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list]:
-    """(expanded ids, sampled flag, log-prob per expanded token, image start indices, grids) of pieces in order."""
-    sizes = [len(p.ids) for p in pieces]
-    raw = np.concatenate([np.asarray(p.ids, dtype=np.int64) for p in pieces])
-    counts = np.ones(raw.size, dtype=np.int64)
+def _expand(conversations: Sequence[Conversation], image_token_id: int) -> tuple[np.ndarray, ...]:
+    """Conversations (prompt, then response pieces) expanded and laid end to end, in a handful of array passes.
+
+    Returns ``(ids, sampled, logprob, lengths, starts, grids)``: (N,) expanded ids, sampled flags and log-probs
+    (0 where not sampled); (B,) expanded tokens per conversation; (K,) index of each image's first placeholder
+    token and (K, 2) its grid, images in order. ValueError when a conversation's placeholders and images differ.
+    """
+    pieces = [p for c in conversations for p in (c.prompt, *c.response)]
+    per_conversation = np.array([1 + len(c.response) for c in conversations], dtype=np.int64)
+    sizes = np.fromiter((len(p.ids) for p in pieces), dtype=np.int64, count=len(pieces))
+    total = int(sizes.sum())
+    arrays: dict[int, np.ndarray] = {}  # by piece: the n samples of a prompt share its first prompt's piece
+    for p in pieces:
+        if id(p) not in arrays:
+            arrays[id(p)] = np.fromiter(p.ids, dtype=np.int64, count=len(p.ids))
+    raw = np.concatenate([arrays[id(p)] for p in pieces]) if pieces else np.zeros(0, dtype=np.int64)
+    logprob = np.zeros(total, dtype=np.float32)
+    with_logprobs = [k for k, p in enumerate(pieces) if p.logprobs is not None]
+    if with_logprobs:
+        at = np.concatenate([np.arange(s - n, s) for s, n in zip(np.cumsum(sizes)[with_logprobs].tolist(),
+                                                                  sizes[with_logprobs].tolist())])
+        logprob[at] = np.fromiter(chain.from_iterable(pieces[k].logprobs for k in with_logprobs), dtype=np.float32,
+                                  count=at.size)
+    sampled = np.repeat(np.fromiter((p.sampled for p in pieces), dtype=bool, count=len(pieces)), sizes)
+    grids = np.array([g for p in pieces for g in p.grids], dtype=np.int64).reshape(-1, 2)
     where = np.flatnonzero(raw == image_token_id)
-    grids = [g for p in pieces for g in p.grids]
-    if where.size != len(grids):
-        raise ValueError(f"{where.size} image placeholders in the ids but {len(grids)} images")
-    if grids:
-        counts[where] = [h * w for h, w in grids]
-    sampled = np.repeat(np.array([p.sampled for p in pieces], dtype=bool), sizes)
-    logprob = np.concatenate([np.asarray(p.logprobs if p.logprobs is not None else np.zeros(n), dtype=np.float32)
-                              for p, n in zip(pieces, sizes)])
-    starts = (np.cumsum(counts) - counts)[where]
-    return np.repeat(raw, counts), np.repeat(sampled, counts), np.repeat(logprob, counts), starts, grids
+    raw_ends = np.cumsum(sizes)[np.cumsum(per_conversation) - 1]  # end of each conversation in raw
+    found = np.diff(np.searchsorted(where, raw_ends), prepend=0)
+    given = np.array([sum(len(p.grids) for p in (c.prompt, *c.response)) for c in conversations], dtype=np.int64)
+    for n_found, n_given in zip(found.tolist(), given.tolist()):
+        if n_found != n_given:
+            raise ValueError(f"{n_found} image placeholders in the ids but {n_given} images")
+    counts = np.ones(total, dtype=np.int64)
+    counts[where] = grids[:, 0] * grids[:, 1]
+    before = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(counts)])  # expanded tokens before each raw one
+    lengths = np.diff(before[raw_ends], prepend=0)
+    starts = before[where]
+    return np.repeat(raw, counts), np.repeat(sampled, counts), np.repeat(logprob, counts), lengths, starts, grids
 
 
-def media_key(batch_id: str, images: Sequence[Any]) -> str:
+def media_key(batch_id: str, images: Sequence[Any], names: dict[int, str] | None = None) -> str:
     """A key naming exactly ``images`` within one batch: frame references by their group and position, anything
-    else by identity (never shared)."""
-    parts = [f"{im['group']}#{im['pick']}" if isinstance(im, Mapping) and "group" in im and "pick" in im
-             else f"id:{id(im)}" for im in images]
+    else by identity (never shared). ``names``: a memo of each image's name by ``id`` (images shared by several
+    samples, such as a prompt's overview, are named once), valid while those images are alive."""
+    names = {} if names is None else names
+    parts = []
+    for im in images:
+        name = names.get(id(im))
+        if name is None:
+            name = names[id(im)] = (f"{im['group']}#{im['pick']}" if isinstance(im, Mapping) and "group" in im
+                                    and "pick" in im else f"id:{id(im)}")
+        parts.append(name)
     return f"{batch_id}-{hashlib.sha1(chr(0).join(parts).encode()).hexdigest()}"
+
+
+def _zeros(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+    """``torch.zeros(shape, dtype=dtype)`` whose pages the kernel zeroes when first touched (an anonymous map, in
+    small pages): ``torch.zeros`` writes every byte up front, and the batch is mostly padding (a 2048 × 43,008
+    step holds ~4.7 GB), so its untouched pages are never written nor held. The tensor is not resizable."""
+    nbytes = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
+    if nbytes < 1 << 20:
+        return torch.zeros(shape, dtype=dtype)
+    buffer = mmap.mmap(-1, nbytes)
+    if hasattr(mmap, "MADV_NOHUGEPAGE"):  # a huge page is zeroed whole at its first write: no saving
+        buffer.madvise(mmap.MADV_NOHUGEPAGE)
+    return torch.frombuffer(buffer, dtype=dtype).view(shape)  # the tensor holds the map
 
 
 def assemble(conversations: Sequence[Conversation], layout: Layout, sampled_log_probs: bool = False,
@@ -211,39 +266,39 @@ def assemble(conversations: Sequence[Conversation], layout: Layout, sampled_log_
     b, width_p, width_r = len(conversations), layout.prompt_length, layout.response_length
     width = width_p + width_r
     input_ids = torch.full((b, width), layout.pad_token_id, dtype=torch.long)
-    attention = torch.zeros((b, width), dtype=torch.long)
-    response_mask = torch.zeros((b, width_r), dtype=torch.long)
-    positions = torch.zeros((b, 4, width), dtype=torch.long)
-    log_probs = torch.zeros((b, width_r), dtype=torch.float32) if sampled_log_probs else None
+    attention = _zeros((b, width), torch.long)
+    response_mask = _zeros((b, width_r), torch.long)
+    positions = _zeros((b, 4, width), torch.long)
+    log_probs = _zeros((b, width_r), torch.float32) if sampled_log_probs else None
     media, media_uid = np.empty(b, dtype=object), np.empty(b, dtype=object)
     batch_id = uuid.uuid4().hex  # media keys never match another batch's (EasyR1 caches by them)
+    names: dict[int, str] = {}  # media_key's memo (the conversations hold every image until the end)
     for first in range(0, b, chunk):
         block = conversations[first : first + chunk]
-        parts = [_expand([c.prompt, *c.response], layout.image_token_id) for c in block]
+        ids, sampled, logprob, lengths, starts, grids = _expand(block, layout.image_token_id)
         prompt_tokens = [c.prompt.tokens for c in block]
-        lengths = np.array([p[0].size for p in parts], dtype=np.int64)
-        for i, (p, n) in enumerate(zip(prompt_tokens, lengths), start=first):
+        for i, (p, n) in enumerate(zip(prompt_tokens, lengths.tolist()), start=first):
             if p > width_p:
                 raise ValueError(f"sample {i}: its first prompt has {p} tokens, more than the prompt width {width_p} "
                                  "(data.max_prompt_length)")
             if n - p > width_r:
                 raise ValueError(f"sample {i}: its response has {n - p} tokens, more than the response width "
                                  f"{width_r} (data.max_response_length)")
-        offsets = np.cumsum(lengths) - lengths
-        starts = np.concatenate([s + o for (_, _, _, s, _), o in zip(parts, offsets)])
-        grids = np.array([g for part in parts for g in part[4]], dtype=np.int64).reshape(-1, 2)
+        offsets = (np.cumsum(lengths) - lengths).tolist()
         rope = torch.from_numpy(image_positions(lengths, starts, grids))  # (3, N)
-        for i, ((ids, sampled, logprob, _, _), p, n, o) in enumerate(zip(parts, prompt_tokens, lengths, offsets), first):
+        ids, sampled, logprob = torch.from_numpy(ids), torch.from_numpy(sampled), torch.from_numpy(logprob)
+        steps = torch.arange(int(lengths.max(initial=0)))
+        for i, (p, n, o) in enumerate(zip(prompt_tokens, lengths.tolist(), offsets), first):
             lo, hi = width_p - p, width_p + n - p  # the conversation's columns
-            input_ids[i, lo:hi] = torch.from_numpy(ids)
+            input_ids[i, lo:hi] = ids[o : o + n]
             attention[i, lo:hi] = 1
-            response_mask[i, : n - p] = torch.from_numpy(sampled[p:])
+            response_mask[i, : n - p] = sampled[o + p : o + n]
             if log_probs is not None:
-                log_probs[i, : n - p] = torch.from_numpy(logprob[p:])
-            positions[i, 0, lo:hi] = torch.arange(n)
+                log_probs[i, : n - p] = logprob[o + p : o + n]
+            positions[i, 0, lo:hi] = steps[:n]
             positions[i, 1:, lo:hi] = rope[:, o : o + n]
             media[i] = {"images": list(conversations[i].images())}
-            media_uid[i] = media_key(batch_id, media[i]["images"])
+            media_uid[i] = media_key(batch_id, media[i]["images"], names)
     tensors = {
         "prompts": input_ids[:, :width_p],
         "responses": input_ids[:, width_p:],
