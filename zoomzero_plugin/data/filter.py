@@ -38,7 +38,7 @@ from typing import Any
 
 from ..errors import DataError, UsageError
 from ..inference.options import add_budget_arguments, add_flag, budget_from, check_values, resolve
-from ..rows import label_hidden, read_rows, row_truth, write_rows
+from ..rows import label_hidden, read_rows, write_rows
 
 GROUNDING_RULES = ("authors", "delta")
 QUALITY_CHECKS = ("off", "clue", "needs-clue", "both")
@@ -112,7 +112,7 @@ def judge_rows(backend, rows: Sequence[dict[str, Any]], budget, cfg: FilterConfi
     from ..zoom import plan_coarse, plan_zoom
 
     questions = [Question.from_row(r) for r in rows]
-    truths = [row_truth(r) for r in rows]
+    truths = [q.truth for q in questions]
     coarse = [plan_coarse(q.duration, budget) for q in questions]
     params = SamplingParams(max_new_tokens=max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, n=cfg.n,
                             seed=seed)
@@ -161,8 +161,9 @@ def filter_rows(backend, rows: list[dict[str, Any]], out: str | Path, budget, cf
     from ..inference.passes import Question
 
     out = Path(out)
-    qids = [q.qid for q in Question.from_rows(rows, source)]
-    hidden = [t.qid for t in map(row_truth, rows) if label_hidden(t)]
+    questions = Question.from_rows(rows, source)
+    qids = [q.qid for q in questions]
+    hidden = [q.qid for q in questions if label_hidden(q.truth)]
     if hidden:
         raise DataError(f"{len(hidden)} rows have hidden labels (a test split), e.g. {hidden[:3]}: the filter judges "
                         "answers against labels")

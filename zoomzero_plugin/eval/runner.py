@@ -34,7 +34,7 @@ from ..inference.modes import MODES
 from ..inference.options import (DEFAULTS, add_agent_arguments, add_budget_arguments, add_flag, check_values,
                                  mode_config, resolve)
 from ..prompts import PROMPT_STYLES
-from ..rows import label_hidden, read_rows, row_truth
+from ..rows import label_hidden, read_rows
 from .journal import Journal, check_settings
 from .metrics import BENCHMARKS as METRIC_SETS
 
@@ -132,11 +132,11 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
     if foreign:
         raise ResumeError(f"{out_dir / PREDICTIONS} has questions that are not in {source}, e.g. {sorted(foreign)[:3]}: "
                           "was it made from other data? Use another --out, or --restart to discard it")
-    timings.drop(timings.done - predictions.done)  # a timing whose prediction was lost (repair, kill)
     failed = {str(r["qid"]) for r in predictions.records if r.get("error")}
+    # a timing whose prediction was lost (repair, kill) or is asked again, in one rewrite
+    timings.drop((timings.done - predictions.done) | failed)
     if failed:  # asked again: perhaps the video has been fixed
         predictions.drop(failed)
-        timings.drop(failed)
         print(f"asking again {len(failed)} question(s) that failed before", file=sys.stderr)
     todo = [q for q in questions if q.qid not in predictions.done]
     bar = tqdm(total=len(questions), initial=len(questions) - len(todo), unit="q", desc=f"{benchmark} {mode}",
@@ -151,7 +151,7 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
             frames += sum(record_frames(p.record) for p in done)
             bar.update(len(batch))
             bar.set_postfix(frames_per_q=f"{frames / (i + len(batch)):.0f}")
-    truths = {t.qid: t for t in map(row_truth, rows)}
+    truths = {q.qid: q.truth for q in questions}
     hidden = sum(label_hidden(t) for t in truths.values())
     if hidden:  # a test split: predictions only, for `zoomzero score --export`
         return {"labels_hidden": hidden}

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import DataError, VideoError
-from ..ground_truth import LETTERS
+from ..ground_truth import LETTERS, GroundTruth
 from ..parsing import answer_letter, answer_letter_at, parse_response
 from ..prompts import DEFAULT_PROMPT_STYLE, grounding_prompt, zoom_prompt
 from ..rows import row_truth
@@ -36,6 +36,7 @@ class Question:
     options: tuple[str, ...]
     duration: float
     prompt: str = ""  # the coarse-pass prompt (the row's own); built from the question when empty
+    truth: GroundTruth | None = field(default=None, compare=False, repr=False)  # the row's, when read from one
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Question:
@@ -43,7 +44,8 @@ class Question:
         videos = row.get("videos") or []
         if not isinstance(videos, (list, tuple)) or len(videos) != 1:
             raise ValueError(f"expected one video, got {videos!r}")
-        return cls(truth.qid, str(videos[0]), truth.question, truth.options, truth.duration, str(row.get("prompt", "")))
+        return cls(truth.qid, str(videos[0]), truth.question, truth.options, truth.duration, str(row.get("prompt", "")),
+                   truth)
 
     @classmethod
     def from_rows(cls, rows: Sequence[dict[str, Any]], source: str = "the data", videos: bool = True,

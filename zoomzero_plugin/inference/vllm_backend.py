@@ -59,6 +59,7 @@ class VLLMBackend:
         names = ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>")
         vocab = self.tokenizer.get_vocab()
         self._bias = {vocab[n]: -100.0 for n in names if n in vocab}
+        self._image_pad = vocab.get("<|image_pad|>")
 
     def _inputs(self, request: Request) -> tuple[dict[str, Any], Generation]:
         if request.formatted:  # the agent's prompt: text as is, images resized by vLLM's HF processor
@@ -98,11 +99,10 @@ class VLLMBackend:
             start = time.perf_counter()
             results = self.llm.generate(list(items), [self._params(r, params) for r in chunk], use_tqdm=False)
             share = (time.perf_counter() - start) / len(chunk)
-            image_pad = self.tokenizer.convert_tokens_to_ids("<|image_pad|>")
             for request, gen, result in zip(chunk, gens, results):
                 gen.prompt_tokens = len(result.prompt_token_ids or [])
                 if request.images:
-                    gen.image_tokens = sum(1 for t in result.prompt_token_ids or [] if t == image_pad)
+                    gen.image_tokens = sum(1 for t in result.prompt_token_ids or [] if t == self._image_pad)
                 gen.timing.update(prepare_s=0.0, generate_s=share)
                 gen.outputs = [self._output(request, o) for o in result.outputs]
             out += gens

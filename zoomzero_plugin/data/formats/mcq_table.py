@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import DataError
-from .base import Draft, Format, Skip, letter, letter_of_text, option_list, register, seconds, span_list
+from .base import (Draft, Format, Skip, letter, letter_of_text, numbered_records, option_list, register, seconds,
+                   span_list)
 
 KEYS = {
     "video": "the video file or id (VIDEO_ROOT/<video>, the --video-ext tried when it has no suffix)",
@@ -93,13 +94,13 @@ class MCQTable(Format):
     def items(self) -> list[tuple[str, int, dict[str, Any]]]:
         if not self.columns:
             raise ValueError("--from mcq-table needs --columns (which column holds the video, question, options, answer)")
-        items = []
-        for path in self.inputs["input"]:
-            records = self.records(Path(path))
-            if records:
-                self._check(Path(path), records[0])
-            items.extend((Path(path).stem, i, record) for i, record in enumerate(records))
-        return items
+        return numbered_records(self, self.inputs["input"])
+
+    def records(self, path: Path) -> list[dict[str, Any]]:
+        records = super().records(path)
+        if records:
+            self._check(path, records[0])
+        return records
 
     def _check(self, path: Path, record: Any) -> None:
         """Every named column is in the file's first row; else stop naming the file's columns."""

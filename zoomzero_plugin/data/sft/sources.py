@@ -34,7 +34,6 @@ from ...eval.journal import Journal
 from ...eval.predictions import read_predictions
 from ...ground_truth import GroundTruth
 from ...inference.passes import Question as RowQuestion
-from ...rows import row_truth
 from .sharegpt import conversation
 from .teacher import TeacherClient, openai_messages
 from .verify import Verdict, judge, replay, verify_transcript
@@ -70,7 +69,7 @@ def questions_from_rows(rows: Sequence[dict[str, Any]], where: str) -> dict[str,
     """qid → Question. The rows are checked as ``zoomzero eval`` checks them (answer column, exactly one video,
     unique qids; the videos themselves are probed later): one DataError naming the bad rows."""
     checked = RowQuestion.from_rows(rows, where, videos=False)
-    return {q.qid: Question(q.qid, q.video, row_truth(row)) for q, row in zip(checked, rows)}
+    return {q.qid: Question(q.qid, q.video, q.truth) for q in checked}
 
 
 def _digest(*parts: Any) -> str:
