@@ -19,6 +19,14 @@ import torch
 from .parsing import glue_char_ranges
 
 
+def encode_rows(tokenizer: Any, texts: list[str]) -> list[list[int]]:
+    """``[tokenizer.encode(t, add_special_tokens=False) for t in texts]``, batched in a fast tokenizer's backend."""
+    backend = getattr(tokenizer, "_tokenizer", None)
+    if backend is None:
+        return tokenizer(texts, add_special_tokens=False)["input_ids"]
+    return [e.ids for e in backend.encode_batch(texts, add_special_tokens=False)]
+
+
 def decode_rows(tokenizer: Any, rows: list[list[int]], skip_special_tokens: bool) -> list[str]:
     """``[tokenizer.decode(r, skip_special_tokens=…) for r in rows]``, in one call to a fast tokenizer's backend.
 

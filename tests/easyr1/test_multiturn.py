@@ -258,6 +258,19 @@ def test_segment_encoder_equals_the_tokenizer_on_observation_texts(easyr1_tokeni
     check()
 
 
+def test_segment_encoder_cache_is_bounded(easyr1_tokenizer):
+    """A run's first prompts are all distinct: the cache is emptied when it would pass its bound, and the ids stay
+    exactly the tokenizer's, the entries of the call that emptied it included."""
+    from zoomzero_plugin.hosts.easyr1.multiturn import SegmentEncoder
+
+    encoder = SegmentEncoder(easyr1_tokenizer, max_cached_ids=40)
+    for k in range(30):
+        texts = [f"question {k} about the red square<|im_end|>", "<|im_start|>user\nshared instructions<|im_end|>"]
+        assert encoder(texts) == [easyr1_tokenizer.encode(t, add_special_tokens=False) for t in texts]
+        assert encoder._cached_ids == sum(map(len, encoder._cache.values())) <= 40
+    assert len(encoder._cache) < 30
+
+
 def reference_rows(conversation, layout):
     """One conversation's rows, token by token from the definitions (the module docstring and Qwen's rule): ids,
     attention, response mask, log-probs, and the four position rows; the prompt right-aligned, padding 0/pad."""

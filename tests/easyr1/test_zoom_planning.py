@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.hosts.easyr1.zoomzero.options import ZoomOptions
-from zoomzero_plugin.hosts.easyr1.zoomzero.zoom_hook import ZoomHook, encode_rows
+from zoomzero_plugin.hosts.easyr1.zoomzero.zoom_hook import ZoomHook
+from zoomzero_plugin.token_masks import encode_rows
 from zoomzero_plugin.token_masks import decode_rows
 from zoomzero_plugin.parsing import glue_spans, parse_response
 from zoomzero_plugin.prompts import zoom_prompt

@@ -40,6 +40,7 @@ import numpy as np
 import torch
 
 from zoomzero_plugin.mrope import image_positions
+from zoomzero_plugin.token_masks import encode_rows
 
 MEDIA_UID = "media_uid"  # non_tensor_batch: one id per sample; the key of its processed media in the actor
 SAMPLED_LOG_PROBS = "rollout_log_probs"  # batch: the sampler's log-prob of each sampled token (0 elsewhere)
@@ -115,21 +116,24 @@ class SegmentEncoder:
     segments never merge across them), and checked against the full encoding of the first text it sees.
 
     Observation turns repeat the same instructions around different frame labels: most segments are cached.
+    The cache holds at most ``max_cached_ids`` ids (emptied when a call would pass it): a run's first prompts
+    are all distinct, and a cache that only grew would hold every question of the data set.
     """
 
-    def __init__(self, tokenizer: Any):
+    def __init__(self, tokenizer: Any, max_cached_ids: int = 1 << 22):
         self.tokenizer = tokenizer
         added = getattr(tokenizer, "added_tokens_encoder", {}) or {}  # every token it splits on before encoding
         self.specials = {s: int(i) for s, i in added.items() if s}
-        self._order = list(self.specials.items())
+        self.max_cached_ids = max_cached_ids
         self._cache: dict[str, list[int]] = {}
+        self._cached_ids = 0
         self._checked: bool | None = None  # None: not yet compared with the full encoding
 
     def _split(self, text: str) -> list[str | int]:
         """Text segments and special token ids, in order: leftmost special first (on a tie, the first in
         ``specials``), matches never overlapping. Linear: one ``find`` per special per occurrence."""
         hits = []
-        for rank, (s, token) in enumerate(self._order):
+        for rank, (s, token) in enumerate(self.specials.items()):
             i = text.find(s)
             while i >= 0:
                 hits.append((i, rank, len(s), token))
@@ -152,18 +156,22 @@ class SegmentEncoder:
 
     def __call__(self, texts: Sequence[str]) -> list[list[int]]:
         split = [self._split(t) for t in texts]
-        missing = list({p for parts in split for p in parts if isinstance(p, str) and p not in self._cache})
+        known = self._cache
+        missing = list({p for parts in split for p in parts if isinstance(p, str) and p not in known})
         if missing:
-            backend = getattr(self.tokenizer, "_tokenizer", None)
-            encoded = ([e.ids for e in backend.encode_batch(missing, add_special_tokens=False)] if backend is not None
-                       else self.tokenizer(missing, add_special_tokens=False)["input_ids"])
-            self._cache.update(zip(missing, encoded))
+            encoded = encode_rows(self.tokenizer, missing)
+            new, added = dict(zip(missing, encoded)), sum(map(len, encoded))
+            if self._cached_ids + added > self.max_cached_ids:  # emptied; this call still reads the old entries
+                known = {**self._cache, **new}
+                self._cache, self._cached_ids = {}, 0
+            self._cache.update(new)
+            self._cached_ids += added
         out = []
         for parts in split:
             ids: list[int] = []
             for p in parts:
                 if isinstance(p, str):
-                    ids += self._cache[p]
+                    ids += known[p]
                 else:
                     ids.append(p)
             out.append(ids)
@@ -194,7 +202,8 @@ def _expand(conversations: Sequence[Conversation], image_token_id: int) -> tuple
     pieces = [p for c in conversations for p in (c.prompt, *c.response)]
     per_conversation = np.array([1 + len(c.response) for c in conversations], dtype=np.int64)
     sizes = np.fromiter((len(p.ids) for p in pieces), dtype=np.int64, count=len(pieces))
-    total = int(sizes.sum())
+    ends = np.cumsum(sizes)  # end of each piece in raw
+    total = int(ends[-1]) if pieces else 0
     arrays: dict[int, np.ndarray] = {}  # by piece: the n samples of a prompt share its first prompt's piece
     for p in pieces:
         if id(p) not in arrays:
@@ -203,14 +212,14 @@ def _expand(conversations: Sequence[Conversation], image_token_id: int) -> tuple
     logprob = np.zeros(total, dtype=np.float32)
     with_logprobs = [k for k, p in enumerate(pieces) if p.logprobs is not None]
     if with_logprobs:
-        at = np.concatenate([np.arange(s - n, s) for s, n in zip(np.cumsum(sizes)[with_logprobs].tolist(),
+        at = np.concatenate([np.arange(s - n, s) for s, n in zip(ends[with_logprobs].tolist(),
                                                                   sizes[with_logprobs].tolist())])
         logprob[at] = np.fromiter(chain.from_iterable(pieces[k].logprobs for k in with_logprobs), dtype=np.float32,
                                   count=at.size)
     sampled = np.repeat(np.fromiter((p.sampled for p in pieces), dtype=bool, count=len(pieces)), sizes)
     grids = np.array([g for p in pieces for g in p.grids], dtype=np.int64).reshape(-1, 2)
     where = np.flatnonzero(raw == image_token_id)
-    raw_ends = np.cumsum(sizes)[np.cumsum(per_conversation) - 1]  # end of each conversation in raw
+    raw_ends = ends[np.cumsum(per_conversation) - 1]  # end of each conversation in raw
     found = np.diff(np.searchsorted(where, raw_ends), prepend=0)
     given = np.array([sum(len(p.grids) for p in (c.prompt, *c.response)) for c in conversations], dtype=np.int64)
     for n_found, n_given in zip(found.tolist(), given.tolist()):

@@ -25,7 +25,7 @@ import torch
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.parsing import answer_letter, glue_spans
 from zoomzero_plugin.prompts import VIDEO_PLACEHOLDER, zoom_prompt
-from zoomzero_plugin.token_masks import decode_rows
+from zoomzero_plugin.token_masks import decode_rows, encode_rows
 from zoomzero_plugin.zoom import ZoomPlan, plan_pass, plan_zoom
 
 from ..clips import is_clip_spec, make_clip_spec
@@ -60,14 +60,6 @@ def first_video(multi_modal_data: Any) -> str:
     if len(videos) != 1 or is_clip_spec(videos[0]):
         raise ValueError(f"the zoom pass needs exactly one video file per prompt, got {videos!r}")
     return str(videos[0])
-
-
-def encode_rows(tokenizer: Any, texts: list[str]) -> list[list[int]]:
-    """``[tokenizer.encode(t, add_special_tokens=False) for t in texts]``, batched in a fast tokenizer's backend."""
-    backend = getattr(tokenizer, "_tokenizer", None)
-    if backend is None:
-        return tokenizer(texts, add_special_tokens=False)["input_ids"]
-    return [e.ids for e in backend.encode_batch(texts, add_special_tokens=False)]
 
 
 @lru_cache(maxsize=4096)
