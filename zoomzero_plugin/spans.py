@@ -99,7 +99,7 @@ def clean_pairs(
         kept = [(s, e) for s, e in zip(starts, ends) if 0 <= s < e <= MAX_SECONDS]
     else:
         d = float(duration)
-        kept = [(s, min(e, d)) for s, e in zip(starts, ends) if 0 <= s <= e <= MAX_SECONDS and not s >= duration]
+        kept = [(s, min(e, d)) for s, e in zip(starts, ends) if 0 <= s <= e <= MAX_SECONDS and not s >= d]
         kept = [p for p in kept if p[1] != p[0]]
     return _merge_sorted(sorted(kept)), len(starts) - len(kept)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from zoomzero_plugin.agent.budget import AgentBudget
 from zoomzero_plugin.agent.reward import AgentRewardConfig, read_truth, score_response
 
 REWARD_TYPE = "batch"
@@ -28,7 +29,7 @@ def compute_score(
     tokenadv: Mapping[str, Any] | None = None,  # read by the advantage step, not here
 ) -> list[dict[str, float]]:
     """Score a batch; see the module docstring for the convention."""
-    config = AgentRewardConfig.from_kwargs(weights, call_frames=int((agent or {}).get("call_frames", 16)))
+    config = AgentRewardConfig.from_kwargs(weights, call_frames=int((agent or {}).get("call_frames", AgentBudget.call_frames)))
     truths: dict[str, tuple] = {}  # the n responses to one prompt share its ground-truth string
     scores = []
     for i, item in enumerate(reward_inputs):

@@ -14,6 +14,7 @@ import os
 import tempfile
 from collections.abc import Sequence
 from contextlib import contextmanager, redirect_stdout
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -174,6 +175,11 @@ def check_files(config: Any, raw: Any, host: PluginHost) -> tuple[list[str], lis
     return problems, notes
 
 
+def video_path(data: Any, name: str) -> str:
+    """A row's video as EasyR1's dataset opens it: under ``data.image_dir`` when one is set."""
+    return os.path.join(data.image_dir, name) if data.image_dir else name
+
+
 def head_rows(path: str, n: int) -> list[dict[str, Any]]:
     """The first ``n`` rows of a local .jsonl/.json/.parquet file (or of the first such file in a directory)."""
     p = Path(os.path.expanduser(data_path(path)))
@@ -222,7 +228,7 @@ def _row_problems(config: Any, rows: list[dict[str, Any]], split: str) -> list[s
         if placeholders != len(videos):
             problems.append(f"{where}: {len(videos)} video(s) but {placeholders} '<video>' placeholder(s) in the prompt")
         for video in videos:
-            path = os.path.join(data.image_dir, video) if data.image_dir else video
+            path = video_path(data, video)
             try:
                 probe_duration(path)
             except Exception as e:  # noqa: BLE001 - reported
@@ -244,18 +250,34 @@ def _quiet_datasets():
             datasets.enable_progress_bars()
 
 
+def local_processor(config: Any) -> tuple[Any, Any] | None:
+    """``(tokenizer, processor)`` of a local model folder as EasyR1's workers load them (its own loaders, with the
+    config's chat template and trust_remote_code), loaded once per folder; None when model_path is not a local
+    folder. Raises what the loaders raise."""
+    model = config.worker.actor.model
+    if not os.path.isdir(model.model_path):
+        return None
+    return _load_processor(model.model_path, config.data.override_chat_template, bool(model.trust_remote_code))
+
+
+@lru_cache(maxsize=2)
+def _load_processor(path: str, chat_template: str | None, trust_remote_code: bool) -> tuple[Any, Any]:
+    from verl.utils.tokenizer import get_processor, get_tokenizer
+
+    kwargs = dict(override_chat_template=chat_template, trust_remote_code=trust_remote_code, use_fast=True)
+    return get_tokenizer(path, **kwargs), get_processor(path, **kwargs)
+
+
 def _prompt_lengths(config: Any, rows: list[dict[str, Any]], split: str) -> tuple[list[str], list[str]]:
     """Measure each row's prompt with EasyR1's own RLHFDataset and the model's processor (local models only)."""
     from verl.utils.dataset import RLHFDataset
-    from verl.utils.tokenizer import get_processor, get_tokenizer
 
     model = config.worker.actor.model
     _qwen_vl_utils()  # loaded by us first: its video backend chosen, and its one-time stderr line silenced
     if not os.path.isdir(model.model_path):
         return [], [f"{split}: prompt lengths not measured (model_path is not a local directory)"]
-    kwargs = dict(override_chat_template=config.data.override_chat_template, trust_remote_code=model.trust_remote_code, use_fast=True)
     try:
-        tokenizer, processor = get_tokenizer(model.model_path, **kwargs), get_processor(model.model_path, **kwargs)
+        tokenizer, processor = local_processor(config)
     except (OSError, ValueError, KeyError) as e:
         return [f"worker.actor.model.model_path: {model.model_path} has no loadable tokenizer/processor "
                 f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"], []

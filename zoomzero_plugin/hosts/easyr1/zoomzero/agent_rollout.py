@@ -24,11 +24,9 @@ Per-sample statistics travel in ``non_tensor_batch["agent_stats"]``; :func:`metr
 from __future__ import annotations
 
 import gc
-import os
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -44,7 +42,7 @@ from zoomzero_plugin.token_masks import decode_rows
 from .. import frame_refs
 from ..generation import row_fields
 from ..hookspecs import Rollout
-from ..recipe import head_rows
+from ..recipe import head_rows, local_processor, video_path
 from ..multiturn import Conversation, Layout, Piece, SegmentEncoder, assemble, merged_grid
 from .options import AgentOptions
 
@@ -260,17 +258,9 @@ def metrics(batch: Any, reward_metrics: Mapping[str, Sequence[Any]]) -> dict[str
     if stats is None or len(stats) == 0:
         return {}
     calls = np.array([s["calls"] for s in stats])
-    out = {
-        "agent/calls": float(calls.mean()),
-        "agent/errors": float(np.mean([s["errors"] for s in stats])),
-        "agent/turns": float(np.mean([s["turns"] for s in stats])),
-        "agent/clip_frames": float(np.mean([s["clip_frames"] for s in stats])),
-        "agent/images": float(np.mean([s["images"] for s in stats])),
-        "agent/truncated": float(np.mean([s["truncated"] for s in stats])),
-        "agent/answered": float(np.mean([s["end"] == "answer" for s in stats])),
-        "agent/sampled_tokens": float(np.mean([s["sampled_tokens"] for s in stats])),
-        "agent/observation_tokens": float(np.mean([s["observation_tokens"] for s in stats])),
-    }
+    means = ("errors", "turns", "clip_frames", "images", "truncated", "sampled_tokens", "observation_tokens")
+    out = {"agent/calls": float(calls.mean()), **{f"agent/{k}": float(np.mean([s[k] for s in stats])) for k in means},
+           "agent/answered": float(np.mean([s["end"] == "answer" for s in stats]))}
     accuracy = reward_metrics.get("accuracy")
     if accuracy is not None and len(accuracy) == len(stats):
         accuracy = np.asarray(accuracy, dtype=float)
@@ -315,26 +305,11 @@ def measure_first_prompt(tokenizer: Any, processor: Any, video: str, user_text: 
     return FirstPrompt(frames, h * w, len(tokenizer.encode(text, add_special_tokens=False)) - frames)
 
 
-def _local_processor(config: Any) -> tuple[Any, Any] | None:
-    """(tokenizer, processor) of a local model folder, else None."""
-    path = config.worker.actor.model.model_path
-    return _load_processor(path) if os.path.isdir(path) else None
-
-
-@lru_cache(maxsize=2)
-def _load_processor(path: str) -> tuple[Any, Any]:
-    """Loaded once per folder: a dry run reads it for the row checks and again for its description."""
-    from transformers import AutoProcessor
-
-    processor = AutoProcessor.from_pretrained(path, local_files_only=True, use_fast=True)
-    return processor.tokenizer, processor
-
-
 def row_problems(config: Any, rows: Sequence[Mapping[str, Any]], split: str) -> list[str]:
     """Rows the VideoZoomer rollout cannot start from: not one video, no answer letter, or a first prompt longer
     than data.max_prompt_length."""
     data, options = config.data, AgentOptions.from_kwargs(config.worker.reward.reward_function_kwargs or {})
-    loaded = _local_processor(config)
+    loaded = local_processor(config)
     problems = []
     for i, row in enumerate(rows):
         where = f"{split} row {i}"
@@ -351,7 +326,7 @@ def row_problems(config: Any, rows: Sequence[Mapping[str, Any]], split: str) -> 
             continue
         if loaded is None:
             continue
-        video = os.path.join(data.image_dir, videos[0]) if data.image_dir else videos[0]
+        video = video_path(data, videos[0])
         try:
             measured = measure_first_prompt(*loaded, video, text, options)
         except Exception as e:  # noqa: BLE001 - reported (an unreadable video is reported by the host too)
@@ -386,10 +361,9 @@ def describe(config: Any, options: AgentOptions) -> dict[str, Any]:
     }
     try:
         row = head_rows(config.data.train_files, 1)[0]
-        loaded = _local_processor(config)
+        loaded = local_processor(config)
         if loaded is not None:
-            video = row[config.data.video_key][0]
-            video = os.path.join(config.data.image_dir, video) if config.data.image_dir else video
+            video = video_path(config.data, row[config.data.video_key][0])
             text = user_text(row.get(config.data.answer_key), lambda: str(row[config.data.prompt_key]))
             m = measure_first_prompt(*loaded, video, text, options)
             out["first prompt"] = (f"train row 0: {m.frames} overview frames x {m.tokens_per_frame} tokens + "

@@ -203,15 +203,10 @@ class AgentOptions:
         if unknown:
             known = sorted({f.name for f in fields(cls)} - {"budget"} | set(budget_fields))
             raise ValueError(f"{KWARGS}.agent: unknown option(s) {unknown}; known: {known}")
-        values = {k: _coerce(budget_fields[k].type, v, f"{KWARGS}.agent.{k}")
-                  for k, v in section.items() if k in budget_fields}
-        try:
-            budget = AgentBudget(**values)
-        except ValueError as e:
-            raise ValueError(f"{KWARGS}.agent: {e}") from None
+        budget = _build(AgentBudget, {k: v for k, v in section.items() if k in budget_fields}, "agent")
         return replace(_build(cls, own, "agent", {"enable": True}), budget=budget)
 
     def to_dict(self) -> dict[str, Any]:
         """The section that builds these options again (what travels to the rollout workers)."""
-        return {"enable": self.enable, "prompt": self.prompt, "sampling_logprobs": self.sampling_logprobs,
-                "frame_cache_mb": self.frame_cache_mb, **self.budget.to_dict()}
+        own = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "budget"}
+        return {**own, **self.budget.to_dict()}
