@@ -33,3 +33,10 @@ def reward_manager_class():
     import verl.workers.reward as reward
 
     return getattr(reward, "AutoRewardManager", None) or reward.BatchFunctionRewardManager
+
+
+def reward_manager_actor(config, tokenizer):
+    """EasyR1's reward manager as its Runner creates it: a Ray actor."""
+    import ray
+
+    return ray.remote(reward_manager_class()).options(num_cpus=0).remote(config.worker.reward, tokenizer)

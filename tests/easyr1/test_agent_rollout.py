@@ -21,7 +21,7 @@ from zoomzero_plugin.agent.render import QWEN_IMAGE
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.synthetic.videos import Evidence, write_video
 
-from .helpers import reward_manager_class, rlhf_dataset
+from .helpers import reward_manager_actor, rlhf_dataset
 from .tiny_rollout import TinyEngine, TinyRolloutWorkerGroup
 
 RECIPE = """\
@@ -144,9 +144,7 @@ def load(recipe, *overrides):
 
 @pytest.fixture(scope="module")
 def reward_actor(ray_cluster, agent_recipe, easyr1_tokenizer):
-    import ray
-
-    return ray.remote(reward_manager_class()).options(num_cpus=0).remote(load(agent_recipe).worker.reward, easyr1_tokenizer)
+    return reward_manager_actor(load(agent_recipe), easyr1_tokenizer)
 
 
 def make_trainer(config, reward_actor, tokenizer, processor, model):

@@ -13,7 +13,7 @@ from zoomzero_plugin.prompts import PAPER_INSTRUCTION, paper_options
 from zoomzero_plugin.rows import read_rows
 from zoomzero_plugin.synthetic.videos import dominant_color
 
-from .helpers import reward_manager_class, rlhf_dataset
+from .helpers import reward_manager_actor, rlhf_dataset
 from .tiny_rollout import TinyEngine, TinyRolloutWorkerGroup
 
 DURATION = 12.0
@@ -56,13 +56,6 @@ class Guide:
         if k == 0:
             return response(truth.answer, truth.spans)
         return response(truth.answer, [wrong_span(truth)]) if q == 0 else "I am not sure."
-
-
-def reward_manager_actor(config, tokenizer):
-    """EasyR1's reward manager as its Runner creates it: a Ray actor."""
-    import ray
-
-    return ray.remote(reward_manager_class()).options(num_cpus=0).remote(config.worker.reward, tokenizer)
 
 
 @pytest.fixture(scope="module")
