@@ -134,7 +134,76 @@ def test_frame_refs_decode_once_per_group_at_the_authors_size(evidence_video):
     assert plain.width * plain.height <= 12544, "ordinary images still get EasyR1's limits"
 
 
-def test_frame_cache_counts_a_group_decoded_by_two_threads_once(evidence_video, monkeypatch):
+class OverlapProbe:
+    """Stands in front of a decord reader and records whether two threads were ever inside ``get_batch`` at once.
+
+    The first thread in waits (up to ``wait`` s) for a second one to enter: if decoding is not serialised, the
+    second thread does enter while the first is inside, every time, not by luck of scheduling."""
+
+    def __init__(self, real, wait=1.0):
+        import threading
+
+        self.real, self.wait = real, wait
+        self.inside, self.most_inside = 0, 0
+        self._lock, self._entered = threading.Lock(), threading.Condition(threading.Lock())
+
+    def get_batch(self, indices):
+        with self._lock:
+            self.inside += 1
+            self.most_inside = max(self.most_inside, self.inside)
+        with self._entered:
+            self._entered.notify_all()
+            self._entered.wait_for(lambda: self.inside > 1, timeout=self.wait)
+        try:
+            return self.real.get_batch(indices)
+        finally:
+            with self._lock:
+                self.inside -= 1
+
+    def __len__(self):
+        return len(self.real)
+
+
+def _in_two_threads(fn):
+    import threading
+
+    start, got, errors = threading.Barrier(2), [], []
+
+    def run():
+        start.wait(timeout=10)
+        try:
+            got.append(fn())
+        except Exception as e:  # noqa: BLE001  (reported by the test)
+            errors.append(e)
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert not errors, errors
+    return got
+
+
+def test_a_reader_shared_by_two_threads_never_decodes_in_both_at_once(evidence_video):
+    import threading
+
+    cache = frame_refs.FrameCache()
+    reader = cache.reader(str(evidence_video))
+    probe = reader._reader = OverlapProbe(reader._reader)
+    groups, take = iter([[0, 8], [4, 12]]), threading.Lock()
+
+    def read_a_group():  # each thread another group of the one video: both miss the cache, one shared reader
+        with take:
+            frames = next(groups)
+        return len(cache.group(str(evidence_video), frames, 100352, 25088))
+
+    got = _in_two_threads(read_a_group)
+    assert probe.most_inside == 1, "decord's reader was entered by two threads at once"
+    assert got == [2, 2] and cache.reads == 2
+
+
+def test_the_same_group_decoded_by_two_threads_is_stored_and_counted_once(evidence_video, monkeypatch):
     import threading
 
     cache = frame_refs.FrameCache()
@@ -148,13 +217,7 @@ def test_frame_cache_counts_a_group_decoded_by_two_threads_once(evidence_video, 
         return images
 
     monkeypatch.setattr(type(reader), "read", slow_read)
-    got = []
-    threads = [threading.Thread(target=lambda: got.append(cache.group(str(evidence_video), [0, 8], 100352, 25088)))
-               for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    got = _in_two_threads(lambda: cache.group(str(evidence_video), [0, 8], 100352, 25088))
     assert cache.reads == 2 and len(got) == 2 and got[0] is got[1], "one stored group, handed to both threads"
     assert cache._bytes == 2 * 224 * 168 * 3, "two 224x168 RGB frames held, counted once"
 

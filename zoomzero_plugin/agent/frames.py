@@ -15,6 +15,7 @@ counts to even numbers and spaces frames by its own rule, which would change the
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,7 +39,13 @@ def fit_size(width: int, height: int, max_pixels: int, min_pixels: int) -> tuple
 
 
 class FrameReader:
-    """An open video: ``info`` (frames, native fps) and :meth:`read` of native frame indices as PIL images."""
+    """An open video: ``info`` (frames, native fps) and :meth:`read` of native frame indices as PIL images.
+
+    One reader may be shared by several threads: decord's ``VideoReader`` is not safe for two threads at once
+    (its threaded decoder aborts, ``threaded_decoder.cc: Check failed: run_.load()``), so :meth:`read` decodes
+    under the reader's own lock. Threads reading different videos still decode in parallel (decord releases
+    the GIL); for parallel reads of one video, open a reader per thread.
+    """
 
     def __init__(self, path: str, num_threads: int = 0):
         check_video_file(str(path))  # missing, a folder or empty: said plainly, before decord's own wording
@@ -48,6 +55,7 @@ class FrameReader:
             raise VideoError(f"{path}: decord is needed to read frames ({e}); pip install decord") from None
         try:
             self._reader = decord.VideoReader(str(path), num_threads=num_threads)
+            self._lock = threading.Lock()
             fps = float(self._reader.get_avg_fps())
             self.info = VideoInfo(str(path), len(self._reader), fps)
         except (decord.DECORDError, RuntimeError, ValueError) as e:
@@ -65,7 +73,8 @@ class FrameReader:
         bad = [i for i in indices if not 0 <= i < self.info.frames]
         if bad:
             raise ValueError(f"{self.info.path}: frame indices {bad[:3]} are outside 0..{self.info.frames - 1}")
-        batch = self._reader.get_batch(list(indices)).asnumpy()
+        with self._lock:
+            batch = self._reader.get_batch(list(indices)).asnumpy()
         images = []
         for array in batch:
             image = Image.fromarray(array)
