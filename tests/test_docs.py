@@ -70,6 +70,7 @@ HOW: list[tuple[str, str, str]] = [
     (r"^(mkdir -p data/|ln -s \.\./rows/|head -n \d+ data/eval/)", "not here",
      "the data guide's file housekeeping (its paths are checked: test_the_data_guide_paths_flow_from_step_to_step)"),
     (r"^python3 scripts/model_merger\.py ", "not here", "EasyR1's own script, on a trained checkpoint"),
+    (r"^easyr1 merge ", "covered", "tests/vllm/test_train_cli.py::test_checkpoints_merge_into_a_model_zoomzero_eval_runs"),
     (r"^zoomzero data export-sft .*--source teacher .*--teacher-url ", "not here",
      "needs a teacher model served at --teacher-url (tests/sft export from a scripted teacher served locally)"),
     (r"^(FORCE_TORCHRUN=1 )?llamafactory-cli train yamls/videozoomer_sft\.yaml", "not here",

@@ -45,41 +45,52 @@ def agent_response(rng: random.Random, truth: GroundTruth) -> str:
     return f"<think>seen</think><answer>{LETTERS[rng.randrange(len(truth.options))]}</answer>"
 
 
+Messages = list[dict[str, str]]
+
+
+def _user(text: str, system: str | None = None) -> Messages:
+    head = [{"role": "system", "content": system}] if system else []
+    return head + [{"role": "user", "content": text.replace("<video>", "")}]
+
+
 def format_examples(rows: Sequence[Mapping[str, Any]], kind: str, n: int, zoom_style: str = "concise",
-                    seed: int = 0) -> list[tuple[str, str]]:
-    """``n`` (prompt, response) pairs over dataset ``rows`` (their own prompts, as the RL run will show them).
+                    agent_prompt: str = "train", seed: int = 0) -> list[tuple[Messages, str]]:
+    """``n`` (chat messages, response) pairs over dataset ``rows`` (their own prompts, as the RL run shows them).
 
     ``kind``: ``grounded`` (the coarse pass's template; every fourth pair is the zoom pass's prompt in
-    ``zoom_style`` with a one-letter answer) or ``agent`` (VideoZoomer turns: a call or an answer).
+    ``zoom_style`` with a one-letter answer) or ``agent`` (VideoZoomer turns, a call or an answer, after the
+    system prompt of the agent's ``agent_prompt`` variant).
     """
+    from ..agent.prompts import get_prompts
+
     rng = random.Random(seed)
+    system = get_prompts(agent_prompt).system if kind == "agent" else None
     out = []
     for i in range(n):
         row = rows[i % len(rows)]
         truth = GroundTruth.parse(row["answer"])
         if kind == "agent":
-            out.append((row["prompt"], agent_response(rng, truth)))
+            out.append((_user(row["prompt"], system), agent_response(rng, truth)))
         elif i % 4 == 3:
-            out.append((zoom_prompt(truth.question, truth.options, video=False, style=zoom_style),
+            out.append((_user(zoom_prompt(truth.question, truth.options, video=False, style=zoom_style)),
                         LETTERS[rng.randrange(len(truth.options))]))
         else:
-            out.append((row["prompt"], grounded_response(rng, truth)))
+            out.append((_user(row["prompt"]), grounded_response(rng, truth)))
     return out
 
 
-def _encode(tokenizer, pairs: Iterable[tuple[str, str]]):
+def _encode(tokenizer, pairs: Iterable[tuple[Messages, str]]):
     """(token ids, loss labels with -100 on the prompt) per pair, the chat template's way."""
     rows = []
-    for prompt, response in pairs:
-        head = tokenizer.apply_chat_template([{"role": "user", "content": prompt.replace("<video>", "")}],
-                                             tokenize=False, add_generation_prompt=True)
+    for messages, response in pairs:
+        head = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         head_ids = tokenizer.encode(head, add_special_tokens=False)
         tail_ids = tokenizer.encode(response + tokenizer.eos_token, add_special_tokens=False)
         rows.append((head_ids + tail_ids, [-100] * len(head_ids) + tail_ids))
     return rows
 
 
-def teach_format(model_dir: str | Path, out_dir: str | Path, pairs: Sequence[tuple[str, str]], steps: int = 120,
+def teach_format(model_dir: str | Path, out_dir: str | Path, pairs: Sequence[tuple[Messages, str]], steps: int = 120,
                  batch_size: int = 16, lr: float = 3e-3, seed: int = 0) -> Path:
     """Train the model in ``model_dir`` on ``pairs`` (next-token loss on the responses) and save it, with its
     processor, to ``out_dir``. Returns ``out_dir``."""
@@ -128,13 +139,18 @@ def _train(model_dir, out_dir, pairs, steps: int, batch_size: int, lr: float, se
     return out_dir
 
 
-def short_prompts(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """``rows`` with each prompt replaced by the bare ``<video>`` question and options (no instruction): what a
-    warm-started tiny model reads fastest; the format it writes comes from :func:`teach_format`."""
+GROUNDED_ASK = "Answer, then cite the time spans."  # unlike the zoom pass's "Respond with only the letter…"
+
+
+def short_prompts(rows: Iterable[Mapping[str, Any]], kind: str) -> list[dict[str, Any]]:
+    """``rows`` with each prompt replaced by the ``<video>`` question and options, plus :data:`GROUNDED_ASK` for
+    the ``grounded`` kind (``agent``: nothing more, the agent's own first turn): what a warm-started tiny model
+    reads fastest; the format it writes comes from :func:`teach_format`."""
     from ..agent import question_text
 
+    ask = f"\n{GROUNDED_ASK}" if kind == "grounded" else ""
     out = []
     for row in rows:
         truth = GroundTruth.parse(row["answer"])
-        out.append({**row, "prompt": question_text(truth.question, truth.options)})
+        out.append({**row, "prompt": question_text(truth.question, truth.options) + ask})
     return out

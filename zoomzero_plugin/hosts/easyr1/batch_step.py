@@ -98,7 +98,7 @@ class RewardStep:
                 for key, values in component_values(reward_metrics, len(batch)).items():
                     batch.batch[COMPONENT_PREFIX + key] = values
             if estimator.prepare is not None:
-                estimator.prepare(self.trainer, batch)
+                self._add(estimator.prepare(self.trainer, batch), len(batch))  # it may return metrics
         return reward_tensor, reward_metrics
 
     def _add(self, metrics: Mapping[str, float] | None, n: int) -> None:

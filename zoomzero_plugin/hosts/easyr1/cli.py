@@ -60,6 +60,17 @@ def _train(args: argparse.Namespace) -> int:
                                    cpu=args.cpu, metrics_file=args.metrics_file)
 
 
+def _add_merge(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("actor_dir", help="a checkpoint's actor folder: CHECKPOINTS/global_step_N/actor")
+    parser.add_argument("--out", help="where to write the model (default: ACTOR_DIR/huggingface, as EasyR1's merger)")
+    parser.add_argument("--dtype", choices=("bf16", "fp16", "fp32"), help="cast the weights (default: as trained)")
+
+
+def _merge(args: argparse.Namespace) -> int:
+    print(f"merged into {_host('merge:merge')(args.actor_dir, args.out, args.dtype)}")
+    return 0
+
+
 def _runtime_env(args: argparse.Namespace) -> int:
     print(json.dumps(_host("activation:runtime_env")()))
     return 0
@@ -73,6 +84,13 @@ COMMANDS: dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], None] | 
         "and their videos, plugin requirements such as tokenadv's), then run verl.trainer.main with the plugins "
         "active in the driver, the Runner actor and every Ray worker.",
         _add_train, _train,
+    ),
+    "merge": (
+        "turn a checkpoint's actor shards into a Hugging Face model folder",
+        "Join the FSDP shards of CHECKPOINTS/global_step_N/actor into one model, saved with its config and processor "
+        "(what `zoomzero eval --model` and vLLM load). EasyR1's own scripts/model_merger.py does the same from a "
+        "clone of EasyR1; its pip package does not ship it.",
+        _add_merge, _merge,
     ),
     "plugins": ("list the installed plugins and what each adds", "", None, lambda args: _host("doctor:print_plugins")()),
     "doctor": (

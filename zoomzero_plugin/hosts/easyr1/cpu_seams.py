@@ -204,7 +204,7 @@ _TORCH_WHY = "EasyR1 asks torch.cuda for the device, memory counters, RNG state 
 
 
 def _torch_seam(module: str, uses: str) -> Seam:
-    return Seam(name=f"cpu:{module.removeprefix('verl.')}.torch", module=module, targets=("torch",), params=(),
+    return Seam(name=f"cpu:{module.rsplit('.', 1)[-1]}.torch", module=module, targets=("torch",), params=(),
                 wrap=wrap_torch, why=f"{_TORCH_WHY} ({uses}): answered for the CPU in this module only",
                 breaks=f"CPU mode ({uses} would ask CUDA)")
 

@@ -120,8 +120,6 @@ def train(recipe: str, overrides: Sequence[str], dry_run: bool = False, check_ro
     bad = [o for o in overrides if "=" not in o]
     if bad:
         raise UsageError(f"overrides must be key=value, got {' '.join(bad)}")
-    if cpu:
-        os.environ[cpu_mode.CPU_ENV] = "1"  # before the plugins activate: this process gets the CPU seams too
     path, note = resolve_recipe(recipe)
     if note:
         print(f"note: {note}")
@@ -137,7 +135,7 @@ def train(recipe: str, overrides: Sequence[str], dry_run: bool = False, check_ro
               "(a dry run generates nothing; training needs vLLM)")
     with vllm_stub.stand_in():
         _, built = check(path, overrides, dry_run, check_rows)
-    extra = _cpu_overrides(built.config, dry_run) if cpu_mode.requested() else []
+    extra = _cpu_overrides(built.config, dry_run) if cpu or cpu_mode.requested() else []
     if dry_run:
         print("dry run: the recipe is valid; no Ray cluster was started and no GPU was used")
         return 0
@@ -152,8 +150,9 @@ def train(recipe: str, overrides: Sequence[str], dry_run: bool = False, check_ro
 
 
 def _cpu_overrides(config, dry_run: bool) -> list[str]:
-    """CPU mode in the driver: refuse what has no CPU form, print each switched setting, declare the recipe's GPUs
-    to the local Ray (not in a dry run); returns the switches as EasyR1 overrides."""
+    """CPU mode in the driver: refuse what has no CPU form, print each switched setting; unless a dry run, declare
+    the recipe's GPUs to the local Ray and mark every process of the job for CPU mode (the workers install the CPU
+    seams; the driver runs no EasyR1 worker code and needs none). Returns the switches as EasyR1 overrides."""
     problems = cpu_mode.refusals(config.worker, config.trainer.nnodes)
     if problems:
         raise ConfigError(format_problems(problems, " for --cpu"))

@@ -42,12 +42,16 @@ def _masker(tokenizer: Any, over_turns: bool = False) -> GlueTokenMasker:
     return GlueTokenMasker(tokenizer, ranges=call_char_ranges if over_turns else glue_char_ranges)
 
 
-def prepare(trainer: Any, batch: Any) -> None:
-    """Add ``glue_mask`` and the options (``meta_info["tokenadv"]``) to a training batch."""
+def prepare(trainer: Any, batch: Any) -> dict[str, float]:
+    """Add ``glue_mask`` and the options (``meta_info["tokenadv"]``) to a training batch; returns the share of
+    response tokens that learn from the grounding rewards (``tokenadv/grounding_token_share``)."""
     options = TokenAdvOptions.from_kwargs(trainer.config.worker.reward.reward_function_kwargs)
     masker = _masker(trainer.tokenizer, options.over_turns)
-    batch.batch[GLUE_MASK] = masker(batch.batch["responses"], batch.batch["response_mask"])
+    mask = batch.batch["response_mask"]
+    batch.batch[GLUE_MASK] = masker(batch.batch["responses"], mask)
     batch.meta_info[NAME] = asdict(options)
+    tokens = float(mask.sum())
+    return {f"{NAME}/grounding_token_share": float(batch.batch[GLUE_MASK].sum()) / tokens if tokens else 0.0}
 
 
 def compute(data: Any, gamma: float = 1.0, lam: float = 1.0) -> tuple[Any, Any]:
