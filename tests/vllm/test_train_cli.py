@@ -45,7 +45,7 @@ ZOOMZERO = TINY + [
     "worker.reward.reward_function_kwargs.zoom.prompt=concise",
 ]
 VIDEOZOOMER = TINY + [
-    "data.max_response_length=1536", "data.mini_rollout_batch_size=null", "algorithm.online_filtering=false",
+    "worker.rollout.n=4", "data.max_response_length=1536", "data.mini_rollout_batch_size=null", "algorithm.online_filtering=false",
     "worker.rollout.limit_images=64", "worker.rollout.max_num_batched_tokens=16384",
     "worker.reward.reward_function_kwargs.agent.turn_tokens=64",
     "worker.reward.reward_function_kwargs.agent.total_tokens=1536",
@@ -97,9 +97,7 @@ def workspace(vllm_model_dir, tmp_path_factory):
         path = root / f"{kind}.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in short))
         pairs = format_examples(short, kind, 256)
-        steps = 120 if kind == "grounded" else 80
-        out[kind] = (path, teach_format(vllm_model_dir, root / f"model-{kind}", pairs, steps=steps,
-                                        batch_size=16 if kind == "grounded" else 8))
+        out[kind] = (path, teach_format(vllm_model_dir, root / f"model-{kind}", pairs, steps=120, batch_size=16))
     return out
 
 

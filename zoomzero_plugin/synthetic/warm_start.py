@@ -54,17 +54,17 @@ def _user(text: str, system: str | None = None) -> Messages:
 
 
 def format_examples(rows: Sequence[Mapping[str, Any]], kind: str, n: int, zoom_style: str = "concise",
-                    agent_prompt: str = "train", seed: int = 0) -> list[tuple[Messages, str]]:
+                    agent_prompt: str | None = None, seed: int = 0) -> list[tuple[Messages, str]]:
     """``n`` (chat messages, response) pairs over dataset ``rows`` (their own prompts, as the RL run shows them).
 
     ``kind``: ``grounded`` (the coarse pass's template; every fourth pair is the zoom pass's prompt in
-    ``zoom_style`` with a one-letter answer) or ``agent`` (VideoZoomer turns, a call or an answer, after the
-    system prompt of the agent's ``agent_prompt`` variant).
+    ``zoom_style`` with a one-letter answer) or ``agent`` (VideoZoomer turns, a call or an answer; after the system
+    prompt of the agent's ``agent_prompt`` variant when given: ~800 tokens for the tiny tokenizer, 5x the time).
     """
     from ..agent.prompts import get_prompts
 
     rng = random.Random(seed)
-    system = get_prompts(agent_prompt).system if kind == "agent" else None
+    system = get_prompts(agent_prompt).system if kind == "agent" and agent_prompt else None
     out = []
     for i in range(n):
         row = rows[i % len(rows)]

@@ -21,8 +21,9 @@ def wrap_constant_schedule(original: Callable) -> Callable:
         scheduler = original(optimizer, num_warmup_steps, *args, **kwargs)
         if num_warmup_steps <= 0:
             scheduler.lr_lambdas = [_constant] * len(scheduler.lr_lambdas)
-            scheduler.last_epoch -= 1
-            scheduler.step()  # recompute the current learning rates (step 0) with the constant factor
+            for group, base in zip(optimizer.param_groups, scheduler.base_lrs):  # step 0's rates, recomputed
+                group["lr"] = base
+            scheduler._last_lr = list(scheduler.base_lrs)  # what get_last_lr() reports (EasyR1 logs actor/lr)
         return scheduler
 
     return get_constant_schedule_with_warmup
