@@ -87,7 +87,11 @@ def workspace(vllm_model_dir, tmp_path_factory):
     """Synthetic videos and rows (short prompts), and the tiny model taught each recipe's formats."""
     from zoomzero_plugin.rows import read_rows
     from zoomzero_plugin.synthetic.benchmark import make_benchmark
-    from zoomzero_plugin.synthetic.warm_start import format_examples, short_prompts, teach_format
+    from zoomzero_plugin.synthetic.warm_start import (
+        format_examples,
+        short_prompts,
+        teach_format,
+    )
 
     root = tmp_path_factory.mktemp("train-cli")
     rows = read_rows(make_benchmark(root / "bench", n_videos=ROWS, seed=3))
@@ -114,8 +118,9 @@ def zoomzero_run(workspace):
 
 def prompt_lengths(model: Path, rows: Path, recipe_overrides: list[str]) -> list[int]:
     """Each row's prompt length as EasyR1's own RLHFDataset builds it for this recipe (what it logs per step)."""
-    from tests.easyr1.helpers import rlhf_dataset
     from verl.utils.tokenizer import get_processor, get_tokenizer
+
+    from tests.easyr1.helpers import rlhf_dataset
     from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
 
     repo = Path(__file__).resolve().parents[2]

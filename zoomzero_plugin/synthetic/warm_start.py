@@ -95,7 +95,6 @@ def teach_format(model_dir: str | Path, out_dir: str | Path, pairs: Sequence[tup
     """Train the model in ``model_dir`` on ``pairs`` (next-token loss on the responses) and save it, with its
     processor, to ``out_dir``. Returns ``out_dir``."""
     import torch
-    from transformers import AutoProcessor, Qwen2_5_VLForConditionalGeneration
 
     torch.manual_seed(seed)
     threads = torch.get_num_threads()

@@ -54,7 +54,11 @@ def merge(actor_dir: str | Path, out: str | Path | None = None, dtype: str | Non
     """Write the merged model (and the checkpoint's config and processor files) to ``out`` (default
     ``actor_dir/huggingface``). Returns the folder."""
     import torch
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForImageTextToText
+    from transformers import (
+        AutoConfig,
+        AutoModelForCausalLM,
+        AutoModelForImageTextToText,
+    )
 
     actor_dir = Path(actor_dir)
     hf = actor_dir / "huggingface"
