@@ -93,3 +93,18 @@ def test_scoring_rows_of_another_benchmark_says_so(score_only, tmp_path, capsys)
     assert f"warning: {len(rows)} of {len(rows)} rows come from cgbench" in err and "--benchmark cgbench" in err
     assert cli.main(["score", "--benchmark", "cgbench", str(path), "--data", str(data)]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+def test_a_cut_last_line_and_an_empty_file_are_said(score_only, files, tmp_path, capsys):
+    data, path, preds, _ = files
+    path.write_text(path.read_text() + '{"qid": "3249402411_0", "ans')  # a writer killed mid-line
+    assert cli.main(["score", "--benchmark", "nextgqa", str(path), "--data", str(data)]) == 0
+    captured = capsys.readouterr()
+    assert (f"zoomzero score: warning: {path}: its last line is cut short (no newline, not JSON): that line is "
+            "skipped, 3 prediction(s) read") in captured.err
+    assert "| 5.3 |" in captured.out  # the three complete predictions are scored as before
+    assert cli.main(["score", "--benchmark", "nextgqa", "/dev/null", "--data", str(data)]) == 2
+    assert capsys.readouterr().err == ("zoomzero score: /dev/null: holds no predictions (empty); expected one JSON "
+                                       "object per line\n")
+    assert cli.main(["score", "--benchmark", "nextgqa", str(tmp_path), "--data", str(data)]) == 2
+    assert f"predictions {tmp_path} is a folder; give a file" in capsys.readouterr().err

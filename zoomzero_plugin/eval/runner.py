@@ -41,10 +41,11 @@ from ..prompts import PROMPT_STYLES
 from ..rows import label_hidden, read_rows
 from .journal import Journal, check_settings
 from .metrics import BENCHMARKS as METRIC_SETS
+from .predictions import SETTINGS_FILE
 
 BENCHMARKS = tuple(METRIC_SETS)
 MODE_NAMES = tuple(MODES)
-PREDICTIONS, TIMINGS, SETTINGS = "predictions.jsonl", "timings.jsonl", "run.json"
+PREDICTIONS, TIMINGS, SETTINGS = "predictions.jsonl", "timings.jsonl", SETTINGS_FILE
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     io = parser.add_argument_group("what to evaluate")
