@@ -32,7 +32,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError, ResumeError, UsageError, ZoomzeroError
+from ..errors import DataError, ResumeError, UsageError, ZoomzeroError, cli_edge
 from ..files import check_writable
 from ..inference.modes import MODES
 from ..inference.options import (DEFAULTS, add_agent_arguments, add_budget_arguments, add_flag, check_values,
@@ -264,11 +264,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m zoomzero_plugin.eval.runner``: the same as ``zoomzero eval``."""
+    """``python -m zoomzero_plugin.eval.runner``: the same as ``zoomzero eval``, through the same edge (one-line
+    errors, a quiet end when stdout's reader goes away)."""
     parser = argparse.ArgumentParser(prog="zoomzero eval", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
-    return run(parser.parse_args(argv))
+    return cli_edge("zoomzero eval", lambda: run(parser.parse_args(argv)))
 
 
 if __name__ == "__main__":
