@@ -96,7 +96,7 @@ def test_scoring_rows_of_another_benchmark_says_so(score_only, tmp_path, capsys)
 
 
 def test_a_cut_last_line_and_an_empty_file_are_said(score_only, files, tmp_path, capsys):
-    data, path, preds, _ = files
+    data, path, _, _ = files
     path.write_text(path.read_text() + '{"qid": "3249402411_0", "ans')  # a writer killed mid-line
     assert cli.main(["score", "--benchmark", "nextgqa", str(path), "--data", str(data)]) == 0
     captured = capsys.readouterr()

@@ -12,7 +12,7 @@ outside the video, calls or images used up, the last round) belong to :mod:`.env
 
 Which calls run follows this package's rules (stricter than the release's; docs/fidelity.md). What the model
 *reads* when a call cannot be read is the release's text: :func:`release_message` performs the operations the
-authors' rollout performs on the same call content (``re.findall(r'\{.*?\}')``, ``json.loads``, the
+authors' rollout performs on the same call content (``re.findall(r'\\{.*?\\}')``, ``json.loads``, the
 one-object assertion, ``float(obj['segment'][0])`` …) and takes the exception's own text, so the observation
 holds what their checkpoint was trained on. Only where the release reads a call that this package refuses
 (prose around the object, a third segment value, ``true`` as a number …) are this package's words used.
@@ -170,7 +170,7 @@ def _number(value: Any) -> float | None:
 
 
 def braced_spans(content: str) -> list[str]:
-    """What the release's ``re.findall(r'\{.*?\}', content)`` returns, in linear time: from each ``{``, the text up
+    """What the release's ``re.findall(r'\\{.*?\\}', content)`` returns, in linear time: from each ``{``, the text up
     to the next ``}`` when no newline comes first (``.`` does not match ``\n``), the scan going on after each
     match. A ``{`` whose line holds no later ``}`` starts no match, nor does any ``{`` before that newline."""
     out: list[str] = []

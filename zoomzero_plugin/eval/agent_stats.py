@@ -98,8 +98,8 @@ def section(stats: ToolStats, table) -> str:
     if not stats.tool:
         return "\n\n".join([
             "## No tool (VideoZoomer's baseline)",
-            "The model answered without the <video_zoom> tool (`--no-tool`, the authors' eval_video_notool.sh "
-            "setting): the video as one video, one reply. Run `--mode agent` on the same data to compare.",
+            ("The model answered without the <video_zoom> tool (`--no-tool`, the authors' eval_video_notool.sh "
+             "setting): the video as one video, one reply. Run `--mode agent` on the same data to compare."),
             table(["questions", "frames / q"], [[stats.questions, f"{stats.mean_images:.1f}"]]),
             "### How replies ended\n\n" + table(["end", "questions"], [[k, v] for k, v in stats.ends.items()])])
     summary = table(
