@@ -248,12 +248,14 @@ def _one_good_and_a_cut_line(path, sft_truths):
 
 
 def test_a_cut_last_line_is_named_and_counted(tmp_path, sft_rows, sft_truths, capsys):
+    def exported(predictions, out):
+        assert export("--source", "predictions", "--predictions", predictions, out=out, data=sft_rows,
+                      check=False) == 0
+        return capsys.readouterr().err
+
     handed = _one_good_and_a_cut_line(tmp_path / "mine.jsonl", sft_truths)
-    assert export("--source", "predictions", "--predictions", handed, out=tmp_path / "a", data=sft_rows,
-                  check=False) == 0
-    err = capsys.readouterr().err
     assert (f"zoomzero data export-sft: warning: {handed}: its last line is cut short (no newline, not JSON): that "
-            "line is skipped, 1 prediction(s) read") in err
+            "line is skipped, 1 prediction(s) read") in exported(handed, tmp_path / "a")
     summary = json.loads((tmp_path / "a" / "summary.json").read_text())
     assert summary["cut_lines_skipped"] == {str(handed): 1} and summary["samples"] == 1
 
@@ -261,9 +263,7 @@ def test_a_cut_last_line_is_named_and_counted(tmp_path, sft_rows, sft_truths, ca
     run.mkdir()
     (run / "run.json").write_text("{}")
     journal = _one_good_and_a_cut_line(run / "predictions.jsonl", sft_truths)
-    assert export("--source", "predictions", "--predictions", journal, out=tmp_path / "b", data=sft_rows,
-                  check=False) == 0
-    err = capsys.readouterr().err
+    err = exported(journal, tmp_path / "b")
     assert (f"{journal}: its last line is cut short (the run was killed while writing it): 1 prediction skipped, "
             "1 read; run the same `zoomzero eval` command again to finish it") in err
 
