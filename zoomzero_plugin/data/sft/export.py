@@ -281,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from ...rows import read_rows
-    from .sources import (ReplyJournal, TeacherSession, prediction_candidates, questions_from_rows, read_transcripts,
+    from .sources import (ReplyJournal, TeacherSession, prediction_candidates, questions_from_rows,
                           reflection_candidates, teacher_candidates)
     from .teacher import TeacherClient, TeacherConfig
 
@@ -294,13 +294,7 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as e:
         raise DataError(f"--data {args.data}: {e}") from None
     questions = questions_from_rows(rows, args.data)
-    transcripts, torn = read_transcripts(args.predictions) if args.predictions else ([], [])
-    for loaded in torn:  # said at once, and kept in summary.json
-        print(f"zoomzero data export-sft: warning: {loaded.warning()}", file=sys.stderr)
-    unknown = sorted({q for q, _ in transcripts} - set(questions))
-    if unknown and args.limit is None:
-        raise DataError(f"{len(unknown)} prediction qid(s) are not in --data, e.g. {unknown[:3]}")
-    transcripts = [(q, _with_video(t, questions[q])) for q, t in transcripts if q in questions]
+    transcripts, torn = _transcripts(args, questions)
     videos = _videos({q.qid: q for q in questions.values()} if set(args.source) & {"teacher"} else
                      {q: questions[q] for q, _ in transcripts})
 
@@ -359,6 +353,20 @@ def run(args: argparse.Namespace) -> int:
             shutil.rmtree(stage, ignore_errors=True)
     _print(summary, out)
     return 0
+
+
+def _transcripts(args: argparse.Namespace, questions: dict[str, Question]):
+    """The --predictions transcripts of questions in --data (their videos found), and the files whose cut last
+    line was skipped (said at once on stderr, and kept in summary.json)."""
+    from .sources import read_transcripts
+
+    transcripts, torn = read_transcripts(args.predictions) if args.predictions else ([], [])
+    for loaded in torn:
+        print(f"zoomzero data export-sft: warning: {loaded.warning()}", file=sys.stderr)
+    unknown = sorted({q for q, _ in transcripts} - set(questions))
+    if unknown and args.limit is None:
+        raise DataError(f"{len(unknown)} prediction qid(s) are not in --data, e.g. {unknown[:3]}")
+    return [(q, _with_video(t, questions[q])) for q, t in transcripts if q in questions], torn
 
 
 def _with_video(transcript, question: Question):
