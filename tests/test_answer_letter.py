@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from zoomzero_plugin.parsing import answer_letter
+from zoomzero_plugin.answers import answer_letter
 
 
 @pytest.mark.parametrize(

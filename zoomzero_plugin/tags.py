@@ -324,7 +324,7 @@ def letter_at(text: str, pos: int = 0) -> tuple[str, int] | None:
     end, whitespace, ``.``, ``:`` or ``,``. Returns ``(letter, its index)``; None otherwise.
 
     ``"B"``, ``" (C) "``, ``"D. a dog"`` read; ``"Bob"``, ``"B)x"``, ``"b"`` do not (see
-    :func:`zoomzero_plugin.parsing.extract_letter` for the lower-case fallback).
+    :func:`zoomzero_plugin.answers.extract_letter` for the lower-case fallback).
     """
     n = len(text)
     i = skip_space(text, pos)

@@ -17,7 +17,8 @@ from typing import Any
 
 from ..errors import DataError, VideoError
 from ..ground_truth import LETTERS, GroundTruth
-from ..parsing import answer_letter, answer_letter_at, parse_response
+from ..answers import answer_letter, answer_letter_at
+from ..parsing import parse_response
 from ..prompts import DEFAULT_PROMPT_STYLE, grounding_prompt, zoom_prompt
 from ..rows import row_truth
 from ..spans import Span, clean_spans
@@ -183,7 +184,7 @@ def answer_pass(
     """Ask each question for its option letter only (the zoom prompt of ``style``), as one batch.
 
     ``score_letters``: the most probable option letter at the first position (the authors' zoom judge);
-    otherwise a short greedy generation read by :func:`~zoomzero_plugin.parsing.answer_letter` (a bare
+    otherwise a short greedy generation read by :func:`~zoomzero_plugin.answers.answer_letter` (a bare
     letter or ``<answer>B</answer>``).
     """
     requests = [Request(zoom_prompt(q.question, q.options, style=style), tuple(plan.video_elements(q.video)),

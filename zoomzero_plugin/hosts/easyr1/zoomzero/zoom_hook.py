@@ -23,7 +23,8 @@ import numpy as np
 import torch
 
 from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.parsing import answer_letter, glue_spans
+from zoomzero_plugin.answers import answer_letter
+from zoomzero_plugin.parsing import glue_spans
 from zoomzero_plugin.prompts import VIDEO_PLACEHOLDER, zoom_prompt
 from zoomzero_plugin.token_masks import decode_rows, encode_rows
 from zoomzero_plugin.zoom import ZoomPlan, plan_pass, plan_zoom
@@ -208,7 +209,7 @@ class ZoomHook:
     def answers(self, requests: ZoomRequests, output: Any, n: int) -> list[str | None]:
         """The zoom pass's answer letter per response (None: no pass, or no letter in its output).
 
-        The output may be a bare letter or ``<answer>B</answer>`` (:func:`~zoomzero_plugin.parsing.answer_letter`).
+        The output may be a bare letter or ``<answer>B</answer>`` (:func:`~zoomzero_plugin.answers.answer_letter`).
         """
         letters: list[str | None] = [None] * n
         texts = self.decode(output.batch["responses"], output.batch["response_mask"]) if requests.rows else []
