@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..prompts import VIDEO_PLACEHOLDER
+from ..question import VIDEO_PLACEHOLDER
 from .budget import AgentBudget
 from .prompts import DEFAULT_PROMPT, PromptSet, frame_label, get_prompts
 from .protocol import ANSWER, CALL, EXECUTION, Call, ToolError, Turn, parse_turn

@@ -111,7 +111,7 @@ def _truth(value: Any) -> dict[str, Any] | None:
 def check_row(row: Any, keys: tuple[str, str, str], tol: Callable[[float], float], where: str) -> RowInfo:
     """Everything checkable without opening the video. ``where`` names the row when it has no qid."""
     from ..ground_truth import LETTERS, GroundTruth
-    from ..prompts import VIDEO_PLACEHOLDER
+    from ..question import VIDEO_PLACEHOLDER
     from ..spans import check_span
 
     prompt_key, video_key, answer_key = keys

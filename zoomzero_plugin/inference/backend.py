@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..errors import DependencyError, ModelError, UsageError, ZoomzeroError
-from ..prompts import VIDEO_PLACEHOLDER
+from ..question import VIDEO_PLACEHOLDER
 
 if TYPE_CHECKING:
     from ..video import DecodedClip

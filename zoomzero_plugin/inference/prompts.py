@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..prompts import DEFAULT_PROMPT_STYLE, VIDEO_PLACEHOLDER, grounding_instruction, grounding_prompt
+from ..prompts import DEFAULT_PROMPT_STYLE, grounding_instruction, grounding_prompt
+from ..question import VIDEO_PLACEHOLDER
 from ..spans import Span
 
 

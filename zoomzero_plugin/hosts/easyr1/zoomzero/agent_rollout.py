@@ -36,7 +36,7 @@ from zoomzero_plugin.agent.protocol import STOP
 from zoomzero_plugin.agent.render import IM_END, QWEN_IMAGE, first_prompt, observation_block
 from zoomzero_plugin.agent.reward import read_truth
 from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.prompts import VIDEO_PLACEHOLDER
+from zoomzero_plugin.question import VIDEO_PLACEHOLDER
 from zoomzero_plugin.token_masks import decode_rows
 
 from .. import frame_refs
