@@ -9,7 +9,7 @@ import pytest
 
 from zoomzero_plugin.cli import main as zoomzero
 from zoomzero_plugin.errors import ResumeError, VideoError
-from zoomzero_plugin.eval.journal import Journal
+from zoomzero_plugin.journal import Journal
 from zoomzero_plugin.eval.runner import evaluate
 from zoomzero_plugin.eval.runner import main as eval_main
 from zoomzero_plugin.inference.modes import ModeConfig

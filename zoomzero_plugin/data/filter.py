@@ -156,7 +156,7 @@ def filter_rows(backend, rows: list[dict[str, Any]], out: str | Path, budget, cf
     """
     from tqdm import tqdm
 
-    from ..eval.journal import Journal, check_settings
+    from ..journal import Journal, check_settings
     from ..files import write_text
     from ..inference.passes import Question
 

@@ -35,7 +35,7 @@ from ..inference.options import (DEFAULTS, add_agent_arguments, add_budget_argum
                                  mode_config, resolve)
 from ..prompts import PROMPT_STYLES
 from ..rows import label_hidden, read_rows
-from .journal import Journal, check_settings
+from ..journal import Journal, check_settings
 from .metrics import BENCHMARKS as METRIC_SETS
 
 BENCHMARKS = tuple(METRIC_SETS)

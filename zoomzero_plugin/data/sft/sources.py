@@ -30,7 +30,7 @@ from ...agent.frames import FrameReader
 from ...agent.prompts import REFLECTION_SYSTEM
 from ...agent.transcript import IMAGE, Transcript
 from ...errors import DataError, ResumeError
-from ...eval.journal import Journal
+from ...journal import Journal
 from ...eval.predictions import read_predictions
 from ...ground_truth import GroundTruth
 from ...inference.passes import Question as RowQuestion
