@@ -44,7 +44,8 @@ from _timing import fastest  # noqa: E402
 from zoomzero_plugin.inference.modes import ModeConfig, predict  # noqa: E402
 from zoomzero_plugin.inference.passes import Question  # noqa: E402
 from zoomzero_plugin.inference.scripted import ScriptedBackend, template  # noqa: E402
-from zoomzero_plugin.rows import make_row, read_rows, row_truth, write_rows  # noqa: E402
+from zoomzero_plugin.prompts import grounding_row
+from zoomzero_plugin.rows import read_rows, row_truth, write_rows  # noqa: E402
 from zoomzero_plugin.synthetic.videos import COLORS, Evidence, write_video  # noqa: E402
 from zoomzero_plugin.video import fetch_plan  # noqa: E402
 from zoomzero_plugin.zoom import ZoomBudget, plan_coarse, plan_zoom  # noqa: E402
@@ -63,7 +64,7 @@ def long_benchmark(directory: Path, n: int, seconds: float, width: int, height: 
         video = directory / f"long{i:02d}-{seconds:g}s-{width}x{height}@{fps}.mp4"
         if not video.exists():
             write_video(video, seconds, fps, width, height, [Evidence(start, start + clue, options[0])])
-        rows.append(make_row(qid=f"long{i:02d}", question="What colour is the square?", options=options, answer="A",
+        rows.append(grounding_row(qid=f"long{i:02d}", question="What colour is the square?", options=options, answer="A",
                              spans=[(start, start + clue)], duration=seconds, video=str(video.resolve())))
     write_rows(rows_path, rows)
     return rows_path

@@ -12,7 +12,8 @@ from omegaconf import OmegaConf
 
 from zoomzero_plugin.hosts.easyr1.vllm_stub import stand_in
 from zoomzero_plugin.rewards import RewardConfig
-from zoomzero_plugin.rows import make_row, write_rows
+from zoomzero_plugin.prompts import grounding_row
+from zoomzero_plugin.rows import write_rows
 from zoomzero_plugin.zoom import ZoomBudget
 
 # EasyR1 recipes only: LLaMA-Factory recipes (top-level `stage:`, e.g. videozoomer_sft.yaml) are tested in tests/sft.
@@ -181,9 +182,9 @@ def test_recipe_data_settings_load_rows_in_easyr1(path, PPOConfig, tiny_model_di
     from zoomzero_plugin.ground_truth import GroundTruth
 
     folder = tmp_path / "rows"
-    write_rows(folder / "a.jsonl", [make_row(qid="a1", question="Which colour?", options=["red", "blue"], answer="B",
+    write_rows(folder / "a.jsonl", [grounding_row(qid="a1", question="Which colour?", options=["red", "blue"], answer="B",
                                              duration=4.0, video=str(clip), spans=[(1.0, 2.0)])])
-    write_rows(folder / "b.jsonl", [make_row(qid="b1", question="What moves?", options=["bar", "box", "dot"], answer="A",
+    write_rows(folder / "b.jsonl", [grounding_row(qid="b1", question="What moves?", options=["bar", "box", "dot"], answer="A",
                                              duration=4.0, video=str(clip))])
     config = load(path, PPOConfig, f"data.train_files={folder}", f"data.val_files={folder}",
                   f"worker.actor.model.model_path={tiny_model_dir}", "data.filter_overlong_prompts_workers=1")

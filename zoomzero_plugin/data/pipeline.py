@@ -6,7 +6,7 @@ through its format's ``draft`` and then, in order: video resolution (``missing_v
 (``invalid_span`` / ``span_outside_video``; ends up to ``span_tolerance`` past the end, and starts up to
 it below 0, are clamped), ambiguous text answers (kept as the first matching option, or
 ``ambiguous_answer``), question-id uniqueness (``duplicate_qid``), and finally
-:func:`zoomzero_plugin.rows.make_row`.
+:func:`zoomzero_plugin.prompts.grounding_row`.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..prompts import DEFAULT_PROMPT_STYLE, check_style
-from ..rows import GT_WINDOWS_KEY, make_row
+from ..prompts import DEFAULT_PROMPT_STYLE, check_style, grounding_row
+from ..rows import GT_WINDOWS_KEY
 from ..spans import Span, check_span, merge_spans
 from .formats.base import REASONS, VIDEO_SUFFIXES, Draft, Format, Skip
 
-# make_row's own arguments and the ground truth's fields: an upstream extra with one of these names is
+# grounding_row's own arguments and the ground truth's fields: an upstream extra with one of these names is
 # stored as "upstream_<name>" instead of clobbering it.
 RESERVED = frozenset({"qid", "question", "options", "answer", "duration", "video", "spans", "prompt", "source"})
 
@@ -234,9 +234,9 @@ def _row(draft: Draft, video: str, videos: _Videos, seen: set[str], report: Repo
     if merge_spans(spans) != raw:  # clamped or merged: keep the benchmark's own windows for its metrics
         extra[GT_WINDOWS_KEY] = [list(s) for s in raw]
     try:
-        return make_row(qid=draft.qid, question=draft.question, options=draft.options, answer=draft.answer,
-                        duration=duration, video=video, spans=spans, source=source,
-                        prompt_style=options.prompt_style, **extra)
+        return grounding_row(qid=draft.qid, question=draft.question, options=draft.options, answer=draft.answer,
+                             duration=duration, video=video, spans=spans, source=source, style=options.prompt_style,
+                             **extra)
     except ValueError as e:
         raise Skip("unknown_format", str(e)) from None
 
