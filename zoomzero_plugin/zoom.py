@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .spans import Span, merge_spans, widen_spans
+from .video import DecodedClip, fetch_element
 
 
 @dataclass(frozen=True)
@@ -164,3 +165,9 @@ def plan_coarse(duration: float, budget: ZoomBudget = ZoomBudget()) -> ZoomPlan:
 def plan_zoom(spans: list[Span] | tuple[Span, ...], duration: float, budget: ZoomBudget = ZoomBudget()) -> ZoomPlan | None:
     """The predicted spans, or None when there are none (the caller decides: 0 reward or uniform frames)."""
     return plan_pass(spans, duration, budget) if spans else None
+
+
+def fetch_plan(plan: ZoomPlan, video: str) -> list[DecodedClip]:
+    """Decode every clip of ``plan`` from ``video``; only frames inside the clips are read."""
+    patch = plan.budget.factor // 2
+    return [fetch_element(e, image_patch_size=patch) for e in plan.video_elements(video)]
