@@ -40,7 +40,7 @@ from zoomzero_plugin.inference.passes import Question  # noqa: E402
 from zoomzero_plugin.inference.scripted import ScriptedBackend  # noqa: E402
 from zoomzero_plugin.rows import read_rows, row_truth  # noqa: E402
 from zoomzero_plugin.synthetic.videos import write_video  # noqa: E402
-from zoomzero_plugin.zoom import ZoomBudget  # noqa: E402
+from zoomzero_plugin.gvqa.zoom import ZoomBudget  # noqa: E402
 
 
 def agent_script(truths: dict[str, object]):

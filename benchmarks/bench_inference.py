@@ -47,8 +47,8 @@ from zoomzero_plugin.inference.scripted import ScriptedBackend, template  # noqa
 from zoomzero_plugin.prompts import grounding_row
 from zoomzero_plugin.rows import read_rows, row_truth, write_rows  # noqa: E402
 from zoomzero_plugin.synthetic.videos import COLORS, Evidence, write_video  # noqa: E402
-from zoomzero_plugin.zoom import fetch_plan  # noqa: E402
-from zoomzero_plugin.zoom import ZoomBudget, plan_coarse, plan_zoom  # noqa: E402
+from zoomzero_plugin.gvqa.zoom import fetch_plan  # noqa: E402
+from zoomzero_plugin.gvqa.zoom import ZoomBudget, plan_coarse, plan_zoom  # noqa: E402
 
 
 def long_benchmark(directory: Path, n: int, seconds: float, width: int, height: int, fps: int, clue: float,

@@ -17,7 +17,7 @@ _LAZY = {
     **dict.fromkeys(("COMPONENTS", "RewardConfig", "score_parsed", "score_response"), "rewards"),
     **dict.fromkeys(("Span", "clean_spans", "intersection_length", "iog", "iop", "iou", "merge_spans", "total_length"),
                     "spans"),
-    **dict.fromkeys(("Clip", "ZoomBudget", "ZoomPlan", "plan_coarse", "plan_pass", "plan_zoom"), "zoom"),
+    **dict.fromkeys(("Clip", "ZoomBudget", "ZoomPlan", "plan_coarse", "plan_pass", "plan_zoom"), "gvqa.zoom"),
     "group_normalize": "advantages",
     "grpo_advantage": "advantages",
     "token_adv": "advantages",

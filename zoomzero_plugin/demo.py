@@ -87,7 +87,7 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
     from .parsing import parse_response
     from .prompts import grounding_prompt, zoom_prompt
     from .rows import read_rows, row_truth
-    from .zoom import fetch_plan
+    from .gvqa.zoom import fetch_plan
     from .synthetic.benchmark import make_benchmark
     from .synthetic.template_sampler import TinyVideoLM, sample_grounded_response
     from .synthetic.tiny_qwen import build_tiny_qwen

@@ -14,7 +14,7 @@ from zoomzero_plugin.hosts.easyr1.vllm_stub import stand_in
 from zoomzero_plugin.rewards import RewardConfig
 from zoomzero_plugin.prompts import grounding_row
 from zoomzero_plugin.rows import write_rows
-from zoomzero_plugin.zoom import ZoomBudget
+from zoomzero_plugin.gvqa.zoom import ZoomBudget
 
 # EasyR1 recipes only: LLaMA-Factory recipes (top-level `stage:`, e.g. videozoomer_sft.yaml) are tested in tests/sft.
 YAMLS = sorted(p for p in (Path(__file__).parents[2] / "yamls").glob("*.yaml") if "\nstage:" not in p.read_text())

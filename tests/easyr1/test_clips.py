@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from zoomzero_plugin.hosts.easyr1.clips import decode_clip_spec, make_clip_spec
 from zoomzero_plugin.hosts.easyr1.zoomzero.options import TokenAdvOptions, ZoomOptions
 from zoomzero_plugin.synthetic.videos import dominant_color
-from zoomzero_plugin.zoom import ZoomBudget, plan_zoom
+from zoomzero_plugin.gvqa.zoom import ZoomBudget, plan_zoom
 
 BUDGET = ZoomBudget(max_tokens=256, min_frame_pixels=3136, max_frame_pixels=50176, fps=2.0)
 
@@ -54,7 +54,7 @@ def test_plain_video_paths_still_go_to_easyr1s_original(evidence_video):
 
 def test_uniform_budget_gives_the_requested_frames():
     zoom = ZoomOptions(enable=True, no_spans="uniform", uniform_frames=16, fps=0.5)
-    from zoomzero_plugin.zoom import plan_pass
+    from zoomzero_plugin.gvqa.zoom import plan_pass
 
     plan = plan_pass([(0.0, 300.0)], 300.0, zoom.uniform_budget(300.0))
     assert plan.frames == 16

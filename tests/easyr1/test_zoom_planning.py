@@ -165,7 +165,7 @@ def test_zoom_prompt_style_option(easyr1_tokenizer, easyr1_processor):
 
 def _reference_plan(hook, texts, truths, videos):
     """The plan loop as first written (a plan made and hashed per response): rows, plans, request_of, distinct."""
-    from zoomzero_plugin.zoom import plan_pass, plan_zoom
+    from zoomzero_plugin.gvqa.zoom import plan_pass, plan_zoom
 
     rows, plans, request_of, distinct, seconds, sent = [], [], [], [], [], {}
     for i, (text, truth) in enumerate(zip(texts, truths)):

@@ -163,7 +163,7 @@ def test_qwen3_vl_zoom_clips_carry_their_absolute_timestamps(tiny_qwen3_dir, evi
     """Qwen3-VL writes each frame's time into the prompt from the decoder's metadata: a zoom clip of
     3-5 s is announced at 4.0 s, not at 0 s; frames are not sampled a second time by the processor."""
     from zoomzero_plugin.inference.hf_backend import TransformersBackend
-    from zoomzero_plugin.zoom import ZoomBudget
+    from zoomzero_plugin.gvqa.zoom import ZoomBudget
 
     backend = TransformersBackend(str(tiny_qwen3_dir), device="cpu", batch_size=2)
     assert backend.factor == 32 and backend.absolute_time

@@ -228,7 +228,7 @@ def test_zoom_clip_temporal_positions_equal_the_actors(rollout, easyr1_setup, tm
     from verl.utils.dataset import process_video
     from zoomzero_plugin.hosts.easyr1.clips import make_clip_spec
     from zoomzero_plugin.synthetic.videos import Evidence, write_video
-    from zoomzero_plugin.zoom import ZoomBudget, plan_zoom
+    from zoomzero_plugin.gvqa.zoom import ZoomBudget, plan_zoom
 
     tokenizer, processor = easyr1_setup["tokenizer"], easyr1_setup["processor"]
     video = write_video(tmp_path / "v.mp4", duration=12.0, fps=4, width=224, height=168,

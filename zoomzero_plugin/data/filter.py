@@ -109,7 +109,7 @@ def judge_rows(backend, rows: Sequence[dict[str, Any]], budget, cfg: FilterConfi
     from ..inference.passes import Question, answer_pass
     from ..parsing import parse_response
     from ..spans import iou
-    from ..zoom import plan_coarse, plan_zoom
+    from ..gvqa.zoom import plan_coarse, plan_zoom
 
     questions = [Question.from_row(r) for r in rows]
     truths = [q.truth for q in questions]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from ..prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
 from ..spans import Span, merge_spans, total_length
-from ..zoom import ZoomBudget, ZoomPlan, plan_coarse, plan_pass, plan_zoom
+from ..gvqa.zoom import ZoomBudget, ZoomPlan, plan_coarse, plan_pass, plan_zoom
 from .agent import AgentConfig, agent_mode
 from .backend import Backend, SamplingParams
 from .passes import PassResult, Question, answer_pass, grounding_pass

@@ -2,8 +2,8 @@
 
 Every flag defaults to ``None`` so :func:`resolve` can tell "not given" from "given": unset flags take
 the paper's value, or the CPU demo's (``DEMO_DEFAULTS``) when the command runs as a demo. The paper's
-values are not typed here: budget flags take :class:`~zoomzero_plugin.zoom.ZoomBudget`'s (the benchmark's
-preset, :func:`~zoomzero_plugin.zoom.paper_budget`), mode flags :class:`~zoomzero_plugin.inference.modes.ModeConfig`'s.
+values are not typed here: budget flags take :class:`~zoomzero_plugin.gvqa.zoom.ZoomBudget`'s (the benchmark's
+preset, :func:`~zoomzero_plugin.gvqa.zoom.paper_budget`), mode flags :class:`~zoomzero_plugin.inference.modes.ModeConfig`'s.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 from ..agent import DEFAULT_PROMPT, PROMPTS, AgentBudget
 from ..agent.budget import field_help
 from ..errors import UsageError
-from ..zoom import PAPER_BUDGETS, ZoomBudget, paper_budget
+from ..gvqa.zoom import PAPER_BUDGETS, ZoomBudget, paper_budget
 from .agent import AgentConfig
 from .modes import ModeConfig
 

@@ -23,7 +23,7 @@ from ..prompts import DEFAULT_PROMPT_STYLE, grounding_prompt, zoom_prompt
 from ..rows import row_truth
 from ..spans import Span, clean_spans
 from ..video import check_video_file
-from ..zoom import ZoomPlan
+from ..gvqa.zoom import ZoomPlan
 from .backend import Backend, Generation, Output, Request, SamplingParams
 
 

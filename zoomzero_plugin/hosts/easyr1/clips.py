@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from zoomzero_plugin.video import fetch_element
-from zoomzero_plugin.zoom import ZoomPlan
+from zoomzero_plugin.gvqa.zoom import ZoomPlan
 
 from .vllm_engine import record_sample_fps
 

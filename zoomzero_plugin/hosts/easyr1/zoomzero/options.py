@@ -9,7 +9,7 @@ reward_function_kwargs:
 ```
 A ``zoom`` or ``agent`` section turns the zoom pass or the VideoZoomer rollout on unless it says ``enable: false``.
 ``agent`` takes :class:`~zoomzero_plugin.agent.AgentBudget`'s fields besides its own. Unknown keys are errors. The budget
-defaults are :class:`~zoomzero_plugin.zoom.ZoomBudget`'s (the paper's), not typed again here. ``max_tokens`` is
+defaults are :class:`~zoomzero_plugin.gvqa.zoom.ZoomBudget`'s (the paper's), not typed again here. ``max_tokens`` is
 L_v of both passes: the coarse pass gets it through ``MODEL_SEQ_LEN`` even when the zoom pass is off.
 """
 
@@ -24,7 +24,7 @@ from zoomzero_plugin.advantages import ANSWER_COMPONENTS, GLUE_COMPONENTS, STD_K
 from zoomzero_plugin.agent.budget import AgentBudget
 from zoomzero_plugin.agent.prompts import PROMPTS
 from zoomzero_plugin.prompts import DEFAULT_PROMPT_STYLE, check_style
-from zoomzero_plugin.zoom import ZoomBudget
+from zoomzero_plugin.gvqa.zoom import ZoomBudget
 
 _PAPER = ZoomBudget()  # the paper's budget: the one source of the zoom pass's defaults
 

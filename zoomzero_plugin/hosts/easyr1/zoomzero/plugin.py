@@ -18,7 +18,7 @@ from zoomzero_plugin import gvqa_reward, videozoomer_reward
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.rewards import RewardConfig
 from zoomzero_plugin.rows import label_hidden
-from zoomzero_plugin.zoom import plan_zoom
+from zoomzero_plugin.gvqa.zoom import plan_zoom
 
 from ..hookspecs import hookimpl
 from ..recipe import head_rows

@@ -28,7 +28,7 @@ from zoomzero_plugin.parsing import glue_spans
 from zoomzero_plugin.prompts import zoom_prompt
 from zoomzero_plugin.question import VIDEO_PLACEHOLDER
 from zoomzero_plugin.token_masks import decode_rows, encode_rows
-from zoomzero_plugin.zoom import ZoomPlan, plan_pass, plan_zoom
+from zoomzero_plugin.gvqa.zoom import ZoomPlan, plan_pass, plan_zoom
 
 from ..clips import is_clip_spec, make_clip_spec
 from ..reward_extras import add_reward_extras

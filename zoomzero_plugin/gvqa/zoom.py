@@ -22,8 +22,8 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .spans import Span, merge_spans, widen_spans
-from .video import DecodedClip, fetch_element
+from ..spans import Span, merge_spans, widen_spans
+from ..video import DecodedClip, fetch_element
 
 
 @dataclass(frozen=True)
