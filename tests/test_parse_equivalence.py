@@ -11,7 +11,7 @@ import re
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from zoomzero_plugin.parsing import glue_spans, parse_response, parse_span_list
+from zoomzero_plugin.gvqa.parsing import glue_spans, parse_response, parse_span_list
 from zoomzero_plugin.spans import clean_pairs, clean_spans
 from zoomzero_plugin.tags import read_span_list, tagged_pairs
 

@@ -1,7 +1,7 @@
 import pytest
 
 from zoomzero_plugin.answers import extract_letter
-from zoomzero_plugin.parsing import glue_char_ranges, parse_response, parse_span_list
+from zoomzero_plugin.gvqa.parsing import glue_char_ranges, parse_response, parse_span_list
 from zoomzero_plugin.synthetic.adversarial import adversarial_responses
 
 from .helpers import within_seconds

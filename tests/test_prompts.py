@@ -1,6 +1,6 @@
 import pytest
 
-from zoomzero_plugin.parsing import parse_response
+from zoomzero_plugin.gvqa.parsing import parse_response
 from zoomzero_plugin.prompts import FORMAT_INSTRUCTION, grounding_prompt, paper_options, zoom_prompt
 from zoomzero_plugin.question import format_options
 

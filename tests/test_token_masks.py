@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from zoomzero_plugin.parsing import glue_char_ranges
+from zoomzero_plugin.gvqa.parsing import glue_char_ranges
 from zoomzero_plugin.token_masks import GlueTokenMasker
 
 

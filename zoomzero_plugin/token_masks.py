@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .parsing import glue_char_ranges
+from .gvqa.parsing import glue_char_ranges
 
 
 def encode_rows(tokenizer: Any, texts: list[str]) -> list[list[int]]:

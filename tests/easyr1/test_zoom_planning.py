@@ -11,7 +11,7 @@ from zoomzero_plugin.hosts.easyr1.zoomzero.options import ZoomOptions
 from zoomzero_plugin.hosts.easyr1.zoomzero.zoom_hook import ZoomHook
 from zoomzero_plugin.token_masks import encode_rows
 from zoomzero_plugin.token_masks import decode_rows
-from zoomzero_plugin.parsing import glue_spans, parse_response
+from zoomzero_plugin.gvqa.parsing import glue_spans, parse_response
 from zoomzero_plugin.prompts import zoom_prompt
 
 TRUTHS = [

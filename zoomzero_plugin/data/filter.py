@@ -107,7 +107,7 @@ def judge_rows(backend, rows: Sequence[dict[str, Any]], budget, cfg: FilterConfi
     """One decision record per row: samples' correctness and IoU, delta, quality checks, reasons, kept."""
     from ..inference.backend import Request, SamplingParams
     from ..inference.passes import Question, answer_pass
-    from ..parsing import parse_response
+    from ..gvqa.parsing import parse_response
     from ..spans import iou
     from ..gvqa.zoom import plan_coarse, plan_zoom
 

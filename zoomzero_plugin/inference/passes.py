@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import DataError, VideoError
 from ..ground_truth import LETTERS, GroundTruth
 from ..answers import answer_letter, answer_letter_at
-from ..parsing import parse_response
+from ..gvqa.parsing import parse_response
 from ..prompts import DEFAULT_PROMPT_STYLE, grounding_prompt, zoom_prompt
 from ..rows import row_truth
 from ..spans import Span, clean_spans

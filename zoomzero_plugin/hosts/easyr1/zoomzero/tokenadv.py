@@ -25,7 +25,7 @@ from typing import Any
 
 from zoomzero_plugin.advantages import grpo_advantage, token_adv
 from zoomzero_plugin.agent.protocol import call_char_ranges
-from zoomzero_plugin.parsing import glue_char_ranges
+from zoomzero_plugin.gvqa.parsing import glue_char_ranges
 from zoomzero_plugin.token_masks import GlueTokenMasker
 
 from ..batch_step import COMPONENT_PREFIX

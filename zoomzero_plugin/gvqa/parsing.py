@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .answers import as_text, extract_letter
-from .spans import Span, clean_pairs
-from .tags import block_ranges, first_bounds, first_of, last_bounds, read_span_columns, skip_space, tagged_pairs
+from ..answers import as_text, extract_letter
+from ..spans import Span, clean_pairs
+from ..tags import block_ranges, first_bounds, first_of, last_bounds, read_span_columns, skip_space, tagged_pairs
 
 _THINK_STOPS = ("<think>", "</think>", "<answer>", "</answer>", "<glue>", "</glue>")
 
