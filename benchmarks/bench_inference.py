@@ -44,7 +44,7 @@ from _timing import fastest  # noqa: E402
 from zoomzero_plugin.inference.modes import ModeConfig, predict  # noqa: E402
 from zoomzero_plugin.inference.passes import Question  # noqa: E402
 from zoomzero_plugin.inference.scripted import ScriptedBackend, template  # noqa: E402
-from zoomzero_plugin.prompts import grounding_row
+from zoomzero_plugin.gvqa.prompts import grounding_row
 from zoomzero_plugin.rows import read_rows, row_truth, write_rows  # noqa: E402
 from zoomzero_plugin.synthetic.videos import COLORS, Evidence, write_video  # noqa: E402
 from zoomzero_plugin.gvqa.zoom import fetch_plan  # noqa: E402

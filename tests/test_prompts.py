@@ -1,7 +1,7 @@
 import pytest
 
 from zoomzero_plugin.gvqa.parsing import parse_response
-from zoomzero_plugin.prompts import FORMAT_INSTRUCTION, grounding_prompt, paper_options, zoom_prompt
+from zoomzero_plugin.gvqa.prompts import FORMAT_INSTRUCTION, grounding_prompt, paper_options, zoom_prompt
 from zoomzero_plugin.question import format_options
 
 # The paper's prompt as the authors' released evaluation code builds it (xiaoqian-shen/Zoom-Zero

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.prompts import grounding_row
+from zoomzero_plugin.gvqa.prompts import grounding_row
 from zoomzero_plugin.rows import read_rows, row_truth, write_rows
 from zoomzero_plugin.synthetic.benchmark import make_benchmark
 from zoomzero_plugin.synthetic.videos import dominant_color

@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "GroundTruth": "ground_truth",
     **dict.fromkeys(("ParsedResponse", "glue_char_ranges", "parse_response"), "gvqa.parsing"),
-    **dict.fromkeys(("grounding_prompt", "zoom_prompt"), "prompts"),
+    **dict.fromkeys(("grounding_prompt", "zoom_prompt"), "gvqa.prompts"),
     **dict.fromkeys(("COMPONENTS", "RewardConfig", "score_parsed", "score_response"), "rewards"),
     **dict.fromkeys(("Span", "clean_spans", "intersection_length", "iog", "iop", "iou", "merge_spans", "total_length"),
                     "spans"),

@@ -85,7 +85,7 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
 
     from . import GlueTokenMasker, RewardConfig, ZoomBudget, grpo_advantage, plan_coarse, plan_zoom, score_parsed, token_adv
     from .gvqa.parsing import parse_response
-    from .prompts import grounding_prompt, zoom_prompt
+    from .gvqa.prompts import grounding_prompt, zoom_prompt
     from .rows import read_rows, row_truth
     from .gvqa.zoom import fetch_plan
     from .synthetic.benchmark import make_benchmark

@@ -42,7 +42,7 @@ def make_row(
     **extra: Any,
 ) -> dict[str, Any]:
     """One dataset row. ``answer`` is the option letter; validated through :class:`GroundTruth`. ``prompt`` is the
-    row's prompt, with one ``<video>`` (Zoom-Zero's grounding rows: :func:`zoomzero_plugin.prompts.grounding_row`).
+    row's prompt, with one ``<video>`` (Zoom-Zero's grounding rows: :func:`zoomzero_plugin.gvqa.prompts.grounding_row`).
     """
     truth = GroundTruth.parse(
         {"answer": answer, "options": list(options), "spans": [list(s) for s in spans], "duration": duration,

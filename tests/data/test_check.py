@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from zoomzero_plugin.data.check import check_row, probe_video, tolerance
-from zoomzero_plugin.prompts import grounding_row
+from zoomzero_plugin.gvqa.prompts import grounding_row
 from zoomzero_plugin.rows import write_rows
 
 from .conftest import CLIP_SECONDS

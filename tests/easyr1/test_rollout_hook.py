@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.prompts import PAPER_INSTRUCTION, paper_options
+from zoomzero_plugin.gvqa.prompts import PAPER_INSTRUCTION, paper_options
 from zoomzero_plugin.rows import read_rows
 from zoomzero_plugin.synthetic.videos import dominant_color
 

@@ -12,7 +12,7 @@ from zoomzero_plugin.hosts.easyr1.zoomzero.zoom_hook import ZoomHook
 from zoomzero_plugin.token_masks import encode_rows
 from zoomzero_plugin.token_masks import decode_rows
 from zoomzero_plugin.gvqa.parsing import glue_spans, parse_response
-from zoomzero_plugin.prompts import zoom_prompt
+from zoomzero_plugin.gvqa.prompts import zoom_prompt
 
 TRUTHS = [
     GroundTruth(answer="B", options=("red", "green", "blue"), spans=((3.0, 5.0),), duration=12.0, qid="a", question="Which colour?"),

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from zoomzero_plugin.eval.metrics import truths_from_rows
-from zoomzero_plugin.prompts import grounding_row
+from zoomzero_plugin.gvqa.prompts import grounding_row
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LETTERS = "ABCDEFGH"

@@ -8,7 +8,7 @@ from zoomzero_plugin.eval.metrics import BENCHMARKS, score_predictions, truths_f
 from zoomzero_plugin.eval.predictions import index_predictions
 from zoomzero_plugin.eval.reductions import first_window, merged, union
 from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.prompts import grounding_row
+from zoomzero_plugin.gvqa.prompts import grounding_row
 
 
 def truth(qid="q", spans=((10, 20),), duration=100, answer="A", **extra) -> GroundTruth:

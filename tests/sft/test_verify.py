@@ -142,7 +142,7 @@ def test_export_rows_are_checked_as_eval_checks_them():
     string of a video path used to be read as its first character)."""
     from zoomzero_plugin.data.sft.sources import questions_from_rows
     from zoomzero_plugin.errors import DataError
-    from zoomzero_plugin.prompts import grounding_row
+    from zoomzero_plugin.gvqa.prompts import grounding_row
 
     def row(qid, video="v.mp4"):
         return grounding_row(qid=qid, question="Which?", options=["a", "b"], answer="B", duration=10.0, video=video)

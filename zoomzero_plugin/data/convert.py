@@ -19,7 +19,7 @@ import textwrap
 from pathlib import Path
 
 from ..errors import DataError, UsageError
-from ..prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
+from ..gvqa.prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
 
 # CLI flag -> the key a Format's `files` uses
 _FILE_FLAGS = {"input": "--input", "gsub": "--gsub", "video_map": "--video-map", "options": "--options"}

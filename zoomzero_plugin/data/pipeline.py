@@ -6,7 +6,7 @@ through its format's ``draft`` and then, in order: video resolution (``missing_v
 (``invalid_span`` / ``span_outside_video``; ends up to ``span_tolerance`` past the end, and starts up to
 it below 0, are clamped), ambiguous text answers (kept as the first matching option, or
 ``ambiguous_answer``), question-id uniqueness (``duplicate_qid``), and finally
-:func:`zoomzero_plugin.prompts.grounding_row`.
+:func:`zoomzero_plugin.gvqa.prompts.grounding_row`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..prompts import DEFAULT_PROMPT_STYLE, check_style, grounding_row
+from ..gvqa.prompts import DEFAULT_PROMPT_STYLE, check_style, grounding_row
 from ..rows import GT_WINDOWS_KEY
 from ..spans import Span, check_span, merge_spans
 from .formats.base import REASONS, VIDEO_SUFFIXES, Draft, Format, Skip

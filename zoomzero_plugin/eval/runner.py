@@ -33,7 +33,7 @@ from ..files import check_writable
 from ..inference.modes import MODES
 from ..inference.options import (DEFAULTS, add_agent_arguments, add_budget_arguments, add_flag, check_values,
                                  mode_config, resolve)
-from ..prompts import PROMPT_STYLES
+from ..gvqa.prompts import PROMPT_STYLES
 from ..rows import label_hidden, read_rows
 from ..journal import Journal, check_settings
 from .metrics import BENCHMARKS as METRIC_SETS

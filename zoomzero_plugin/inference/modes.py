@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from ..prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
+from ..gvqa.prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
 from ..spans import Span, merge_spans, total_length
 from ..gvqa.zoom import ZoomBudget, ZoomPlan, plan_coarse, plan_pass, plan_zoom
 from .agent import AgentConfig, agent_mode

@@ -19,7 +19,7 @@ from ..errors import DataError, VideoError
 from ..ground_truth import LETTERS, GroundTruth
 from ..answers import answer_letter, answer_letter_at
 from ..gvqa.parsing import parse_response
-from ..prompts import DEFAULT_PROMPT_STYLE, grounding_prompt, zoom_prompt
+from ..gvqa.prompts import DEFAULT_PROMPT_STYLE, grounding_prompt, zoom_prompt
 from ..rows import row_truth
 from ..spans import Span, clean_spans
 from ..video import check_video_file

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from ..prompts import grounding_row
+from ..gvqa.prompts import grounding_row
 from ..rows import write_rows
 from .videos import COLORS, Evidence, write_video
 

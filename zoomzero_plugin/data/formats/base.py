@@ -2,7 +2,7 @@
 
 A format turns one upstream item into a :class:`Draft` (or raises :class:`Skip`); the conversion
 pipeline (:mod:`zoomzero_plugin.data.pipeline`) then resolves the video and duration, checks spans and
-writes rows through :func:`zoomzero_plugin.prompts.grounding_row`. Formats never build rows themselves.
+writes rows through :func:`zoomzero_plugin.gvqa.prompts.grounding_row`. Formats never build rows themselves.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from typing import Any
 from zoomzero_plugin.advantages import ANSWER_COMPONENTS, GLUE_COMPONENTS, STD_KINDS
 from zoomzero_plugin.agent.budget import AgentBudget
 from zoomzero_plugin.agent.prompts import PROMPTS
-from zoomzero_plugin.prompts import DEFAULT_PROMPT_STYLE, check_style
+from zoomzero_plugin.gvqa.prompts import DEFAULT_PROMPT_STYLE, check_style
 from zoomzero_plugin.gvqa.zoom import ZoomBudget
 
 _PAPER = ZoomBudget()  # the paper's budget: the one source of the zoom pass's defaults

@@ -25,7 +25,7 @@ import torch
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.answers import answer_letter
 from zoomzero_plugin.gvqa.parsing import glue_spans
-from zoomzero_plugin.prompts import zoom_prompt
+from zoomzero_plugin.gvqa.prompts import zoom_prompt
 from zoomzero_plugin.question import VIDEO_PLACEHOLDER
 from zoomzero_plugin.token_masks import decode_rows, encode_rows
 from zoomzero_plugin.gvqa.zoom import ZoomPlan, plan_pass, plan_zoom

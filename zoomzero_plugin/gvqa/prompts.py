@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .ground_truth import LETTERS
-from .question import VIDEO_PLACEHOLDER, option_texts, question_block
-from .rows import PROMPT_KEY, make_row
-from .spans import Span
+from ..ground_truth import LETTERS
+from ..question import VIDEO_PLACEHOLDER, option_texts, question_block
+from ..rows import PROMPT_KEY, make_row
+from ..spans import Span
 
 PROMPT_STYLES = ("paper", "concise")
 DEFAULT_PROMPT_STYLE = "paper"
