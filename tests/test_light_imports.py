@@ -10,7 +10,7 @@ PROBE = "import sys, {module}; print(sorted(m for m in {heavy!r} if m in sys.mod
 
 
 @pytest.mark.parametrize("module, heavy", [
-    ("zoomzero_plugin", ("torch", "zoomzero_plugin.gvqa.parsing", "zoomzero_plugin.gvqa.zoom", "zoomzero_plugin.rewards")),
+    ("zoomzero_plugin", ("torch", "zoomzero_plugin.gvqa.parsing", "zoomzero_plugin.gvqa.zoom", "zoomzero_plugin.gvqa.reward")),
     ("zoomzero_plugin.cpu_compat", ("torch", "zoomzero_plugin.ground_truth")),
     ("zoomzero_plugin.hosts.easyr1.cli", ("torch", "verl", "zoomzero_plugin.hosts.easyr1.activation",
                                           "zoomzero_plugin.hosts.easyr1.seams")),

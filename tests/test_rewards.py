@@ -4,7 +4,7 @@ import pytest
 
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.gvqa_reward import REWARD_TYPE, compute_score
-from zoomzero_plugin.rewards import COMPONENTS, RewardConfig, score_response
+from zoomzero_plugin.gvqa.reward import COMPONENTS, RewardConfig, score_response
 
 TRUTH = GroundTruth.parse(
     {"answer": "B", "options": ["red", "green", "blue", "yellow"], "spans": [[3, 5]], "duration": 12, "qid": "v1-q0"}

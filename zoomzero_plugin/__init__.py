@@ -14,7 +14,7 @@ _LAZY = {
     "GroundTruth": "ground_truth",
     **dict.fromkeys(("ParsedResponse", "glue_char_ranges", "parse_response"), "gvqa.parsing"),
     **dict.fromkeys(("grounding_prompt", "zoom_prompt"), "gvqa.prompts"),
-    **dict.fromkeys(("COMPONENTS", "RewardConfig", "score_parsed", "score_response"), "rewards"),
+    **dict.fromkeys(("COMPONENTS", "RewardConfig", "score_parsed", "score_response"), "gvqa.reward"),
     **dict.fromkeys(("Span", "clean_spans", "intersection_length", "iog", "iop", "iou", "merge_spans", "total_length"),
                     "spans"),
     **dict.fromkeys(("Clip", "ZoomBudget", "ZoomPlan", "plan_coarse", "plan_pass", "plan_zoom"), "gvqa.zoom"),

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.rewards import RewardConfig, score_response
+from zoomzero_plugin.gvqa.reward import RewardConfig, score_response
 
 REWARD_TYPE = "batch"
 

@@ -11,7 +11,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from zoomzero_plugin.hosts.easyr1.vllm_stub import stand_in
-from zoomzero_plugin.rewards import RewardConfig
+from zoomzero_plugin.gvqa.reward import RewardConfig
 from zoomzero_plugin.gvqa.prompts import grounding_row
 from zoomzero_plugin.rows import write_rows
 from zoomzero_plugin.gvqa.zoom import ZoomBudget

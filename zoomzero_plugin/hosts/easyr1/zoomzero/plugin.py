@@ -16,7 +16,7 @@ from typing import Any
 
 from zoomzero_plugin import gvqa_reward, videozoomer_reward
 from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.rewards import RewardConfig
+from zoomzero_plugin.gvqa.reward import RewardConfig
 from zoomzero_plugin.rows import label_hidden
 from zoomzero_plugin.gvqa.zoom import plan_zoom
 
