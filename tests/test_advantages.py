@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from zoomzero_plugin.advantages import group_normalize, grpo_advantage, token_adv
+from zoomzero_plugin.gvqa.advantages import group_normalize, grpo_advantage, token_adv
 
 
 def test_group_normalize_uses_population_std():

@@ -18,9 +18,9 @@ _LAZY = {
     **dict.fromkeys(("Span", "clean_spans", "intersection_length", "iog", "iop", "iou", "merge_spans", "total_length"),
                     "spans"),
     **dict.fromkeys(("Clip", "ZoomBudget", "ZoomPlan", "plan_coarse", "plan_pass", "plan_zoom"), "gvqa.zoom"),
-    "group_normalize": "advantages",
-    "grpo_advantage": "advantages",
-    "token_adv": "advantages",
+    "group_normalize": "gvqa.advantages",
+    "grpo_advantage": "gvqa.advantages",
+    "token_adv": "gvqa.advantages",
     "GlueTokenMasker": "token_masks",
 }
 
