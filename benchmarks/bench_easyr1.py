@@ -132,7 +132,7 @@ def advantage_rows(ray_trainer, tokenizer, n, length, group, repeats):
 def zoom_rows(tokenizer, processor, n, length, group, repeats):
     from verl.protocol import DataProto
 
-    from zoomzero_plugin.gvqa_reward import compute_score
+    from zoomzero_plugin.gvqa.gvqa_reward import compute_score
     from zoomzero_plugin.hosts.easyr1.zoomzero.options import ZoomOptions
     from zoomzero_plugin.hosts.easyr1.zoomzero.zoom_hook import ZoomHook
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.gvqa_reward import compute_score
+from zoomzero_plugin.gvqa.gvqa_reward import compute_score
 from zoomzero_plugin.gvqa.parsing import glue_char_ranges, parse_response
 from zoomzero_plugin.gvqa.reward import COMPONENTS, RewardConfig, score_response
 

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.gvqa_reward import REWARD_TYPE, compute_score
+from zoomzero_plugin.gvqa.gvqa_reward import REWARD_TYPE, compute_score
 from zoomzero_plugin.gvqa.reward import COMPONENTS, RewardConfig, score_response
 
 TRUTH = GroundTruth.parse(

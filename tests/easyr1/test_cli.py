@@ -53,7 +53,7 @@ def test_dry_run_console_script_validates_and_prints_effective_settings(recipe_p
     out = done.stdout
     assert "zoomzero" in out and "Advantage estimator: tokenadv (plugin)" in out
     assert '"max_tokens": 256' in out and '"glue_components": ["format", "zoom", "iou"]' in out
-    assert "gvqa_reward.py" in out and "prompt lengths of the first 2 rows" in out
+    assert "gvqa/gvqa_reward.py" in out and "prompt lengths of the first 2 rows" in out
     assert "no Ray cluster was started" in out
     if not vllm_stub.real_vllm_importable():  # the launcher itself stood in for vLLM
         assert "vLLM is not installed here" in out

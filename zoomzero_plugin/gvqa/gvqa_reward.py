@@ -1,6 +1,6 @@
 """Grounded video QA reward with EasyR1's batch calling convention.
 
-EasyR1 loads this file by path (``worker.reward.reward_function: …/gvqa_reward.py:compute_score``),
+EasyR1 loads this file by path (``worker.reward.reward_function: zoomzero:gvqa`` names it: ``…/gvqa/gvqa_reward.py``),
 calls ``compute_score(inputs, **worker.reward.reward_function_kwargs)`` with dicts holding
 ``response``, ``response_length`` and ``ground_truth`` (the JSON string of the row's answer column),
 and expects one dict per response with ``overall``; every other key is logged as ``reward/<key>``.
