@@ -183,7 +183,7 @@ def test_transcript_round_trips_and_renders_the_same_response():
 
 def test_batch_reward_function_convention():
     from zoomzero_plugin.ground_truth import GroundTruth
-    from zoomzero_plugin.videozoomer_reward import compute_score
+    from zoomzero_plugin.agent.videozoomer_reward import compute_score
 
     truth = GroundTruth("B", ("x", "y"), (), 10.0, "q").to_json()
     _, response = play([GOOD_CALL, ANSWER_B])

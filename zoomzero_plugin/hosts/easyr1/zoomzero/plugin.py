@@ -1,7 +1,7 @@
 """zoomzero-plugin's own EasyR1 plugin, registered through the ``easyr1.plugins`` entry point like any other.
 
 Adds: the reward names ``zoomzero:gvqa`` and ``zoomzero:videozoomer`` (the installed ``gvqa/gvqa_reward.py`` and
-``videozoomer_reward.py``), the advantage estimators ``tokenadv`` and ``grpo_sum`` (its fair GRPO baseline), the
+``agent/videozoomer_reward.py``), the advantage estimators ``tokenadv`` and ``grpo_sum`` (its fair GRPO baseline), the
 ``zoom`` rollout hook (when ``reward_function_kwargs.zoom`` enables it), the ``videozoomer`` multi-turn rollout
 (when ``reward_function_kwargs.agent`` enables it), ``MODEL_SEQ_LEN`` for the coarse pass's visual budget, and
 checks of the recipe and its rows for all of them.
@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from zoomzero_plugin import videozoomer_reward
+from zoomzero_plugin.agent import videozoomer_reward
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.gvqa import gvqa_reward
 from zoomzero_plugin.gvqa.reward import RewardConfig
