@@ -21,7 +21,7 @@ _LAZY = {
     "group_normalize": "gvqa.advantages",
     "grpo_advantage": "gvqa.advantages",
     "token_adv": "gvqa.advantages",
-    "GlueTokenMasker": "token_masks",
+    "GlueTokenMasker": "gvqa.glue_masks",
 }
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from ..cpu_compat import ensure_torchvision_importable
-from ..token_masks import GlueTokenMasker
+from ..gvqa.glue_masks import GlueTokenMasker
 from .backend import (Generation, Output, Request, SamplingParams, chat_messages, cut_at_stop, decode_videos,
                       reads_timestamps, takes_fps_kwarg)
 

@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from ..spans import Span
-from ..token_masks import GlueTokenMasker
+from ..gvqa.glue_masks import GlueTokenMasker
 from .backend import Backend, Generation, Output, Request, SamplingParams
 
 # script(request, sample index) -> text, (text, confidence of the answer letter), or None (keep the model's)
