@@ -57,6 +57,11 @@ def vision_factor(processor: Any) -> tuple[int, int]:
     return int(ip.patch_size) * int(ip.merge_size), int(getattr(ip, "temporal_patch_size", 2))
 
 
+def plan_clip_spec(plan: ZoomPlan, video: str) -> dict[str, Any]:
+    """The host's clip spec of ``plan``'s clips over ``video`` (decoded with the plan's patch size)."""
+    return make_clip_spec(str(video), plan.video_elements(str(video)), plan.budget.factor // 2)
+
+
 def first_video(multi_modal_data: Any) -> str:
     videos = (multi_modal_data or {}).get("videos") or []
     if len(videos) != 1 or is_clip_spec(videos[0]):
@@ -191,7 +196,7 @@ class ZoomHook:
         run = uuid.uuid4().hex
         for j, (row, plan, x) in enumerate(zip(rows, plans, ids)):
             raw_prompt_ids[j] = x
-            multi_modal_data[j] = {"videos": [make_clip_spec(plan, requests.videos[row])]}
+            multi_modal_data[j] = {"videos": [plan_clip_spec(plan, requests.videos[row])]}
             uids[j] = f"zoom-{run}-{j}"
         meta_info = {
             "min_pixels": self.budget.min_frame_pixels,
