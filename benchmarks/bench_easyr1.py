@@ -449,9 +449,6 @@ def mt_memory_child(kind: str, prompts: int, n: int, workdir: str) -> None:
     videos = sorted(str(p) for p in Path(workdir).glob("mt*.mp4"))
     lengths = json.loads((Path(workdir) / "lengths.json").read_text())[: prompts * n]
     if kind == "multi":
-        from zoomzero_plugin.hosts.easyr1 import frame_refs
-
-        frame_refs.CACHE.max_bytes = 1 << 40
         mt_step(processor.tokenizer, processor, videos, 4, n)  # warm: imports, the overviews' decode, caches
     Path("/proc/self/clear_refs").write_text("5")  # reset the peak (VmHWM) to the current RSS
     before = _status_kb("VmRSS")
@@ -467,12 +464,9 @@ def multiturn_rows(tokenizer, processor, prompts, n, memory_prompts, repeats):
     import tempfile
     import time
 
-    from zoomzero_plugin.hosts.easyr1 import frame_refs
-
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         videos = mt_videos(Path(tmp))
-        frame_refs.CACHE.max_bytes = 1 << 40
         mt_step(tokenizer, processor, videos, 4, n)  # warm-up: decodes the 4 overviews once
         totals, assembly, single = [], [], []
         for _ in range(repeats):
