@@ -19,6 +19,14 @@ import time
 from pathlib import Path
 
 from .errors import UsageError
+from .cli import main as zoomzero
+from .cpu_compat import ensure_torchvision_importable
+from .gvqa.parsing import parse_response
+from .gvqa.prompts import grounding_prompt, zoom_prompt
+from .gvqa.zoom import fetch_plan
+from .rows import read_rows, row_truth
+from .synthetic.benchmark import make_benchmark
+from .synthetic.tiny_qwen import build_tiny_qwen
 
 EVAL_WORKDIR = "zoomzero-demo"  # --eval's default work folder, relative to the current directory
 
@@ -58,7 +66,6 @@ def _agent(args: argparse.Namespace) -> int:
     import os
 
     os.environ.setdefault("FORCE_QWENVL_VIDEO_READER", "decord")
-    from .cpu_compat import ensure_torchvision_importable
 
     ensure_torchvision_importable()
     from .synthetic.agent_demo import run_agent_demo
@@ -77,20 +84,13 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
     import random
 
     os.environ.setdefault("FORCE_QWENVL_VIDEO_READER", "decord")
-    from .cpu_compat import ensure_torchvision_importable
 
     ensure_torchvision_importable()
     import torch
     from transformers import AutoProcessor, Qwen2_5_VLForConditionalGeneration
 
     from . import GlueTokenMasker, RewardConfig, ZoomBudget, grpo_advantage, plan_coarse, plan_zoom, score_parsed, token_adv
-    from .gvqa.parsing import parse_response
-    from .gvqa.prompts import grounding_prompt, zoom_prompt
-    from .rows import read_rows, row_truth
-    from .gvqa.zoom import fetch_plan
-    from .synthetic.benchmark import make_benchmark
     from .synthetic.template_sampler import TinyVideoLM, sample_grounded_response
-    from .synthetic.tiny_qwen import build_tiny_qwen
 
     t0 = time.perf_counter()
     torch.manual_seed(args.seed)
@@ -155,8 +155,6 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
 
 def _evaluation(workdir: Path) -> int:
     """``zoomzero eval --demo`` coarse-to-fine into ``workdir/eval`` (it prints the metric table)."""
-    from .cli import main as zoomzero
-
     out = workdir / "eval"
     print(f"\nEvaluating the tiny model coarse-to-fine on a synthetic benchmark -> {out}")
     code = zoomzero(["eval", "--demo", "--mode", "coarse-to-fine", "--no-progress", "--out", str(out)])

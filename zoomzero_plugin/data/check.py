@@ -25,6 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..files import write_json
+from ..ground_truth import LETTERS, GroundTruth
+from ..question import VIDEO_PLACEHOLDER
+from ..rows import ANSWER_KEY, PROMPT_KEY, VIDEO_KEY, read_rows
+from ..spans import check_span
+from ..video import probe_duration
 
 CHECKS: dict[str, str] = {
     "bad_row": "the row lacks the prompt/videos/answer columns, or they have the wrong type",
@@ -85,8 +91,6 @@ def probe_video(path: str) -> Probe:
     try:
         import decord
 
-        from ..video import probe_duration
-
         decord.logging.set_level(decord.logging.QUIET)
         duration = probe_duration(path)
         reader = decord.VideoReader(path, num_threads=1)
@@ -110,10 +114,6 @@ def _truth(value: Any) -> dict[str, Any] | None:
 
 def check_row(row: Any, keys: tuple[str, str, str], tol: Callable[[float], float], where: str) -> RowInfo:
     """Everything checkable without opening the video. ``where`` names the row when it has no qid."""
-    from ..ground_truth import LETTERS, GroundTruth
-    from ..question import VIDEO_PLACEHOLDER
-    from ..spans import check_span
-
     prompt_key, video_key, answer_key = keys
     if not isinstance(row, dict) or any(k not in row for k in keys):
         found = sorted(row) if isinstance(row, dict) else type(row).__name__
@@ -199,8 +199,6 @@ def _row_files(paths: Iterable[Path]) -> tuple[list[Path], list[str]]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..rows import ANSWER_KEY, PROMPT_KEY, VIDEO_KEY
-
     parser.epilog = "checks:\n" + "\n".join(f"  {k:<22} {v}" for k, v in CHECKS.items())
     parser.add_argument("rows", nargs="+", type=Path, metavar="ROWS",
                         help="row files (.jsonl/.parquet) or folders of them (as EasyR1's data.train_files)")
@@ -221,8 +219,6 @@ def run(args: argparse.Namespace) -> int:
     from concurrent.futures import ThreadPoolExecutor
 
     from tqdm import tqdm
-
-    from ..rows import read_rows
 
     files, folder_problems = _row_files(args.rows)
     absent = [str(p) for p in files if not p.is_file()]
@@ -268,8 +264,6 @@ def run(args: argparse.Namespace) -> int:
         for info in bad[: args.show]:
             print(f"  {info.qid}: " + "; ".join(f"{p.check}: {p.detail}" for p in info.problems))
     if args.report is not None:
-        from ..files import write_json
-
         write_json(args.report, {
             "rows": len(infos), "ok": len(infos) - len(bad), "errors": dict(counts.most_common()),
             "offending": [{"qid": i.qid, "problems": [[p.check, p.detail] for p in i.problems]} for i in bad],

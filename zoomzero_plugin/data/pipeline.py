@@ -22,6 +22,7 @@ from ..gvqa.prompts import DEFAULT_PROMPT_STYLE, check_style, grounding_row
 from ..rows import GT_WINDOWS_KEY
 from ..spans import Span, check_span, merge_spans
 from .formats.base import REASONS, VIDEO_SUFFIXES, Draft, Format, Skip
+from ..video import probe_duration
 
 # grounding_row's own arguments and the ground truth's fields: an upstream extra with one of these names is
 # stored as "upstream_<name>" instead of clobbering it.
@@ -134,8 +135,6 @@ class _Videos:
         from concurrent.futures import ThreadPoolExecutor
 
         from tqdm import tqdm
-
-        from ..video import probe_duration
 
         def probe(path: str) -> float | Exception:
             try:

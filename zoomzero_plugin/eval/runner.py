@@ -30,13 +30,17 @@ from typing import Any
 
 from ..errors import DataError, ResumeError, UsageError, ZoomzeroError
 from ..files import check_writable
-from ..inference.modes import MODES
 from ..inference.options import (DEFAULTS, add_agent_arguments, add_budget_arguments, add_flag, check_values,
                                  mode_config, resolve)
 from ..gvqa.prompts import PROMPT_STYLES
 from ..rows import label_hidden, read_rows
 from ..journal import Journal, check_settings
 from .metrics import BENCHMARKS as METRIC_SETS
+from ..inference.backend import load_backend
+from ..inference.passes import Question
+from .demo import prepare_demo
+from .report import finalize, metric_table
+from ..inference.modes import MODES, predict, Prediction
 
 BENCHMARKS = tuple(METRIC_SETS)
 MODE_NAMES = tuple(MODES)
@@ -114,9 +118,6 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
     """
     from tqdm import tqdm
 
-    from ..inference.passes import Question
-    from .report import finalize
-
     out_dir = Path(out_dir)
     questions = Question.from_rows(rows, source, videos=not skip_errors)
     qids = [q.qid for q in questions]
@@ -174,8 +175,6 @@ def record_frames(record: dict[str, Any]) -> int:
 
 
 def _predict_batch(backend, batch, mode: str, cfg, skip_errors: bool):
-    from ..inference.modes import Prediction, predict
-
     try:
         return predict(backend, batch, mode, cfg)
     except Exception as e:
@@ -193,10 +192,6 @@ def _predict_batch(backend, batch, mode: str, cfg, skip_errors: bool):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..inference.backend import load_backend
-    from ..inference.passes import Question
-    from .report import metric_table
-
     out = Path(args.out)
     values = resolve(args, demo=args.demo, benchmark=args.benchmark)
     check_values(values)  # each flag value named, before the data and the model
@@ -206,8 +201,6 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     if args.demo:
         if not (args.model and args.data):
-            from .demo import prepare_demo
-
             model, data = prepare_demo(out / "demo-inputs")
             args.model, args.data = args.model or str(model), args.data or str(data)
         args.benchmark = args.benchmark or "rows"

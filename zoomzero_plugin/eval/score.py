@@ -25,8 +25,12 @@ import sys
 from pathlib import Path
 
 from ..errors import DataError, UsageError, ZoomzeroError
-from .metrics import BENCHMARKS, REDUCTION_CHOICES
-from .submission import EXPORTS
+from ..files import write_text
+from ..rows import read_rows
+from .metrics import BENCHMARKS, REDUCTION_CHOICES, score_predictions, source_mismatch, truths_from_rows
+from .predictions import index_predictions, read_predictions
+from .report import counts_table, metric_table, write_report
+from .submission import EXPORTS, submission
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,11 +46,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..rows import read_rows
-    from .metrics import score_predictions, source_mismatch, truths_from_rows
-    from .predictions import read_predictions
-    from .report import counts_table, metric_table, write_report
-
     for what, path in (("predictions", args.predictions), ("data", args.data)):
         if not path.is_file():
             raise UsageError(f"{what} file not found: {path}")
@@ -75,12 +74,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from ..files import write_text
-    from ..rows import read_rows
-    from .metrics import truths_from_rows
-    from .predictions import index_predictions, read_predictions
-    from .submission import submission
-
     if args.benchmark not in EXPORTS:
         raise UsageError(f"--export writes {', '.join(EXPORTS)} submissions, not {args.benchmark}")
     if args.out is not None:

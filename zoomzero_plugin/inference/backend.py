@@ -24,13 +24,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..errors import DependencyError, ModelError, UsageError, ZoomzeroError
 from ..question import VIDEO_PLACEHOLDER
-
-if TYPE_CHECKING:
-    from ..video import DecodedClip
+from ..video import DecodedClip, fetch_element
 
 
 @dataclass(frozen=True)
@@ -260,8 +258,6 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> str:
 
 def decode_videos(request: Request, image_patch_size: int = 14) -> tuple[list[DecodedClip], list[ClipStats], float]:
     """Decode a request's clips through qwen-vl-utils; returns the clips, their stats and the seconds taken."""
-    from ..video import fetch_element
-
     start = time.perf_counter()
     clips = [fetch_element(element, image_patch_size=image_patch_size) for element in request.videos]
     stats = []

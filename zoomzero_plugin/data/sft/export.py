@@ -48,7 +48,12 @@ from ...errors import DataError, UsageError, VideoError
 from ...files import write_json, write_text
 from .sharegpt import (DATASET_NAME, OBSERVATION_ROLES, Sample, build_sample, dataset_info, jsonl, structure_problems,
                        write_frames)
-from .sources import SOURCES, Candidate, Question
+from ...agent.frames import probe
+from ...rows import read_rows
+from .llamafactory import LlamaFactoryCheck
+from .sources import (SOURCES, Candidate, FrameCache, prediction_candidates, Question, questions_from_rows,
+    read_transcripts, reflection_candidates, ReplyJournal, teacher_candidates, TeacherSession)
+from .teacher import TeacherClient, TeacherConfig
 
 # LLaMA-Factory settings the length check uses; the defaults are yamls/videozoomer_sft.yaml's (a test keeps
 # them equal).
@@ -161,8 +166,6 @@ def _check_settings(args: argparse.Namespace) -> tuple[dict[str, Any], str | Non
 
 def _videos(questions: dict[str, Question]) -> dict[str, VideoInfo]:
     """Probe every video once, before any request; VideoError names the first unreadable ones."""
-    from ...agent.frames import probe
-
     infos, bad = {}, []
     for path in sorted({q.video for q in questions.values()}):
         try:
@@ -218,8 +221,6 @@ def write_dataset(samples: Sequence[Sample], stage: Path, budget: AgentBudget, n
     """Decode and save every sample's frames (one decode per video and sample), the JSONL and dataset_info."""
     from tqdm import tqdm
 
-    from .sources import FrameCache
-
     for sample in tqdm(samples, desc="frames", unit="sample", disable=not progress):
         write_frames(sample, FrameCache(sample.video, budget).get(sample.frames), stage)
     write_text(stage / FILE, jsonl([s.row() for s in samples]))
@@ -230,8 +231,6 @@ def check_with_llamafactory(samples: list[Sample], stage: Path, name: str, recip
                             drop_long: bool, progress: bool) -> tuple[list[Sample], dict[str, Any]]:
     """Measure every sample with LLaMA-Factory; DataError naming the samples it would drop, refuse or cut."""
     from tqdm import tqdm
-
-    from .llamafactory import LlamaFactoryCheck
 
     check = LlamaFactoryCheck(recipe, stage, name, model=model)
     lengths, refused, long = {}, [], []
@@ -278,11 +277,6 @@ def _publish(stage: Path, out: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
-
-    from ...rows import read_rows
-    from .sources import (ReplyJournal, TeacherSession, prediction_candidates, questions_from_rows, read_transcripts,
-                          reflection_candidates, teacher_candidates)
-    from .teacher import TeacherClient, TeacherConfig
 
     _check_usage(args)
     budget = _budget(args)

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...errors import DependencyError, ModelError
+from ...cpu_compat import ensure_torchaudio_importable, ensure_torchvision_importable
 
 SUPPORTED = "0.9."
 _TRAIN_ONLY_KEYS = ("deepspeed",)  # TrainingArguments keys that need GPU-side packages to even parse
@@ -37,8 +38,6 @@ def llamafactory_version() -> str:
 
 
 def _prepare_imports() -> None:
-    from ...cpu_compat import ensure_torchaudio_importable, ensure_torchvision_importable
-
     ensure_torchaudio_importable()  # LLaMA-Factory imports torchaudio at start; a no-op where it loads
     ensure_torchvision_importable()
 
