@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..agent import (
     DEFAULT_PROMPT,
@@ -36,9 +36,6 @@ from ..agent.render import QWEN_IMAGE
 from .backend import Backend, Generation, Request, SamplingParams
 from .passes import Question
 from .prediction import Prediction
-
-if TYPE_CHECKING:
-    from .modes import ModeConfig
 
 
 @dataclass(frozen=True)
@@ -136,7 +133,13 @@ def _start(q: Question, cfg: AgentConfig, template) -> _Run:
     return _Run(q, reader, traj, first, images, decode_s=time.perf_counter() - start)
 
 
-def agent_mode(backend: Backend, qs: Sequence[Question], cfg: ModeConfig) -> list[Prediction]:
+class WithAgent(Protocol):
+    """A mode configuration with an agent section (:class:`~.modes.ModeConfig`): all the agent mode reads of it."""
+
+    agent: AgentConfig
+
+
+def agent_mode(backend: Backend, qs: Sequence[Question], cfg: WithAgent) -> list[Prediction]:
     """Run every question's trajectory to its end; one ``generate`` per round over the trajectories still going."""
     agent: AgentConfig = cfg.agent
     template = chat_template(backend)
