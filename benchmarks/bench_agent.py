@@ -34,13 +34,13 @@ from bench_inference import long_benchmark, oracle  # noqa: E402
 
 from zoomzero_plugin.agent import AgentBudget, parse_turn, score_response, split_response  # noqa: E402
 from zoomzero_plugin.agent.frames import FrameReader  # noqa: E402
+from zoomzero_plugin.gvqa.zoom import ZoomBudget  # noqa: E402
 from zoomzero_plugin.inference.agent import AgentConfig  # noqa: E402
 from zoomzero_plugin.inference.modes import ModeConfig, predict  # noqa: E402
 from zoomzero_plugin.inference.passes import Question  # noqa: E402
 from zoomzero_plugin.inference.scripted import ScriptedBackend  # noqa: E402
 from zoomzero_plugin.rows import read_rows, row_truth  # noqa: E402
 from zoomzero_plugin.synthetic.videos import write_video  # noqa: E402
-from zoomzero_plugin.gvqa.zoom import ZoomBudget  # noqa: E402
 
 
 def agent_script(truths: dict[str, object]):

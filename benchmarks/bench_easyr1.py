@@ -50,6 +50,7 @@ from _timing import median_ms, print_table  # noqa: E402
 from zoomzero_plugin.cpu_compat import ensure_torchvision_importable  # noqa: E402
 from zoomzero_plugin.ground_truth import GroundTruth  # noqa: E402
 
+
 def import_easyr1_trainer():
     """EasyR1's trainer module, with the plugins active. Without vLLM (CPU), the package's stand-in serves its import."""
     from zoomzero_plugin.hosts.easyr1 import activate, vllm_stub
@@ -206,16 +207,16 @@ def rollout_rows(repeats: int) -> list[tuple[str, str]]:
 
     import torch.distributed as dist
     from torchdata.stateful_dataloader import StatefulDataLoader
-    from vllm.sampling_params import StructuredOutputsParams
-
+    from transformers import Qwen2_5_VLForConditionalGeneration
     from verl.protocol import DataProto
     from verl.utils.dataset import RLHFDataset, collate_fn
     from verl.utils.tokenizer import get_processor, get_tokenizer
     from verl.workers.rollout.vllm_rollout_spmd import vLLMRollout
     from verl.workers.sharding_manager.fsdp_vllm import FSDPVLLMShardingManager
-    from transformers import Qwen2_5_VLForConditionalGeneration
-    from zoomzero_plugin.hosts.easyr1.zoomzero.options import ZoomOptions
+    from vllm.sampling_params import StructuredOutputsParams
+
     from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
+    from zoomzero_plugin.hosts.easyr1.zoomzero.options import ZoomOptions
     from zoomzero_plugin.hosts.easyr1.zoomzero.zoom_hook import ZoomHook
     from zoomzero_plugin.synthetic.benchmark import make_benchmark
     from zoomzero_plugin.synthetic.tiny_qwen import build_tiny_qwen

@@ -41,14 +41,13 @@ ensure_torchvision_importable()
 
 from _timing import fastest  # noqa: E402
 
+from zoomzero_plugin.gvqa.prompts import grounding_row  # noqa: E402
+from zoomzero_plugin.gvqa.zoom import ZoomBudget, fetch_plan, plan_coarse, plan_zoom  # noqa: E402
 from zoomzero_plugin.inference.modes import ModeConfig, predict  # noqa: E402
 from zoomzero_plugin.inference.passes import Question  # noqa: E402
 from zoomzero_plugin.inference.scripted import ScriptedBackend, template  # noqa: E402
-from zoomzero_plugin.gvqa.prompts import grounding_row
 from zoomzero_plugin.rows import read_rows, row_truth, write_rows  # noqa: E402
 from zoomzero_plugin.synthetic.videos import COLORS, Evidence, write_video  # noqa: E402
-from zoomzero_plugin.gvqa.zoom import fetch_plan  # noqa: E402
-from zoomzero_plugin.gvqa.zoom import ZoomBudget, plan_coarse, plan_zoom  # noqa: E402
 
 
 def long_benchmark(directory: Path, n: int, seconds: float, width: int, height: int, fps: int, clue: float,

@@ -94,7 +94,7 @@ def test_sample_std_on_a_hand_computed_group():
     population = (12 / 16 / 4) ** 0.5  # sqrt(3)/4 ≈ 0.4330
     sample = (12 / 16 / 3) ** 0.5  # 1/2
     assert torch.allclose(group_normalize(r, ["u"] * 4, eps=0.0), torch.tensor([0.75, -0.25, -0.25, -0.25]) / population)
-    assert torch.allclose(group_normalize(r, ["u"] * 4, eps=0.0, std="sample"), torch.tensor([1.5, -0.5, -0.5, -0.5]))
+    assert torch.allclose(group_normalize(r, ["u"] * 4, eps=0.0, std="sample"), torch.tensor([0.75, -0.25, -0.25, -0.25]) / sample)
     # the two differ by sqrt(n / (n - 1)) = sqrt(4/3), nothing else
     ratio = group_normalize(r, ["u"] * 4, eps=0.0) / group_normalize(r, ["u"] * 4, eps=0.0, std="sample")
     assert torch.allclose(ratio, torch.full((4,), (4 / 3) ** 0.5))

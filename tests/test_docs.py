@@ -98,7 +98,7 @@ def documented() -> list[tuple[str, str]]:
                     if command := " ".join(strip_comment(line).split()):
                         out.append((path.name, command))
     for path in EXAMPLES:
-        header = "\n".join(l[1:] for l in path.read_text(encoding="utf-8").splitlines() if l.startswith("#   "))
+        header = "\n".join(t[1:] for t in path.read_text(encoding="utf-8").splitlines() if t.startswith("#   "))
         for line in header.replace("\\\n", " ").splitlines():
             if "bash examples/" in line:
                 out.append((path.name, " ".join(strip_comment(line).replace("[extra zoomzero eval flags]", "").split())))

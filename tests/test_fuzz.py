@@ -4,8 +4,7 @@ import json
 import math
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.gvqa.gvqa_reward import compute_score

@@ -8,8 +8,7 @@ mutation, and degenerate repetitions, with and without a video duration.
 import math
 import re
 
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from zoomzero_plugin.gvqa.parsing import glue_spans, parse_response, parse_span_list
 from zoomzero_plugin.spans import clean_pairs, clean_spans

@@ -7,8 +7,7 @@ oracles here on short inputs (where their backtracking costs nothing).
 import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from zoomzero_plugin.tags import (
     Block,

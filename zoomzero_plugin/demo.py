@@ -18,9 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from .errors import UsageError
 from .cli import main as zoomzero
 from .cpu_compat import ensure_torchvision_importable
+from .errors import UsageError
 from .gvqa.parsing import parse_response
 from .gvqa.prompts import grounding_prompt, zoom_prompt
 from .gvqa.zoom import fetch_plan
@@ -89,7 +89,16 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
     import torch
     from transformers import AutoProcessor, Qwen2_5_VLForConditionalGeneration
 
-    from . import GlueTokenMasker, RewardConfig, ZoomBudget, grpo_advantage, plan_coarse, plan_zoom, score_parsed, token_adv
+    from . import (
+        GlueTokenMasker,
+        RewardConfig,
+        ZoomBudget,
+        grpo_advantage,
+        plan_coarse,
+        plan_zoom,
+        score_parsed,
+        token_adv,
+    )
     from .synthetic.template_sampler import TinyVideoLM, sample_grounded_response
 
     t0 = time.perf_counter()
@@ -105,7 +114,7 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
     coarse = plan_coarse(truth.duration, budget)
     ctx = lm.context(grounding_prompt(truth.question, truth.options, truth.duration), fetch_plan(coarse, video))
     print(f"Question: {truth.question}  options: "
-          + ", ".join(f"({l}) {o}" for l, o in zip(letters, truth.options)))
+          + ", ".join(f"({label}) {o}" for label, o in zip(letters, truth.options)))
     print(f"Truth: ({truth.answer}), evidence at {_fmt(truth.spans)} of a {truth.duration:.0f} s video")
     print(f"Coarse pass: {coarse.frames} frames at {coarse.tokens_per_frame:.1f} tokens/frame "
           f"(budget {budget.max_tokens} visual tokens)\n")
@@ -148,8 +157,8 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
               f"{gadv[i, 0]:>+8.3f} | {_mean(tadv[i][g]):>+13.3f} {_mean(tadv[i][other]):>+6.3f}")
         if parsed.spans and not g.any():
             raise RuntimeError(f"response {i + 1} has glue spans but no glue tokens were found")
-    print(f"\nGRPO gives every token of a response one advantage; TokenAdv gives glue tokens "
-          f"mean(A_format, A_zoom, A_iou) and the others mean(A_format, A_zoom, A_acc).")
+    print("\nGRPO gives every token of a response one advantage; TokenAdv gives glue tokens "
+          "mean(A_format, A_zoom, A_iou) and the others mean(A_format, A_zoom, A_acc).")
     print(f"Done in {time.perf_counter() - t0:.1f} s.")
 
 

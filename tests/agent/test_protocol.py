@@ -4,8 +4,7 @@ import json
 import math
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from zoomzero_plugin.agent.protocol import ANSWER, CALL, NONE, Call, cut_turn, parse_turn, read_call
 from zoomzero_plugin.answers import boxed_letter

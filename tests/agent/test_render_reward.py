@@ -5,8 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from zoomzero_plugin.agent import (
     AgentBudget,
@@ -182,8 +181,8 @@ def test_transcript_round_trips_and_renders_the_same_response():
 
 
 def test_batch_reward_function_convention():
-    from zoomzero_plugin.ground_truth import GroundTruth
     from zoomzero_plugin.agent.videozoomer_reward import compute_score
+    from zoomzero_plugin.ground_truth import GroundTruth
 
     truth = GroundTruth("B", ("x", "y"), (), 10.0, "q").to_json()
     _, response = play([GOOD_CALL, ANSWER_B])

@@ -6,8 +6,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from zoomzero_plugin.data import pipeline
 from zoomzero_plugin.data.check import check_row, tolerance

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from zoomzero_plugin.hosts.easyr1.vllm_stub import stand_in
-from zoomzero_plugin.gvqa.reward import RewardConfig
 from zoomzero_plugin.gvqa.prompts import grounding_row
-from zoomzero_plugin.rows import write_rows
+from zoomzero_plugin.gvqa.reward import RewardConfig
 from zoomzero_plugin.gvqa.zoom import ZoomBudget
+from zoomzero_plugin.hosts.easyr1.vllm_stub import stand_in
+from zoomzero_plugin.rows import write_rows
 
 # EasyR1 recipes only: LLaMA-Factory recipes (top-level `stage:`, e.g. videozoomer_sft.yaml) are tested in tests/sft.
 YAMLS = sorted(p for p in (Path(__file__).parents[2] / "yamls").glob("*.yaml") if "\nstage:" not in p.read_text())

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from zoomzero_plugin.gvqa.advantages import token_adv
-from zoomzero_plugin.hosts.easyr1.errors import ConfigError
 from zoomzero_plugin.hosts.easyr1.batch_step import COMPONENT_PREFIX
+from zoomzero_plugin.hosts.easyr1.errors import ConfigError
 from zoomzero_plugin.hosts.easyr1.zoomzero.tokenadv import GLUE_MASK, prepare
 
 from .helpers import padded_responses

@@ -149,7 +149,6 @@ def reward_actor(ray_cluster, agent_recipe, easyr1_tokenizer):
 
 def make_trainer(config, reward_actor, tokenizer, processor, model):
     from torchdata.stateful_dataloader import StatefulDataLoader
-
     from verl.trainer.ray_trainer import RayPPOTrainer
     from verl.utils.dataset import collate_fn
 
@@ -375,9 +374,9 @@ def expected_budget(tokenizer, video):
 def truncated(agent_recipe, agent_rows, easyr1_tokenizer, easyr1_processor, tiny_model):
     """The same prompts generated with a response budget that cuts trajectories (no trainer: the worker group)."""
     from torchdata.stateful_dataloader import StatefulDataLoader
-
     from verl.protocol import DataProto
     from verl.utils.dataset import collate_fn
+
     from zoomzero_plugin.hosts.easyr1.generation import RoutedWorkerGroup, mark_row_fields
     from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import ROLLOUT
     from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions

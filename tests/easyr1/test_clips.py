@@ -2,13 +2,12 @@
 
 import pytest
 import torch
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
+from hypothesis import example, given, settings, strategies as st
 
+from zoomzero_plugin.gvqa.zoom import ZoomBudget, plan_zoom
 from zoomzero_plugin.hosts.easyr1.clips import decode_clip_spec, make_clip_spec
 from zoomzero_plugin.hosts.easyr1.zoomzero.options import TokenAdvOptions, ZoomOptions
 from zoomzero_plugin.synthetic.videos import dominant_color
-from zoomzero_plugin.gvqa.zoom import ZoomBudget, plan_zoom
 
 BUDGET = ZoomBudget(max_tokens=256, min_frame_pixels=3136, max_frame_pixels=50176, fps=2.0)
 

@@ -130,7 +130,6 @@ def test_each_sample_gets_its_own_media_in_easyr1s_actor_input(evidence_video, e
 
 def test_frame_refs_decode_once_per_group_at_the_authors_size(evidence_video, frame_cache):
     from PIL import Image
-
     from verl.utils import dataset
 
     refs = [frame_refs.frame_ref(str(evidence_video), [0, 8, 16], k, 100352, 25088) for k in range(3)]
@@ -320,8 +319,7 @@ def test_a_recipe_may_enable_one_rollout_only():
 
 
 def test_segment_encoder_equals_the_tokenizer_on_observation_texts(easyr1_tokenizer):
-    from hypothesis import given, settings
-    from hypothesis import strategies as st
+    from hypothesis import given, settings, strategies as st
 
     from zoomzero_plugin.hosts.easyr1.multiturn import SegmentEncoder
 

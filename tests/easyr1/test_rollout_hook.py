@@ -69,7 +69,6 @@ def reward_actor(ray_cluster, recipe_path, easyr1_tokenizer):
 @pytest.fixture
 def trainer(reward_actor, ppo_config, easyr1_tokenizer, easyr1_processor, tiny_model, benchmark_rows):
     from torchdata.stateful_dataloader import StatefulDataLoader
-
     from verl.trainer.ray_trainer import RayPPOTrainer
     from verl.utils.dataset import collate_fn
 

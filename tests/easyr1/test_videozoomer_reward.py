@@ -44,8 +44,8 @@ def test_dry_run_refuses_the_ground_truths_the_reward_refuses():
     A non-ASCII letter passes str.isalpha() but the reward raises on it, so the dry run must report it."""
     from types import SimpleNamespace
 
-    from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import row_problems
     from zoomzero_plugin.agent.videozoomer_reward import compute_score
+    from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import row_problems
 
     data = SimpleNamespace(video_key="videos", prompt_key="prompt", answer_key="answer", image_dir=None,
                            max_prompt_length=2048)

@@ -1,18 +1,15 @@
 """The zoom hook's driver-side bookkeeping, without generation: parse, plan, the zoom batch, answers, stats."""
 
-import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.hosts.easyr1.zoomzero.options import ZoomOptions
-from zoomzero_plugin.hosts.easyr1.zoomzero.zoom_hook import ZoomHook
-from zoomzero_plugin.token_masks import encode_rows
-from zoomzero_plugin.token_masks import decode_rows
 from zoomzero_plugin.gvqa.parsing import glue_spans, parse_response
 from zoomzero_plugin.gvqa.prompts import zoom_prompt
+from zoomzero_plugin.hosts.easyr1.zoomzero.options import ZoomOptions
+from zoomzero_plugin.hosts.easyr1.zoomzero.zoom_hook import ZoomHook
+from zoomzero_plugin.token_masks import decode_rows, encode_rows
 
 TRUTHS = [
     GroundTruth(answer="B", options=("red", "green", "blue"), spans=((3.0, 5.0),), duration=12.0, qid="a", question="Which colour?"),

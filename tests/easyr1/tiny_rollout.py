@@ -114,9 +114,8 @@ class TinyRolloutWorkerGroup:
     """``actor_rollout_ref_wg`` for ``_make_batch_data`` / ``_validate``: generation only."""
 
     def __init__(self, config: Any, tokenizer: Any, engine: TinyEngine, world_size: int = 2):
-        from vllm import SamplingParams
-
         from verl.workers.rollout.vllm_rollout_spmd import _get_logit_bias, vLLMRollout
+        from vllm import SamplingParams
 
         rollout = vLLMRollout.__new__(vLLMRollout)  # its __init__ only builds the vLLM engine; we assign ours
         rollout.rank, rollout.config, rollout.use_tqdm = 0, config.worker.rollout, False

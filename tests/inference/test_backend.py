@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from zoomzero_plugin.errors import DependencyError
-from zoomzero_plugin.inference.backend import Output, Request, SamplingParams, load_backend
-from zoomzero_plugin.inference.passes import answer_confidence
 from zoomzero_plugin.gvqa.prompts import grounding_prompt, zoom_prompt
 from zoomzero_plugin.gvqa.zoom import ZoomBudget, plan_coarse, plan_zoom
+from zoomzero_plugin.inference.backend import Output, Request, SamplingParams, load_backend
+from zoomzero_plugin.inference.passes import answer_confidence
 
 from ..conftest import EVIDENCE_DURATION
 from .conftest import SMALL

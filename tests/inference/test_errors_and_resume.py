@@ -9,14 +9,13 @@ import re
 import shutil
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from zoomzero_plugin.cli import main as zoomzero
 from zoomzero_plugin.errors import DataError, ModelError, ResumeError, VideoError
-from zoomzero_plugin.journal import Journal
 from zoomzero_plugin.eval.runner import evaluate
 from zoomzero_plugin.inference.backend import check_model
+from zoomzero_plugin.journal import Journal
 from zoomzero_plugin.rows import read_rows
 from zoomzero_plugin.video import fetch_element
 

@@ -1,8 +1,7 @@
 import json
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from zoomzero_plugin.cli import main as zoomzero
 from zoomzero_plugin.data.filter import FilterConfig, decide, filter_rows

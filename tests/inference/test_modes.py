@@ -162,8 +162,8 @@ def test_mode_config_rejects_unknown_settings():
 def test_qwen3_vl_zoom_clips_carry_their_absolute_timestamps(tiny_qwen3_dir, evidence_video):
     """Qwen3-VL writes each frame's time into the prompt from the decoder's metadata: a zoom clip of
     3-5 s is announced at 4.0 s, not at 0 s; frames are not sampled a second time by the processor."""
-    from zoomzero_plugin.inference.hf_backend import TransformersBackend
     from zoomzero_plugin.gvqa.zoom import ZoomBudget
+    from zoomzero_plugin.inference.hf_backend import TransformersBackend
 
     backend = TransformersBackend(str(tiny_qwen3_dir), device="cpu", batch_size=2)
     assert backend.factor == 32 and backend.absolute_time

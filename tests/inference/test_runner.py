@@ -9,10 +9,9 @@ import pytest
 
 from zoomzero_plugin.cli import main as zoomzero
 from zoomzero_plugin.errors import ResumeError, VideoError
-from zoomzero_plugin.journal import Journal
-from zoomzero_plugin.eval.runner import evaluate
-from zoomzero_plugin.eval.runner import main as eval_main
+from zoomzero_plugin.eval.runner import evaluate, main as eval_main
 from zoomzero_plugin.inference.modes import ModeConfig
+from zoomzero_plugin.journal import Journal
 from zoomzero_plugin.rows import read_rows
 from zoomzero_plugin.synthetic.benchmark import make_benchmark
 

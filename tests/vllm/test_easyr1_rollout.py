@@ -47,9 +47,8 @@ class RolloutWorkerGroup:
         engine.llm_engine.add_request, engine.generate = spy_add, spy
 
     def generate_sequences(self, prompts):
-        from vllm.sampling_params import StructuredOutputsParams
-
         from verl.protocol import DataProto
+        from vllm.sampling_params import StructuredOutputsParams
 
         self.batches.append(prompts)
         prompts.meta_info.update(eos_token_id=self.tokenizer.eos_token_id, pad_token_id=self.tokenizer.pad_token_id)
@@ -85,10 +84,10 @@ def load_actor_weights(rollout, model) -> None:
 @pytest.fixture(scope="module")
 def easyr1_setup(process_group, vllm_model_dir, tmp_path_factory):
     """Plugins active, the test recipe (EasyR1's PPOConfig) over two synthetic videos, tokenizer and processor."""
-    from tests.easyr1.conftest import RECIPE
     from verl.utils.tokenizer import get_processor, get_tokenizer
+
+    from tests.easyr1.conftest import RECIPE
     from zoomzero_plugin.hosts.easyr1.activation import activate
-    from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
     from zoomzero_plugin.synthetic.benchmark import make_benchmark
 
     activate("pytest")
@@ -104,6 +103,7 @@ def easyr1_setup(process_group, vllm_model_dir, tmp_path_factory):
 def rollout(easyr1_setup, vllm_model_dir, vllm_hf_model):
     """EasyR1's vLLMRollout built by its own __init__ (engine arguments and all) on the CPU: one per module."""
     from verl.workers.rollout.vllm_rollout_spmd import vLLMRollout
+
     from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
 
     config = load_recipe(easyr1_setup["recipe"], easyr1_setup["overrides"])[0]
@@ -132,10 +132,10 @@ def ray_local():
 def trainer(ray_local, easyr1_setup, rollout):
     import ray
     from torchdata.stateful_dataloader import StatefulDataLoader
-
-    from tests.easyr1.helpers import reward_manager_class, rlhf_dataset
     from verl.trainer.ray_trainer import RayPPOTrainer
     from verl.utils.dataset import collate_fn
+
+    from tests.easyr1.helpers import reward_manager_class, rlhf_dataset
     from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
 
     config = load_recipe(easyr1_setup["recipe"], easyr1_setup["overrides"])[0]
@@ -226,9 +226,10 @@ def test_zoom_clip_temporal_positions_equal_the_actors(rollout, easyr1_setup, tm
     Without the fps seam vLLM assumes 2 fps, which gives other temporal positions (checked as a control)."""
     from verl.models.transformers.qwen2_vl import get_rope_index
     from verl.utils.dataset import process_video
+
+    from zoomzero_plugin.gvqa.zoom import ZoomBudget, plan_zoom
     from zoomzero_plugin.hosts.easyr1.clips import make_clip_spec
     from zoomzero_plugin.synthetic.videos import Evidence, write_video
-    from zoomzero_plugin.gvqa.zoom import ZoomBudget, plan_zoom
 
     tokenizer, processor = easyr1_setup["tokenizer"], easyr1_setup["processor"]
     video = write_video(tmp_path / "v.mp4", duration=12.0, fps=4, width=224, height=168,

@@ -19,13 +19,13 @@ import textwrap
 from pathlib import Path
 
 from ..errors import DataError, UsageError
-from ..gvqa.prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
 from ..files import check_writable, write_json
+from ..gvqa.prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
 from ..readers import read_json
 from ..rows import FORMATS as ROW_SUFFIXES, write_rows
 from .formats import FORMATS
 from .formats.mcq_table import parse_columns
-from .pipeline import convert, Options, video_roots_exist
+from .pipeline import Options, convert, video_roots_exist
 
 # CLI flag -> the key a Format's `files` uses
 _FILE_FLAGS = {"input": "--input", "gsub": "--gsub", "video_map": "--video-map", "options": "--options"}

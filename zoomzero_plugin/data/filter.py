@@ -37,14 +37,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataError, UsageError
-from ..inference.options import add_budget_arguments, add_flag, budget_from, check_values, resolve
-from ..rows import label_hidden, read_rows, write_rows
 from ..files import check_writable, write_text
 from ..gvqa.parsing import parse_response
 from ..gvqa.zoom import plan_coarse, plan_zoom
-from ..inference.backend import load_backend, Request, SamplingParams
-from ..inference.passes import answer_pass, Question
-from ..journal import check_settings, Journal
+from ..inference.backend import Request, SamplingParams, load_backend
+from ..inference.options import add_budget_arguments, add_flag, budget_from, check_values, resolve
+from ..inference.passes import Question, answer_pass
+from ..journal import Journal, check_settings
+from ..rows import label_hidden, read_rows, write_rows
 from ..spans import iou
 
 GROUNDING_RULES = ("authors", "delta")

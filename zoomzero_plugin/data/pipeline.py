@@ -21,8 +21,8 @@ from typing import Any
 from ..gvqa.prompts import DEFAULT_PROMPT_STYLE, check_style, grounding_row
 from ..rows import GT_WINDOWS_KEY
 from ..spans import Span, check_span, merge_spans
-from .formats.base import REASONS, VIDEO_SUFFIXES, Draft, Format, Skip
 from ..video import probe_duration
+from .formats.base import REASONS, VIDEO_SUFFIXES, Draft, Format, Skip
 
 # grounding_row's own arguments and the ground truth's fields: an upstream extra with one of these names is
 # stored as "upstream_<name>" instead of clobbering it.

@@ -7,8 +7,10 @@ valid spans: the demo shows the pipeline (passes, frames, budgets, metrics, repo
 from __future__ import annotations
 
 from pathlib import Path
+
 from ..synthetic.benchmark import make_benchmark
 from ..synthetic.tiny_qwen import build_tiny_qwen
+
 
 def prepare_demo(directory: str | Path, n_videos: int = 8, seed: int = 0) -> tuple[Path, Path]:
     """Build (once) the tiny model and the synthetic benchmark under ``directory``; return their paths."""

@@ -21,9 +21,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import NamedTuple
 
+from ..files import write_text
 from ..ground_truth import GroundTruth
 from . import agent_stats, plots
-from ..files import write_text
 from .metrics import BREAKDOWN_KEYS, QuestionScore, aggregate, get_benchmark, reduction_rule, score_questions
 from .predictions import read_predictions
 

@@ -30,17 +30,24 @@ from typing import Any
 
 from ..errors import DataError, ResumeError, UsageError, ZoomzeroError
 from ..files import check_writable
-from ..inference.options import (DEFAULTS, add_agent_arguments, add_budget_arguments, add_flag, check_values,
-                                 mode_config, resolve)
 from ..gvqa.prompts import PROMPT_STYLES
-from ..rows import label_hidden, read_rows
-from ..journal import Journal, check_settings
-from .metrics import BENCHMARKS as METRIC_SETS
 from ..inference.backend import load_backend
+from ..inference.modes import MODES, Prediction, predict
+from ..inference.options import (
+    DEFAULTS,
+    add_agent_arguments,
+    add_budget_arguments,
+    add_flag,
+    check_values,
+    mode_config,
+    resolve,
+)
 from ..inference.passes import Question
+from ..journal import Journal, check_settings
+from ..rows import label_hidden, read_rows
 from .demo import prepare_demo
+from .metrics import BENCHMARKS as METRIC_SETS
 from .report import finalize, metric_table
-from ..inference.modes import MODES, predict, Prediction
 
 BENCHMARKS = tuple(METRIC_SETS)
 MODE_NAMES = tuple(MODES)

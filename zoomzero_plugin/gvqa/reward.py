@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..ground_truth import GroundTruth
-from .parsing import ParsedResponse, parse_response
 from ..spans import iou
+from .parsing import ParsedResponse, parse_response
 
 COMPONENTS = ("format", "iou", "accuracy", "zoom", "tool")
 

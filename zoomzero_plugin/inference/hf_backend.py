@@ -17,8 +17,17 @@ import torch
 
 from ..cpu_compat import ensure_torchvision_importable
 from ..gvqa.glue_masks import GlueTokenMasker
-from .backend import (Generation, Output, Request, SamplingParams, chat_messages, cut_at_stop, decode_videos,
-                      reads_timestamps, takes_fps_kwarg)
+from .backend import (
+    Generation,
+    Output,
+    Request,
+    SamplingParams,
+    chat_messages,
+    cut_at_stop,
+    decode_videos,
+    reads_timestamps,
+    takes_fps_kwarg,
+)
 
 _VISION_TOKENS = ("image_token", "video_token", "vision_start_token", "vision_end_token")
 _VISION_NAMES = ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>")

@@ -21,14 +21,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..gvqa.prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
-from ..spans import Span, merge_spans, total_length
 from ..gvqa.zoom import ZoomBudget, ZoomPlan, plan_coarse, plan_pass, plan_zoom
+from ..spans import Span, merge_spans, total_length
 from .agent import AgentConfig, agent_mode
 from .backend import Backend, SamplingParams
 from .passes import PassResult, Question, answer_pass, grounding_pass
 from .prediction import Prediction
 from .prompts import part_prompt, window_prompt
-
 
 
 @dataclass(frozen=True)

@@ -15,15 +15,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..answers import answer_letter, answer_letter_at
 from ..errors import DataError, VideoError
 from ..ground_truth import LETTERS, GroundTruth
-from ..answers import answer_letter, answer_letter_at
 from ..gvqa.parsing import parse_response
 from ..gvqa.prompts import DEFAULT_PROMPT_STYLE, grounding_prompt, zoom_prompt
+from ..gvqa.zoom import ZoomPlan
 from ..rows import row_truth
 from ..spans import Span, clean_spans
 from ..video import check_video_file
-from ..gvqa.zoom import ZoomPlan
 from .backend import Backend, Generation, Output, Request, SamplingParams
 
 

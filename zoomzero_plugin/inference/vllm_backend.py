@@ -16,9 +16,17 @@ from typing import Any
 
 from ..cpu_compat import ensure_torchvision_importable
 from ..gvqa.glue_masks import GlueTokenMasker
+from .backend import (
+    Generation,
+    Output,
+    Request,
+    SamplingParams,
+    chat_messages,
+    decode_videos,
+    reads_timestamps,
+    takes_fps_kwarg,
+)
 from .vllm_platform import CPU_ENGINE_DEFAULTS, on_cpu
-from .backend import (Generation, Output, Request, SamplingParams, chat_messages, decode_videos, reads_timestamps,
-                      takes_fps_kwarg)
 
 
 class VLLMBackend:

@@ -44,15 +44,34 @@ from typing import Any
 
 from ...agent import AgentBudget, VideoInfo
 from ...agent.budget import field_help
+from ...agent.frames import probe
 from ...errors import DataError, UsageError, VideoError
 from ...files import write_json, write_text
-from .sharegpt import (DATASET_NAME, OBSERVATION_ROLES, Sample, build_sample, dataset_info, jsonl, structure_problems,
-                       write_frames)
-from ...agent.frames import probe
 from ...rows import read_rows
 from .llamafactory import LlamaFactoryCheck
-from .sources import (SOURCES, Candidate, FrameCache, prediction_candidates, Question, questions_from_rows,
-    read_transcripts, reflection_candidates, ReplyJournal, teacher_candidates, TeacherSession)
+from .sharegpt import (
+    DATASET_NAME,
+    OBSERVATION_ROLES,
+    Sample,
+    build_sample,
+    dataset_info,
+    jsonl,
+    structure_problems,
+    write_frames,
+)
+from .sources import (
+    SOURCES,
+    Candidate,
+    FrameCache,
+    Question,
+    ReplyJournal,
+    TeacherSession,
+    prediction_candidates,
+    questions_from_rows,
+    read_transcripts,
+    reflection_candidates,
+    teacher_candidates,
+)
 from .teacher import TeacherClient, TeacherConfig
 
 # LLaMA-Factory settings the length check uses; the defaults are yamls/videozoomer_sft.yaml's (a test keeps

@@ -18,8 +18,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ...errors import DependencyError, ModelError
 from ...cpu_compat import ensure_torchaudio_importable, ensure_torchvision_importable
+from ...errors import DependencyError, ModelError
 
 SUPPORTED = "0.9."
 _TRAIN_ONLY_KEYS = ("deepspeed",)  # TrainingArguments keys that need GPU-side packages to even parse

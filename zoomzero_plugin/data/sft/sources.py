@@ -30,10 +30,10 @@ from ...agent.frames import FrameReader
 from ...agent.prompts import REFLECTION_SYSTEM
 from ...agent.transcript import IMAGE, Transcript
 from ...errors import DataError, ResumeError
-from ...journal import Journal
 from ...eval.predictions import read_predictions
 from ...ground_truth import GroundTruth
 from ...inference.passes import Question as RowQuestion
+from ...journal import Journal
 from .sharegpt import conversation
 from .teacher import TeacherClient, openai_messages
 from .verify import Verdict, judge, replay, verify_transcript

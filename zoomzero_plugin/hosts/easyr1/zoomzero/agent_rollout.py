@@ -43,8 +43,8 @@ from zoomzero_plugin.token_masks import decode_rows
 from .. import frame_refs
 from ..generation import row_fields
 from ..hookspecs import Rollout
-from ..recipe import head_rows, local_processor, video_path
 from ..multiturn import Conversation, Layout, Piece, SegmentEncoder, assemble, merged_grid
+from ..recipe import head_rows, local_processor, video_path
 from .options import AgentOptions
 
 NAME = "videozoomer"

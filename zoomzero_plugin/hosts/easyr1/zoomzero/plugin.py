@@ -18,8 +18,8 @@ from zoomzero_plugin.agent import videozoomer_reward
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.gvqa import gvqa_reward
 from zoomzero_plugin.gvqa.reward import RewardConfig
-from zoomzero_plugin.rows import label_hidden
 from zoomzero_plugin.gvqa.zoom import plan_zoom
+from zoomzero_plugin.rows import label_hidden
 
 from ..hookspecs import hookimpl
 from ..recipe import head_rows

@@ -23,8 +23,8 @@ from dataclasses import asdict
 from functools import lru_cache
 from typing import Any
 
-from zoomzero_plugin.gvqa.advantages import grpo_advantage, token_adv
 from zoomzero_plugin.agent.protocol import call_char_ranges
+from zoomzero_plugin.gvqa.advantages import grpo_advantage, token_adv
 from zoomzero_plugin.gvqa.parsing import glue_char_ranges
 from zoomzero_plugin.token_masks import TokenMasker
 

@@ -22,18 +22,17 @@ from typing import Any
 import numpy as np
 import torch
 
-from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.answers import answer_letter
+from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.gvqa.parsing import glue_spans
 from zoomzero_plugin.gvqa.prompts import zoom_prompt
+from zoomzero_plugin.gvqa.zoom import ZoomPlan, plan_pass, plan_zoom
 from zoomzero_plugin.question import VIDEO_PLACEHOLDER
 from zoomzero_plugin.token_masks import decode_rows, encode_rows
-from zoomzero_plugin.gvqa.zoom import ZoomPlan, plan_pass, plan_zoom
 
 from ..clips import is_clip_spec, make_clip_spec
 from ..reward_extras import add_reward_extras
 from .options import ZoomOptions
-
 
 _MARKER = "\x00zoom prompt\x00"
 
