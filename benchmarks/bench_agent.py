@@ -51,7 +51,9 @@ def agent_script(truths: dict[str, object]):
         if round_ == "0":
             start, end = truth.spans[0]
             fps = 16 / (end - start)
-            return f'<think>The clue.</think><video_zoom>{{"segment": [{start:g}, {end:g}], "fps": {fps:g}}}</video_zoom>'
+            return (
+                f'<think>The clue.</think><video_zoom>{{"segment": [{start:g}, {end:g}], "fps": {fps:g}}}</video_zoom>'
+            )
         return f"<think>Seen.</think><answer>{truth.answer}</answer>"
 
     return script
@@ -111,7 +113,9 @@ def bench_parsers() -> list[tuple]:
         "'<video_zoom>' × 83k": "<video_zoom>" * (mb // 12),
         "'{' × 1M inside a call": "<think>x</think><video_zoom>" + "{" * mb + "</video_zoom>",
         "'<answer>' × 125k": "<answer>" * (mb // 8),
-        "4-turn trajectory, padded to 1 MB": (turn + obs) * 3 + think[: mb - 4 * len(turn + obs)] + "<answer>B</answer>",
+        "4-turn trajectory, padded to 1 MB": (turn + obs) * 3
+        + think[: mb - 4 * len(turn + obs)]
+        + "<answer>B</answer>",
         "'</video_zoom>user\\n' × 55k": "</video_zoom>user\n" * (mb // 18),
     }
     rows = []
@@ -150,7 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     model_dir = work / "tiny-qwen"
     if not (model_dir / "config.json").exists():
         build_tiny_qwen(model_dir)
-    rows = read_rows(long_benchmark(work, args.videos, args.seconds, args.width, args.height, args.fps, args.clue_seconds))
+    rows = read_rows(
+        long_benchmark(work, args.videos, args.seconds, args.width, args.height, args.fps, args.clue_seconds)
+    )
     backend = TransformersBackend(str(model_dir), device="cpu", batch_size=1)
     print(f"data: {len(rows)} synthetic videos of {args.seconds:g} s, {args.width}x{args.height} @ {args.fps} fps; "
           f"backend: transformers, CPU, tiny random Qwen2.5-VL, batch 1, torch threads {os.environ['OMP_NUM_THREADS']}")

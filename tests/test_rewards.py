@@ -21,7 +21,9 @@ def test_perfect_response_scores_one_everywhere():
 
 
 def test_components_are_independent():
-    s = score_response(resp("C", "[(4, 7)]"), TRUTH, RewardConfig(components=("format", "iou", "accuracy", "zoom")), zoom_answer="B")
+    s = score_response(
+        resp("C", "[(4, 7)]"), TRUTH, RewardConfig(components=("format", "iou", "accuracy", "zoom")), zoom_answer="B"
+    )
     assert s["format"] == 1.0
     assert s["iou"] == pytest.approx(1 / 4)  # overlap (4,5)=1, union (3,7)=4
     assert s["accuracy"] == 0.0

@@ -1,8 +1,9 @@
 """Dataset rows: one question per row, loadable by EasyR1's own ``RLHFDataset``.
 
-Columns: ``prompt`` (text with one ``<video>`` placeholder), ``videos`` (a one-element list of paths)
-and ``answer`` (the JSON of a :class:`GroundTruth`: letter, options, spans, duration, qid, question).
-An optional ``gt_windows`` key in the answer JSON keeps the benchmark's raw windows. Rows are written as JSONL or parquet, by extension, atomically: a temporary file renamed into place.
+Columns: ``prompt`` (text with one ``<video>`` placeholder), ``videos`` (a one-element list of paths) and ``answer``
+(the JSON of a :class:`GroundTruth`: letter, options, spans, duration, qid, question). An optional ``gt_windows`` key in
+the answer JSON keeps the benchmark's raw windows. Rows are written as JSONL or parquet, by extension, atomically: a
+temporary file renamed into place.
 """
 
 from __future__ import annotations

@@ -66,7 +66,10 @@ def test_media_uids_name_the_media_so_equal_media_are_processed_once():
 
 
 def test_assemble_in_chunks_gives_the_same_batch():
-    whole, pieces = assemble(conversations() * 3, LAYOUT)["tensors"], assemble(conversations() * 3, LAYOUT, chunk=2)["tensors"]
+    whole, pieces = (
+        assemble(conversations() * 3, LAYOUT)["tensors"],
+        assemble(conversations() * 3, LAYOUT, chunk=2)["tensors"],
+    )
     assert all(torch.equal(whole[k], pieces[k]) for k in whole)
 
 
@@ -409,4 +412,6 @@ def test_assemble_equals_a_token_by_token_reference(seed):
         assert torch.equal(t["rollout_log_probs"][i], torch.tensor(want["rollout_log_probs"], dtype=torch.float32))
         assert out["non_tensors"]["multi_modal_data"][i] == {"images": conversation.images()}
     assert t["input_ids"].dtype == t["position_ids"].dtype == t["response_mask"].dtype == torch.long
-    assert torch.equal(t["prompts"], t["input_ids"][:, :width_p]) and torch.equal(t["responses"], t["input_ids"][:, width_p:])
+    assert torch.equal(t["prompts"], t["input_ids"][:, :width_p]) and torch.equal(
+        t["responses"], t["input_ids"][:, width_p:]
+    )

@@ -97,7 +97,8 @@ def inside(module: str, package: str) -> bool:
 
 
 def arrows(source, allowed) -> list[str]:
-    """``importer -> imported`` for every edge out of the modules ``source`` selects into modules ``allowed`` rejects."""
+    """``importer -> imported`` for every edge out of the modules ``source`` selects into modules ``allowed``
+    rejects."""
     return [f"{a} -> {b}" for a, targets in GRAPH.items() if source(a) for b in targets if not allowed(b)]
 
 

@@ -111,7 +111,10 @@ def test_answer_confidence_reads_the_answer_letters_token():
     assert text[24] == "B" and answer_confidence(out) == pytest.approx(0.8)
     bare = Output(text=" C", token_ids=[9], token_logprobs=[math.log(0.3)], token_offsets=[0, 2])
     assert answer_confidence(bare) == pytest.approx(0.3)
-    assert answer_confidence(Output(text="no letter here", token_ids=[1], token_logprobs=[0.0], token_offsets=[0, 14])) is None
+    assert (
+        answer_confidence(Output(text="no letter here", token_ids=[1], token_logprobs=[0.0], token_offsets=[0, 14]))
+        is None
+    )
     assert answer_confidence(Output(text="<answer>B</answer>", token_ids=[1])) is None  # no log-probs asked
 
 

@@ -179,7 +179,10 @@ def test_hub_ids_offline_or_unreachable_fail_at_once(monkeypatch):
 
     monkeypatch.setattr(hub, "HF_HUB_CACHE", "/nonexistent-cache")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with within_seconds(30), pytest.raises(ModelError, match="not in the local Hugging Face cache while HF_HUB_OFFLINE"):
+    with (
+        within_seconds(30),
+        pytest.raises(ModelError, match="not in the local Hugging Face cache while HF_HUB_OFFLINE"),
+    ):
         check_model("Qwen/Qwen2.5-VL-7B-Instruct")
     monkeypatch.delenv("HF_HUB_OFFLINE")
     monkeypatch.setattr(hub, "HF_HUB_OFFLINE", False)

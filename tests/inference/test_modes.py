@@ -97,7 +97,9 @@ def test_divide_and_conquer_absolute_windows_and_split_budget(tiny_backend, ques
             return "<answer>A</answer>", 0.1
 
     backend = ScriptedBackend(tiny_backend, script)
-    (p,) = predict(backend, questions[:1], "divide-and-conquer", replace(CFG, window_times="absolute", window_budget="split"))
+    (p,) = predict(
+        backend, questions[:1], "divide-and-conquer", replace(CFG, window_times="absolute", window_budget="split")
+    )
     windows_ = p.record["passes"][:3]
     assert windows_[1]["spans"] == [[4.0, 6.0]] and p.record["spans"] == [[4.0, 6.0]]
     assert all(w["video_tokens"] <= SMALL.max_tokens / 3 + 1 for w in windows_)
@@ -180,5 +182,9 @@ def test_qwen3_vl_zoom_clips_carry_their_absolute_timestamps(tiny_qwen3_dir, evi
     assert "<4.0 seconds>" in text and "<8.8 seconds>" in text and "<0.0 seconds>" not in text
     # so divide-and-conquer tells each window its true seconds (window_times="auto")
     predict(scripted, [q], "divide-and-conquer", replace(CFG, budget=budget))
-    shown = [r.prompt.split(" of a ")[0].split("clip shows seconds ")[-1] for r, _ in scripted.calls if "clip shows" in r.prompt]
+    shown = [
+        r.prompt.split(" of a ")[0].split("clip shows seconds ")[-1]
+        for r, _ in scripted.calls
+        if "clip shows" in r.prompt
+    ]
     assert shown == ["0.0-4.0", "4.0-8.0", "8.0-12.0"]

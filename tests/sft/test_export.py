@@ -151,7 +151,9 @@ def test_reflection_continues_a_failed_trajectory_with_the_teachers_correction(t
         {"qid": q1, "answer": wrong, "transcript": failed},
         {"qid": q1, "answer": wrong, "transcript": transcript(v1, [ANSWER % wrong])},  # no call: not eligible
     ])
-    fix = '<think>The previous tool call was incorrect.</think><video_zoom>{"segment": [3.0, 5.0], "fps": 2}</video_zoom>'
+    fix = (
+        '<think>The previous tool call was incorrect.</think><video_zoom>{"segment": [3.0, 5.0], "fps": 2}</video_zoom>'
+    )
 
     def reply(body, n):
         turns = sum(m["role"] == "assistant" for m in body["messages"])

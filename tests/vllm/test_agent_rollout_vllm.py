@@ -169,7 +169,9 @@ def vllm_scores(batch, setup):
         first = ids == image
         first[1:] &= ids[:-1] != image  # one raw placeholder per image: the first token of each run
         images = [process_image(ref, None, None) for ref in batch.non_tensor_batch["multi_modal_data"][i]["images"]]
-        requests.append({"prompt_token_ids": ids[(ids != image) | first].tolist(), "multi_modal_data": {"image": images}})
+        requests.append(
+            {"prompt_token_ids": ids[(ids != image) | first].tolist(), "multi_modal_data": {"image": images}}
+        )
         sequences.append(ids.tolist())
     params = SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=0, detokenize=False)
     results = setup.rollout.inference_engine.generate(prompts=requests, sampling_params=params, use_tqdm=False)

@@ -107,7 +107,9 @@ def rollout(easyr1_setup, vllm_model_dir, vllm_hf_model):
     from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
 
     config = load_recipe(easyr1_setup["recipe"], easyr1_setup["overrides"])[0]
-    rollout = vLLMRollout(str(vllm_model_dir), config.worker.rollout, easyr1_setup["tokenizer"], easyr1_setup["processor"])
+    rollout = vLLMRollout(
+        str(vllm_model_dir), config.worker.rollout, easyr1_setup["tokenizer"], easyr1_setup["processor"]
+    )
     load_actor_weights(rollout, vllm_hf_model)
     return rollout
 
@@ -122,7 +124,9 @@ def ray_local():
     from zoomzero_plugin.hosts.easyr1.activation import ENV_HOOK
 
     os.environ["RAY_RUNTIME_ENV_HOOK"] = ENV_HOOK
-    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+    ray.init(
+        num_cpus=4, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}}
+    )
     yield
     ray.shutdown()
     os.environ.pop("RAY_RUNTIME_ENV_HOOK", None)
@@ -234,16 +238,23 @@ def test_zoom_clip_temporal_positions_equal_the_actors(rollout, easyr1_setup, tm
     tokenizer, processor = easyr1_setup["tokenizer"], easyr1_setup["processor"]
     video = write_video(tmp_path / "v.mp4", duration=12.0, fps=4, width=224, height=168,
                         evidence=(Evidence(3.0, 5.0, "red"),))
-    plan = plan_zoom([(3.0, 6.5)], 12.0, ZoomBudget(max_tokens=256, min_frame_pixels=3136, max_frame_pixels=50176, fps=2.0))
+    plan = plan_zoom(
+        [(3.0, 6.5)], 12.0, ZoomBudget(max_tokens=256, min_frame_pixels=3136, max_frame_pixels=50176, fps=2.0)
+    )
     assert plan.frames == 8
     spec = make_clip_spec(str(video), plan.video_elements(str(video)), plan.budget.factor // 2)
-    text = processor.apply_chat_template([{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": "Colour?"}]}],
-                                         add_generation_prompt=True, tokenize=False)
+    text = processor.apply_chat_template(
+        [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": "Colour?"}]}],
+        add_generation_prompt=True,
+        tokenize=False,
+    )
     ids = tokenizer.encode(text, add_special_tokens=False)
 
     model = rollout.inference_engine.llm_engine.model_executor.driver_worker.worker.model_runner.model
     seen = []
-    handle = model.register_forward_pre_hook(lambda m, args, kwargs: seen.append(kwargs["positions"].clone()), with_kwargs=True)
+    handle = model.register_forward_pre_hook(
+        lambda m, args, kwargs: seen.append(kwargs["positions"].clone()), with_kwargs=True
+    )
     try:
         rollout.generate_sequences(_one_prompt(ids, spec, tokenizer))
     finally:

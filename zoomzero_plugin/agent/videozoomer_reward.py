@@ -29,7 +29,9 @@ def compute_score(
     tokenadv: Mapping[str, Any] | None = None,  # read by the advantage step, not here
 ) -> list[dict[str, float]]:
     """Score a batch; see the module docstring for the convention."""
-    config = AgentRewardConfig.from_kwargs(weights, call_frames=int((agent or {}).get("call_frames", AgentBudget.call_frames)))
+    config = AgentRewardConfig.from_kwargs(
+        weights, call_frames=int((agent or {}).get("call_frames", AgentBudget.call_frames))
+    )
     truths: dict[str, tuple] = {}  # the n responses to one prompt share its ground-truth string
     scores = []
     for i, item in enumerate(reward_inputs):

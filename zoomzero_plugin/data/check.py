@@ -128,14 +128,18 @@ def check_row(row: Any, keys: tuple[str, str, str], tol: Callable[[float], float
     prompt = row[prompt_key]
     n = prompt.count(VIDEO_PLACEHOLDER) if isinstance(prompt, str) else -1
     if n != 1:
-        info.problems.append(Problem("video_placeholders", f"{n} {VIDEO_PLACEHOLDER} in the prompt" if n >= 0 else "prompt is not text"))
+        info.problems.append(
+            Problem("video_placeholders", f"{n} {VIDEO_PLACEHOLDER} in the prompt" if n >= 0 else "prompt is not text")
+        )
     if truth is None or any(truth.get(k) is None for k in ("answer", "options", "duration", "qid")):
         info.problems.append(Problem("bad_answer", f"{str(row[answer_key])[:80]!r}"))
         return info
     options = truth["options"] if isinstance(truth["options"], list) else []
     letter = str(truth["answer"]).strip().strip("()").upper()
     if len(letter) != 1 or letter not in LETTERS[: len(options)]:
-        info.problems.append(Problem("answer_not_in_options", f"answer {truth['answer']!r} with {len(options)} options"))
+        info.problems.append(
+            Problem("answer_not_in_options", f"answer {truth['answer']!r} with {len(options)} options")
+        )
     try:
         duration = float(truth["duration"])
     except (TypeError, ValueError):
@@ -174,7 +178,9 @@ def check_video(info: RowInfo, probe: Probe, tol: Callable[[float], float]) -> l
         return [Problem("undecodable_video", f"{info.video}: {probe.error}")]
     problems, real = [], probe.duration
     if info.duration is not None and abs(real - info.duration) > tol(info.duration):
-        problems.append(Problem("duration_mismatch", f"decoded {real:.2f} s, row says {info.duration:g} s ({info.video})"))
+        problems.append(
+            Problem("duration_mismatch", f"decoded {real:.2f} s, row says {info.duration:g} s ({info.video})")
+        )
     flagged = any(p.check == "span_past_end" for p in info.problems)
     past = [(s, e) for s, e in info.spans if s >= real or e > real + tol(real)]
     if past and not flagged:

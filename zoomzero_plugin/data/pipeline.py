@@ -39,7 +39,9 @@ class Options:
     durations: Mapping[str, float] = field(default_factory=dict)
     min_duration: float = 0.0
     span_tolerance: float = 1.0  # seconds a span may reach past either end of the video before the row is skipped
-    ambiguous: str = "first"  # an answer text equal to several options: "first" keeps the first (as official loaders do), "skip"
+    ambiguous: str = (
+        "first"  # an answer text equal to several options: "first" keeps the first (as official loaders do), "skip"
+    )
     source: str | None = None  # stored as "source" in each answer; default: the format name
     prompt_style: str = DEFAULT_PROMPT_STYLE  # the rows' grounding prompt: paper (word for word) | concise
 

@@ -85,7 +85,9 @@ def _breakdown_tables(metrics: Mapping[str, float | int]) -> list[str]:
 
 
 def _bins_table(view: BinnedView, bins: Sequence[plots.Bin]) -> str:
-    return f"## {view.title}\n\n" + markdown_table([view.axis, "n", view.measure], [[b.label, b.n, b.value] for b in bins])
+    return f"## {view.title}\n\n" + markdown_table(
+        [view.axis, "n", view.measure], [[b.label, b.n, b.value] for b in bins]
+    )
 
 
 def write_report(

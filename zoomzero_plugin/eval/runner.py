@@ -138,8 +138,10 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
     timings = Journal(out_dir / TIMINGS, repair=repair)
     foreign = predictions.done - set(qids)
     if foreign:
-        raise ResumeError(f"{out_dir / PREDICTIONS} has questions that are not in {source}, e.g. {sorted(foreign)[:3]}: "
-                          "was it made from other data? Use another --out, or --restart to discard it")
+        raise ResumeError(
+            f"{out_dir / PREDICTIONS} has questions that are not in {source}, e.g. {sorted(foreign)[:3]}: "
+            "was it made from other data? Use another --out, or --restart to discard it"
+        )
     failed = {str(r["qid"]) for r in predictions.records if r.get("error")}
     # a timing whose prediction was lost (repair, kill) or is asked again, in one rewrite
     timings.drop((timings.done - predictions.done) | failed)
@@ -245,8 +247,11 @@ def run(args: argparse.Namespace) -> int:
                        progress=not args.no_progress, skip_errors=args.skip_errors, repair=args.repair,
                        source=str(args.data))
     if "labels_hidden" in metrics:
-        print(f"{metrics['labels_hidden']} questions have hidden labels: no metrics. Write the server's submission with\n"
-              f"  zoomzero score {out / PREDICTIONS} --benchmark {args.benchmark} --data {args.data} --export SUBMISSION.jsonl")
+        print(
+            f"{metrics['labels_hidden']} questions have hidden labels: no metrics. Write the server's submission with\n"
+            f"  zoomzero score {out / PREDICTIONS} --benchmark {args.benchmark} --data {args.data} --export "
+            "SUBMISSION.jsonl"
+        )
         return 0
     print(metric_table(args.benchmark, metrics))
     print(f"\npredictions: {out / PREDICTIONS}\nreport:      {out / 'report.md'}\nmetrics:     {out / 'metrics.json'}")

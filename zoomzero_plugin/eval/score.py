@@ -40,9 +40,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reduction", choices=REDUCTION_CHOICES, default="official",
                         help="how several predicted spans are reduced (default: official)")
     parser.add_argument("--out", type=Path, metavar="DIR", help="write metrics.json, report.md and plots here")
-    parser.add_argument("--export", type=Path, metavar="FILE",
-                        help=f"write the server's submission file instead of scoring ({', '.join(EXPORTS)}: test labels "
-                             "are hidden)")
+    parser.add_argument(
+        "--export",
+        type=Path,
+        metavar="FILE",
+        help=f"write the server's submission file instead of scoring ({', '.join(EXPORTS)}: test labels are hidden)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

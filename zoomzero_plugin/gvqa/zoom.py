@@ -55,7 +55,9 @@ class ZoomBudget:
 
     def __post_init__(self) -> None:
         if not (0 < self.min_frame_pixels <= self.max_frame_pixels):
-            raise ValueError(f"need 0 < min_frame_pixels <= max_frame_pixels, got {self.min_frame_pixels}, {self.max_frame_pixels}")
+            raise ValueError(
+                f"need 0 < min_frame_pixels <= max_frame_pixels, got {self.min_frame_pixels}, {self.max_frame_pixels}"
+            )
         if self.max_tokens <= 0 or self.fps <= 0 or self.max_frames < 2 or self.min_clip_seconds <= 0:
             raise ValueError(f"max_tokens, fps, min_clip_seconds must be > 0 and max_frames >= 2: {self}")
 
@@ -162,7 +164,9 @@ def plan_coarse(duration: float, budget: ZoomBudget = ZoomBudget()) -> ZoomPlan:
     return plan_pass([(0.0, duration)], duration, budget)
 
 
-def plan_zoom(spans: list[Span] | tuple[Span, ...], duration: float, budget: ZoomBudget = ZoomBudget()) -> ZoomPlan | None:
+def plan_zoom(
+    spans: list[Span] | tuple[Span, ...], duration: float, budget: ZoomBudget = ZoomBudget()
+) -> ZoomPlan | None:
     """The predicted spans, or None when there are none (the caller decides: 0 reward or uniform frames)."""
     return plan_pass(spans, duration, budget) if spans else None
 

@@ -1,9 +1,9 @@
 """Command-line options shared by ``zoomzero eval`` and ``zoomzero data filter``: budgets and mode knobs.
 
-Every flag defaults to ``None`` so :func:`resolve` can tell "not given" from "given": unset flags take
-the paper's value, or the CPU demo's (``DEMO_DEFAULTS``) when the command runs as a demo. The paper's
-values are not typed here: budget flags take :class:`~zoomzero_plugin.gvqa.zoom.ZoomBudget`'s (the benchmark's
-preset, :func:`~zoomzero_plugin.gvqa.zoom.paper_budget`), mode flags :class:`~zoomzero_plugin.inference.modes.ModeConfig`'s.
+Every flag defaults to ``None`` so :func:`resolve` can tell "not given" from "given": unset flags take the paper's
+value, or the CPU demo's (``DEMO_DEFAULTS``) when the command runs as a demo. The paper's values are not typed here:
+budget flags take :class:`~zoomzero_plugin.gvqa.zoom.ZoomBudget`'s (the benchmark's preset,
+:func:`~zoomzero_plugin.gvqa.zoom.paper_budget`), mode flags :class:`~zoomzero_plugin.inference.modes.ModeConfig`'s.
 """
 
 from __future__ import annotations
@@ -116,4 +116,6 @@ def agent_config(values: dict[str, Any]) -> AgentConfig:
 
 def mode_config(values: dict[str, Any], factor: int = 28) -> ModeConfig:
     """The :class:`ModeConfig` of resolved values, for a model with ``factor`` pixels per token side."""
-    return ModeConfig(budget=budget_from(values, factor), agent=agent_config(values), **{k: values[k] for k in _MODE_KEYS})
+    return ModeConfig(
+        budget=budget_from(values, factor), agent=agent_config(values), **{k: values[k] for k in _MODE_KEYS}
+    )

@@ -173,7 +173,9 @@ def grounding_pass(
         parsed = parse_response(gen.text, parse_duration[i] if parse_duration else q.duration)
         spans, _ = clean_spans([(s + offset, e + offset) for s, e in parsed.spans], q.duration)
         answer = parsed.answer if parsed.answer in q.letters else None
-        results.append(PassResult(name, plan, gen, answer, spans, answer_confidence(gen.outputs[0]) if answer else None))
+        results.append(
+            PassResult(name, plan, gen, answer, spans, answer_confidence(gen.outputs[0]) if answer else None)
+        )
     return results
 
 

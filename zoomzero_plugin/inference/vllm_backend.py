@@ -119,7 +119,9 @@ class VLLMBackend:
     def _output(self, request: Request, completion: Any) -> Output:
         ids = list(completion.token_ids)
         steps = completion.logprobs or []
-        logprobs = [float(step[t].logprob) if t in step else -math.inf for t, step in zip(ids, steps)] if steps else None
+        logprobs = (
+            [float(step[t].logprob) if t in step else -math.inf for t, step in zip(ids, steps)] if steps else None
+        )
         choice_logprobs = None
         if request.choices and steps:
             by_text = {self.tokenizer.decode([t]): float(lp.logprob) for t, lp in steps[0].items()}

@@ -103,7 +103,9 @@ class MCQTable(Format):
 
     def items(self) -> list[tuple[str, int, dict[str, Any]]]:
         if not self.columns:
-            raise ValueError("--from mcq-table needs --columns (which column holds the video, question, options, answer)")
+            raise ValueError(
+                "--from mcq-table needs --columns (which column holds the video, question, options, answer)"
+            )
         return numbered_records(self, self.inputs["input"])
 
     def records(self, path: Path) -> list[dict[str, Any]]:

@@ -29,8 +29,10 @@ def llamafactory_version() -> str:
     try:
         version = importlib.metadata.version("llamafactory")
     except importlib.metadata.PackageNotFoundError:
-        raise DependencyError("LLaMA-Factory is not installed: pip install 'llamafactory==0.9.5' (the export checks "
-                              "every sample with its loader and template; --no-llamafactory-check skips that)") from None
+        raise DependencyError(
+            "LLaMA-Factory is not installed: pip install 'llamafactory==0.9.5' (the export checks "
+            "every sample with its loader and template; --no-llamafactory-check skips that)"
+        ) from None
     if not version.startswith(SUPPORTED):
         raise DependencyError(f"llamafactory {version} is installed; this export is tested with 0.9.5 "
                               f"(pip install 'llamafactory==0.9.5')")

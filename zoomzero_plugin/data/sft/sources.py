@@ -113,7 +113,9 @@ class FrameCache:
     def get(self, indices: Sequence[int]) -> list[Any]:
         todo = sorted({i for i in indices if i not in self._frames})
         if todo:
-            self._frames.update(zip(todo, self.reader.read(todo, self.budget.frame_max_pixels, self.budget.frame_min_pixels)))
+            self._frames.update(
+                zip(todo, self.reader.read(todo, self.budget.frame_max_pixels, self.budget.frame_min_pixels))
+            )
         return [self._frames[i] for i in indices]
 
 

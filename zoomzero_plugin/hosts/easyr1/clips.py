@@ -7,10 +7,10 @@ A clip spec is a plain dict (it travels through Ray and ``DataProto`` like a pat
                 "min_pixels": …, "max_pixels": …, "total_pixels": …}, …]}
 
 Each clip is a qwen-vl-utils ``fetch_video`` element (a plugin's plan makes them: Zoom-Zero's zoom pass,
-``ZoomPlan.video_elements``), so only frames inside the ranges are decoded, at the pass's own pixel limits. The clips' frames are concatenated in time order
-into one video (vLLM accepts one video per prompt by default); later clips are resized to the first
-clip's frame size. EasyR1's ``process_video`` is wrapped to accept such a dict wherever it reads videos, and
-to record each decoded video's sample rate for the rollout engine.
+``ZoomPlan.video_elements``), so only frames inside the ranges are decoded, at the pass's own pixel limits. The clips'
+frames are concatenated in time order into one video (vLLM accepts one video per prompt by default); later clips are
+resized to the first clip's frame size. EasyR1's ``process_video`` is wrapped to accept such a dict wherever it reads
+videos, and to record each decoded video's sample rate for the rollout engine.
 """
 
 from __future__ import annotations

@@ -82,7 +82,9 @@ class FrameCache:
                 self._readers.popitem(last=False)
             return reader
 
-    def group(self, video: str, frames: Sequence[int], max_pixels: int, min_pixels: int, key: str | None = None) -> list[Any]:
+    def group(
+        self, video: str, frames: Sequence[int], max_pixels: int, min_pixels: int, key: str | None = None
+    ) -> list[Any]:
         """The PIL images of ``frames`` of ``video`` (decoded once, then cached under ``key``)."""
         key = key or group_key(video, frames, max_pixels, min_pixels)
         with self._lock:
@@ -90,7 +92,9 @@ class FrameCache:
             if images is not None:
                 self._groups.move_to_end(key)
                 return images
-        images = self.reader(str(video)).read([int(f) for f in frames], int(max_pixels), min(int(min_pixels), int(max_pixels)))
+        images = self.reader(str(video)).read(
+            [int(f) for f in frames], int(max_pixels), min(int(min_pixels), int(max_pixels))
+        )
         with self._lock:
             self.reads += 1
             if key in self._groups:  # another thread decoded the same group meanwhile: keep one, count it once

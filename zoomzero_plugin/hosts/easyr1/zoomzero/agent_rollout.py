@@ -155,7 +155,9 @@ class AgentRollout:
         video = videos[0]
         info = self.cache.reader(video).info
         truth = row_fields(media).get("ground_truth")
-        question = user_text(truth, lambda: question_of(self.tokenizer.decode(list(prompt_ids), skip_special_tokens=False)))
+        question = user_text(
+            truth, lambda: question_of(self.tokenizer.decode(list(prompt_ids), skip_special_tokens=False))
+        )
         trajectories = [Trajectory(info, self.budget, self.prompts) for _ in range(n)]
         overview = [f.frame for f in trajectories[0].overview]
         refs = self.refs(video, overview)
@@ -303,7 +305,9 @@ class FirstPrompt:
         return self.frames * self.tokens_per_frame + self.text_tokens
 
 
-def measure_first_prompt(tokenizer: Any, processor: Any, video: str, user_text: str, options: AgentOptions) -> FirstPrompt:
+def measure_first_prompt(
+    tokenizer: Any, processor: Any, video: str, user_text: str, options: AgentOptions
+) -> FirstPrompt:
     """What the rollout's first prompt for this row will hold (decodes one frame of the video)."""
     reader = FrameReader(video)
     trajectory = Trajectory(reader.info, options.budget, get_prompts(options.prompt))
@@ -326,7 +330,9 @@ def row_problems(config: Any, rows: Sequence[Mapping[str, Any]], split: str) -> 
         videos = row.get(data.video_key)
         prompt = str(row.get(data.prompt_key, ""))
         if not isinstance(videos, list) or len(videos) != 1:
-            problems.append(f"{where}: the VideoZoomer rollout needs exactly one video in '{data.video_key}', got {videos!r}")
+            problems.append(
+                f"{where}: the VideoZoomer rollout needs exactly one video in '{data.video_key}', got {videos!r}"
+            )
             continue
         try:
             read_truth(row.get(data.answer_key))  # what the reward reads

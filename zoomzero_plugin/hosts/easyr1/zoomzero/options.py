@@ -8,9 +8,9 @@ reward_function_kwargs:
   agent: {prompt: train, rounds: 5, calls: 4, call_frames: 16, total_tokens: 32768, …}
 ```
 A ``zoom`` or ``agent`` section turns the zoom pass or the VideoZoomer rollout on unless it says ``enable: false``.
-``agent`` takes :class:`~zoomzero_plugin.agent.AgentBudget`'s fields besides its own. Unknown keys are errors. The budget
-defaults are :class:`~zoomzero_plugin.gvqa.zoom.ZoomBudget`'s (the paper's), not typed again here. ``max_tokens`` is
-L_v of both passes: the coarse pass gets it through ``MODEL_SEQ_LEN`` even when the zoom pass is off.
+``agent`` takes :class:`~zoomzero_plugin.agent.AgentBudget`'s fields besides its own. Unknown keys are errors. The
+budget defaults are :class:`~zoomzero_plugin.gvqa.zoom.ZoomBudget`'s (the paper's), not typed again here. ``max_tokens``
+is L_v of both passes: the coarse pass gets it through ``MODEL_SEQ_LEN`` even when the zoom pass is off.
 """
 
 from __future__ import annotations

@@ -1,14 +1,13 @@
 """The zoom-in rollout hook (Zoom-Zero §4.1–4.2).
 
-After the coarse generation of a batch: parse every response's ``<glue>`` spans, plan the zoom pass with
-Eq. 3 over them, and run ONE extra ``generate_sequences`` for all responses that have a plan — the zoom
-prompt (question and options from the row's ground truth; the paper's words by default), ``n=1``, greedy, ``max_new_tokens`` tokens, the
-pass's own pixel/fps limits, a clip spec per row so workers decode only the predicted spans, padded to the
-worker count, fresh uids. Responses whose requests are identical (same video, plan and question: the n
-samples of a prompt often cite the same spans) share one generated row; the pass is greedy, so sharing
-changes no answer. The answers' letters (a bare letter or ``<answer>B</answer>``) become the ``zoom_answer``
-reward input; rows without
-valid spans get ``None`` (zoom reward 0) or, with ``no_spans: uniform``, a uniform pass over the video.
+After the coarse generation of a batch: parse every response's ``<glue>`` spans, plan the zoom pass with Eq. 3 over
+them, and run ONE extra ``generate_sequences`` for all responses that have a plan — the zoom prompt (question and
+options from the row's ground truth; the paper's words by default), ``n=1``, greedy, ``max_new_tokens`` tokens, the
+pass's own pixel/fps limits, a clip spec per row so workers decode only the predicted spans, padded to the worker count,
+fresh uids. Responses whose requests are identical (same video, plan and question: the n samples of a prompt often cite
+the same spans) share one generated row; the pass is greedy, so sharing changes no answer. The answers' letters (a bare
+letter or ``<answer>B</answer>``) become the ``zoom_answer`` reward input; rows without valid spans get ``None`` (zoom
+reward 0) or, with ``no_spans: uniform``, a uniform pass over the video.
 """
 
 from __future__ import annotations
@@ -82,7 +81,9 @@ class ZoomHook:
 
     name = "zoom"
 
-    def __init__(self, options: ZoomOptions, tokenizer: Any, processor: Any, coarse_fps: float, skip_special_tokens: bool = True):
+    def __init__(
+        self, options: ZoomOptions, tokenizer: Any, processor: Any, coarse_fps: float, skip_special_tokens: bool = True
+    ):
         if processor is None:
             raise ValueError("the zoom pass needs a vision-language model: the tokenizer has no processor")
         self.options, self.tokenizer, self.processor = options, tokenizer, processor
@@ -147,8 +148,12 @@ class ZoomHook:
         if missing:
             for truth in missing.values():
                 if not truth.question.strip():
-                    raise ValueError(f"question {truth.qid}: the ground truth has no 'question' for the zoom pass to re-ask")
-            texts = self._chat([zoom_prompt(t.question, t.options, style=self.options.prompt) for t in missing.values()])
+                    raise ValueError(
+                        f"question {truth.qid}: the ground truth has no 'question' for the zoom pass to re-ask"
+                    )
+            texts = self._chat(
+                [zoom_prompt(t.question, t.options, style=self.options.prompt) for t in missing.values()]
+            )
             ids = encode_rows(self.tokenizer, texts)
             self._prompt_ids.update(zip(missing, ids))
         return [self._prompt_ids[k] for k in keys]
@@ -160,7 +165,9 @@ class ZoomHook:
                 content.append({"type": "video"})
             if text:
                 content.append({"type": "text", "text": text})
-        return self.processor.apply_chat_template([{"role": "user", "content": content}], add_generation_prompt=True, tokenize=False)
+        return self.processor.apply_chat_template(
+            [{"role": "user", "content": content}], add_generation_prompt=True, tokenize=False
+        )
 
     def _chat(self, prompts: list[str]) -> list[str]:
         """The chat template applied to each ``<video>…`` prompt. Rendered once around a marker and filled in,
