@@ -43,13 +43,13 @@ from zoomzero_plugin.agent import AgentBudget, parse_turn, score_response, split
 from zoomzero_plugin.agent.baseline import NO_TOOL_BUDGET  # noqa: E402
 from zoomzero_plugin.agent.frames import FrameReader  # noqa: E402
 from zoomzero_plugin.errors import EXIT_USER, ZoomzeroError, one_line  # noqa: E402
+from zoomzero_plugin.gvqa.zoom import ZoomBudget  # noqa: E402
 from zoomzero_plugin.inference.agent import AgentConfig  # noqa: E402
 from zoomzero_plugin.inference.modes import ModeConfig, predict  # noqa: E402
 from zoomzero_plugin.inference.passes import Question  # noqa: E402
 from zoomzero_plugin.inference.scripted import ScriptedBackend  # noqa: E402
 from zoomzero_plugin.rows import read_rows, row_truth  # noqa: E402
 from zoomzero_plugin.synthetic.videos import write_video  # noqa: E402
-from zoomzero_plugin.zoom import ZoomBudget  # noqa: E402
 
 
 def agent_script(truths: dict[str, object]):
@@ -60,7 +60,9 @@ def agent_script(truths: dict[str, object]):
         if round_ == "0":
             start, end = truth.spans[0]
             fps = 16 / (end - start)
-            return f'<think>The clue.</think><video_zoom>{{"segment": [{start:g}, {end:g}], "fps": {fps:g}}}</video_zoom>'
+            return (
+                f'<think>The clue.</think><video_zoom>{{"segment": [{start:g}, {end:g}], "fps": {fps:g}}}</video_zoom>'
+            )
         return f"<think>Seen.</think><answer>{truth.answer}</answer>"
 
     return script
@@ -127,7 +129,8 @@ def real_comparison(args) -> int:
     rows = read_rows(args.data)[: args.limit]
     backend = load_backend("transformers", args.model, device=args.device, batch_size=args.batch_size)
     print(f"model: {args.model}; data: {args.data} ({len(rows)} questions); backend: transformers on "
-          f"{backend.device}, batch {args.batch_size}, greedy; the paper's budgets (agent: 64-frame overview at 0.5 fps, "
+          f"{backend.device}, batch {args.batch_size}, greedy; the paper's budgets "
+          "(agent: 64-frame overview at 0.5 fps, "
           f"<=16 frames a call, <=5 rounds; no tool: <=120 frames at 0.2 fps as one video, one reply)\n")
     print("| run | Acc % | answered % | calls / q | frames / q | wall s |")
     print("|---|---|---|---|---|---|")
@@ -165,7 +168,9 @@ def bench_parsers() -> list[tuple]:
         "'<video_zoom>' × 83k": "<video_zoom>" * (mb // 12),
         "'{' × 1M inside a call": "<think>x</think><video_zoom>" + "{" * mb + "</video_zoom>",
         "'<answer>' × 125k": "<answer>" * (mb // 8),
-        "4-turn trajectory, padded to 1 MB": (turn + obs) * 3 + think[: mb - 4 * len(turn + obs)] + "<answer>B</answer>",
+        "4-turn trajectory, padded to 1 MB": (turn + obs) * 3
+        + think[: mb - 4 * len(turn + obs)]
+        + "<answer>B</answer>",
         "'</video_zoom>user\\n' × 55k": "</video_zoom>user\n" * (mb // 18),
     }
     rows = []
@@ -218,7 +223,9 @@ def main(argv: list[str] | None = None) -> int:
     model_dir = work / "tiny-qwen"
     if not (model_dir / "config.json").exists():
         build_tiny_qwen(model_dir)
-    rows = read_rows(long_benchmark(work, args.videos, args.seconds, args.width, args.height, args.fps, args.clue_seconds))
+    rows = read_rows(
+        long_benchmark(work, args.videos, args.seconds, args.width, args.height, args.fps, args.clue_seconds)
+    )
     backend = TransformersBackend(str(model_dir), device="cpu", batch_size=1)
     print(f"data: {len(rows)} synthetic videos of {args.seconds:g} s, {args.width}x{args.height} @ {args.fps} fps; "
           f"backend: transformers, CPU, tiny random Qwen2.5-VL, batch 1, torch threads {os.environ['OMP_NUM_THREADS']}")

@@ -1,8 +1,9 @@
 """Dataset rows: one question per row, loadable by EasyR1's own ``RLHFDataset``.
 
-Columns: ``prompt`` (text with one ``<video>`` placeholder), ``videos`` (a one-element list of paths)
-and ``answer`` (the JSON of a :class:`GroundTruth`: letter, options, spans, duration, qid, question).
-An optional ``gt_windows`` key in the answer JSON keeps the benchmark's raw windows. Rows are written as JSONL or parquet, by extension, atomically: a temporary file renamed into place.
+Columns: ``prompt`` (text with one ``<video>`` placeholder), ``videos`` (a one-element list of paths) and ``answer``
+(the JSON of a :class:`GroundTruth`: letter, options, spans, duration, qid, question). An optional ``gt_windows`` key in
+the answer JSON keeps the benchmark's raw windows. Rows are written as JSONL or parquet, by extension, atomically: a
+temporary file renamed into place.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from typing import Any
 from .errors import DataError
 from .files import write_atomic, write_text
 from .ground_truth import GroundTruth
-from .prompts import DEFAULT_PROMPT_STYLE, grounding_prompt
 from .readers import read_jsonl, read_parquet
 from .spans import Span
 
@@ -38,22 +38,19 @@ def make_row(
     answer: str,
     duration: float,
     video: str,
+    prompt: str,
     spans: Sequence[Span] = (),
-    prompt: str | None = None,
-    prompt_style: str = DEFAULT_PROMPT_STYLE,
     **extra: Any,
 ) -> dict[str, Any]:
-    """One dataset row. ``answer`` is the option letter; validated through :class:`GroundTruth`.
-
-    ``prompt``: the row's prompt; by default the grounding prompt of ``prompt_style`` (``paper``: the paper's
-    words, ``concise``: this package's), stating the video's duration.
+    """One dataset row. ``answer`` is the option letter; validated through :class:`GroundTruth`. ``prompt`` is the
+    row's prompt, with one ``<video>`` (Zoom-Zero's grounding rows: :func:`zoomzero_plugin.gvqa.prompts.grounding_row`).
     """
     truth = GroundTruth.parse(
         {"answer": answer, "options": list(options), "spans": [list(s) for s in spans], "duration": duration,
          "qid": qid, "question": question, **extra}
     )
     return {
-        PROMPT_KEY: prompt if prompt is not None else grounding_prompt(question, truth.options, truth.duration, style=prompt_style),
+        PROMPT_KEY: prompt,
         VIDEO_KEY: [str(video)],
         ANSWER_KEY: truth.to_json(),
     }

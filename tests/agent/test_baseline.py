@@ -6,8 +6,14 @@ VideoZoomer @ 5638153): ``data.system_prompt="You are a helpful assistant."``, `
 import pytest
 
 from zoomzero_plugin.agent import VideoInfo
-from zoomzero_plugin.agent.baseline import (NO_TOOL_BUDGET, NO_TOOL_SYSTEM, no_tool_prompt, no_tool_transcript,
-                                            reply_letter, video_frames)
+from zoomzero_plugin.agent.baseline import (
+    NO_TOOL_BUDGET,
+    NO_TOOL_SYSTEM,
+    no_tool_prompt,
+    no_tool_transcript,
+    reply_letter,
+    video_frames,
+)
 from zoomzero_plugin.agent.transcript import Transcript
 
 

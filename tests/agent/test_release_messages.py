@@ -17,8 +17,7 @@ import re
 import sys
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from zoomzero_plugin.agent import AgentBudget, Trajectory, VideoInfo
 from zoomzero_plugin.agent.protocol import CALL, PARSE, braced_spans, parse_turn, release_message
@@ -79,7 +78,8 @@ SHAPES = [
      INVALID + "'float' object is not subscriptable, input: {'segment': 5.5, 'fps': 2}"),
     ("one-element segment", '{"segment": [5], "fps": 2}',
      INVALID + "list index out of range, input: {'segment': [5], 'fps': 2}"),
-    ("empty segment", '{"segment": [], "fps": 2}', INVALID + "list index out of range, input: {'segment': [], 'fps': 2}"),
+    ("empty segment", '{"segment": [], "fps": 2}',
+     INVALID + "list index out of range, input: {'segment': [], 'fps': 2}"),
     # not exactly one object: the bare assertion, an empty text
     ("two JSON objects in one tag", '{"segment": [1, 2], "fps": 2} {"segment": [3, 4], "fps": 2}', ""),
     ("an empty tag", "", ""),

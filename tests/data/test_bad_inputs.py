@@ -53,7 +53,9 @@ def test_a_csv_cut_in_the_middle_of_a_row(tmp_path, convert):
 def test_a_short_row_names_file_and_line(tmp_path, convert):
     lines = (NEXTGQA / "val.csv").read_text().splitlines()
     short = tmp_path / "val.csv"
-    short.write_text("\n".join(lines[:3] + [lines[3][:40]] + lines[4:]) + "\n")  # line 4 keeps 5 of 13 fields: "2482028659,643,640,480,why are there 2 p"
+    short.write_text(
+        "\n".join(lines[:3] + [lines[3][:40]] + lines[4:]) + "\n"
+    )  # line 4 keeps 5 of 13 fields: "2482028659,643,640,480,why are there 2 p"
     failed(*convert(*nextgqa(short)), tmp_path, f"{short}:4:", "5 fields where the header has 13")
 
 

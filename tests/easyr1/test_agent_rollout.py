@@ -87,14 +87,24 @@ def answer(letter, k):
 
 # Per question, per sample: the scripted assistant turns (None: the model samples freely).
 SCRIPTS = [
-    {0: [answer("A", 0)],  # no clip
-     1: [call(2, 6, 1, 1), answer("A", 1)],  # one clip of 4 frames
-     2: [call(5, 7, 2, 2), call(0, 20, 2, 2), call(10, 14, 1, 2), answer("C", 2)],  # two clips, an error (40 frames)
-     3: None},
-    {0: [call(0, 4, 1, 0), call(4, 8, 1, 0), call(8, 12, 1, 0), call(12, 16, 1, 0), call(16, 20, 1, 0)],  # 5th: last round
-     1: [call(3, 5, 2, 1), answer("B", 1)],
-     2: ['<think>s2</think><video_zoom>{"segment": [1, 2], fps: 1}</video_zoom>', answer("B", 2)],  # bad JSON
-     3: None},
+    {
+        0: [answer("A", 0)],  # no clip
+        1: [call(2, 6, 1, 1), answer("A", 1)],  # one clip of 4 frames
+        2: [call(5, 7, 2, 2), call(0, 20, 2, 2), call(10, 14, 1, 2), answer("C", 2)],  # two clips, an error (40 frames)
+        3: None,
+    },
+    {
+        0: [
+            call(0, 4, 1, 0),
+            call(4, 8, 1, 0),
+            call(8, 12, 1, 0),
+            call(12, 16, 1, 0),
+            call(16, 20, 1, 0),
+        ],  # 5th: last round
+        1: [call(3, 5, 2, 1), answer("B", 1)],
+        2: ['<think>s2</think><video_zoom>{"segment": [1, 2], fps: 1}</video_zoom>', answer("B", 2)],  # bad JSON
+        3: None,
+    },
 ]
 
 
@@ -149,7 +159,6 @@ def reward_actor(ray_cluster, agent_recipe, easyr1_tokenizer):
 
 def make_trainer(config, reward_actor, tokenizer, processor, model):
     from torchdata.stateful_dataloader import StatefulDataLoader
-
     from verl.trainer.ray_trainer import RayPPOTrainer
     from verl.utils.dataset import collate_fn
 
@@ -269,7 +278,9 @@ def test_every_sample_carries_its_own_media(step, easyr1_processor):
     _, data = actor_log_probs(batch[:4], step.trainer.engine.model, easyr1_processor)
     inputs = data.non_tensor_batch["multi_modal_inputs"]
     for i in range(4):
-        tokens = int((data.batch["input_ids"][i] == easyr1_processor.tokenizer.convert_tokens_to_ids("<|image_pad|>")).sum())
+        tokens = int(
+            (data.batch["input_ids"][i] == easyr1_processor.tokenizer.convert_tokens_to_ids("<|image_pad|>")).sum()
+        )
         assert int(inputs[i]["image_grid_thw"].prod(-1).sum()) // 4 == tokens, "media and placeholders agree per sample"
     assert inputs[1]["pixel_values"].shape != inputs[2]["pixel_values"].shape
 
@@ -367,9 +378,9 @@ def expected_budget(tokenizer, video):
 def truncated(agent_recipe, agent_rows, easyr1_tokenizer, easyr1_processor, tiny_model):
     """The same prompts generated with a response budget that cuts trajectories (no trainer: the worker group)."""
     from torchdata.stateful_dataloader import StatefulDataLoader
-
     from verl.protocol import DataProto
     from verl.utils.dataset import collate_fn
+
     from zoomzero_plugin.hosts.easyr1.generation import RoutedWorkerGroup, mark_row_fields
     from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import ROLLOUT
     from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
@@ -386,7 +397,9 @@ def truncated(agent_recipe, agent_rows, easyr1_tokenizer, easyr1_processor, tiny
                     non_tensor_batch_keys=["raw_prompt_ids", "multi_modal_data"],
                     meta_info_keys=["min_pixels", "max_pixels", "video_fps"])
     engine = TinyEngine(tiny_model, easyr1_processor, AgentGuide())
-    options = AgentOptions.from_kwargs({"agent": {"turn_tokens": 160, "total_tokens": total, "sampling_logprobs": True}})
+    options = AgentOptions.from_kwargs(
+        {"agent": {"turn_tokens": 160, "total_tokens": total, "sampling_logprobs": True}}
+    )
     group = RoutedWorkerGroup(TinyRolloutWorkerGroup(config, easyr1_tokenizer, engine), ROLLOUT, options.to_dict())
     return SimpleNamespace(batch=group.generate_sequences(gen), total=total, model=tiny_model)
 

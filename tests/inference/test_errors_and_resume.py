@@ -9,14 +9,13 @@ import re
 import shutil
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from zoomzero_plugin.cli import main as zoomzero
 from zoomzero_plugin.errors import DataError, ModelError, ResumeError, VideoError
-from zoomzero_plugin.eval.journal import Journal
 from zoomzero_plugin.eval.runner import evaluate
 from zoomzero_plugin.inference.backend import check_model
+from zoomzero_plugin.journal import Journal
 from zoomzero_plugin.rows import read_rows
 from zoomzero_plugin.video import fetch_element
 
@@ -183,7 +182,10 @@ def test_hub_ids_offline_or_unreachable_fail_at_once(monkeypatch):
 
     monkeypatch.setattr(hub, "HF_HUB_CACHE", "/nonexistent-cache")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with within_seconds(30), pytest.raises(ModelError, match="not in the local Hugging Face cache while HF_HUB_OFFLINE"):
+    with (
+        within_seconds(30),
+        pytest.raises(ModelError, match="not in the local Hugging Face cache while HF_HUB_OFFLINE"),
+    ):
         check_model("Qwen/Qwen2.5-VL-7B-Instruct")
     monkeypatch.delenv("HF_HUB_OFFLINE")
     monkeypatch.setattr(hub, "HF_HUB_OFFLINE", False)

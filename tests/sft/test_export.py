@@ -12,7 +12,7 @@ from tests.sft.helpers import ANSWER, CALL, ScriptedTeacher, user_text
 from tests.sft.teacher_server import TeacherServer
 from zoomzero_plugin.agent.prompts import PROMPTS, REFLECTION_SYSTEM
 from zoomzero_plugin.cli import main
-from zoomzero_plugin.prompts import question_block
+from zoomzero_plugin.question import question_block
 
 NATIVE_FPS, FRAMES = 4.0, 48  # the fixture videos: 12 s at 4 fps
 
@@ -151,7 +151,9 @@ def test_reflection_continues_a_failed_trajectory_with_the_teachers_correction(t
         {"qid": q1, "answer": wrong, "transcript": failed},
         {"qid": q1, "answer": wrong, "transcript": transcript(v1, [ANSWER % wrong])},  # no call: not eligible
     ])
-    fix = '<think>The previous tool call was incorrect.</think><video_zoom>{"segment": [3.0, 5.0], "fps": 2}</video_zoom>'
+    fix = (
+        '<think>The previous tool call was incorrect.</think><video_zoom>{"segment": [3.0, 5.0], "fps": 2}</video_zoom>'
+    )
 
     def reply(body, n):
         turns = sum(m["role"] == "assistant" for m in body["messages"])

@@ -109,7 +109,7 @@ def documented_cpu_command() -> list[str]:
     import shlex
 
     text = (REPO / "docs" / "videozoomer-sft.md").read_text(encoding="utf-8").replace("\\\n", " ")
-    [line] = [l for l in re.findall(r"^llamafactory-cli train .*$", text, re.MULTILINE) if "use_cpu=true" in l]
+    [line] = [c for c in re.findall(r"^llamafactory-cli train .*$", text, re.MULTILINE) if "use_cpu=true" in c]
     return shlex.split(line)
 
 

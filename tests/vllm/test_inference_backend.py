@@ -37,7 +37,9 @@ def backends(vllm_model_dir):
     from zoomzero_plugin.inference.hf_backend import TransformersBackend
     from zoomzero_plugin.inference.vllm_backend import VLLMBackend
 
-    vllm = VLLMBackend(str(vllm_model_dir), batch_size=8, max_images=128, enforce_eager=True, max_model_len=8192, seed=0)
+    vllm = VLLMBackend(
+        str(vllm_model_dir), batch_size=8, max_images=128, enforce_eager=True, max_model_len=8192, seed=0
+    )
     hf = TransformersBackend(str(vllm_model_dir), device="cpu", batch_size=8)
     return {"vllm": vllm, "transformers": hf}
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..prompts import VIDEO_PLACEHOLDER
+from ..question import VIDEO_PLACEHOLDER
 from .budget import AgentBudget
 from .environment import END_ANSWER, END_NO_ANSWER, Frame, VideoInfo, labelled, overview_indices
 from .protocol import ANSWER, ANSWER_CLOSE, ANSWER_OPEN, NONE, answer_letter

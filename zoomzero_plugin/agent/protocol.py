@@ -25,13 +25,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..parsing import as_text, extract_letter
+from ..answers import ANSWER_CLOSE, ANSWER_OPEN, as_text, last_answer
 from ..tags import block_ranges
 
 CALL_TAG = "video_zoom"
 CALL_OPEN, CALL_CLOSE = f"<{CALL_TAG}>", f"</{CALL_TAG}>"
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
-ANSWER_OPEN, ANSWER_CLOSE = "<answer>", "</answer>"
 STOP = CALL_CLOSE  # a turn ends at the first call's closing tag (the rollout's stop string, kept in the text)
 
 # Error kinds: how the authors' rollout words the observation. "parse": the call could not be read (their
@@ -142,19 +141,6 @@ def call_char_ranges(text: str) -> list[tuple[int, int]]:
     unterminated final ``<video_zoom>`` runs to the end of the text (:func:`~zoomzero_plugin.tags.block_ranges`,
     linear). Which tokens of an assistant turn are tool-call tokens (TokenAdv over turns)."""
     return block_ranges(text, CALL_TAG)
-
-
-def answer_letter(content: str) -> str | None:
-    """The option letter an ``<answer>`` content names: ``\\boxed{B}`` (any backslashes and braces, as the
-    evaluation prompt asks), else a leading ``B`` / ``(B)`` / ``B. text``; None otherwise."""
-    box = content.find("boxed{")
-    if box >= 0:
-        inner_start = box + len("boxed{")
-        while content.startswith("{", inner_start):
-            inner_start += 1
-        close = content.find("}", inner_start)
-        return extract_letter(content[inner_start : close if close >= 0 else len(content)])
-    return extract_letter(content)
 
 
 def _number(value: Any) -> float | None:
@@ -296,7 +282,7 @@ def _call_turn(text: str, call_frames: int) -> Turn:
     problems += _think_problems(text, first_open if first_open >= 0 else close)
     if ANSWER_OPEN in text or ANSWER_CLOSE in text:
         problems.append("answer_in_call_turn")
-    answer, letter = _last_answer(text)
+    answer, letter = last_answer(text)
     return Turn(CALL, text, call=call, error=error, answer=answer, letter=letter, problems=tuple(problems))
 
 
@@ -308,19 +294,8 @@ def _as_released(error: ToolError, content: str) -> ToolError:
     return ToolError(error.code, released, PARSE, note=error.message)
 
 
-def _last_answer(text: str) -> tuple[str | None, str | None]:
-    close = text.rfind(ANSWER_CLOSE)
-    if close < 0:
-        return None, None
-    open_ = text.rfind(ANSWER_OPEN, 0, close)
-    if open_ < 0:
-        return None, None
-    content = text[open_ + len(ANSWER_OPEN) : close].strip()
-    return content, answer_letter(content)
-
-
 def _answer_turn(text: str) -> Turn:
-    answer, letter = _last_answer(text)
+    answer, letter = last_answer(text)
     problems: list[str] = []
     if text.count(ANSWER_OPEN) != 1 or text.count(ANSWER_CLOSE) != 1 or answer is None:
         problems.append("answer_tags")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..parsing import extract_letter
+from ..answers import extract_letter
 
 SETTINGS_FILE = "run.json"  # a `zoomzero eval` output folder's settings, beside its predictions.jsonl
 
@@ -33,7 +33,7 @@ class Prediction:
 def to_prediction(record: Mapping[str, Any]) -> Prediction:
     """Normalise one record. Raises ValueError only when it is not an object or has no ``qid``.
 
-    ``answer`` goes through :func:`zoomzero_plugin.parsing.extract_letter` (``"b"``, ``"(B)"`` → ``"B"``);
+    ``answer`` goes through :func:`zoomzero_plugin.answers.extract_letter` (``"b"``, ``"(B)"`` → ``"B"``);
     anything that names no letter becomes None. ``spans`` that is not a list counts as no spans.
     """
     if not isinstance(record, Mapping):

@@ -34,14 +34,25 @@ from typing import Any
 
 from ..errors import DataError, ResumeError, UsageError, ZoomzeroError, cli_edge
 from ..files import check_writable
-from ..inference.modes import MODES
-from ..inference.options import (DEFAULTS, add_agent_arguments, add_budget_arguments, add_flag, check_values,
-                                 mode_config, resolve)
-from ..prompts import PROMPT_STYLES
+from ..gvqa.prompts import PROMPT_STYLES
+from ..inference.backend import load_backend
+from ..inference.modes import MODES, Prediction, predict
+from ..inference.options import (
+    DEFAULTS,
+    add_agent_arguments,
+    add_budget_arguments,
+    add_flag,
+    check_values,
+    mode_config,
+    resolve,
+)
+from ..inference.passes import Question
+from ..journal import Journal, check_settings
 from ..rows import label_hidden, read_rows
-from .journal import Journal, check_settings
+from .demo import prepare_demo
 from .metrics import BENCHMARKS as METRIC_SETS
 from .predictions import SETTINGS_FILE
+from .report import finalize, metric_table
 
 BENCHMARKS = tuple(METRIC_SETS)
 MODE_NAMES = tuple(MODES)
@@ -119,9 +130,6 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
     """
     from tqdm import tqdm
 
-    from ..inference.passes import Question
-    from .report import finalize
-
     out_dir = Path(out_dir)
     questions = Question.from_rows(rows, source, videos=not skip_errors)
     qids = [q.qid for q in questions]
@@ -135,8 +143,10 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
     timings = Journal(out_dir / TIMINGS, repair=repair)
     foreign = predictions.done - set(qids)
     if foreign:
-        raise ResumeError(f"{out_dir / PREDICTIONS} has questions that are not in {source}, e.g. {sorted(foreign)[:3]}: "
-                          "was it made from other data? Use another --out, or --restart to discard it")
+        raise ResumeError(
+            f"{out_dir / PREDICTIONS} has questions that are not in {source}, e.g. {sorted(foreign)[:3]}: "
+            "was it made from other data? Use another --out, or --restart to discard it"
+        )
     failed = {str(r["qid"]) for r in predictions.records if r.get("error")}
     # a timing whose prediction was lost (repair, kill) or is asked again, in one rewrite
     timings.drop((timings.done - predictions.done) | failed)
@@ -180,8 +190,6 @@ def record_frames(record: dict[str, Any]) -> int:
 
 
 def _predict_batch(backend, batch, mode: str, cfg, skip_errors: bool):
-    from ..inference.modes import Prediction, predict
-
     try:
         return predict(backend, batch, mode, cfg)
     except Exception as e:
@@ -199,10 +207,6 @@ def _predict_batch(backend, batch, mode: str, cfg, skip_errors: bool):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..inference.backend import load_backend
-    from ..inference.passes import Question
-    from .report import metric_table
-
     out = Path(args.out)
     values = resolve(args, demo=args.demo, benchmark=args.benchmark)
     check_values(values)  # each flag value named, before the data and the model
@@ -216,8 +220,6 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     if args.demo:
         if not (args.model and args.data):
-            from .demo import prepare_demo
-
             model, data = prepare_demo(out / "demo-inputs")
             args.model, args.data = args.model or str(model), args.data or str(data)
         args.benchmark = args.benchmark or "rows"
@@ -255,8 +257,11 @@ def run(args: argparse.Namespace) -> int:
                        progress=not args.no_progress, skip_errors=args.skip_errors, repair=args.repair,
                        source=str(args.data))
     if "labels_hidden" in metrics:
-        print(f"{metrics['labels_hidden']} questions have hidden labels: no metrics. Write the server's submission with\n"
-              f"  zoomzero score {out / PREDICTIONS} --benchmark {args.benchmark} --data {args.data} --export SUBMISSION.jsonl")
+        print(
+            f"{metrics['labels_hidden']} questions have hidden labels: no metrics. Write the server's submission with\n"
+            f"  zoomzero score {out / PREDICTIONS} --benchmark {args.benchmark} --data {args.data} --export "
+            "SUBMISSION.jsonl"
+        )
         return 0
     print(metric_table(args.benchmark, metrics))
     print(f"\npredictions: {out / PREDICTIONS}\nreport:      {out / 'report.md'}\nmetrics:     {out / 'metrics.json'}")

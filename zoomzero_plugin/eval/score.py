@@ -25,8 +25,12 @@ import sys
 from pathlib import Path
 
 from ..errors import DataError, UsageError, ZoomzeroError
-from .metrics import BENCHMARKS, REDUCTION_CHOICES
-from .submission import EXPORTS
+from ..files import write_text
+from ..rows import read_rows
+from .metrics import BENCHMARKS, REDUCTION_CHOICES, score_predictions, source_mismatch, truths_from_rows
+from .predictions import index_predictions, load_predictions
+from .report import counts_table, metric_table, write_report
+from .submission import EXPORTS, submission
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,16 +40,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reduction", choices=REDUCTION_CHOICES, default="official",
                         help="how several predicted spans are reduced (default: official)")
     parser.add_argument("--out", type=Path, metavar="DIR", help="write metrics.json, report.md and plots here")
-    parser.add_argument("--export", type=Path, metavar="FILE",
-                        help=f"write the server's submission file instead of scoring ({', '.join(EXPORTS)}: test labels "
-                             "are hidden)")
+    parser.add_argument(
+        "--export",
+        type=Path,
+        metavar="FILE",
+        help=f"write the server's submission file instead of scoring ({', '.join(EXPORTS)}: test labels are hidden)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..rows import read_rows
-    from .metrics import score_predictions, source_mismatch, truths_from_rows
-    from .report import counts_table, metric_table, write_report
-
     for what, path in (("predictions", args.predictions), ("data", args.data)):
         if not path.exists():
             raise UsageError(f"{what} file not found: {path}")
@@ -76,12 +79,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from ..files import write_text
-    from ..rows import read_rows
-    from .metrics import truths_from_rows
-    from .predictions import index_predictions
-    from .submission import submission
-
     if args.benchmark not in EXPORTS:
         raise UsageError(f"--export writes {', '.join(EXPORTS)} submissions, not {args.benchmark}")
     if args.out is not None:
@@ -99,8 +96,6 @@ def _export(args: argparse.Namespace) -> int:
 
 def _predictions(path: Path) -> list[dict]:
     """The file's records; a cut last line is said on stderr, a file without predictions is an error."""
-    from .predictions import load_predictions
-
     loaded = load_predictions(path)
     loaded.require_records()
     if warning := loaded.warning():

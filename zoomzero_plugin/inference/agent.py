@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..agent import (
     DEFAULT_PROMPT,
@@ -41,9 +41,6 @@ from ..agent.render import QWEN_IMAGE
 from .backend import Backend, Generation, Request, SamplingParams
 from .passes import Question
 from .prediction import Prediction
-
-if TYPE_CHECKING:
-    from .modes import ModeConfig
 
 
 @dataclass(frozen=True)
@@ -179,7 +176,13 @@ def no_tool_mode(backend: Backend, qs: Sequence[Question], agent: AgentConfig) -
             for q, (reader, frames, decode_s), gen in zip(qs, inputs, gens)]
 
 
-def agent_mode(backend: Backend, qs: Sequence[Question], cfg: ModeConfig) -> list[Prediction]:
+class WithAgent(Protocol):
+    """A mode configuration with an agent section (:class:`~.modes.ModeConfig`): all the agent mode reads of it."""
+
+    agent: AgentConfig
+
+
+def agent_mode(backend: Backend, qs: Sequence[Question], cfg: WithAgent) -> list[Prediction]:
     """Run every question's trajectory to its end; one ``generate`` per round over the trajectories still going."""
     agent: AgentConfig = cfg.agent
     if not agent.tool:

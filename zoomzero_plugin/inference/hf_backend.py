@@ -16,9 +16,18 @@ from typing import Any
 import torch
 
 from ..cpu_compat import ensure_torchvision_importable
-from ..token_masks import GlueTokenMasker
-from .backend import (Generation, Output, Request, SamplingParams, chat_messages, cut_at_stop, decode_videos,
-                      reads_timestamps, takes_fps_kwarg)
+from ..gvqa.glue_masks import GlueTokenMasker
+from .backend import (
+    Generation,
+    Output,
+    Request,
+    SamplingParams,
+    chat_messages,
+    cut_at_stop,
+    decode_videos,
+    reads_timestamps,
+    takes_fps_kwarg,
+)
 
 _VISION_TOKENS = ("image_token", "video_token", "vision_start_token", "vision_end_token")
 _VISION_NAMES = ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>")
@@ -75,7 +84,9 @@ class TransformersBackend:
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         if dtype == "auto":
             dtype = "bfloat16" if self.device.type == "cuda" else "float32"
-        self.processor = processor or AutoProcessor.from_pretrained(model, use_fast=True)  # 4.57 picks it anyway, with a warning
+        self.processor = processor or AutoProcessor.from_pretrained(
+            model, use_fast=True
+        )  # 4.57 picks it anyway, with a warning
         self.processor.tokenizer.padding_side = "left"
         import transformers
 
@@ -186,8 +197,15 @@ class TransformersBackend:
             ids = self.choice_token_ids(request.choices)
             scores = {c: float(row[i]) for c, i in zip(request.choices, ids)}
             best = max(request.choices, key=lambda c: scores[c])
-            gen.outputs = [Output(text=best, token_ids=[ids[request.choices.index(best)]], token_logprobs=[scores[best]],
-                                  token_offsets=[0, len(best)], choice_logprobs=scores)]
+            gen.outputs = [
+                Output(
+                    text=best,
+                    token_ids=[ids[request.choices.index(best)]],
+                    token_logprobs=[scores[best]],
+                    token_offsets=[0, len(best)],
+                    choice_logprobs=scores,
+                )
+            ]
 
     def _sample(self, inputs: Any, gens: list[Generation], params: SamplingParams) -> None:
         from transformers import GenerationConfig, LogitsProcessorList

@@ -1,9 +1,9 @@
 """Command-line options shared by ``zoomzero eval`` and ``zoomzero data filter``: budgets and mode knobs.
 
-Every flag defaults to ``None`` so :func:`resolve` can tell "not given" from "given": unset flags take
-the paper's value, or the CPU demo's (``DEMO_DEFAULTS``) when the command runs as a demo. The paper's
-values are not typed here: budget flags take :class:`~zoomzero_plugin.zoom.ZoomBudget`'s (the benchmark's
-preset, :func:`~zoomzero_plugin.zoom.paper_budget`), mode flags :class:`~zoomzero_plugin.inference.modes.ModeConfig`'s.
+Every flag defaults to ``None`` so :func:`resolve` can tell "not given" from "given": unset flags take the paper's
+value, or the CPU demo's (``DEMO_DEFAULTS``) when the command runs as a demo. The paper's values are not typed here:
+budget flags take :class:`~zoomzero_plugin.gvqa.zoom.ZoomBudget`'s (the benchmark's preset,
+:func:`~zoomzero_plugin.gvqa.zoom.paper_budget`), mode flags :class:`~zoomzero_plugin.inference.modes.ModeConfig`'s.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ..agent import DEFAULT_PROMPT, PROMPTS, AgentBudget
 from ..agent.baseline import NO_TOOL_BUDGET
 from ..agent.budget import field_help
 from ..errors import UsageError
-from ..zoom import PAPER_BUDGETS, ZoomBudget, paper_budget
+from ..gvqa.zoom import PAPER_BUDGETS, ZoomBudget, paper_budget
 from .agent import AgentConfig
 from .modes import ModeConfig
 
@@ -76,8 +76,8 @@ def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
              type=float)
     group.add_argument("--no-tool", dest="agent_no_tool", action="store_true", default=None,
                        help="the authors' no-tool baseline (scripts/eval_video_notool.sh): system prompt \"You are a "
-                            "helpful assistant.\", the video as one video of frames at 0.2 fps (<= 120, 12,544..100,352 "
-                            "px), one reply of <= 2,048 tokens; the --agent-* budget flags still apply")
+                            "helpful assistant.\", the video as one video of frames at 0.2 fps (<= 120, "
+                            "12,544..100,352 px), one reply of <= 2,048 tokens; the --agent-* budget flags still apply")
 
 
 def resolve(args: argparse.Namespace, demo: bool = False, benchmark: str | None = None) -> dict[str, Any]:
@@ -126,4 +126,6 @@ def agent_config(values: dict[str, Any]) -> AgentConfig:
 
 def mode_config(values: dict[str, Any], factor: int = 28) -> ModeConfig:
     """The :class:`ModeConfig` of resolved values, for a model with ``factor`` pixels per token side."""
-    return ModeConfig(budget=budget_from(values, factor), agent=agent_config(values), **{k: values[k] for k in _MODE_KEYS})
+    return ModeConfig(
+        budget=budget_from(values, factor), agent=agent_config(values), **{k: values[k] for k in _MODE_KEYS}
+    )

@@ -14,14 +14,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..answers import answer_letter, answer_letter_at
 from ..errors import VideoError
 from ..ground_truth import LETTERS, GroundTruth
-from ..parsing import answer_letter, answer_letter_at, parse_response
-from ..prompts import DEFAULT_PROMPT_STYLE, grounding_prompt, zoom_prompt
+from ..gvqa.parsing import parse_response
+from ..gvqa.prompts import DEFAULT_PROMPT_STYLE, grounding_prompt, zoom_prompt
+from ..gvqa.zoom import ZoomPlan
 from ..rows import bad_rows, row_problem, row_truth
 from ..spans import Span, clean_spans
 from ..video import check_video_file
-from ..zoom import ZoomPlan
 from .backend import Backend, Generation, Output, Request, SamplingParams
 
 
@@ -158,7 +159,9 @@ def grounding_pass(
         parsed = parse_response(gen.text, parse_duration[i] if parse_duration else q.duration)
         spans, _ = clean_spans([(s + offset, e + offset) for s, e in parsed.spans], q.duration)
         answer = parsed.answer if parsed.answer in q.letters else None
-        results.append(PassResult(name, plan, gen, answer, spans, answer_confidence(gen.outputs[0]) if answer else None))
+        results.append(
+            PassResult(name, plan, gen, answer, spans, answer_confidence(gen.outputs[0]) if answer else None)
+        )
     return results
 
 
@@ -169,7 +172,7 @@ def answer_pass(
     """Ask each question for its option letter only (the zoom prompt of ``style``), as one batch.
 
     ``score_letters``: the most probable option letter at the first position (the authors' zoom judge);
-    otherwise a short greedy generation read by :func:`~zoomzero_plugin.parsing.answer_letter` (a bare
+    otherwise a short greedy generation read by :func:`~zoomzero_plugin.answers.answer_letter` (a bare
     letter or ``<answer>B</answer>``).
     """
     requests = [Request(zoom_prompt(q.question, q.options, style=style), tuple(plan.video_elements(q.video)),

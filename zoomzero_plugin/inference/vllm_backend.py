@@ -15,10 +15,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..cpu_compat import ensure_torchvision_importable
-from ..token_masks import GlueTokenMasker
+from ..gvqa.glue_masks import GlueTokenMasker
+from .backend import (
+    Generation,
+    Output,
+    Request,
+    SamplingParams,
+    chat_messages,
+    decode_videos,
+    reads_timestamps,
+    takes_fps_kwarg,
+)
 from .vllm_platform import CPU_ENGINE_DEFAULTS, on_cpu
-from .backend import (Generation, Output, Request, SamplingParams, chat_messages, decode_videos, reads_timestamps,
-                      takes_fps_kwarg)
 
 
 class VLLMBackend:
@@ -116,7 +124,9 @@ class VLLMBackend:
     def _output(self, request: Request, completion: Any) -> Output:
         ids = list(completion.token_ids)
         steps = completion.logprobs or []
-        logprobs = [float(step[t].logprob) if t in step else -math.inf for t, step in zip(ids, steps)] if steps else None
+        logprobs = (
+            [float(step[t].logprob) if t in step else -math.inf for t, step in zip(ids, steps)] if steps else None
+        )
         choice_logprobs = None
         if request.choices and steps:
             by_text = {self.tokenizer.decode([t]): float(lp.logprob) for t, lp in steps[0].items()}

@@ -53,7 +53,7 @@ def run_agent_demo(workdir: Path, seed: int = 0, temperature: float = 1.0) -> No
     reader = FrameReader(str(video))
 
     print(f"Question: {question.question}  options: "
-          + ", ".join(f"({l}) {o}" for l, o in zip("ABCD", options)))
+          + ", ".join(f"({label}) {o}" for label, o in zip("ABCD", options)))
     print(f"Truth: ({'ABCD'[letter]}), a {options[letter]} square from {start:g} s to {start + 3:g} s of a "
           f"{DURATION:g} s video ({reader.info.frames} frames at {reader.info.fps:g} fps)")
     times = transcript.overview["times"]

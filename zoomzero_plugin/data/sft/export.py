@@ -45,11 +45,35 @@ from typing import Any
 
 from ...agent import AgentBudget, VideoInfo
 from ...agent.budget import field_help
+from ...agent.frames import probe
 from ...errors import DataError, UsageError, VideoError
 from ...files import write_json, write_text
-from .sharegpt import (DATASET_NAME, OBSERVATION_ROLES, Sample, build_sample, dataset_info, jsonl, structure_problems,
-                       write_frames)
-from .sources import SOURCES, Candidate, Question
+from ...rows import read_rows
+from .llamafactory import LlamaFactoryCheck
+from .sharegpt import (
+    DATASET_NAME,
+    OBSERVATION_ROLES,
+    Sample,
+    build_sample,
+    dataset_info,
+    jsonl,
+    structure_problems,
+    write_frames,
+)
+from .sources import (
+    SOURCES,
+    Candidate,
+    FrameCache,
+    Question,
+    ReplyJournal,
+    TeacherSession,
+    prediction_candidates,
+    questions_from_rows,
+    read_transcripts,
+    reflection_candidates,
+    teacher_candidates,
+)
+from .teacher import TeacherClient, TeacherConfig
 
 # LLaMA-Factory settings the length check uses; the defaults are yamls/videozoomer_sft.yaml's (a test keeps
 # them equal).
@@ -162,8 +186,6 @@ def _check_settings(args: argparse.Namespace) -> tuple[dict[str, Any], str | Non
 
 def _videos(questions: dict[str, Question]) -> dict[str, VideoInfo]:
     """Probe every video once, before any request; VideoError names the first unreadable ones."""
-    from ...agent.frames import probe
-
     infos, bad = {}, []
     for path in sorted({q.video for q in questions.values()}):
         try:
@@ -219,8 +241,6 @@ def write_dataset(samples: Sequence[Sample], stage: Path, budget: AgentBudget, n
     """Decode and save every sample's frames (one decode per video and sample), the JSONL and dataset_info."""
     from tqdm import tqdm
 
-    from .sources import FrameCache
-
     for sample in tqdm(samples, desc="frames", unit="sample", disable=not progress):
         write_frames(sample, FrameCache(sample.video, budget).get(sample.frames), stage)
     write_text(stage / FILE, jsonl([s.row() for s in samples]))
@@ -231,8 +251,6 @@ def check_with_llamafactory(samples: list[Sample], stage: Path, name: str, recip
                             drop_long: bool, progress: bool) -> tuple[list[Sample], dict[str, Any]]:
     """Measure every sample with LLaMA-Factory; DataError naming the samples it would drop, refuse or cut."""
     from tqdm import tqdm
-
-    from .llamafactory import LlamaFactoryCheck
 
     check = LlamaFactoryCheck(recipe, stage, name, model=model)
     lengths, refused, long = {}, [], []
@@ -279,11 +297,6 @@ def _publish(stage: Path, out: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
-
-    from ...rows import read_rows
-    from .sources import (ReplyJournal, TeacherSession, prediction_candidates, questions_from_rows,
-                          reflection_candidates, teacher_candidates)
-    from .teacher import TeacherClient, TeacherConfig
 
     _check_usage(args)
     budget = _budget(args)
@@ -358,8 +371,6 @@ def run(args: argparse.Namespace) -> int:
 def _transcripts(args: argparse.Namespace, questions: dict[str, Question]):
     """The --predictions transcripts of questions in --data (their videos found), and the files whose cut last
     line was skipped (said at once on stderr, and kept in summary.json)."""
-    from .sources import read_transcripts
-
     transcripts, torn = read_transcripts(args.predictions) if args.predictions else ([], [])
     for loaded in torn:
         print(f"zoomzero data export-sft: warning: {loaded.warning()}", file=sys.stderr)

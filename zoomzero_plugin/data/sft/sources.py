@@ -31,10 +31,10 @@ from ...agent.frames import FrameReader
 from ...agent.prompts import REFLECTION_SYSTEM
 from ...agent.transcript import IMAGE, Transcript
 from ...errors import DataError, ResumeError
-from ...eval.journal import Journal
 from ...eval.predictions import PredictionsFile, load_predictions
 from ...ground_truth import GroundTruth
 from ...inference.passes import Question as RowQuestion
+from ...journal import Journal
 from .sharegpt import conversation
 from .teacher import TeacherClient, openai_messages
 from .verify import Verdict, judge, replay, verify_transcript
@@ -114,7 +114,9 @@ class FrameCache:
     def get(self, indices: Sequence[int]) -> list[Any]:
         todo = sorted({i for i in indices if i not in self._frames})
         if todo:
-            self._frames.update(zip(todo, self.reader.read(todo, self.budget.frame_max_pixels, self.budget.frame_min_pixels)))
+            self._frames.update(
+                zip(todo, self.reader.read(todo, self.budget.frame_max_pixels, self.budget.frame_min_pixels))
+            )
         return [self._frames[i] for i in indices]
 
 

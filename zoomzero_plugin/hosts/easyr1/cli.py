@@ -58,25 +58,35 @@ def _runtime_env(args: argparse.Namespace) -> int:
 
 
 # name -> (help, description, add_arguments, run)
-COMMANDS: dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], None] | None, Callable[[argparse.Namespace], int]]] = {
+COMMANDS: dict[
+    str, tuple[str, str, Callable[[argparse.ArgumentParser], None] | None, Callable[[argparse.Namespace], int]]
+] = {
     "train": (
         "check a recipe, then run EasyR1's verl.trainer.main with the plugins active",
         "Build the recipe with EasyR1's own config classes, check it (unknown keys, missing files, the first rows "
         "and their videos, plugin requirements such as tokenadv's), then run verl.trainer.main with the plugins "
         "active in the driver, the Runner actor and every Ray worker.",
-        _add_train, _train,
+        _add_train,
+        _train,
     ),
-    "plugins": ("list the installed plugins and what each adds", "", None, lambda args: _host("doctor:print_plugins")()),
+    "plugins": (
+        "list the installed plugins and what each adds",
+        "",
+        None,
+        lambda args: _host("doctor:print_plugins")(),
+    ),
     "doctor": (
         "versions, video backend, GPUs, and the status of every EasyR1 seam",
         "Exit 0 when this machine can train with the plugins (every seam in place, vLLM installed), else 1.",
-        None, lambda args: _host("doctor:doctor")(),
+        None,
+        lambda args: _host("doctor:doctor")(),
     ),
     "runtime-env": (
         "print the runtime_env JSON for `ray job submit --runtime-env-json`",
         "Print the runtime_env that activates the plugins in every worker of a Ray job and validates the recipe "
         "in its driver. Merge it with your own runtime_env if you have one.",
-        None, _runtime_env,
+        None,
+        _runtime_env,
     ),
 }
 

@@ -18,8 +18,18 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from . import (advantage, batch_step, clips, frame_refs, generation, loss_average, multiturn, reward_extras, reward_names,
-               vllm_engine)
+from . import (
+    advantage,
+    batch_step,
+    clips,
+    frame_refs,
+    generation,
+    loss_average,
+    multiturn,
+    reward_extras,
+    reward_names,
+    vllm_engine,
+)
 from .errors import SeamError
 from .post_import import initializing, when_imported
 
