@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from ..answers import ANSWER_CLOSE, ANSWER_OPEN, boxed_letter
 from ..question import VIDEO_PLACEHOLDER
 from .budget import AgentBudget
 from .environment import END_ANSWER, END_NO_ANSWER, Frame, VideoInfo, labelled, overview_indices
-from .protocol import ANSWER, ANSWER_CLOSE, ANSWER_OPEN, NONE, answer_letter
+from .protocol import ANSWER, NONE
 from .render import QWEN_VIDEO, first_prompt
 from .transcript import Transcript, TurnRecord, frame_record, video_record
 
@@ -58,10 +59,10 @@ def reply_letter(text: str) -> str | None:
     if open_ >= 0:
         start = open_ + len(ANSWER_OPEN)
         close = text.find(ANSWER_CLOSE, start)
-        return answer_letter(text[start : close if close >= 0 else len(text)].strip())
+        return boxed_letter(text[start : close if close >= 0 else len(text)].strip())
     reply = text.strip()
     if "boxed{" in reply:
-        return answer_letter(reply)
+        return boxed_letter(reply)
     return _marked_letter(reply)
 
 
