@@ -28,7 +28,7 @@ from ...errors import UsageError, ZoomzeroError, one_line
 from ...eval.metrics import BENCHMARKS
 from ...inference.backend import Backend, load_backend
 from ...inference.modes import predict
-from .model_args import ModelArgs, parse_model_args
+from .model_args import ModelArgs, as_model_args, parse_model_args
 from .questions import Asked, ask, reply
 
 PROG = "lmms-eval --model zoomzero"
@@ -67,7 +67,10 @@ class ZoomZero(lmms):
             kwargs: dict[str, Any] = {**self.args.backend_kwargs, "batch_size": self.args.batch_size}
             if self.args.backend == "vllm" and self.args.mode == "agent":
                 kwargs["max_images"] = self.args.config(None).agent.budget.images
-            loaded = load_backend(self.args.backend, self.args.model, **kwargs)
+            try:
+                loaded = load_backend(self.args.backend, self.args.model, **kwargs)
+            except ZoomzeroError as e:  # its message names zoomzero eval's flags (--model, --backend)
+                raise type(e)(as_model_args(str(e))) from e
         self.backend = loaded
 
     @classmethod

@@ -73,8 +73,9 @@ def _key(raw: str) -> str:
 
 
 def _read(action: argparse.Action, raw: Any) -> Any:
-    """``raw`` (lmms-eval has already turned ``1`` into an int, ``true`` into True) as the flag would read it."""
-    text = str(raw)
+    """``raw`` as the flag would read it. lmms-eval has already turned ``1`` into an int, ``-5`` into the float -5.0
+    and ``true`` into True: a whole float is read back as the integer it was written as."""
+    text = str(int(raw)) if isinstance(raw, float) and raw.is_integer() else str(raw)
     try:
         value = action.type(text) if callable(action.type) else text
     except (TypeError, ValueError):
@@ -91,7 +92,7 @@ def _unknown(key: str, known: list[str]) -> str:
     return f"unknown '{key}' ({hint})"
 
 
-def _as_model_args(message: str) -> str:
+def as_model_args(message: str) -> str:
     """A message of :func:`check_values` (``--max-tokens must be …``) in ``--model_args`` words (``max_tokens``)."""
     return re.sub(r"--([a-z][a-z-]*)", lambda m: m.group(1).replace("-", "_"), message)
 
@@ -146,5 +147,5 @@ def parse_model_args(given: Mapping[str, Any], lmms: Mapping[str, Any] | None = 
         check_values(values)  # each value named, as zoomzero eval checks them
         mode_config(values)  # and the combinations
     except ValueError as e:
-        raise UsageError(_as_model_args(str(e))) from None
+        raise UsageError(as_model_args(str(e))) from None
     return args
