@@ -4,9 +4,9 @@ lmms-eval finds it through the ``lmms_eval.models`` entry point (:mod:`.manifest
 :meth:`ZoomZero.create_from_arg_string` from ``--model_args`` (:mod:`.model_args`: ``zoomzero eval``'s options).
 It implements ``generate_until``: every request becomes a :class:`~zoomzero_plugin.inference.passes.Question`
 (:mod:`.questions`), the mode runs over them ``batch_size`` at a time, as ``zoomzero eval`` runs it, and each reply
-is the answer (with the cited spans for a dataset row). The visual budget is the paper's for the task's benchmark
-(by its name: ``nextgqa``, ``videomme``, ``longvideobench_val_v`` …) unless ``benchmark=`` or a budget option says
-otherwise. The task's own ``generation_kwargs`` are not used: the mode's budgets decide. ``loglikelihood`` and
+is the answer (with the cited spans for a dataset row); ``predictions=FILE`` keeps every whole record. The visual
+budget is the paper's for the task's benchmark (by its name: ``nextgqa``, ``videomme``, ``longvideobench_val_v`` …)
+unless ``benchmark=`` or a budget option says otherwise. The task's own ``generation_kwargs`` are not used: the mode's budgets decide. ``loglikelihood`` and
 multi-round tasks are refused.
 
 A problem the user can fix (a bad ``--model_args``, a missing checkpoint, an unreadable video) ends the run with
@@ -25,7 +25,9 @@ from lmms_eval.utils import simple_parse_args_string
 from tqdm import tqdm
 
 from ...errors import UsageError, ZoomzeroError, one_line
+from ...eval.journal import Journal
 from ...eval.metrics import BENCHMARKS
+from ...files import check_writable, write_text
 from ...inference.backend import Backend, load_backend
 from ...inference.modes import predict
 from .model_args import ModelArgs, as_model_args, parse_model_args
@@ -63,6 +65,10 @@ class ZoomZero(lmms):
         if loaded is not None:
             model_args.setdefault("model", getattr(loaded, "name", "backend"))
         self.args: ModelArgs = parse_model_args(model_args, settings)
+        self.journal: Journal | None = None  # predictions=FILE: every prediction record, durably
+        if self.args.predictions:
+            write_text(check_writable(self.args.predictions, "predictions"), "")
+            self.journal = Journal(self.args.predictions)
         if loaded is None:
             kwargs: dict[str, Any] = {**self.args.backend_kwargs, "batch_size": self.args.batch_size}
             if self.args.backend == "vllm" and self.args.mode == "agent":
@@ -103,6 +109,8 @@ class ZoomZero(lmms):
         except ZoomzeroError as e:
             named = [q.qid for q in questions if q.video in str(e)] or [q.qid for q in questions]
             raise type(e)(f"question {', '.join(named)}: {e}") from e
+        if self.journal is not None:
+            self.journal.append(p.record for p in predictions)
         return [reply(p.record, a.grounded) for a, p in zip(asked, predictions)]
 
     def generate_until(self, requests: list[Instance]) -> list[str]:

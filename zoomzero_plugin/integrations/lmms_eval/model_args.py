@@ -3,7 +3,9 @@
 There is no table here: a key is the ``dest`` of a ``zoomzero eval`` flag (``max_tokens=16384`` is
 ``--max-tokens 16384``; ``-`` is accepted for ``_``), read with that flag's own type and choices, and an option not
 given takes the value ``zoomzero eval`` would give it (:func:`zoomzero_plugin.inference.options.resolve`: the paper's,
-the visual budget by benchmark). The checkpoint is ``model=`` (or ``pretrained=``, lmms-eval's usual word).
+the visual budget by benchmark). The checkpoint is ``model=`` (or ``pretrained=``, lmms-eval's usual word). One key is this model's own:
+``predictions=FILE`` writes every question's whole prediction record there (the lines of ``zoomzero eval``'s
+predictions.jsonl: passes, spans, the agent's transcript), for ``zoomzero score`` and reports.
 lmms-eval's own ``--batch_size`` and ``--device`` apply unless ``batch_size=`` / ``device=`` are given here.
 The options of ``zoomzero eval`` that lmms-eval's own options replace (``--data``, ``--out``, ``--limit`` …) are
 refused, naming what to use instead. Every problem is reported at once, in one :class:`UsageError`.
@@ -38,6 +40,7 @@ NOT_HERE = {
     "help": "`zoomzero eval --help` lists the options",
 }
 FROM_LMMS_EVAL = ("batch_size", "device")  # lmms-eval passes its own --batch_size and --device to every model
+PREDICTIONS = "predictions"  # the one key that is not a zoomzero eval option
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,7 @@ class ModelArgs:
     backend: str
     batch_size: int
     benchmark: str | None  # the budget preset; None: each task's (:func:`benchmark_of`)
+    predictions: str | None = None  # a .jsonl file for every prediction record
     backend_kwargs: dict[str, Any] = field(default_factory=dict)  # device, dtype, attn_implementation
     options: dict[str, Any] = field(default_factory=dict)
 
@@ -103,7 +107,9 @@ def _read_all(given: Mapping[str, Any], lmms: Mapping[str, Any], actions: dict[s
     problems: list[str] = []
     for raw_key, raw in given.items():
         key = _key(raw_key)
-        if key in NOT_HERE:
+        if key == PREDICTIONS:
+            taken[key] = str(raw)
+        elif key in NOT_HERE:
             problems.append(f"'{raw_key}' is a `zoomzero eval` option not taken here: {NOT_HERE[key]}")
         elif key not in actions:
             problems.append(_unknown(str(raw_key), sorted(actions)))
@@ -137,7 +143,7 @@ def parse_model_args(given: Mapping[str, Any], lmms: Mapping[str, Any] | None = 
         raise UsageError(f"batch_size must be >= 1, got {everything['batch_size']}")
     args = ModelArgs(
         model=everything["model"], mode=everything["mode"], backend=everything["backend"],
-        batch_size=everything["batch_size"], benchmark=everything["benchmark"],
+        batch_size=everything["batch_size"], benchmark=everything["benchmark"], predictions=everything.get(PREDICTIONS),
         backend_kwargs={k: everything[k] for k in ("device", "dtype", "attn_implementation")
                         if everything[k] is not None},
         options={k: v for k, v in everything.items() if k not in ModelArgs.__dataclass_fields__},
