@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -48,19 +49,25 @@ def without_qid(record: dict) -> dict:
     return {k: v for k, v in record.items() if k != "qid"}
 
 
-def test_coarse_to_fine_on_nextgqa_through_the_cli_equals_zoomzero_eval(synthetic, tiny_model_dir, tmp_path):
-    expected = zoomzero_eval("coarse-to-fine", "nextgqa", tiny_model_dir, synthetic["rows"], tmp_path / "eval")
-    metrics = json.loads((tmp_path / "eval" / "metrics.json").read_text())["metrics"]
+def test_the_demo_tasks_command_runs_coarse_to_fine_through_the_cli_as_zoomzero_eval(tmp_path, capsys):
+    """`zoomzero lmms-eval tasks demo_tasks --demo`, then the lmms-eval command it prints, as printed."""
+    assert zoomzero(["lmms-eval", "tasks", str(tmp_path / "demo_tasks"), "--demo"]) == 0
+    (command,) = [line.strip() for line in capsys.readouterr().out.splitlines() if line.strip().startswith("lmms-eval ")]
+    argv = shlex.split(command)
+    assert argv[:3] == ["lmms-eval", "--model", "zoomzero"] and "mode=coarse-to-fine" in argv[4]
     records = tmp_path / "lmms-predictions.jsonl"
-    done = lmms_eval(["--model", "zoomzero", "--model_args",
-                      f"{demo_args(tiny_model_dir)},mode=coarse-to-fine,predictions={records}",
-                      "--tasks", "nextgqa", "--include_path", str(synthetic["tasks"]), "--batch_size", "1",
-                      "--output_path", str(tmp_path / "out")], tmp_path)
+    argv[4] += f",predictions={records}"
+    done = lmms_eval([*argv[1:], "--output_path", str(tmp_path / "out")], tmp_path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert read_predictions(records) == expected  # every pass, text and span, question for question
+    assert re.search(r"\|nextgqa\|none\s*\|\s*0\|Acc@GQA", done.stdout)  # lmms-eval's table of the official metrics
+
+    inputs = tmp_path / "demo_tasks" / "demo-inputs"
+    expected = zoomzero_eval("coarse-to-fine", "nextgqa", inputs / "tiny-qwen", inputs / "synthetic" / "rows.jsonl",
+                             tmp_path / "eval")
+    metrics = json.loads((tmp_path / "eval" / "metrics.json").read_text())["metrics"]
+    assert len(expected) == 8 and read_predictions(records) == expected  # every pass, text and span, in order
     got = results_of(tmp_path / "out")["nextgqa"]
     assert {m: got[f"{m},none"] for m in NEXTGQA_METRICS} == {m: metrics[m] for m in NEXTGQA_METRICS}
-    assert re.search(r"\|nextgqa\|none\s*\|\s*0\|Acc@QA", done.stdout)  # lmms-eval's table
 
 
 def test_the_agent_on_lmms_evals_own_tasks_through_the_cli_equals_zoomzero_eval(synthetic, tiny_model_dir, tmp_path):
