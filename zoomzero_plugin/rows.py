@@ -63,6 +63,29 @@ def row_truth(row: dict[str, Any], answer_key: str = ANSWER_KEY) -> GroundTruth:
     return GroundTruth.parse(row[answer_key])
 
 
+def row_problem(number: int, row: Any, error: Exception) -> str:
+    """``row N (qid): why`` for a row whose answer column cannot be read (``number`` counts from 1, the qid
+    shown when the row's answer JSON still names one); a missing column is said as such."""
+    why = f"no {error} column" if isinstance(error, KeyError) else str(error)
+    return f"row {number}{_qid_label(row)}: {why}"
+
+
+def _qid_label(row: Any) -> str:
+    try:
+        answer = row[ANSWER_KEY]
+        qid = (json.loads(answer) if isinstance(answer, str) else answer)["qid"]
+    except Exception:  # noqa: BLE001  (only a label for an error message)
+        return ""
+    return f" ({qid})"
+
+
+def bad_rows(source: str, problems: Sequence[str], show: int = 3) -> DataError:
+    """One error naming the first ``show`` of a file's bad rows and how many there are."""
+    more = f"; and {len(problems) - show} more" if len(problems) > show else ""
+    return DataError(f"{source}: {len(problems)} bad row(s): {'; '.join(problems[:show])}{more} "
+                     "(`zoomzero data check` lists them all)")
+
+
 def label_hidden(truth: GroundTruth) -> bool:
     """The question's label is hidden behind the benchmark's server: its ``answer`` is a placeholder."""
     return bool(truth.extra.get(LABEL_HIDDEN_KEY))

@@ -257,7 +257,7 @@ def test_errors_name_the_problem():
     with pytest.raises(ValueError, match="no 'qid'"):
         score_predictions("rows", [{"answer": "A"}], ts)
     row = make_row(qid="a", question="?", options=["x", "y"], answer="A", duration=5, video="v.mp4")
-    with pytest.raises(ValueError, match="row 1: qid 'a' appears twice"):
+    with pytest.raises(ValueError, match=r"the data: 1 bad row\(s\): row 2: question id 'a' repeats row 1"):
         truths_from_rows([row, row])
 
 

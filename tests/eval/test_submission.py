@@ -48,7 +48,7 @@ def test_plain_rextime_skips_hidden_labels_and_rextime_test_keeps_them_marked(tm
 
 def test_hidden_labels_are_never_scored(test_rows):
     _, rows = test_rows
-    with pytest.raises(ValueError, match="label is hidden.*--export rextime"):
+    with pytest.raises(ValueError, match=r"have a hidden label, e.g. row 1 \(anet_test7\).*--export rextime"):
         truths_from_rows(rows)
 
 

@@ -98,7 +98,10 @@ def test_skipped_failures_are_asked_again_on_resume(tiny_backend, bench_rows, tr
     again = lines(tmp_path / "predictions.jsonl")
     assert [r["qid"] for r in again] == [qid(rows[0]), qid(rows[2]), qid(rows[1])]  # each once
     assert again[:2] == [first[0], first[2]] and "error" not in again[2] and again[2]["passes"]
-    assert sorted(r["qid"] for r in lines(tmp_path / "timings.jsonl")) == sorted(r["qid"] for r in again)
+    timings = {r["qid"]: r for r in lines(tmp_path / "timings.jsonl")}
+    assert sorted(timings) == sorted(r["qid"] for r in again)
+    # the question asked again has its new timing (one-stage: one pass, some seconds), not its failure's (no pass)
+    assert len(timings[qid(rows[1])]["passes"]) == 1 and timings[qid(rows[1])]["total_s"] > 0
 
 
 def test_a_resume_matches_questions_by_id_not_by_count(tiny_backend, bench_rows, tmp_path):

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     if args.export is not None:
         return _export(args)
     try:
-        truths = truths_from_rows(read_rows(args.data))
+        truths = truths_from_rows(read_rows(args.data), source=str(args.data))
         predictions = read_predictions(args.predictions)
         if mismatch := source_mismatch(args.benchmark, truths):
             print(f"zoomzero score: warning: {mismatch}", file=sys.stderr)
@@ -86,7 +86,7 @@ def _export(args: argparse.Namespace) -> int:
     if args.out is not None:
         raise UsageError("--export writes a submission, not a report: drop --out")
     try:
-        qids = list(truths_from_rows(read_rows(args.data), allow_hidden=True))
+        qids = list(truths_from_rows(read_rows(args.data), allow_hidden=True, source=str(args.data)))
         predictions, _ = index_predictions(read_predictions(args.predictions))
         lines = submission(args.benchmark, predictions, qids)
     except ValueError as e:  # a malformed predictions or rows file, named by the reader

@@ -8,18 +8,17 @@ whose ``timing()`` holds the wall-clock seconds, kept apart so predictions files
 
 from __future__ import annotations
 
-import json
 import math
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import DataError, VideoError
+from ..errors import VideoError
 from ..ground_truth import LETTERS, GroundTruth
 from ..parsing import answer_letter, answer_letter_at, parse_response
 from ..prompts import DEFAULT_PROMPT_STYLE, grounding_prompt, zoom_prompt
-from ..rows import row_truth
+from ..rows import bad_rows, row_problem, row_truth
 from ..spans import Span, clean_spans
 from ..video import check_video_file
 from ..zoom import ZoomPlan
@@ -63,8 +62,7 @@ class Question:
                     raise ValueError(f"a {type(row).__name__}, not an object")
                 q = cls.from_row(row)
             except (ValueError, KeyError, TypeError) as e:
-                why = f"no {e} column" if isinstance(e, KeyError) else str(e)
-                problems.append(f"row {number}{_qid_of(row)}: {why}")
+                problems.append(row_problem(number, row, e))
                 continue
             if q.qid in first:
                 problems.append(f"row {number}: question id {q.qid!r} repeats row {first[q.qid]}")
@@ -76,9 +74,7 @@ class Question:
                     problems.append(f"row {number} ({q.qid}): {e}")
             questions.append(q)
         if problems:
-            more = f"; and {len(problems) - show} more" if len(problems) > show else ""
-            raise DataError(f"{source}: {len(problems)} bad row(s): {'; '.join(problems[:show])}{more} "
-                            "(`zoomzero data check` lists them all)")
+            raise bad_rows(source, problems, show)
         return questions
 
     @property
@@ -88,16 +84,6 @@ class Question:
     def coarse_prompt(self, style: str = DEFAULT_PROMPT_STYLE) -> str:
         """The row's own prompt; a prompt of ``style`` when the row has none."""
         return self.prompt or grounding_prompt(self.question, self.options, self.duration, style=style)
-
-
-def _qid_of(row: Any) -> str:
-    """`` (qid)`` of a row whose answer column cannot be parsed, when its JSON still names one; else ``""``."""
-    try:
-        answer = row["answer"]
-        qid = (json.loads(answer) if isinstance(answer, str) else answer)["qid"]
-    except Exception:  # noqa: BLE001  (only a label for an error message)
-        return ""
-    return f" ({qid})"
 
 
 def answer_confidence(output: Output) -> float | None:
