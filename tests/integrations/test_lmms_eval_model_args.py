@@ -1,4 +1,4 @@
-"""lmms-eval's --model_args for the zoomzero model: zoomzero eval's options, names and defaults (no lmms-eval needed)."""
+"""lmms-eval's --model_args for the zoomzero model: zoomzero eval's options, names and defaults."""
 
 from __future__ import annotations
 

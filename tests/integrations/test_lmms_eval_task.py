@@ -37,7 +37,8 @@ def lmms_eval_metrics(benchmark: str, rows: list[dict]) -> dict[str, float]:
 
 def zoomzero_score(benchmark: str, rows: list[dict], tmp_path) -> dict:
     predictions = tmp_path / "predictions.jsonl"
-    predictions.write_text("".join(json.dumps(task.cited(qid, reply)) + "\n" for (qid, _, _), reply in zip(TRUTHS, REPLIES)))
+    records = [task.cited(qid, reply) for (qid, _, _), reply in zip(TRUTHS, REPLIES)]
+    predictions.write_text("".join(json.dumps(record) + "\n" for record in records))
     out = tmp_path / f"score-{benchmark}"
     assert zoomzero(["score", str(predictions), "--benchmark", benchmark, "--data", str(tmp_path / "rows.jsonl"),
                      "--out", str(out)]) == 0

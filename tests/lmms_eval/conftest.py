@@ -22,8 +22,9 @@ from zoomzero_plugin.integrations.lmms_eval.task_folder import write_tasks
 from zoomzero_plugin.rows import read_rows, row_truth
 from zoomzero_plugin.synthetic.benchmark import make_benchmark
 
-SKIP = pytest.mark.skipif(importlib.util.find_spec("lmms_eval") is None,
-                          reason="lmms-eval is not installed here: run in .venv-lmms (bash scripts/install-cpu.sh --lmms-eval)")
+SKIP = pytest.mark.skipif(
+    importlib.util.find_spec("lmms_eval") is None,
+    reason="lmms-eval is not installed here: run in .venv-lmms (bash scripts/install-cpu.sh --lmms-eval)")
 # lmms-eval's own multiple-choice video tasks: the YAML shipped with it, and how a synthetic question becomes one
 # of its documents (the fields its doc_to_text, doc_to_visual and process_results read)
 LMMS_TASKS = {
@@ -51,10 +52,12 @@ def lmms_doc(task: str, k: int, row: dict) -> dict:
     if task == "videomme":
         return {"videoID": video.removesuffix(".mp4"), "question_id": truth.qid, "question": truth.question,
                 "options": [f"{L}. {o}" for L, o in zip(letters, truth.options)], "answer": truth.answer,
-                "duration": "short", "domain": "Knowledge", "sub_category": "Astronomy", "task_type": "Counting Problem"}
+                "duration": "short", "domain": "Knowledge", "sub_category": "Astronomy",
+                "task_type": "Counting Problem"}
     lines = "\n".join(f"({L}) {o}" for L, o in zip(letters, truth.options))
     if task == "mlvu":
-        return {"video_name": video, "question": f"{truth.question}\n{lines}", "answer": truth.answer, "task_type": "count"}
+        return {"video_name": video, "question": f"{truth.question}\n{lines}", "answer": truth.answer,
+                "task_type": "count"}
     return {"video_path": video, "uid": k, "question": truth.question, "options": list(truth.options),
             "answer": truth.answer}
 

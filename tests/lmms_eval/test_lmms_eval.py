@@ -52,7 +52,8 @@ def without_qid(record: dict) -> dict:
 def test_the_demo_tasks_command_runs_coarse_to_fine_through_the_cli_as_zoomzero_eval(tmp_path, capsys):
     """`zoomzero lmms-eval tasks demo_tasks --demo`, then the lmms-eval command it prints, as printed."""
     assert zoomzero(["lmms-eval", "tasks", str(tmp_path / "demo_tasks"), "--demo"]) == 0
-    (command,) = [line.strip() for line in capsys.readouterr().out.splitlines() if line.strip().startswith("lmms-eval ")]
+    printed = [line.strip() for line in capsys.readouterr().out.splitlines()]
+    (command,) = [line for line in printed if line.startswith("lmms-eval ")]
     argv = shlex.split(command)
     assert argv[:3] == ["lmms-eval", "--model", "zoomzero"] and "mode=coarse-to-fine" in argv[4]
     records = tmp_path / "lmms-predictions.jsonl"
@@ -73,7 +74,8 @@ def test_the_demo_tasks_command_runs_coarse_to_fine_through_the_cli_as_zoomzero_
 def test_the_agent_on_lmms_evals_own_tasks_through_the_cli_equals_zoomzero_eval(synthetic, tiny_model_dir, tmp_path):
     expected = zoomzero_eval("agent", "longvideobench", tiny_model_dir, synthetic["rows"], tmp_path / "eval")
     records = tmp_path / "lmms-predictions.jsonl"
-    done = lmms_eval(["--model", "zoomzero", "--model_args", f"{demo_args(tiny_model_dir)},mode=agent,predictions={records}",
+    args = f"{demo_args(tiny_model_dir)},mode=agent,predictions={records}"
+    done = lmms_eval(["--model", "zoomzero", "--model_args", args,
                       "--tasks", ",".join(MCQ_TASKS), "--include_path", str(synthetic["tasks"]),
                       "--output_path", str(tmp_path / "out")], tmp_path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -94,7 +96,8 @@ def test_bad_model_args_end_with_one_line(synthetic, tiny_model_dir, tmp_path):
     assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
     assert done.stderr.strip().splitlines()[-1] == (
         "lmms-eval --model zoomzero: mode=zoomy: choose from one-stage, coarse-to-fine, divide-and-conquer, "
-        "iterative, agent; unknown 'agent_turns' (did you mean agent_turn_tokens or agent_rounds or agent_temperature?)")
+        "iterative, agent; unknown 'agent_turns' (did you mean agent_turn_tokens or agent_rounds or "
+        "agent_temperature?)")
 
 
 # --- simple_evaluate with scripted words: answers and spans chosen, everything else real ------------------------
@@ -154,7 +157,8 @@ def test_simple_evaluate_with_scripted_answers_equals_zoomzero_eval_and_the_hand
     manager = TaskManager("WARNING", include_path=str(synthetic["tasks"]))
 
     model = ZoomZero(loaded=backend, mode="coarse-to-fine", **options)
-    lmms = simple_evaluate(model=model, tasks=["nextgqa"], task_manager=manager, verbosity="WARNING")["results"]["nextgqa"]
+    lmms = simple_evaluate(model=model, tasks=["nextgqa"], task_manager=manager, verbosity="WARNING")["results"]
+    lmms = lmms["nextgqa"]
     metrics = evaluate(backend, rows, tmp_path / "c2f", benchmark="nextgqa", mode="coarse-to-fine",
                        cfg=eval_config("coarse-to-fine", "nextgqa", backend.factor), progress=False)
     # by hand: answers right for 0-2 (3 of 4); IoU 1, 1/3 (half the span, shifted by half), 0, 0; IoP 1, 1/2, 0, 0

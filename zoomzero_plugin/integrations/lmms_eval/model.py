@@ -6,8 +6,8 @@ It implements ``generate_until``: every request becomes a :class:`~zoomzero_plug
 (:mod:`.questions`), the mode runs over them ``batch_size`` at a time, as ``zoomzero eval`` runs it, and each reply
 is the answer (with the cited spans for a dataset row); ``predictions=FILE`` keeps every whole record. The visual
 budget is the paper's for the task's benchmark (by its name: ``nextgqa``, ``videomme``, ``longvideobench_val_v`` …)
-unless ``benchmark=`` or a budget option says otherwise. The task's own ``generation_kwargs`` are not used: the mode's budgets decide. ``loglikelihood`` and
-multi-round tasks are refused.
+unless ``benchmark=`` or a budget option says otherwise. The task's own ``generation_kwargs`` are not used: the
+mode's budgets decide. ``loglikelihood`` and multi-round tasks are refused.
 
 A problem the user can fix (a bad ``--model_args``, a missing checkpoint, an unreadable video) ends the run with
 one line, ``lmms-eval --model zoomzero: …`` (``SystemExit``), instead of a traceback from inside lmms-eval.
@@ -54,8 +54,8 @@ def one_line_errors() -> Iterator[None]:
 
 class ZoomZero(lmms):
     """The modes of ``zoomzero eval`` (one-stage, coarse-to-fine, divide-and-conquer, iterative, agent) as an
-    lmms-eval model. ``model_args``: ``zoomzero eval``'s options (:func:`.model_args.parse_model_args`); ``settings``:
-    lmms-eval's own settings (``batch_size``, ``device``); ``loaded``: an already built backend (then
+    lmms-eval model. ``model_args``: ``zoomzero eval``'s options (:func:`.model_args.parse_model_args`);
+    ``settings``: lmms-eval's own settings (``batch_size``, ``device``); ``loaded``: an already built backend (then
     ``model=`` only labels it). Raises :class:`UsageError` / :class:`ModelError` before anything is loaded."""
 
     is_simple = True

@@ -3,9 +3,9 @@
 There is no table here: a key is the ``dest`` of a ``zoomzero eval`` flag (``max_tokens=16384`` is
 ``--max-tokens 16384``; ``-`` is accepted for ``_``), read with that flag's own type and choices, and an option not
 given takes the value ``zoomzero eval`` would give it (:func:`zoomzero_plugin.inference.options.resolve`: the paper's,
-the visual budget by benchmark). The checkpoint is ``model=`` (or ``pretrained=``, lmms-eval's usual word). One key is this model's own:
-``predictions=FILE`` writes every question's whole prediction record there (the lines of ``zoomzero eval``'s
-predictions.jsonl: passes, spans, the agent's transcript), for ``zoomzero score`` and reports.
+the visual budget by benchmark). The checkpoint is ``model=`` (or ``pretrained=``, lmms-eval's usual word). One
+key is this model's own: ``predictions=FILE`` writes every question's whole prediction record there (the lines of
+``zoomzero eval``'s predictions.jsonl: passes, spans, the agent's transcript), for ``zoomzero score`` and reports.
 lmms-eval's own ``--batch_size`` and ``--device`` apply unless ``batch_size=`` / ``device=`` are given here.
 The options of ``zoomzero eval`` that lmms-eval's own options replace (``--data``, ``--out``, ``--limit`` …) are
 refused, naming what to use instead. Every problem is reported at once, in one :class:`UsageError`.
@@ -143,7 +143,8 @@ def parse_model_args(given: Mapping[str, Any], lmms: Mapping[str, Any] | None = 
         raise UsageError(f"batch_size must be >= 1, got {everything['batch_size']}")
     args = ModelArgs(
         model=everything["model"], mode=everything["mode"], backend=everything["backend"],
-        batch_size=everything["batch_size"], benchmark=everything["benchmark"], predictions=everything.get(PREDICTIONS),
+        batch_size=everything["batch_size"], benchmark=everything["benchmark"],
+        predictions=everything.get(PREDICTIONS),
         backend_kwargs={k: everything[k] for k in ("device", "dtype", "attn_implementation")
                         if everything[k] is not None},
         options={k: v for k, v in everything.items() if k not in ModelArgs.__dataclass_fields__},

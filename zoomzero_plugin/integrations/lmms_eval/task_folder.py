@@ -45,7 +45,8 @@ def task_yaml(task: str, rows: Path) -> str:
         f"doc_to_visual: !function {FUNCTIONS}.doc_to_visual\n"
         f"doc_to_text: !function {FUNCTIONS}.doc_to_text\n"
         f"doc_to_target: !function {FUNCTIONS}.doc_to_target\n"
-        "generation_kwargs:\n  max_new_tokens: 512\n  do_sample: false\n"  # for other models; zoomzero's modes use their own
+        # for other models (zoomzero's modes use their own budgets): room for the template's reasoning
+        "generation_kwargs:\n  max_new_tokens: 512\n  do_sample: false\n"
         f"process_results: !function {FUNCTIONS}.{benchmark}_results\n"
         f"metric_list:\n{metrics}"
         f"metadata:\n  version: 1.0\n  benchmark: {benchmark}\n"
