@@ -90,7 +90,7 @@ def test_rows_are_checked_before_a_task_is_written(rows, tmp_path):
     hidden = tmp_path / "hidden.jsonl"
     write_rows(hidden, [make_row(qid="t1", question="Q", options=["a", "b"], answer="A", duration=30.0,
                                  video=rows[0]["videos"][0], label_hidden=True)])
-    with pytest.raises(DataError, match="label is hidden"):
+    with pytest.raises(DataError, match=r"--rextime .*hidden.jsonl: 1 row\(s\) have a hidden label"):
         write_tasks(tmp_path / "t", {"rextime": hidden})
     with pytest.raises(UsageError, match="unknown task"):
         write_tasks(tmp_path / "t", {"videomme": bad})
