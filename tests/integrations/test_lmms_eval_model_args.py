@@ -9,7 +9,7 @@ import pytest
 from zoomzero_plugin.errors import UsageError
 from zoomzero_plugin.eval.runner import add_arguments
 from zoomzero_plugin.inference.options import resolve
-from zoomzero_plugin.integrations.lmms_eval.model_args import parse_model_args
+from zoomzero_plugin.integrations.lmms_eval.model_args import benchmark_of, parse_model_args
 
 
 def eval_values(argv: list[str], benchmark: str | None = None) -> dict:
@@ -83,3 +83,12 @@ def test_ranges_are_checked_as_zoomzero_eval_checks_them_in_model_args_words():
         parse_model_args({"model": "m", "min_frame_pixels": 1000, "max_frame_pixels": 999})
     with pytest.raises(UsageError, match="agent temperature must be >= 0"):
         parse_model_args({"model": "m", "agent_temperature": -1})
+
+
+def test_a_task_gets_the_budget_of_the_benchmark_its_name_starts_with():
+    assert [benchmark_of(t) for t in ("nextgqa", "cgbench_grounding", "longvideobench_val_v", "lvbench", "mlvu_dev",
+                                      "videomme_w_subtitle", "mmmu_val")] == [
+        "nextgqa", "cgbench", "longvideobench", "lvbench", "mlvu", "videomme", None]
+    args = parse_model_args({"model": "m"})
+    assert args.values(benchmark_of("cgbench_grounding"))["max_tokens"] == 16384  # CG-Bench: long videos
+    assert args.values(benchmark_of("mmmu_val"))["max_tokens"] == 8192  # unknown: the short-video budget

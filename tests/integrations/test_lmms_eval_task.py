@@ -82,6 +82,14 @@ def test_the_task_yaml_names_the_rows_and_the_official_metrics(rows, tmp_path):
     assert text.count("aggregation: !function zoomzero_plugin.integrations.lmms_eval.task.aggregate") == 9
 
 
+def test_parquet_rows_make_a_parquet_task(rows, tmp_path):
+    write_rows(tmp_path / "rows.parquet", rows)
+    (path,) = write_tasks(tmp_path / "tasks", {"cgbench_grounding": tmp_path / "rows.parquet"})
+    text = path.read_text()
+    assert "task: cgbench_grounding\n" in text and "dataset_path: parquet\n" in text
+    assert "process_results: !function zoomzero_plugin.integrations.lmms_eval.task.cgbench_results" in text
+
+
 def test_rows_are_checked_before_a_task_is_written(rows, tmp_path):
     bad = tmp_path / "bad.jsonl"
     write_rows(bad, [{**rows[0], "videos": ["/no/such.mp4"]}])

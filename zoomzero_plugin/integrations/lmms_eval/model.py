@@ -26,20 +26,13 @@ from tqdm import tqdm
 
 from ...errors import UsageError, ZoomzeroError, one_line
 from ...eval.journal import Journal
-from ...eval.metrics import BENCHMARKS
 from ...files import check_writable, write_text
 from ...inference.backend import Backend, load_backend
 from ...inference.modes import predict
-from .model_args import ModelArgs, as_model_args, parse_model_args
+from .model_args import ModelArgs, as_model_args, benchmark_of, parse_model_args
 from .questions import Asked, ask, reply
 
 PROG = "lmms-eval --model zoomzero"
-
-
-def benchmark_of(task: str) -> str | None:
-    """The benchmark whose paper budget a task gets: the longest benchmark name its name starts with."""
-    names = [b for b in BENCHMARKS if task.lower().startswith(b)]
-    return max(names, key=len) if names else None
 
 
 @contextmanager

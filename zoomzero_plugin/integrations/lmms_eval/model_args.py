@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import UsageError
+from ...eval.metrics import BENCHMARKS
 from ...eval.runner import add_arguments
 from ...inference.modes import ModeConfig
 from ...inference.options import check_values, mode_config, resolve
@@ -62,6 +63,13 @@ class ModelArgs:
 
     def config(self, benchmark: str | None, factor: int = 28) -> ModeConfig:
         return mode_config(self.values(benchmark), factor)
+
+
+def benchmark_of(task: str) -> str | None:
+    """The benchmark whose paper budget a task gets: the longest benchmark name its name starts with
+    (``longvideobench_val_v`` → ``longvideobench``, ``cgbench_grounding`` → ``cgbench``; ``mmmu`` → None)."""
+    names = [b for b in BENCHMARKS if task.lower().startswith(b)]
+    return max(names, key=len) if names else None
 
 
 def eval_options() -> dict[str, argparse.Action]:
