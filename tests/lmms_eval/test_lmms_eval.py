@@ -178,3 +178,22 @@ def test_simple_evaluate_with_scripted_answers_equals_zoomzero_eval_and_the_hand
     assert lmms["videomme_synthetic"]["videomme_perception_score,none"] == 50.0  # a percentage; no letter: wrong
     # lmms-eval's MLVU (dev) averages the accuracy of all 7 task types, those without a question at 0: 50 / 7
     assert lmms["mlvu_synthetic"]["mlvu_percetion_score,none"] == pytest.approx(50 / 7)
+
+
+@pytest.mark.parametrize("mode", ["one-stage", "divide-and-conquer", "iterative"])
+def test_every_zoom_mode_on_an_lmms_eval_task_equals_zoomzero_eval(mode, synthetic, tiny_model_dir, tmp_path):
+    """Video-MME's own prompt, read back into question and options, asks what the row asks."""
+    from lmms_eval.evaluator import simple_evaluate
+    from lmms_eval.tasks import TaskManager
+
+    from zoomzero_plugin.integrations.lmms_eval.model import ZoomZero
+
+    options = dict(item.split("=", 1) for item in demo_args(tiny_model_dir).split(","))
+    records = tmp_path / "lmms.jsonl"
+    model = ZoomZero(mode=mode, predictions=str(records), **options)
+    simple_evaluate(model=model, tasks=["videomme_synthetic"], verbosity="WARNING",
+                    task_manager=TaskManager("WARNING", include_path=str(synthetic["tasks"])))
+    evaluate(model.backend, read_rows(synthetic["rows"]), tmp_path / "eval", benchmark="videomme", mode=mode,
+             cfg=eval_config(mode, "videomme", model.backend.factor), progress=False)
+    expected = read_predictions(tmp_path / "eval" / "predictions.jsonl")
+    assert [without_qid(r) for r in read_predictions(records)] == [without_qid(r) for r in expected]
