@@ -197,3 +197,21 @@ def test_every_zoom_mode_on_an_lmms_eval_task_equals_zoomzero_eval(mode, synthet
              cfg=eval_config(mode, "videomme", model.backend.factor), progress=False)
     expected = read_predictions(tmp_path / "eval" / "predictions.jsonl")
     assert [without_qid(r) for r in read_predictions(records)] == [without_qid(r) for r in expected]
+
+
+def test_a_predictions_file_refuses_a_question_in_two_tasks_before_any_pass(synthetic, tmp_path):
+    from types import SimpleNamespace
+
+    from lmms_eval.api.instance import Instance
+
+    from zoomzero_plugin.integrations.lmms_eval.model import ZoomZero
+
+    row = read_rows(synthetic["rows"])[0]
+    model = ZoomZero(loaded=SimpleNamespace(name="unused", factor=28), predictions=str(tmp_path / "p.jsonl"))
+    model.task_dict = {"nextgqa": {"test": [row]}, "rextime": {"test": [row]}}
+    requests = [Instance(request_type="generate_until", arguments=("", {}, None, 0, task, "test"), idx=0,
+                         metadata={"task": task, "doc_id": 0, "repeats": 1}) for task in ("nextgqa", "rextime")]
+    with pytest.raises(SystemExit) as e:
+        model.generate_until(requests)
+    assert str(e.value) == (f"lmms-eval --model zoomzero: predictions={tmp_path / 'p.jsonl'}: question synth000 is in "
+                            "the tasks nextgqa and rextime; run them one at a time")

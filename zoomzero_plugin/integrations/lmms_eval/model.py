@@ -92,6 +92,12 @@ class ZoomZero(lmms):
         for request in requests:
             prompt, _, doc_to_visual, doc_id, task, split = request.args
             out.append(ask(self.task_dict[task][split][doc_id], prompt, doc_to_visual, task, doc_id))
+        if self.journal is not None:  # one line per question id in the file
+            first: dict[str, str] = {}
+            for a in out:
+                if first.setdefault(a.question.qid, a.task) != a.task:
+                    raise UsageError(f"predictions={self.args.predictions}: question {a.question.qid} is in the tasks "
+                                     f"{first[a.question.qid]} and {a.task}; run them one at a time")
         return out
 
     def _run(self, asked: Sequence[Asked], benchmark: str | None) -> list[str]:
