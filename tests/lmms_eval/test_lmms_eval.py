@@ -39,9 +39,9 @@ def results_of(output: Path) -> dict:
     return json.loads(path.read_text())["results"]
 
 
-def zoomzero_eval(mode: str, benchmark: str, model, rows: Path, out: Path) -> list[dict]:
+def zoomzero_eval(mode: str, benchmark: str, model, rows: Path, out: Path, *extra: str) -> list[dict]:
     assert zoomzero(["eval", "--demo", "--benchmark", benchmark, "--mode", mode, "--model", str(model),
-                     "--data", str(rows), "--out", str(out), "--no-progress"]) == 0
+                     "--data", str(rows), "--out", str(out), "--no-progress", *extra]) == 0
     return read_predictions(out / "predictions.jsonl")
 
 
@@ -58,15 +58,15 @@ def test_the_demo_tasks_command_runs_coarse_to_fine_through_the_cli_as_zoomzero_
     assert argv[:3] == ["lmms-eval", "--model", "zoomzero"] and "mode=coarse-to-fine" in argv[4]
     records = tmp_path / "lmms-predictions.jsonl"
     argv[4] += f",predictions={records}"
-    done = lmms_eval([*argv[1:], "--output_path", str(tmp_path / "out")], tmp_path)
+    done = lmms_eval([*argv[1:], "--limit", "4", "--output_path", str(tmp_path / "out")], tmp_path)  # 4 of 8: CI time
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert re.search(r"\|nextgqa\|none\s*\|\s*0\|Acc@GQA", done.stdout)  # lmms-eval's table of the official metrics
 
     inputs = tmp_path / "demo_tasks" / "demo-inputs"
     expected = zoomzero_eval("coarse-to-fine", "nextgqa", inputs / "tiny-qwen", inputs / "synthetic" / "rows.jsonl",
-                             tmp_path / "eval")
+                             tmp_path / "eval", "--limit", "4")
     metrics = json.loads((tmp_path / "eval" / "metrics.json").read_text())["metrics"]
-    assert len(expected) == 8 and read_predictions(records) == expected  # every pass, text and span, in order
+    assert len(expected) == 4 and read_predictions(records) == expected  # every pass, text and span, in order
     got = results_of(tmp_path / "out")["nextgqa"]
     assert {m: got[f"{m},none"] for m in NEXTGQA_METRICS} == {m: metrics[m] for m in NEXTGQA_METRICS}
 
@@ -191,11 +191,12 @@ def test_every_zoom_mode_on_an_lmms_eval_task_equals_zoomzero_eval(mode, synthet
     options = dict(item.split("=", 1) for item in demo_args(tiny_model_dir).split(","))
     records = tmp_path / "lmms.jsonl"
     model = ZoomZero(mode=mode, predictions=str(records), **options)
-    simple_evaluate(model=model, tasks=["videomme_synthetic"], verbosity="WARNING",
+    simple_evaluate(model=model, tasks=["videomme_synthetic"], verbosity="WARNING", limit=2,  # 2 of 4: CI time
                     task_manager=TaskManager("WARNING", include_path=str(synthetic["tasks"])))
-    evaluate(model.backend, read_rows(synthetic["rows"]), tmp_path / "eval", benchmark="videomme", mode=mode,
+    evaluate(model.backend, read_rows(synthetic["rows"])[:2], tmp_path / "eval", benchmark="videomme", mode=mode,
              cfg=eval_config(mode, "videomme", model.backend.factor), progress=False)
     expected = read_predictions(tmp_path / "eval" / "predictions.jsonl")
+    assert len(expected) == 2
     assert [without_qid(r) for r in read_predictions(records)] == [without_qid(r) for r in expected]
 
 
