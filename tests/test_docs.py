@@ -81,6 +81,8 @@ HOW: list[tuple[str, str, str]] = [
     (r"^python3 scripts/model_merger\.py ", "not here", "EasyR1's own script, on a trained checkpoint"),
     (r"^zoomzero data export-sft .*--source teacher .*--teacher-url ", "not here",
      "needs a teacher model served at --teacher-url (tests/sft export from a scripted teacher served locally)"),
+    (r"^llamafactory-cli train yamls/videozoomer_sft\.yaml .*use_cpu=true", "covered",
+     "tests/sft/test_llamafactory_train.py::test_the_documented_cpu_command_trains"),
     (r"^(FORCE_TORCHRUN=1 )?llamafactory-cli train yamls/videozoomer_sft\.yaml", "not here",
      "full SFT of a 7B model on GPUs (tests/sft runs LLaMA-Factory's own trainer on the tiny model)"),
 ]

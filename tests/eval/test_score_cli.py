@@ -95,6 +95,21 @@ def test_scoring_rows_of_another_benchmark_says_so(score_only, tmp_path, capsys)
     assert "warning" not in capsys.readouterr().err
 
 
+def test_a_cut_last_line_and_an_empty_file_are_said(score_only, files, tmp_path, capsys):
+    data, path, _, _ = files
+    path.write_text(path.read_text() + '{"qid": "3249402411_0", "ans')  # a writer killed mid-line
+    assert cli.main(["score", "--benchmark", "nextgqa", str(path), "--data", str(data)]) == 0
+    captured = capsys.readouterr()
+    assert (f"zoomzero score: warning: {path}: its last line is cut short (no newline, not JSON): that line is "
+            "skipped, 3 prediction(s) read") in captured.err
+    assert "| 5.3 |" in captured.out  # Acc@QA: 2 of 38 right, as without the cut line
+    assert cli.main(["score", "--benchmark", "nextgqa", "/dev/null", "--data", str(data)]) == 2
+    assert capsys.readouterr().err == ("zoomzero score: /dev/null: holds no predictions (empty); expected one JSON "
+                                       "object per line\n")
+    assert cli.main(["score", "--benchmark", "nextgqa", str(tmp_path), "--data", str(data)]) == 2
+    assert f"predictions {tmp_path} is a folder; give a file" in capsys.readouterr().err
+
+
 def test_rows_without_answers_are_named_by_file_row_and_what_is_missing(score_only, files, tmp_path, capsys):
     """Rows of another tool (no answer column), a repeated question: one line, as `zoomzero eval` says it."""
     _, path, _, _ = files

@@ -174,3 +174,27 @@ def test_budget_defaults_are_the_papers_for_the_benchmark():
     cfg = mode_config(values("--benchmark", "cgbench"))
     assert cfg.budget.max_tokens == 16384 and cfg.prompt == "paper"
     assert mode_config(values("--benchmark", "rows", "--prompt", "concise")).prompt == "concise"
+
+
+def test_no_tool_takes_the_authors_no_tool_budget_unless_a_flag_is_given(capsys, tmp_path):
+    import argparse
+
+    from zoomzero_plugin.eval.runner import add_arguments
+    from zoomzero_plugin.inference.options import mode_config, resolve
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+
+    def agent(*argv):
+        return mode_config(resolve(parser.parse_args(["--out", "x", "--mode", "agent", *argv]))).agent
+
+    plain, baseline = agent(), agent("--no-tool")
+    assert plain.tool and plain.budget.overview_fps == 0.5 and plain.budget.rounds == 5
+    assert not baseline.tool and (baseline.budget.overview_fps, baseline.budget.overview_frames) == (0.2, 120)
+    assert (baseline.budget.frame_min_pixels, baseline.budget.turn_tokens) == (12544, 2048)
+    assert agent("--no-tool", "--agent-overview-frames", "32").budget.overview_frames == 32  # a flag wins
+    common = ["eval", "--benchmark", "rows", "--model", "m", "--data", str(tmp_path / "d.jsonl"), "--out", str(tmp_path)]
+    assert zoomzero([*common, "--no-tool"]) == 2
+    assert "--no-tool is VideoZoomer's baseline without its tool: use it with --mode agent" in capsys.readouterr().err
+    assert zoomzero([*common, "--mode", "agent", "--no-tool", "--agent-prompt", "train"]) == 2
+    assert "drop --agent-prompt" in capsys.readouterr().err

@@ -9,6 +9,13 @@ What is checked here needs no video: how a call reads (one JSON object with ``se
 values (finite, ``fps > 0``, ``end > start``, 1..``call_frames`` frames counted as ``int(fps · (end − start))``,
 the authors' count) and the turn's format. Checks against the video and the trajectory's budgets (a segment
 outside the video, calls or images used up, the last round) belong to :mod:`.environment`.
+
+Which calls run follows this package's rules (stricter than the release's; docs/fidelity.md). What the model
+*reads* when a call cannot be read is the release's text: :func:`release_message` performs the operations the
+authors' rollout performs on the same call content (``re.findall(r'\\{.*?\\}')``, ``json.loads``, the
+one-object assertion, ``float(obj['segment'][0])`` …) and takes the exception's own text, so the observation
+holds what their checkpoint was trained on. Only where the release reads a call that this package refuses
+(prose around the object, a third segment value, ``true`` as a number …) are this package's words used.
 """
 
 from __future__ import annotations
@@ -36,14 +43,24 @@ PARSE, EXECUTION = "parse", "execution"
 @dataclass(frozen=True)
 class ToolError:
     """Why a call did not return frames. ``code`` is stable (statistics, tests); ``message`` is what the
-    model reads in the error observation."""
+    model reads in the error observation; ``note`` is this package's explanation when ``message`` is the
+    release's text (which may be empty: the release shows ``Error Information: .`` for some calls)."""
 
     code: str
     message: str
     kind: str = EXECUTION  # PARSE | EXECUTION
+    note: str | None = None
+
+    @property
+    def explanation(self) -> str:
+        """For people (logs, demos): this package's words."""
+        return self.note or self.message
 
     def to_dict(self) -> dict[str, str]:
-        return {"code": self.code, "message": self.message, "kind": self.kind}
+        out = {"code": self.code, "message": self.message, "kind": self.kind}
+        if self.note is not None:
+            out["note"] = self.note
+        return out
 
 
 @dataclass(frozen=True)
@@ -152,6 +169,62 @@ def _number(value: Any) -> float | None:
         return None
 
 
+def braced_spans(content: str) -> list[str]:
+    """What the release's ``re.findall(r'\\{.*?\\}', content)`` returns, in linear time: from each ``{``, the text up
+    to the next ``}`` when no newline comes first (``.`` does not match ``\n``), the scan going on after each
+    match. A ``{`` whose line holds no later ``}`` starts no match, nor does any ``{`` before that newline."""
+    out: list[str] = []
+    n = len(content)
+    start = content.find("{")
+    close = newline = -1
+    while 0 <= start < n:
+        if close < start:
+            close = content.find("}", start)
+            if close < 0:
+                return out
+        if newline < start:
+            newline = content.find("\n", start)
+            if newline < 0:
+                newline = n
+        if newline < close:  # every "{" up to this newline meets it before a "}"
+            start = content.find("{", newline + 1)
+            continue
+        out.append(content[start : close + 1])
+        start = content.find("{", close + 1)
+    return out
+
+
+def _release_arguments(objects: list[Any]) -> None:
+    """``prepare_tool_call_inputs_video`` of the release (``function_tools.py``), operation for operation."""
+    if len(objects) != 1:
+        raise AssertionError  # ``assert len(json_objects) == 1``: an exception without a message
+    obj = objects[0]
+    try:
+        float(obj["segment"][0])
+        float(obj["segment"][1])
+        float(obj["fps"])
+    except Exception as e:  # noqa: BLE001  (the release wraps whatever these operations raise)
+        raise ValueError(f"Invalid input for function `extract_video_clip`. Error: {e}, input: {obj}") from None
+
+
+def release_message(content: str) -> str | None:
+    """The ``Error Information`` the authors' rollout (``vllm_async_engine.process_tool_call``) shows for a call
+    whose content (the text between the first ``<video_zoom>`` and ``</video_zoom>``) is ``content``, or None
+    when the release reads a call from it. The text is Python's own exception message from the same operations:
+    ``json.loads`` of every ``{…}`` span, the one-object assertion (an empty message), ``float()`` of
+    ``segment[0]``, ``segment[1]`` and ``fps`` (wrapped in the release's ``Invalid input …`` sentence). Linear
+    in ``len(content)``; never raises."""
+    try:
+        objects = [json.loads(span) for span in braced_spans(content)]
+        _release_arguments(objects)
+    except Exception as e:  # noqa: BLE001  (the release catches every exception and shows its text)
+        try:
+            return str(e)
+        except Exception:  # noqa: BLE001  (a text that cannot be built: the release would fail too)
+            return type(e).__name__
+    return None
+
+
 def read_call(content: str) -> Call | ToolError:
     """The call in the text between ``<video_zoom>`` and ``</video_zoom>``: exactly one JSON object (any
     whitespace, pretty-printed too) with ``"segment": [start, end]`` and ``"fps"`` (numbers or numeric
@@ -216,6 +289,8 @@ def _call_turn(text: str, call_frames: int) -> Turn:
     else:
         read = read_call(text[first_open + len(CALL_OPEN) : close])
         call, error = (read, read.problem(call_frames)) if isinstance(read, Call) else (None, read)
+    if error is not None and error.kind == PARSE and opens:
+        error = _as_released(error, text[first_open + len(CALL_OPEN) : close])
     if error is not None:
         problems.append(f"call:{error.code}")
     problems += _think_problems(text, first_open if first_open >= 0 else close)
@@ -223,6 +298,14 @@ def _call_turn(text: str, call_frames: int) -> Turn:
         problems.append("answer_in_call_turn")
     answer, letter = _last_answer(text)
     return Turn(CALL, text, call=call, error=error, answer=answer, letter=letter, problems=tuple(problems))
+
+
+def _as_released(error: ToolError, content: str) -> ToolError:
+    """``error`` with the release's text for the same call content, where the release has one."""
+    released = release_message(content)
+    if released is None:  # the release runs this call: this package's words stay
+        return error
+    return ToolError(error.code, released, PARSE, note=error.message)
 
 
 def _last_answer(text: str) -> tuple[str | None, str | None]:

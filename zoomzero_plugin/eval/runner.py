@@ -12,11 +12,15 @@ visual tokens at 1 fps for NExT-GQA and ReXTime, 16,384 for CG-Bench, Video-MME,
 tokens per frame; ≤256 frames; 256-s windows, top-4 windows, responses ≤512 tokens.
 Mode agent (VideoZoomer): the model calls <video_zoom> over up to 5 rounds after a 64-frame overview
 (≤16 frames a call, ≤4 calls); predictions keep each transcript, report.md adds tool statistics.
+--mode agent --no-tool: the authors' baseline without the tool (their eval_video_notool.sh: the video as one
+video at 0.2 fps, ≤120 frames, one reply), to measure what the tool adds.
 
 examples:
   zoomzero eval --benchmark nextgqa --model Qwen/Qwen2.5-VL-7B-Instruct --data nextgqa_test.jsonl --out runs/nextgqa
   zoomzero eval --benchmark lvbench --mode divide-and-conquer --model CKPT --data lvbench.jsonl --out runs/lvb-dc
   zoomzero eval --benchmark longvideobench --mode agent --model zsgvivo/videozoomer --data lvb_val.jsonl --out runs/vz
+  zoomzero eval --benchmark longvideobench --mode agent --no-tool --model zsgvivo/videozoomer --data lvb_val.jsonl \
+      --out runs/vz-notool
   zoomzero eval --demo --out runs/demo      # tiny random model + synthetic videos, CPU, seconds
 """
 
@@ -28,7 +32,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError, ResumeError, UsageError, ZoomzeroError
+from ..errors import DataError, ResumeError, UsageError, ZoomzeroError, cli_edge
 from ..files import check_writable
 from ..inference.modes import MODES
 from ..inference.options import (DEFAULTS, add_agent_arguments, add_budget_arguments, add_flag, check_values,
@@ -37,10 +41,11 @@ from ..prompts import PROMPT_STYLES
 from ..rows import label_hidden, read_rows
 from .journal import Journal, check_settings
 from .metrics import BENCHMARKS as METRIC_SETS
+from .predictions import SETTINGS_FILE
 
 BENCHMARKS = tuple(METRIC_SETS)
 MODE_NAMES = tuple(MODES)
-PREDICTIONS, TIMINGS, SETTINGS = "predictions.jsonl", "timings.jsonl", "run.json"
+PREDICTIONS, TIMINGS, SETTINGS = "predictions.jsonl", "timings.jsonl", SETTINGS_FILE
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     io = parser.add_argument_group("what to evaluate")
@@ -163,7 +168,8 @@ def setting_flag(key: str) -> str:
     last = key.rsplit(".", 1)[-1]
     if last in DEFAULTS or key in ("benchmark", "mode", "model", "data", "backend"):
         return "--" + last.replace("_", "-")
-    return {"config.budget.factor": "the model's pixels per token side (--model)"}.get(key, key)
+    return {"config.budget.factor": "the model's pixels per token side (--model)",
+            "config.agent.tool": "--no-tool"}.get(key, key)
 
 
 def record_frames(record: dict[str, Any]) -> int:
@@ -200,6 +206,10 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     values = resolve(args, demo=args.demo, benchmark=args.benchmark)
     check_values(values)  # each flag value named, before the data and the model
+    if values["agent_no_tool"] and args.mode != "agent":
+        raise UsageError("--no-tool is VideoZoomer's baseline without its tool: use it with --mode agent")
+    if values["agent_no_tool"] and args.agent_prompt is not None:
+        raise UsageError("--no-tool reads the authors' no-tool system prompt; drop --agent-prompt")
     try:
         cfg = mode_config(values)  # every other option checked before anything is built or loaded
     except ValueError as e:
@@ -254,11 +264,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m zoomzero_plugin.eval.runner``: the same as ``zoomzero eval``."""
+    """``python -m zoomzero_plugin.eval.runner``: the same as ``zoomzero eval``, through the same edge (one-line
+    errors, a quiet end when stdout's reader goes away)."""
     parser = argparse.ArgumentParser(prog="zoomzero eval", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
-    return run(parser.parse_args(argv))
+    return cli_edge("zoomzero eval", lambda: run(parser.parse_args(argv)))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ texts, optionally the log-probability of every generated token, what was decoded
 video tokens) and how long each step took.
 
 A *formatted* request (the agent's) carries the whole chat-formatted prompt text, with one
-``<|vision_start|><|image_pad|><|vision_end|>`` per image, and its ``images`` in order; it is sent as is.
+``<|vision_start|><|image_pad|><|vision_end|>`` per image, and its ``images`` in order; it is sent as is. One with
+``frames`` (the no-tool baseline's) holds one ``<|vision_start|><|video_pad|><|vision_end|>`` instead: the frames
+are one video, resized by the processor's own rule like images (and timed at its default rate).
 
 A request with ``choices`` (option letters) is not generated freely: the backend scores the next
 token after the prompt and answers with the most probable choice, as the Zoom-Zero authors' fine
@@ -62,14 +64,15 @@ class Request:
     images: tuple[Any, ...] = ()  # PIL images of a formatted prompt, in placeholder order
     formatted: bool = False  # ``prompt`` already went through the chat template: send it as is
     tag: str = ""  # the caller's label (the agent: "qid#round"); backends ignore it
+    frames: tuple[Any, ...] = ()  # PIL frames of the one video of a formatted prompt
 
     def __post_init__(self) -> None:
         if not self.formatted and self.prompt.count(VIDEO_PLACEHOLDER) > 1:
             raise ValueError("a request prompt holds at most one <video> placeholder (all clips go there)")
-        if self.images and not self.formatted:
-            raise ValueError("images go with a formatted prompt (formatted=True)")
-        if self.images and self.videos:
-            raise ValueError("a request holds images or videos, not both")
+        if (self.images or self.frames) and not self.formatted:
+            raise ValueError("images and frames go with a formatted prompt (formatted=True)")
+        if sum(map(bool, (self.images, self.videos, self.frames))) > 1:
+            raise ValueError("a request holds images, videos or frames, only one of them")
 
 
 @dataclass

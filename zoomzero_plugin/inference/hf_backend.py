@@ -134,8 +134,9 @@ class TransformersBackend:
                  for r in requests]
         flat = [clip for clips in decoded for clip in clips]
         images = [image for r in requests for image in r.images]
-        if flat and images:
-            raise ValueError("a batch holds requests with videos or with images, not both")
+        frames = [list(r.frames) for r in requests if r.frames]
+        if sum(map(bool, (flat, images, frames))) > 1:
+            raise ValueError("a batch holds requests with videos, with images or with frames, only one kind")
         kwargs: dict[str, Any] = {}
         if flat:
             kwargs = {"videos": [c.frames for c in flat], "video_metadata": [c.metadata for c in flat],
@@ -144,17 +145,20 @@ class TransformersBackend:
                 kwargs["fps"] = [c.sample_fps for c in flat]
         elif images:  # resized by the processor's own rule, as the VideoZoomer authors' processor did
             kwargs = {"images": images}
+        elif frames:  # one video each, resized and timed by the processor's defaults (VideoZoomer's no-tool run)
+            kwargs = {"videos": frames}
         inputs = self.processor(text=texts, padding=True, return_tensors="pt", **kwargs)
         prepare = (time.perf_counter() - start) / len(requests)
         video = _tokens(inputs.get("video_grid_thw"), self.merge_size)
         image = _tokens(inputs.get("image_grid_thw"), self.merge_size)
         k = j = 0
         for gen, request, clips, mask in zip(gens, requests, decoded, inputs["attention_mask"]):
-            gen.video_tokens = int(sum(video[k : k + len(clips)]))
+            videos = len(clips) + bool(request.frames)
+            gen.video_tokens = int(sum(video[k : k + videos]))
             gen.image_tokens = int(sum(image[j : j + len(request.images)]))
             gen.prompt_tokens = int(mask.sum())
             gen.timing["prepare_s"] = prepare
-            k += len(clips)
+            k += videos
             j += len(request.images)
         return inputs.to(self.device), gens
 

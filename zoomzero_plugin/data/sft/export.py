@@ -35,6 +35,7 @@ import argparse
 import hashlib
 import json
 import shutil
+import sys
 import tempfile
 from collections import Counter
 from collections.abc import Sequence
@@ -280,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from ...rows import read_rows
-    from .sources import (ReplyJournal, TeacherSession, prediction_candidates, questions_from_rows, read_transcripts,
+    from .sources import (ReplyJournal, TeacherSession, prediction_candidates, questions_from_rows,
                           reflection_candidates, teacher_candidates)
     from .teacher import TeacherClient, TeacherConfig
 
@@ -293,11 +294,7 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as e:
         raise DataError(f"--data {args.data}: {e}") from None
     questions = questions_from_rows(rows, args.data)
-    transcripts = read_transcripts(args.predictions) if args.predictions else []
-    unknown = sorted({q for q, _ in transcripts} - set(questions))
-    if unknown and args.limit is None:
-        raise DataError(f"{len(unknown)} prediction qid(s) are not in --data, e.g. {unknown[:3]}")
-    transcripts = [(q, _with_video(t, questions[q])) for q, t in transcripts if q in questions]
+    transcripts, torn = _transcripts(args, questions)
     videos = _videos({q.qid: q for q in questions.values()} if set(args.source) & {"teacher"} else
                      {q: questions[q] for q, _ in transcripts})
 
@@ -346,6 +343,7 @@ def run(args: argparse.Namespace) -> int:
         if not samples:
             raise DataError("every sample exceeds the cutoff; nothing written")
         summary = _summary(candidates, kept, samples, dropped, skipped, budget, args, check)
+        summary["cut_lines_skipped"] = {str(loaded.path): loaded.torn for loaded in torn}
         if session is not None:
             summary["teacher_requests"] = {"sent": session.client.requests_sent, "replayed": session.journal.replayed}
         write_json(stage / SUMMARY, summary)
@@ -355,6 +353,20 @@ def run(args: argparse.Namespace) -> int:
             shutil.rmtree(stage, ignore_errors=True)
     _print(summary, out)
     return 0
+
+
+def _transcripts(args: argparse.Namespace, questions: dict[str, Question]):
+    """The --predictions transcripts of questions in --data (their videos found), and the files whose cut last
+    line was skipped (said at once on stderr, and kept in summary.json)."""
+    from .sources import read_transcripts
+
+    transcripts, torn = read_transcripts(args.predictions) if args.predictions else ([], [])
+    for loaded in torn:
+        print(f"zoomzero data export-sft: warning: {loaded.warning()}", file=sys.stderr)
+    unknown = sorted({q for q, _ in transcripts} - set(questions))
+    if unknown and args.limit is None:
+        raise DataError(f"{len(unknown)} prediction qid(s) are not in --data, e.g. {unknown[:3]}")
+    return [(q, _with_video(t, questions[q])) for q, t in transcripts if q in questions], torn
 
 
 def _with_video(transcript, question: Question):
@@ -390,6 +402,8 @@ def _print(summary: dict[str, Any], out: Path) -> None:
     if check.get("llamafactory"):
         lines.append(f"  LLaMA-Factory {check['llamafactory']} ({check['template']}): longest {check['tokens_max']} "
                      f"tokens, mean {check['tokens_mean']}, cutoff {check['cutoff_len']}")
+    for path, n in summary.get("cut_lines_skipped", {}).items():
+        lines.append(f"  skipped: {n} cut line at the end of {path}")
     if "teacher_requests" in summary:
         t = summary["teacher_requests"]
         lines.append(f"  teacher requests: {t['sent']} sent, {t['replayed']} replayed from the journal")

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from zoomzero_plugin.errors import EXIT_USER, ZoomzeroError, one_line
+from zoomzero_plugin.errors import cli_edge
 
 EPILOG = ("Docs: docs/easyr1.md. `easyr1 train RECIPE --dry-run` validates without starting Ray or touching a GPU "
           "(vLLM need not be installed). Exit status: 0 done, 1 a check failed, 2 a problem to fix (one line).")
@@ -95,18 +95,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run a command; a :class:`~zoomzero_plugin.errors.ZoomzeroError` becomes one line on stderr (exit 2)."""
-    parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
-    if extra and args.command == "train" and all("=" in a and not a.startswith("-") for a in extra):
-        args.overrides += extra  # overrides given after an option: `train R.yaml --dry-run a=1`
-    elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    try:
-        return int(args._run(args) or 0)
-    except ZoomzeroError as e:
-        print(one_line(f"easyr1 {args.command}", e), file=sys.stderr)
-        return EXIT_USER
+    """Run a command through :func:`~zoomzero_plugin.errors.cli_edge`: a
+    :class:`~zoomzero_plugin.errors.ZoomzeroError` becomes one line on stderr (exit 2), a closed stdout a quiet end."""
+    parsed: list[argparse.Namespace] = []
+
+    def command() -> int:
+        parser = build_parser()
+        args, extra = parser.parse_known_args(argv)
+        if extra and args.command == "train" and all("=" in a and not a.startswith("-") for a in extra):
+            args.overrides += extra  # overrides given after an option: `train R.yaml --dry-run a=1`
+        elif extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        parsed.append(args)
+        return args._run(args)
+
+    return cli_edge(lambda: f"easyr1 {parsed[0].command}" if parsed else "easyr1", command)
 
 
 if __name__ == "__main__":
