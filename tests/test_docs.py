@@ -48,7 +48,31 @@ HOW: list[tuple[str, str, str]] = [
         r"^python3 -m venv \.venv-vllm && \. \.venv-vllm/bin/activate && "
         r"bash scripts/install-cpu\.sh --vllm && python -m pytest -m vllm",
         "ci",
-        "bash scripts/install-cpu.sh --vllm",
+        "install_env vllm --vllm",
+    ),
+    (
+        r"^python3 -m venv \.venv-lmms && \. \.venv-lmms/bin/activate && bash scripts/install-cpu\.sh --lmms-eval && "
+        r"python -m pytest -m lmms_eval",
+        "ci",
+        "install_env lmms --lmms-eval",
+    ),
+    (
+        r"^zoomzero lmms-eval tasks \S+ --demo$",
+        "covered",
+        "tests/lmms_eval/test_lmms_eval.py::"
+        "test_the_demo_tasks_command_runs_coarse_to_fine_through_the_cli_as_zoomzero_eval",
+    ),
+    (
+        r"^zoomzero lmms-eval tasks \S+ --(nextgqa|rextime|cgbench) ",
+        "not here",
+        "needs converted benchmark rows and their videos "
+        "(tests/integrations/test_lmms_eval_task.py writes tasks over rows)",
+    ),
+    (
+        r"^lmms-eval --model zoomzero ",
+        "not here",
+        "needs a trained checkpoint (or the released VideoZoomer) and the benchmark's videos; tests/lmms_eval runs "
+        "lmms-eval with the tiny model",
     ),
     (r"^easyr1 train \S+\.yaml .*--dry-run$", "run", "test_documented_dry_runs_run_as_written"),
     (r"^easyr1 train \S+\.yaml", "run", "test_documented_training_commands_stop_cleanly_without_a_gpu_node"),

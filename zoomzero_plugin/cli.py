@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "data filter": "zoomzero_plugin.data.filter",
     "data export-sft": "zoomzero_plugin.data.sft.export",
     "recipes": "zoomzero_plugin.shipped",
+    "lmms-eval tasks": "zoomzero_plugin.integrations.lmms_eval.task_folder",
 }
 
 

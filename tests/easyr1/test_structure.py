@@ -181,7 +181,8 @@ def test_every_package_has_a_face_whose_names_resolve_and_shadow_no_submodule():
         assert all(getattr(package, n) is not None for n in public), name
         # a face name equal to a submodule's is replaced by the submodule once that is imported
         assert not [n for n in public if f"{name}.{n}" in MODULES], name
-    assert faceless == [f"{ROOT}.hosts", WING]  # a namespace for hosts; a plugin, loaded through its entry point
+    # namespaces for hosts and for integrations; a plugin, loaded through its entry point
+    assert faceless == [f"{ROOT}.hosts", WING, f"{ROOT}.integrations"]
 
 
 LOOKUP_HAS_NO_EFFECTS = """
