@@ -9,5 +9,9 @@ SHIPPED = {"zoomzero_plugin.yamls": "yamls", "zoomzero_plugin.examples": "exampl
 setup(
     packages=find_packages(include=["zoomzero_plugin", "zoomzero_plugin.*"]) + list(SHIPPED),
     package_dir=SHIPPED,
-    package_data={"zoomzero_plugin": ["py.typed"], "zoomzero_plugin.yamls": ["*.yaml"], "zoomzero_plugin.examples": ["*.sh"]},
+    package_data={
+        "zoomzero_plugin": ["py.typed"],
+        "zoomzero_plugin.yamls": ["*.yaml"],
+        "zoomzero_plugin.examples": ["*.sh"],
+    },
 )

@@ -1,10 +1,14 @@
-"""VideoZoomer agent benchmarks: agent evaluation vs one-stage, per-clip decode cost, parser throughput.
+"""VideoZoomer agent benchmarks: agent evaluation vs one-stage and vs no tool, per-clip decode cost, parser throughput.
 
-1. Agent vs one-stage. The same backend (transformers on CPU, the tiny random Qwen2.5-VL, batch 1) and the
-   same synthetic long videos as bench_inference.py. Scripted words (the random model never calls the tool):
+1. Agent vs one-stage vs no tool. The same backend (transformers on CPU, the tiny random Qwen2.5-VL, batch 1) and
+   the same synthetic long videos as bench_inference.py. Scripted words (the random model never calls the tool):
    the agent calls ``<video_zoom>`` once on the clue at up to 16 frames, then answers; one-stage's grounding
-   pass names the clue. Everything else is real: overview and clip decoding, the processor, generation.
+   pass names the clue; the no-tool baseline (``--no-tool``: the authors' eval_video_notool.sh setting, the video
+   as one video at 0.2 fps) answers at once. Everything else is real: frame decoding, the processor, generation.
    Goal: agent wall time ≤ 1.6× one-stage's (only the clip's frames are decoded again).
+   With ``--model CKPT --data ROWS`` the tool-vs-no-tool comparison runs on a real checkpoint instead (its own
+   words, greedy, the paper's budgets): accuracy with and without the tool, calls, frames and time, one table —
+   the paper's ablation in one command.
 2. Per-clip decode. :class:`~zoomzero_plugin.agent.frames.FrameReader` reading one clip of N frames from videos
    of growing length (goal: time grows with the frames asked for, not with the video's length).
 3. Parser throughput. ``parse_turn``, ``split_response`` and the trajectory reward on 1 MB inputs, realistic and
@@ -12,6 +16,7 @@
 
     python benchmarks/bench_agent.py            # 3 videos of 300 s; ~5 min on 2 CPU cores
     python benchmarks/bench_agent.py --quick    # 2 videos of 120 s
+    python benchmarks/bench_agent.py --model zsgvivo/videozoomer --data lvb_val.jsonl --limit 200 --device cuda
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ import argparse
 import os
 import sys
 import tempfile
+import time
+from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -33,14 +40,16 @@ from _timing import fastest, median_ms  # noqa: E402
 from bench_inference import long_benchmark, oracle  # noqa: E402
 
 from zoomzero_plugin.agent import AgentBudget, parse_turn, score_response, split_response  # noqa: E402
+from zoomzero_plugin.agent.baseline import NO_TOOL_BUDGET  # noqa: E402
 from zoomzero_plugin.agent.frames import FrameReader  # noqa: E402
+from zoomzero_plugin.errors import EXIT_USER, ZoomzeroError, one_line  # noqa: E402
+from zoomzero_plugin.gvqa.zoom import ZoomBudget  # noqa: E402
 from zoomzero_plugin.inference.agent import AgentConfig  # noqa: E402
 from zoomzero_plugin.inference.modes import ModeConfig, predict  # noqa: E402
 from zoomzero_plugin.inference.passes import Question  # noqa: E402
 from zoomzero_plugin.inference.scripted import ScriptedBackend  # noqa: E402
 from zoomzero_plugin.rows import read_rows, row_truth  # noqa: E402
 from zoomzero_plugin.synthetic.videos import write_video  # noqa: E402
-from zoomzero_plugin.zoom import ZoomBudget  # noqa: E402
 
 
 def agent_script(truths: dict[str, object]):
@@ -51,10 +60,17 @@ def agent_script(truths: dict[str, object]):
         if round_ == "0":
             start, end = truth.spans[0]
             fps = 16 / (end - start)
-            return f'<think>The clue.</think><video_zoom>{{"segment": [{start:g}, {end:g}], "fps": {fps:g}}}</video_zoom>'
+            return (
+                f'<think>The clue.</think><video_zoom>{{"segment": [{start:g}, {end:g}], "fps": {fps:g}}}</video_zoom>'
+            )
         return f"<think>Seen.</think><answer>{truth.answer}</answer>"
 
     return script
+
+
+def no_tool_script(truths: dict[str, object]):
+    """The no-tool baseline's one reply: the answer."""
+    return lambda request, _: f"<think>Seen.</think><answer>{truths[request.tag].answer}</answer>"
 
 
 def bench_agent_vs_one_stage(backend, rows, args) -> list[tuple]:
@@ -62,12 +78,17 @@ def bench_agent_vs_one_stage(backend, rows, args) -> list[tuple]:
     truths = {t.qid: t for t in map(row_truth, rows)}
     one = ScriptedBackend(backend, oracle({r["videos"][0]: row_truth(r) for r in rows}))
     agent = ScriptedBackend(backend, agent_script(truths))
+    no_tool = ScriptedBackend(backend, no_tool_script(truths))
     cfg = ModeConfig(budget=ZoomBudget(max_tokens=args.max_tokens, fps=1.0, max_frames=256),
                      max_new_tokens=args.max_new_tokens,
                      agent=AgentConfig(budget=AgentBudget(turn_tokens=args.max_new_tokens)))
+    baseline = replace(cfg, agent=AgentConfig(budget=replace(NO_TOOL_BUDGET, turn_tokens=args.max_new_tokens),
+                                              tool=False))
     predict(one, questions[:1], "one-stage", cfg)  # warm-up
     best = fastest({"one-stage": lambda: predict(one, questions, "one-stage", cfg),
-                    "agent (1 call + answer)": lambda: predict(agent, questions, "agent", cfg)}, args.repeat)
+                    "agent (1 call + answer)": lambda: predict(agent, questions, "agent", cfg),
+                    "agent, no tool (authors' baseline)": lambda: predict(no_tool, questions, "agent", baseline)},
+                   args.repeat)
     table = []
     for label, (wall, preds) in best.items():
         if label == "one-stage":
@@ -80,6 +101,42 @@ def bench_agent_vs_one_stage(backend, rows, args) -> list[tuple]:
             tokens = None
         table.append((label, wall, decode, frames / len(preds), tokens / len(preds) if tokens is not None else None))
     return table
+
+
+def compare_tool(backend, rows, args) -> list[tuple]:
+    """The checkpoint's own words with and without the tool (greedy, the paper's budgets): (label, accuracy %,
+    answered %, calls/q, frames/q, wall s)."""
+    questions = [Question.from_row(r) for r in rows]
+    truths = {t.qid: t.answer for t in map(row_truth, rows)}
+    table = []
+    for label, agent in (("agent (tool)", AgentConfig()), ("no tool (eval_video_notool.sh)", AgentConfig.no_tool())):
+        preds = []
+        start = time.perf_counter()
+        for i in range(0, len(questions), args.batch_size):
+            preds += predict(backend, questions[i : i + args.batch_size], "agent", ModeConfig(agent=agent))
+        wall = time.perf_counter() - start
+        records = [p.record for p in preds]
+        n = len(records)
+        table.append((label, 100.0 * sum(r["answer"] == truths[r["qid"]] for r in records) / n,
+                      100.0 * sum(r["answer"] is not None for r in records) / n, sum(r["calls"] for r in records) / n,
+                      sum(r["frames"] for r in records) / n, wall))
+    return table
+
+
+def real_comparison(args) -> int:
+    from zoomzero_plugin.inference.backend import load_backend
+
+    rows = read_rows(args.data)[: args.limit]
+    backend = load_backend("transformers", args.model, device=args.device, batch_size=args.batch_size)
+    print(f"model: {args.model}; data: {args.data} ({len(rows)} questions); backend: transformers on "
+          f"{backend.device}, batch {args.batch_size}, greedy; the paper's budgets "
+          "(agent: 64-frame overview at 0.5 fps, "
+          f"<=16 frames a call, <=5 rounds; no tool: <=120 frames at 0.2 fps as one video, one reply)\n")
+    print("| run | Acc % | answered % | calls / q | frames / q | wall s |")
+    print("|---|---|---|---|---|---|")
+    for label, acc, answered, calls, frames, wall in compare_tool(backend, rows, args):
+        print(f"| {label} | {acc:.1f} | {answered:.1f} | {calls:.2f} | {frames:.1f} | {wall:.1f} |")
+    return 0
 
 
 def bench_decode(work: Path, lengths: list[float], frames: list[int], args) -> list[tuple]:
@@ -111,7 +168,9 @@ def bench_parsers() -> list[tuple]:
         "'<video_zoom>' × 83k": "<video_zoom>" * (mb // 12),
         "'{' × 1M inside a call": "<think>x</think><video_zoom>" + "{" * mb + "</video_zoom>",
         "'<answer>' × 125k": "<answer>" * (mb // 8),
-        "4-turn trajectory, padded to 1 MB": (turn + obs) * 3 + think[: mb - 4 * len(turn + obs)] + "<answer>B</answer>",
+        "4-turn trajectory, padded to 1 MB": (turn + obs) * 3
+        + think[: mb - 4 * len(turn + obs)]
+        + "<answer>B</answer>",
         "'</video_zoom>user\\n' × 55k": "</video_zoom>user\n" * (mb // 18),
     }
     rows = []
@@ -138,7 +197,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, default=8192, help="one-stage L_v (default: the paper's 8192)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--workdir", default=str(Path(tempfile.gettempdir()) / "zoomzero-bench"))
+    real = parser.add_argument_group("tool vs no tool on a real checkpoint (instead of the scripted tables)")
+    real.add_argument("--model", help="a VideoZoomer checkpoint (folder or hub id)")
+    real.add_argument("--data", help="its benchmark rows (zoomzero data convert output)")
+    real.add_argument("--limit", type=int, help="the first N rows only")
+    real.add_argument("--device", help="cpu, cuda … (default: cuda when available)")
+    real.add_argument("--batch-size", type=int, default=1, help="questions per generate call (1)")
     args = parser.parse_args(argv)
+    if args.model or args.data:
+        if not (args.model and args.data):
+            parser.error("--model and --data go together")
+        try:
+            return real_comparison(args)
+        except ZoomzeroError as e:  # a model or data file the user must fix: one line
+            print(one_line("bench_agent", e), file=sys.stderr)
+            return EXIT_USER
     if args.quick:
         args.videos, args.seconds = 2, 120.0
     work = Path(args.workdir)
@@ -150,12 +223,15 @@ def main(argv: list[str] | None = None) -> int:
     model_dir = work / "tiny-qwen"
     if not (model_dir / "config.json").exists():
         build_tiny_qwen(model_dir)
-    rows = read_rows(long_benchmark(work, args.videos, args.seconds, args.width, args.height, args.fps, args.clue_seconds))
+    rows = read_rows(
+        long_benchmark(work, args.videos, args.seconds, args.width, args.height, args.fps, args.clue_seconds)
+    )
     backend = TransformersBackend(str(model_dir), device="cpu", batch_size=1)
     print(f"data: {len(rows)} synthetic videos of {args.seconds:g} s, {args.width}x{args.height} @ {args.fps} fps; "
           f"backend: transformers, CPU, tiny random Qwen2.5-VL, batch 1, torch threads {os.environ['OMP_NUM_THREADS']}")
     print(f"one-stage: L_v={args.max_tokens}, 1 fps, ≤256 frames; agent: 64-frame overview at 0.5 fps (≤100,352 px), "
-          f"one call of ≤16 frames, then the answer; responses ≤{args.max_new_tokens} tokens\n")
+          f"one call of ≤16 frames, then the answer; no tool: ≤120 frames at 0.2 fps (12,544..100,352 px) as one "
+          f"video, one reply; responses ≤{args.max_new_tokens} tokens\n")
     table = bench_agent_vs_one_stage(backend, rows, args)
     base = table[0][1]
     print("| mode | wall s | × one-stage | frame decode s | frames/q | video tokens/q |")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-import tempfile
 from pathlib import Path
 
 import torch
@@ -18,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _timing import fastest, median_ms, print_table  # noqa: E402
 
 from zoomzero_plugin import GlueTokenMasker, GroundTruth, RewardConfig, grpo_advantage, score_response, token_adv  # noqa: E402
-from zoomzero_plugin.parsing import glue_char_ranges, parse_response  # noqa: E402
+from zoomzero_plugin.gvqa.parsing import glue_char_ranges, parse_response  # noqa: E402
 from zoomzero_plugin.synthetic.adversarial import CASES, MB, adversarial_responses  # noqa: E402
 
 GOAL_MS = 50.0

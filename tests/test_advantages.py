@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from zoomzero_plugin.advantages import group_normalize, grpo_advantage, token_adv
+from zoomzero_plugin.gvqa.advantages import group_normalize, grpo_advantage, token_adv
 
 
 def test_group_normalize_uses_population_std():
@@ -79,7 +79,9 @@ def test_token_adv_requires_a_component_for_each_token_class():
 
 
 def test_grpo_baseline_broadcasts_one_advantage_per_response():
-    adv, _ = grpo_advantage(torch.tensor([1.0, 0.0, 0.5, 0.5]), torch.tensor([[1, 1, 0]] * 4), ["a", "a", "b", "b"], eps=0)
+    adv, _ = grpo_advantage(
+        torch.tensor([1.0, 0.0, 0.5, 0.5]), torch.tensor([[1, 1, 0]] * 4), ["a", "a", "b", "b"], eps=0
+    )
     assert torch.allclose(adv, torch.tensor([[1.0, 1, 0], [-1, -1, 0], [0, 0, 0], [0, 0, 0]]))
 
 
@@ -93,8 +95,12 @@ def test_sample_std_on_a_hand_computed_group():
     r = torch.tensor([1.0, 0.0, 0.0, 0.0])  # mean 1/4; squared deviations 9/16 + 3·1/16 = 12/16
     population = (12 / 16 / 4) ** 0.5  # sqrt(3)/4 ≈ 0.4330
     sample = (12 / 16 / 3) ** 0.5  # 1/2
-    assert torch.allclose(group_normalize(r, ["u"] * 4, eps=0.0), torch.tensor([0.75, -0.25, -0.25, -0.25]) / population)
-    assert torch.allclose(group_normalize(r, ["u"] * 4, eps=0.0, std="sample"), torch.tensor([1.5, -0.5, -0.5, -0.5]))
+    assert torch.allclose(
+        group_normalize(r, ["u"] * 4, eps=0.0), torch.tensor([0.75, -0.25, -0.25, -0.25]) / population
+    )
+    assert torch.allclose(
+        group_normalize(r, ["u"] * 4, eps=0.0, std="sample"), torch.tensor([0.75, -0.25, -0.25, -0.25]) / sample
+    )
     # the two differ by sqrt(n / (n - 1)) = sqrt(4/3), nothing else
     ratio = group_normalize(r, ["u"] * 4, eps=0.0) / group_normalize(r, ["u"] * 4, eps=0.0, std="sample")
     assert torch.allclose(ratio, torch.full((4,), (4 / 3) ** 0.5))

@@ -1,10 +1,9 @@
 """The fine pass's reader: a bare letter or ``<answer>B</answer>`` (what the paper's figures show the model write)."""
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from zoomzero_plugin.parsing import answer_letter
+from zoomzero_plugin.answers import answer_letter
 
 
 @pytest.mark.parametrize(

@@ -18,8 +18,10 @@ def _normalise(values):
     return [0.0 if max(values) == min(values) else (v - mean) / (std + 1e-6) for v in values]
 
 
-ROW = re.compile(r"^\s*(\d+)\s+(\[.*?\]|invalid \(\d+\))\s+([A-Z-])\s+(.*?)\s+([\d.]+)\s+([\d.]+)\s+(\d)\s+(\d)\s+([\d.]+)"
-                 r" \|\s+(\S+) \|\s+(\S+)\s+(\S+)$")
+ROW = re.compile(
+    r"^\s*(\d+)\s+(\[.*?\]|invalid \(\d+\))\s+([A-Z-])\s+(.*?)\s+([\d.]+)\s+([\d.]+)\s+(\d)\s+(\d)\s+([\d.]+)"
+    r" \|\s+(\S+) \|\s+(\S+)\s+(\S+)$"
+)
 
 
 README = Path(__file__).resolve().parents[1] / "README.md"

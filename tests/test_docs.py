@@ -33,48 +33,136 @@ INLINE = re.compile(r"`((?:zoomzero|easyr1) [a-z][^`]*)`")
 # ("ci", what .ci/run runs of it) | ("not here", why it cannot run on a CPU machine without downloads).
 # The first matching pattern decides.
 HOW: list[tuple[str, str, str]] = [
-    (r"^python3 -m venv \.venv && \. \.venv/bin/activate && bash scripts/install-cpu\.sh && zoomzero demo$",
-     "covered", "tests/test_demo.py::test_the_readme_demo_prints_what_the_readme_shows"),  # the install: .ci/run
-    (r"^python3 -m venv \.venv && \. \.venv/bin/activate && bash scripts/install-cpu\.sh --test && python -m pytest$",
-     "ci", "bash scripts/install-cpu.sh --test && python -m pytest"),
-    (r"^python3 -m venv \.venv-vllm && \. \.venv-vllm/bin/activate && bash scripts/install-cpu\.sh --vllm && python -m pytest -m vllm",
-     "ci", "bash scripts/install-cpu.sh --vllm"),
+    (
+        r"^python3 -m venv \.venv && \. \.venv/bin/activate && bash scripts/install-cpu\.sh && zoomzero demo$",
+        "covered",
+        "tests/test_demo.py::test_the_readme_demo_prints_what_the_readme_shows",
+    ),  # the install: .ci/run
+    (
+        r"^python3 -m venv \.venv && \. \.venv/bin/activate && "
+        r"bash scripts/install-cpu\.sh --test && python -m pytest$",
+        "ci",
+        "bash scripts/install-cpu.sh --test && python -m pytest",
+    ),
+    (
+        r"^python3 -m venv \.venv-vllm && \. \.venv-vllm/bin/activate && "
+        r"bash scripts/install-cpu\.sh --vllm && python -m pytest -m vllm",
+        "ci",
+        "install_env vllm --vllm",
+    ),
+    (
+        r"^python3 -m venv \.venv-lmms && \. \.venv-lmms/bin/activate && bash scripts/install-cpu\.sh --lmms-eval && "
+        r"python -m pytest -m lmms_eval",
+        "ci",
+        "install_env lmms --lmms-eval",
+    ),
+    (
+        r"^zoomzero lmms-eval tasks \S+ --demo$",
+        "covered",
+        "tests/lmms_eval/test_lmms_eval.py::"
+        "test_the_demo_tasks_command_runs_coarse_to_fine_through_the_cli_as_zoomzero_eval",
+    ),
+    (
+        r"^zoomzero lmms-eval tasks \S+ --(nextgqa|rextime|cgbench) ",
+        "not here",
+        "needs converted benchmark rows and their videos "
+        "(tests/integrations/test_lmms_eval_task.py writes tasks over rows)",
+    ),
+    (
+        r"^lmms-eval --model zoomzero ",
+        "not here",
+        "needs a trained checkpoint (or the released VideoZoomer) and the benchmark's videos; tests/lmms_eval runs "
+        "lmms-eval with the tiny model",
+    ),
     (r"^easyr1 train \S+\.yaml .*--dry-run$", "run", "test_documented_dry_runs_run_as_written"),
     (r"^easyr1 train \S+\.yaml", "run", "test_documented_training_commands_stop_cleanly_without_a_gpu_node"),
-    (r"^(export )?RAY_RUNTIME_ENV_HOOK=\S+( python3 -m verl\.trainer\.main .*)?$",
-     "covered", "tests/easyr1/test_readme_launch.py::test_the_readme_launch_line_runs_on_cpu_up_to_the_gpu"),
-    (r"^python3 -m verl\.trainer\.main config=", "covered",
-     "tests/easyr1/test_readme_launch.py::test_the_readme_launch_line_runs_on_cpu_up_to_the_gpu"),
-    (r"^ray job submit ", "covered", "tests/easyr1/test_ray_activation.py::test_ray_job_submit_with_the_runtime_env_json"),
+    (
+        r"^(export )?RAY_RUNTIME_ENV_HOOK=\S+( python3 -m verl\.trainer\.main .*)?$",
+        "covered",
+        "tests/easyr1/test_readme_launch.py::test_the_readme_launch_line_runs_on_cpu_up_to_the_gpu",
+    ),
+    (
+        r"^python3 -m verl\.trainer\.main config=",
+        "covered",
+        "tests/easyr1/test_readme_launch.py::test_the_readme_launch_line_runs_on_cpu_up_to_the_gpu",
+    ),
+    (
+        r"^ray job submit ",
+        "covered",
+        "tests/easyr1/test_ray_activation.py::test_ray_job_submit_with_the_runtime_env_json",
+    ),
     (r"^ray start ", "not here", "starts a multi-node Ray cluster"),
     (r"^zoomzero score ", "run", "test_documented_score_commands_run_on_fixture_rows"),
     (r"^zoomzero eval --demo ", "run", "test_documented_cpu_evaluations_run"),
     (r"^bash examples/cpu_eval_demo\.sh$", "run", "test_documented_cpu_evaluations_run"),
-    (r"^DATA=synthetic bash examples/eval_nextgqa\.sh", "covered",
-     "tests/inference/test_examples.py::test_nextgqa_example_on_the_synthetic_benchmark"),
-    (r"^(MODEL=\S+ (DATA=\S+ )?|DATA=synthetic )bash examples/eval_(nextgqa|rextime|cgbench)\.sh", "covered",
-     "tests/inference/test_examples.py::test_each_script_runs_the_evaluation_its_header_describes"),
-    (r"^(MODEL=\S+ .*|DATA=synthetic )bash examples/eval_long_video\.sh", "covered",
-     "tests/inference/test_examples.py::test_long_video_script_runs_every_benchmark_in_both_modes"),
-    (r"^zoomzero (eval|data filter) .*--model (CKPT|checkpoints/)", "not here",
-     "needs a trained checkpoint and converted benchmark rows (the tiny model runs both in tests/inference)"),
-    (r"^MODEL=zsgvivo/videozoomer ", "not here", "downloads the released VideoZoomer checkpoint; needs the benchmarks' rows"),
+    (
+        r"^DATA=synthetic bash examples/eval_nextgqa\.sh",
+        "covered",
+        "tests/inference/test_examples.py::test_nextgqa_example_on_the_synthetic_benchmark",
+    ),
+    (
+        r"^(MODEL=\S+ (DATA=\S+ )?|DATA=synthetic )bash examples/eval_(nextgqa|rextime|cgbench)\.sh",
+        "covered",
+        "tests/inference/test_examples.py::test_each_script_runs_the_evaluation_its_header_describes",
+    ),
+    (
+        r"^(MODEL=\S+ .*|DATA=synthetic )bash examples/eval_long_video\.sh",
+        "covered",
+        "tests/inference/test_examples.py::test_long_video_script_runs_every_benchmark_in_both_modes",
+    ),
+    (
+        r"^zoomzero (eval|data filter) .*--model (CKPT|checkpoints/)",
+        "not here",
+        "needs a trained checkpoint and converted benchmark rows (the tiny model runs both in tests/inference)",
+    ),
+    (
+        r"^MODEL=zsgvivo/videozoomer ",
+        "not here",
+        "downloads the released VideoZoomer checkpoint; needs the benchmarks' rows",
+    ),
     (r"^zoomzero demo --agent$", "covered", "tests/test_demo.py::test_demo_agent_runs_the_tool_loop"),
-    (r"^DATA=synthetic bash examples/eval_videozoomer\.sh$", "covered",
-     "tests/inference/test_examples.py::test_videozoomer_example_on_the_synthetic_benchmark"),
-    (r"^zoomzero eval .*--mode agent --model zsgvivo/videozoomer ", "not here",
-     "downloads the released VideoZoomer checkpoint and needs LongVideoBench rows and videos"),
-    (r"^zoomzero data convert --from \S+ --input ", "not here",
-     "needs the benchmark's downloaded annotation files (tests/data/test_convert.py converts copied samples)"),
+    (
+        r"^DATA=synthetic bash examples/eval_videozoomer\.sh$",
+        "covered",
+        "tests/inference/test_examples.py::test_videozoomer_example_on_the_synthetic_benchmark",
+    ),
+    (
+        r"^zoomzero eval .*--mode agent --model zsgvivo/videozoomer ",
+        "not here",
+        "downloads the released VideoZoomer checkpoint and needs LongVideoBench rows and videos",
+    ),
+    (
+        r"^zoomzero data convert --from \S+ --input ",
+        "not here",
+        "needs the benchmark's downloaded annotation files (tests/data/test_convert.py converts copied samples)",
+    ),
     (r"^zoomzero data check data/", "not here", "needs converted rows and their downloaded videos"),
-    (r"^(mkdir -p data/|ln -s \.\./rows/|head -n \d+ data/eval/)", "not here",
-     "the data guide's file housekeeping (its paths are checked: test_the_data_guide_paths_flow_from_step_to_step)"),
+    (
+        r"^(mkdir -p data/|ln -s \.\./rows/|head -n \d+ data/eval/)",
+        "not here",
+        "the data guide's file housekeeping (its paths are checked: test_the_data_guide_paths_flow_from_step_to_step)",
+    ),
     (r"^python3 scripts/model_merger\.py ", "not here", "EasyR1's own script, on a trained checkpoint"),
-    (r"^easyr1 merge ", "covered", "tests/vllm/test_train_cli.py::test_checkpoints_merge_into_a_model_zoomzero_eval_runs"),
-    (r"^zoomzero data export-sft .*--source teacher .*--teacher-url ", "not here",
-     "needs a teacher model served at --teacher-url (tests/sft export from a scripted teacher served locally)"),
-    (r"^(FORCE_TORCHRUN=1 )?llamafactory-cli train yamls/videozoomer_sft\.yaml", "not here",
-     "full SFT of a 7B model on GPUs (tests/sft runs LLaMA-Factory's own trainer on the tiny model)"),
+    (
+        r"^easyr1 merge ",
+        "covered",
+        "tests/vllm/test_train_cli.py::test_checkpoints_merge_into_a_model_zoomzero_eval_runs",
+    ),
+    (
+        r"^zoomzero data export-sft .*--source teacher .*--teacher-url ",
+        "not here",
+        "needs a teacher model served at --teacher-url (tests/sft export from a scripted teacher served locally)",
+    ),
+    (
+        r"^llamafactory-cli train yamls/videozoomer_sft\.yaml .*use_cpu=true",
+        "covered",
+        "tests/sft/test_llamafactory_train.py::test_the_documented_cpu_command_trains",
+    ),
+    (
+        r"^(FORCE_TORCHRUN=1 )?llamafactory-cli train yamls/videozoomer_sft\.yaml",
+        "not here",
+        "full SFT of a 7B model on GPUs (tests/sft runs LLaMA-Factory's own trainer on the tiny model)",
+    ),
 ]
 
 
@@ -99,10 +187,12 @@ def documented() -> list[tuple[str, str]]:
                     if command := " ".join(strip_comment(line).split()):
                         out.append((path.name, command))
     for path in EXAMPLES:
-        header = "\n".join(l[1:] for l in path.read_text(encoding="utf-8").splitlines() if l.startswith("#   "))
+        header = "\n".join(t[1:] for t in path.read_text(encoding="utf-8").splitlines() if t.startswith("#   "))
         for line in header.replace("\\\n", " ").splitlines():
             if "bash examples/" in line:
-                out.append((path.name, " ".join(strip_comment(line).replace("[extra zoomzero eval flags]", "").split())))
+                out.append(
+                    (path.name, " ".join(strip_comment(line).replace("[extra zoomzero eval flags]", "").split()))
+                )
     return out
 
 
@@ -115,7 +205,9 @@ def how(command: str) -> tuple[str, str]:
 
 def test_every_documented_command_is_run_covered_or_explained():
     unexplained = [f"{where}: {command}" for where, command in COMMANDS if how(command)[0] == "?"]
-    assert len(COMMANDS) > 40 and unexplained == [], "add these to HOW in tests/test_docs.py:\n" + "\n".join(unexplained)
+    assert len(COMMANDS) > 40 and unexplained == [], "add these to HOW in tests/test_docs.py:\n" + "\n".join(
+        unexplained
+    )
 
 
 def test_the_tests_named_as_covering_commands_exist():
@@ -167,8 +259,9 @@ def test_documented_dry_runs_run_as_written(capsys, monkeypatch):
         assert "Traceback" not in out.err and code in (0, EXIT_USER), (command, out.err)
         problems = [line for line in out.err.splitlines() if line.startswith("  - ")]
         assert code == 0 or problems, (command, out.err)
-        assert all(re.match(r"  - (data\.\w+_files|worker\.actor\.model\.model_path): \S+ not found", p) for p in problems), \
-            (command, problems)
+        assert all(
+            re.match(r"  - (data\.\w+_files|worker\.actor\.model\.model_path): \S+ not found", p) for p in problems
+        ), (command, problems)
 
 
 def test_documented_training_commands_stop_cleanly_without_a_gpu_node(capsys, monkeypatch):
@@ -209,7 +302,11 @@ def test_documented_score_commands_run_on_fixture_rows(tmp_path, monkeypatch, ca
 def test_documented_cpu_evaluations_run(tmp_path):
     """`zoomzero eval --demo …` and `bash examples/cpu_eval_demo.sh` as written, plus `--limit 2` (CI time)."""
     runs = [c for _, c in COMMANDS if how(c)[1] == "test_documented_cpu_evaluations_run"]
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", "OMP_NUM_THREADS": "1"}
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "OMP_NUM_THREADS": "1",
+    }
     for command in runs:
         line = command + " --limit 2 --no-progress"  # two questions of the eight: the same steps and files
         done = subprocess.run(["bash", "-c", line.replace("bash examples/", f"bash {REPO}/examples/")], cwd=tmp_path,
@@ -236,7 +333,11 @@ def test_the_data_guide_paths_flow_from_step_to_step():
     made: set[str] = set()
     for command in [c for w, c in COMMANDS if w == guide.name]:
         argv = shlex.split(command)
-        reads = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("--data", "--input") and argv[i + 1].startswith("data/")]
+        reads = [
+            argv[i + 1]
+            for i, a in enumerate(argv[:-1])
+            if a in ("--data", "--input") and argv[i + 1].startswith("data/")
+        ]
         reads += [a for a in argv[3:] if argv[:3] == ["zoomzero", "data", "check"]]
         for path in reads:
             folder_ok = any(m.startswith(path.rstrip("/") + "/") for m in made)
@@ -282,7 +383,9 @@ def test_links_and_anchors_resolve():
             doc = (path.parent / file).resolve() if file else path
             if not doc.exists():
                 broken.append(f"{path.name}: {target}")
-            elif anchor and anchor not in {slug(h) for h in re.findall(r"^#+ (.+)$", doc.read_text(encoding="utf-8"), re.M)}:
+            elif anchor and anchor not in {
+                slug(h) for h in re.findall(r"^#+ (.+)$", doc.read_text(encoding="utf-8"), re.M)
+            }:
                 broken.append(f"{path.name}: {target} (no such heading)")
     assert broken == []
 

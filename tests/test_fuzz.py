@@ -4,13 +4,12 @@ import json
 import math
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.gvqa_reward import compute_score
-from zoomzero_plugin.parsing import glue_char_ranges, parse_response
-from zoomzero_plugin.rewards import COMPONENTS, RewardConfig, score_response
+from zoomzero_plugin.gvqa.gvqa_reward import compute_score
+from zoomzero_plugin.gvqa.parsing import glue_char_ranges, parse_response
+from zoomzero_plugin.gvqa.reward import COMPONENTS, RewardConfig, score_response
 
 from .helpers import iou_oracle, within_seconds
 

@@ -24,9 +24,11 @@ def test_the_install_script_left_its_start_up_hook_in_the_venv():
 
 
 def test_any_process_of_the_venv_imports_torchvision_and_the_qwen_processors():
-    done = fresh("import importlib.util; import torchvision.transforms;"
-                 "from transformers import AutoProcessor, Qwen2VLImageProcessorFast; from qwen_vl_utils import fetch_video;"
-                 "importlib.util.find_spec('torchaudio') and __import__('torchaudio'); print('ok')")  # LLaMA-Factory's
+    done = fresh(
+        "import importlib.util; import torchvision.transforms;"
+        "from transformers import AutoProcessor, Qwen2VLImageProcessorFast; from qwen_vl_utils import fetch_video;"
+        "importlib.util.find_spec('torchaudio') and __import__('torchaudio'); print('ok')"
+    )  # LLaMA-Factory's
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 

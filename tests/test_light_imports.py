@@ -9,12 +9,20 @@ import pytest
 PROBE = "import sys, {module}; print(sorted(m for m in {heavy!r} if m in sys.modules))"
 
 
-@pytest.mark.parametrize("module, heavy", [
-    ("zoomzero_plugin", ("torch", "zoomzero_plugin.parsing", "zoomzero_plugin.zoom", "zoomzero_plugin.rewards")),
-    ("zoomzero_plugin.cpu_compat", ("torch", "zoomzero_plugin.ground_truth")),
-    ("zoomzero_plugin.hosts.easyr1.cli", ("torch", "verl", "zoomzero_plugin.hosts.easyr1.activation",
-                                          "zoomzero_plugin.hosts.easyr1.seams")),
-])
+@pytest.mark.parametrize(
+    "module, heavy",
+    [
+        (
+            "zoomzero_plugin",
+            ("torch", "zoomzero_plugin.gvqa.parsing", "zoomzero_plugin.gvqa.zoom", "zoomzero_plugin.gvqa.reward"),
+        ),
+        ("zoomzero_plugin.cpu_compat", ("torch", "zoomzero_plugin.ground_truth")),
+        (
+            "zoomzero_plugin.hosts.easyr1.cli",
+            ("torch", "verl", "zoomzero_plugin.hosts.easyr1.activation", "zoomzero_plugin.hosts.easyr1.seams"),
+        ),
+    ],
+)
 def test_importing_loads_nothing_heavy(module, heavy):
     out = subprocess.run([sys.executable, "-c", PROBE.format(module=module, heavy=heavy)],
                          capture_output=True, text=True, check=True).stdout

@@ -4,8 +4,7 @@ sequence, on random text/image layouts; and hand-worked small cases."""
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from zoomzero_plugin.mrope import image_positions
 

@@ -8,14 +8,16 @@ mutation, and degenerate repetitions, with and without a video duration.
 import math
 import re
 
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
-from zoomzero_plugin.parsing import glue_spans, parse_response, parse_span_list
+from zoomzero_plugin.gvqa.parsing import glue_spans, parse_response, parse_span_list
 from zoomzero_plugin.spans import clean_pairs, clean_spans
 from zoomzero_plugin.tags import read_span_list, tagged_pairs
 
-_NUMBER = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:[nN][aA][nN]|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)"
+_NUMBER = (
+    r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"  # digits[.digits] or .digits, an optional exponent
+    r"|[-+]?(?:[nN][aA][nN]|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)"  # nan, inf, infinity (any case, optional sign)
+)
 _ITEM = re.compile(rf"([\(\[])\s*({_NUMBER})\s*,\s*({_NUMBER})\s*([\)\]])\s*(,\s*)?")
 _SPACE = re.compile(r"\s*")
 _CLOSING = {"(": ")", "[": "]"}
@@ -85,8 +87,38 @@ def _same(a, b):
 
 
 NUMBERS = st.one_of(
-    st.sampled_from(["0", "1", "2.5", "-3", "+4", ".5", "5.", "1e3", "1E-2", "1e", "nan", "-inf", "Infinity", "inF",
-                     "1e309", "-0", "9" * 40, "٣", "１２", "1_0", "0x10", "", "12.0", "3.25", "11.9", "12", "1e6", "1000001"]),
+    st.sampled_from(
+        [
+            "0",
+            "1",
+            "2.5",
+            "-3",
+            "+4",
+            ".5",
+            "5.",
+            "1e3",
+            "1E-2",
+            "1e",
+            "nan",
+            "-inf",
+            "Infinity",
+            "inF",
+            "1e309",
+            "-0",
+            "9" * 40,
+            "٣",
+            "１２",
+            "1_0",
+            "0x10",
+            "",
+            "12.0",
+            "3.25",
+            "11.9",
+            "12",
+            "1e6",
+            "1000001",
+        ]
+    ),
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
     st.integers(-(10**6), 10**7).map(str),
 )
@@ -120,7 +152,11 @@ def usual_lists(draw):
     text = "[" + ", ".join(pairs) + draw(st.sampled_from(["", "", ",", ", ", ",,"])) + "]"
     if draw(st.booleans()):
         i = draw(st.integers(0, len(text) - 1))
-        text = text[:i] + draw(st.sampled_from(["", "(", ")", "[", "]", ",", " ", "x", "1", ".", "_", "\t"])) + text[i + 1:]
+        text = (
+            text[:i]
+            + draw(st.sampled_from(["", "(", ")", "[", "]", ",", " ", "x", "1", ".", "_", "\t"]))
+            + text[i + 1 :]
+        )
     return text
 
 
@@ -178,7 +214,11 @@ def test_parse_span_list_matches_the_reference(text, duration):
 
 
 @settings(max_examples=800, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.one_of(span_lists(), usual_lists()), DURATIONS, st.sampled_from(["", "<think>x</think><answer>B</answer>", "<glue>[(1, 2)]</glue>"]))
+@given(
+    st.one_of(span_lists(), usual_lists()),
+    DURATIONS,
+    st.sampled_from(["", "<think>x</think><answer>B</answer>", "<glue>[(1, 2)]</glue>"]),
+)
 def test_the_glue_block_is_read_as_the_reference_reads_it(glue, duration, before):
     spans, invalid, parsed = _reference_parse_span_list(glue, duration)
     response = f"{before}<glue>{glue}</glue>"
@@ -197,7 +237,9 @@ def test_a_long_well_formed_list_matches_the_reference():
     assert parse_span_list(broken) == _reference_parse_span_list(broken, None) == ([], 0, False)
 
 
-SECONDS = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([-0.0, 0.0, 1.0, 2.0, 12.0, 1e6, 1e6 + 1]))
+SECONDS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([-0.0, 0.0, 1.0, 2.0, 12.0, 1e6, 1e6 + 1])
+)
 
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))

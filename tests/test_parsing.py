@@ -1,6 +1,7 @@
 import pytest
 
-from zoomzero_plugin.parsing import extract_letter, glue_char_ranges, parse_response, parse_span_list
+from zoomzero_plugin.answers import extract_letter
+from zoomzero_plugin.gvqa.parsing import glue_char_ranges, parse_response, parse_span_list
 from zoomzero_plugin.synthetic.adversarial import adversarial_responses
 
 from .helpers import within_seconds
@@ -73,7 +74,9 @@ def test_partial_credit_fields_survive_template_mismatch():
     assert p.answer == "C" and p.spans == ((1.0, 2.0),) and not p.format_ok
 
 
-@pytest.mark.parametrize("text, letter", [("B", "B"), (" (C) ", "C"), ("D. a dog", "D"), ("b", "B"), ("Bob", None), ("", None), ("12", None)])
+@pytest.mark.parametrize(
+    "text, letter", [("B", "B"), (" (C) ", "C"), ("D. a dog", "D"), ("b", "B"), ("Bob", None), ("", None), ("12", None)]
+)
 def test_extract_letter(text, letter):
     assert extract_letter(text) == letter
 

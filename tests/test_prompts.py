@@ -1,7 +1,8 @@
 import pytest
 
-from zoomzero_plugin.parsing import parse_response
-from zoomzero_plugin.prompts import FORMAT_INSTRUCTION, format_options, grounding_prompt, paper_options, zoom_prompt
+from zoomzero_plugin.gvqa.parsing import parse_response
+from zoomzero_plugin.gvqa.prompts import FORMAT_INSTRUCTION, grounding_prompt, paper_options, zoom_prompt
+from zoomzero_plugin.question import format_options
 
 # The paper's prompt as the authors' released evaluation code builds it (xiaoqian-shen/Zoom-Zero
 # src_eval/eval_nextgqa.py: "This video in total has " + str(round(len, 2)) + " seconds. " + "Answer the

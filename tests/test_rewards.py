@@ -3,8 +3,8 @@ import json
 import pytest
 
 from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.gvqa_reward import REWARD_TYPE, compute_score
-from zoomzero_plugin.rewards import COMPONENTS, RewardConfig, score_response
+from zoomzero_plugin.gvqa.gvqa_reward import REWARD_TYPE, compute_score
+from zoomzero_plugin.gvqa.reward import COMPONENTS, RewardConfig, score_response
 
 TRUTH = GroundTruth.parse(
     {"answer": "B", "options": ["red", "green", "blue", "yellow"], "spans": [[3, 5]], "duration": 12, "qid": "v1-q0"}
@@ -21,7 +21,9 @@ def test_perfect_response_scores_one_everywhere():
 
 
 def test_components_are_independent():
-    s = score_response(resp("C", "[(4, 7)]"), TRUTH, RewardConfig(components=("format", "iou", "accuracy", "zoom")), zoom_answer="B")
+    s = score_response(
+        resp("C", "[(4, 7)]"), TRUTH, RewardConfig(components=("format", "iou", "accuracy", "zoom")), zoom_answer="B"
+    )
     assert s["format"] == 1.0
     assert s["iou"] == pytest.approx(1 / 4)  # overlap (4,5)=1, union (3,7)=4
     assert s["accuracy"] == 0.0
@@ -99,3 +101,22 @@ def test_batch_reward_function_follows_easyr1_convention():
     assert out[1]["overall"] == 0.0 and set(out[1]) == {"format", "iou", "accuracy", "zoom", "overall"}
     with pytest.raises(ValueError, match="reward input 0"):
         compute_score([{"response": "x", "ground_truth": json.dumps({"answer": "A"})}])
+
+
+@pytest.mark.parametrize("old, new", [("gvqa_reward.py", "zoomzero_plugin.gvqa.gvqa_reward"),
+                                      ("videozoomer_reward.py", "zoomzero_plugin.agent.videozoomer_reward")])
+def test_a_reward_file_path_recipes_named_still_loads_as_easyr1_loads_it(old, new):
+    """EasyR1 executes the file a recipe names (``spec_from_file_location``); the old path serves the moved reward."""
+    import importlib
+    import importlib.util
+    from pathlib import Path
+
+    import zoomzero_plugin
+
+    spec = importlib.util.spec_from_file_location("custom_reward_fn", Path(zoomzero_plugin.__file__).parent / old)
+    module = importlib.util.module_from_spec(spec)
+    new_path = new.replace(".", "/") + ".py"
+    with pytest.warns(FutureWarning, match=f"zoomzero_plugin/{old} moved to {new_path}: name it "):
+        spec.loader.exec_module(module)
+    moved = importlib.import_module(new)
+    assert module.compute_score is moved.compute_score and module.REWARD_TYPE == "batch"

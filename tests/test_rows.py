@@ -3,14 +3,15 @@ import json
 import pytest
 
 from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.rows import make_row, read_rows, row_truth, write_rows
+from zoomzero_plugin.gvqa.prompts import grounding_row
+from zoomzero_plugin.rows import read_rows, row_truth, write_rows
 from zoomzero_plugin.synthetic.benchmark import make_benchmark
 from zoomzero_plugin.synthetic.videos import dominant_color
 from zoomzero_plugin.video import probe_duration
 
 
 def test_row_contract_round_trips_through_jsonl_and_parquet(tmp_path):
-    row = make_row(qid="q1", question="Why?", options=["(A) a", "(B) b"], answer="(b)", spans=[(1, 2)],
+    row = grounding_row(qid="q1", question="Why?", options=["(A) a", "(B) b"], answer="(b)", spans=[(1, 2)],
                    duration=10, video="/v/x.mp4", source="test")
     assert row["prompt"].count("<video>") == 1 and row["videos"] == ["/v/x.mp4"]
     truth = row_truth(row)

@@ -1,8 +1,7 @@
 import math
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from zoomzero_plugin.spans import (
     check_span,

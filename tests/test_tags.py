@@ -7,8 +7,7 @@ oracles here on short inputs (where their backtracking costs nothing).
 import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from zoomzero_plugin.tags import (
     Block,
@@ -28,7 +27,9 @@ from zoomzero_plugin.tags import (
     unclosed,
 )
 
-TEXTS = st.lists(st.sampled_from(["<a>", "</a>", "<b>", "</b>", "x", "<", "/", ">", "a", " "]), max_size=30).map("".join)
+TEXTS = st.lists(st.sampled_from(["<a>", "</a>", "<b>", "</b>", "x", "<", "/", ">", "a", " "]), max_size=30).map(
+    "".join
+)
 
 
 def test_blocks_by_hand():
@@ -129,8 +130,13 @@ def test_read_span_list(text, pairs):
         assert read_span_list(text) == pairs
 
 
-ASCII_NUMBER = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:[nN][aA][nN]|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)"
-PAIR = rf"(?:\(\s*(?:{ASCII_NUMBER})\s*,\s*(?:{ASCII_NUMBER})\s*\)|\[\s*(?:{ASCII_NUMBER})\s*,\s*(?:{ASCII_NUMBER})\s*\])"
+ASCII_NUMBER = (
+    r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"  # digits[.digits] or .digits, an optional exponent
+    r"|[-+]?(?:[nN][aA][nN]|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)"  # nan, inf, infinity (any case, optional sign)
+)
+PAIR = (
+    rf"(?:\(\s*(?:{ASCII_NUMBER})\s*,\s*(?:{ASCII_NUMBER})\s*\)|\[\s*(?:{ASCII_NUMBER})\s*,\s*(?:{ASCII_NUMBER})\s*\])"
+)
 SPAN_LIST = re.compile(rf"\s*\[\s*(?:{PAIR}(?:\s*,\s*{PAIR})*\s*,?)?\s*\]\s*")
 LIST_PIECES = st.lists(st.sampled_from(["[", "]", "(", ")", ",", " ", "\n", "1", "2.5", "-3", "e", "nan", "٣", "x"]),
                        max_size=25).map("".join)

@@ -1,8 +1,8 @@
 import pytest
 import torch
 
-from zoomzero_plugin.parsing import glue_char_ranges
-from zoomzero_plugin.token_masks import GlueTokenMasker
+from zoomzero_plugin.gvqa.glue_masks import GlueTokenMasker
+from zoomzero_plugin.gvqa.parsing import glue_char_ranges
 
 
 def reference_mask(tokenizer, ids):

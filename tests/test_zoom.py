@@ -1,8 +1,8 @@
 import pytest
 
+from zoomzero_plugin.gvqa.zoom import ZoomBudget, fetch_plan, paper_budget, plan_coarse, plan_pass, plan_zoom
 from zoomzero_plugin.synthetic.videos import dominant_color
-from zoomzero_plugin.video import fetch_plan, probe_duration
-from zoomzero_plugin.zoom import ZoomBudget, paper_budget, plan_coarse, plan_pass, plan_zoom
+from zoomzero_plugin.video import probe_duration
 
 from .conftest import EVIDENCE_DURATION
 

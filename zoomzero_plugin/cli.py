@@ -11,7 +11,7 @@ import argparse
 import importlib
 import sys
 
-from .errors import EXIT_USER, ZoomzeroError, one_line
+from .errors import cli_edge
 
 # name -> module; "data" style groups are dotted names ("data convert").
 COMMANDS: dict[str, str] = {
@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "data filter": "zoomzero_plugin.data.filter",
     "data export-sft": "zoomzero_plugin.data.sft.export",
     "recipes": "zoomzero_plugin.shipped",
+    "lmms-eval tasks": "zoomzero_plugin.integrations.lmms_eval.task_folder",
 }
 
 
@@ -55,14 +56,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run a subcommand; a :class:`~zoomzero_plugin.errors.ZoomzeroError` becomes one line on stderr."""
-    args = build_parser().parse_args(argv)
-    name = " ".join(filter(None, ["zoomzero", args.command, getattr(args, f"{args.command}_command", None)]))
-    try:
-        return int(args._run(args) or 0)
-    except ZoomzeroError as e:
-        print(one_line(name, e), file=sys.stderr)
-        return EXIT_USER
+    """Run a subcommand through :func:`~zoomzero_plugin.errors.cli_edge`: a
+    :class:`~zoomzero_plugin.errors.ZoomzeroError` becomes one line on stderr, a closed stdout a quiet end."""
+    parsed: list[argparse.Namespace] = []
+
+    def name() -> str:
+        args = parsed[0] if parsed else None
+        words = [args.command, getattr(args, f"{args.command}_command", None)] if args else []
+        return " ".join(filter(None, ["zoomzero", *words]))
+
+    def command() -> int:
+        parsed.append(build_parser().parse_args(argv))
+        return parsed[0]._run(parsed[0])
+
+    return cli_edge(name, command)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from .cli import main as zoomzero
+from .cpu_compat import ensure_torchvision_importable
 from .errors import UsageError
+from .gvqa.parsing import parse_response
+from .gvqa.prompts import grounding_prompt, zoom_prompt
+from .gvqa.zoom import fetch_plan
+from .rows import read_rows, row_truth
+from .synthetic.benchmark import make_benchmark
+from .synthetic.tiny_qwen import build_tiny_qwen
 
 EVAL_WORKDIR = "zoomzero-demo"  # --eval's default work folder, relative to the current directory
 
@@ -58,7 +66,6 @@ def _agent(args: argparse.Namespace) -> int:
     import os
 
     os.environ.setdefault("FORCE_QWENVL_VIDEO_READER", "decord")
-    from .cpu_compat import ensure_torchvision_importable
 
     ensure_torchvision_importable()
     from .synthetic.agent_demo import run_agent_demo
@@ -77,20 +84,22 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
     import random
 
     os.environ.setdefault("FORCE_QWENVL_VIDEO_READER", "decord")
-    from .cpu_compat import ensure_torchvision_importable
 
     ensure_torchvision_importable()
     import torch
     from transformers import AutoProcessor, Qwen2_5_VLForConditionalGeneration
 
-    from . import GlueTokenMasker, RewardConfig, ZoomBudget, grpo_advantage, plan_coarse, plan_zoom, score_parsed, token_adv
-    from .parsing import parse_response
-    from .prompts import grounding_prompt, zoom_prompt
-    from .rows import read_rows, row_truth
-    from .video import fetch_plan
-    from .synthetic.benchmark import make_benchmark
+    from . import (
+        GlueTokenMasker,
+        RewardConfig,
+        ZoomBudget,
+        grpo_advantage,
+        plan_coarse,
+        plan_zoom,
+        score_parsed,
+        token_adv,
+    )
     from .synthetic.template_sampler import TinyVideoLM, sample_grounded_response
-    from .synthetic.tiny_qwen import build_tiny_qwen
 
     t0 = time.perf_counter()
     torch.manual_seed(args.seed)
@@ -105,7 +114,7 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
     coarse = plan_coarse(truth.duration, budget)
     ctx = lm.context(grounding_prompt(truth.question, truth.options, truth.duration), fetch_plan(coarse, video))
     print(f"Question: {truth.question}  options: "
-          + ", ".join(f"({l}) {o}" for l, o in zip(letters, truth.options)))
+          + ", ".join(f"({label}) {o}" for label, o in zip(letters, truth.options)))
     print(f"Truth: ({truth.answer}), evidence at {_fmt(truth.spans)} of a {truth.duration:.0f} s video")
     print(f"Coarse pass: {coarse.frames} frames at {coarse.tokens_per_frame:.1f} tokens/frame "
           f"(budget {budget.max_tokens} visual tokens)\n")
@@ -148,15 +157,13 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
               f"{gadv[i, 0]:>+8.3f} | {_mean(tadv[i][g]):>+13.3f} {_mean(tadv[i][other]):>+6.3f}")
         if parsed.spans and not g.any():
             raise RuntimeError(f"response {i + 1} has glue spans but no glue tokens were found")
-    print(f"\nGRPO gives every token of a response one advantage; TokenAdv gives glue tokens "
-          f"mean(A_format, A_zoom, A_iou) and the others mean(A_format, A_zoom, A_acc).")
+    print("\nGRPO gives every token of a response one advantage; TokenAdv gives glue tokens "
+          "mean(A_format, A_zoom, A_iou) and the others mean(A_format, A_zoom, A_acc).")
     print(f"Done in {time.perf_counter() - t0:.1f} s.")
 
 
 def _evaluation(workdir: Path) -> int:
     """``zoomzero eval --demo`` coarse-to-fine into ``workdir/eval`` (it prints the metric table)."""
-    from .cli import main as zoomzero
-
     out = workdir / "eval"
     print(f"\nEvaluating the tiny model coarse-to-fine on a synthetic benchmark -> {out}")
     code = zoomzero(["eval", "--demo", "--mode", "coarse-to-fine", "--no-progress", "--out", str(out)])

@@ -46,8 +46,8 @@ class GroundTruth:
         if missing:
             raise ValueError(f"ground truth lacks {missing}; has {sorted(value)}")
         options = tuple(str(o) for o in value["options"])
-        answer = str(value["answer"]).strip().strip("()").upper()
-        if len(answer) != 1 or answer not in LETTERS[: len(options)]:
+        answer = truth_letter(str(value["answer"])) or ""
+        if not answer or answer not in LETTERS[: len(options)]:
             raise ValueError(f"answer {value['answer']!r} is not a letter among {len(options)} options")
         duration = float(value["duration"])
         if not math.isfinite(duration) or duration <= 0:
@@ -65,3 +65,13 @@ class GroundTruth:
             question=str(value.get("question", "")),
             extra={k: v for k, v in value.items() if k not in known},
         )
+
+
+def truth_letter(text: str) -> str | None:
+    """The option letter a ground-truth answer is written as: ``B``, ``(B)``, ``b``, or ``B.`` (VideoZoomer's data
+    and reward write a period after the letter; their reward strips one); None for anything else."""
+    answer = text.strip()
+    if answer.endswith("."):
+        answer = answer[:-1].rstrip()
+    answer = answer.strip("()").upper()
+    return answer if len(answer) == 1 and answer in LETTERS else None

@@ -88,8 +88,10 @@ def read_csv(path: str | os.PathLike) -> tuple[list[str], Records]:
             if not fields:
                 continue  # a blank line
             if len(fields) != len(header):
+                why = ("a short or malformed row (a cut line?)" if len(fields) < len(header)
+                       else "a long row (an unquoted comma inside a value?)")
                 raise DataError(f"{path}:{reader.line_num}: {len(fields)} fields where the header has {len(header)}: "
-                                "a short or malformed row (an unquoted comma, or a cut line?)")
+                                f"{why}")
             records.append(dict(zip(header, fields)))
     except csv.Error as e:
         raise DataError(f"{path}:{reader.line_num}: malformed CSV ({e})") from None

@@ -1,8 +1,9 @@
 """Dataset rows: one question per row, loadable by EasyR1's own ``RLHFDataset``.
 
-Columns: ``prompt`` (text with one ``<video>`` placeholder), ``videos`` (a one-element list of paths)
-and ``answer`` (the JSON of a :class:`GroundTruth`: letter, options, spans, duration, qid, question).
-An optional ``gt_windows`` key in the answer JSON keeps the benchmark's raw windows. Rows are written as JSONL or parquet, by extension, atomically: a temporary file renamed into place.
+Columns: ``prompt`` (text with one ``<video>`` placeholder), ``videos`` (a one-element list of paths) and ``answer``
+(the JSON of a :class:`GroundTruth`: letter, options, spans, duration, qid, question). An optional ``gt_windows`` key in
+the answer JSON keeps the benchmark's raw windows. Rows are written as JSONL or parquet, by extension, atomically: a
+temporary file renamed into place.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from typing import Any
 from .errors import DataError
 from .files import write_atomic, write_text
 from .ground_truth import GroundTruth
-from .prompts import DEFAULT_PROMPT_STYLE, grounding_prompt
 from .readers import read_jsonl, read_parquet
 from .spans import Span
 
@@ -38,22 +38,19 @@ def make_row(
     answer: str,
     duration: float,
     video: str,
+    prompt: str,
     spans: Sequence[Span] = (),
-    prompt: str | None = None,
-    prompt_style: str = DEFAULT_PROMPT_STYLE,
     **extra: Any,
 ) -> dict[str, Any]:
-    """One dataset row. ``answer`` is the option letter; validated through :class:`GroundTruth`.
-
-    ``prompt``: the row's prompt; by default the grounding prompt of ``prompt_style`` (``paper``: the paper's
-    words, ``concise``: this package's), stating the video's duration.
+    """One dataset row. ``answer`` is the option letter; validated through :class:`GroundTruth`. ``prompt`` is the
+    row's prompt, with one ``<video>`` (Zoom-Zero's grounding rows: :func:`zoomzero_plugin.gvqa.prompts.grounding_row`).
     """
     truth = GroundTruth.parse(
         {"answer": answer, "options": list(options), "spans": [list(s) for s in spans], "duration": duration,
          "qid": qid, "question": question, **extra}
     )
     return {
-        PROMPT_KEY: prompt if prompt is not None else grounding_prompt(question, truth.options, truth.duration, style=prompt_style),
+        PROMPT_KEY: prompt,
         VIDEO_KEY: [str(video)],
         ANSWER_KEY: truth.to_json(),
     }
@@ -61,6 +58,29 @@ def make_row(
 
 def row_truth(row: dict[str, Any], answer_key: str = ANSWER_KEY) -> GroundTruth:
     return GroundTruth.parse(row[answer_key])
+
+
+def row_problem(number: int, row: Any, error: Exception) -> str:
+    """``row N (qid): why`` for a row whose answer column cannot be read (``number`` counts from 1, the qid
+    shown when the row's answer JSON still names one); a missing column is said as such."""
+    why = f"no {error} column" if isinstance(error, KeyError) else str(error)
+    return f"row {number}{_qid_label(row)}: {why}"
+
+
+def _qid_label(row: Any) -> str:
+    try:
+        answer = row[ANSWER_KEY]
+        qid = (json.loads(answer) if isinstance(answer, str) else answer)["qid"]
+    except Exception:  # noqa: BLE001  (only a label for an error message)
+        return ""
+    return f" ({qid})"
+
+
+def bad_rows(source: str, problems: Sequence[str], show: int = 3) -> DataError:
+    """One error naming the first ``show`` of a file's bad rows and how many there are."""
+    more = f"; and {len(problems) - show} more" if len(problems) > show else ""
+    return DataError(f"{source}: {len(problems)} bad row(s): {'; '.join(problems[:show])}{more} "
+                     "(`zoomzero data check` lists them all)")
 
 
 def label_hidden(truth: GroundTruth) -> bool:

@@ -117,8 +117,12 @@ def copy_out(names: list[str], dest: Path | None, force: bool = False) -> list[P
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", nargs="?", choices=["list", "copy"], default="list", help="list (default) or copy")
-    parser.add_argument("names", nargs="*", metavar="NAME", help="copy: file names (zoomzero.yaml, eval_nextgqa.sh) or 'all'")
-    parser.add_argument("--to", type=Path, metavar="DIR", help="copy into DIR (default: ./yamls or ./examples, as in the docs)")
+    parser.add_argument(
+        "names", nargs="*", metavar="NAME", help="copy: file names (zoomzero.yaml, eval_nextgqa.sh) or 'all'"
+    )
+    parser.add_argument(
+        "--to", type=Path, metavar="DIR", help="copy into DIR (default: ./yamls or ./examples, as in the docs)"
+    )
     parser.add_argument("--force", action="store_true", help="overwrite existing files")
 
 

@@ -29,7 +29,10 @@ from functools import lru_cache
 
 _TAG_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 _SPACE = re.compile(r"\s*")  # anchored: one greedy run, nothing after it can fail
-_NUMBER = r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:[nN][aA][nN]|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)"
+_NUMBER = (
+    r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"  # digits[.digits] or .digits, an optional exponent
+    r"|[-+]?(?:[nN][aA][nN]|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)"  # nan, inf, infinity (any case, optional sign)
+)
 _NUMBER_RE = re.compile(_NUMBER)
 # A pair token: bracket, number, comma, number, bracket. Each `\s*` is followed by a bracket, a digit/sign/
 # letter of a number, or a comma, none of which is whitespace; a number is followed by whitespace, a comma or
@@ -324,7 +327,7 @@ def letter_at(text: str, pos: int = 0) -> tuple[str, int] | None:
     end, whitespace, ``.``, ``:`` or ``,``. Returns ``(letter, its index)``; None otherwise.
 
     ``"B"``, ``" (C) "``, ``"D. a dog"`` read; ``"Bob"``, ``"B)x"``, ``"b"`` do not (see
-    :func:`zoomzero_plugin.parsing.extract_letter` for the lower-case fallback).
+    :func:`zoomzero_plugin.answers.extract_letter` for the lower-case fallback).
     """
     n = len(text)
     i = skip_space(text, pos)

@@ -1,8 +1,8 @@
-"""Which generated tokens are grounding tokens, found from the tokenizer's own decoding.
+"""Which generated tokens belong to a block of the response, found from the tokenizer's own decoding.
 
-A token belongs to the glue block when the characters it decodes to overlap a ``<glue>…</glue>`` range
-of the decoded response (``parsing.glue_char_ranges``); with another range finder (e.g. the agent's
-``<video_zoom>`` calls) the same machinery marks other blocks. Token character offsets come from decoding,
+A token belongs to a block when the characters it decodes to overlap one of the character ranges a range finder
+gives for the decoded response (Zoom-Zero's ``<glue>…</glue>`` blocks, the
+agent's ``<video_zoom>`` calls). Token character offsets come from decoding,
 never from hard-coded token ids, so the result is right for any tokenizer. A response with holes in its mask
 (a multi-turn exchange: sampled turns between observations) is read turn by turn: each run of generated
 tokens is decoded on its own.
@@ -15,8 +15,6 @@ from typing import Any
 
 import numpy as np
 import torch
-
-from .parsing import glue_char_ranges
 
 
 def encode_rows(tokenizer: Any, texts: list[str]) -> list[list[int]]:
@@ -42,15 +40,15 @@ def decode_rows(tokenizer: Any, rows: list[list[int]], skip_special_tokens: bool
 Ranges = Callable[[str], list[tuple[int, int]]]  # text -> character ranges [start, end) of the marked blocks
 
 
-class GlueTokenMasker:
-    """Builds (bs, L) glue masks (or masks of the blocks ``ranges`` finds) for batches of generated ids.
+class TokenMasker:
+    """Builds (bs, L) masks of the tokens inside the blocks ``ranges`` finds, for batches of generated ids.
 
     Fast path: the decoded pieces of single tokens (cached per id) concatenate to the decoded response,
     which holds for byte-level BPE on whole characters. Otherwise (a character split across tokens,
     tokenizers that strip spaces when decoding alone) offsets come from decoding every prefix.
     """
 
-    def __init__(self, tokenizer, skip_special_tokens: bool = False, ranges: Ranges = glue_char_ranges):
+    def __init__(self, tokenizer, ranges: Ranges, skip_special_tokens: bool = False):
         self.tokenizer = tokenizer
         self.skip_special_tokens = skip_special_tokens
         self.ranges = ranges
@@ -75,7 +73,7 @@ class GlueTokenMasker:
         return np.concatenate([[0], ends[: len(ids)]])
 
     def __call__(self, response_ids: torch.Tensor, response_mask: torch.Tensor) -> torch.Tensor:
-        """Glue mask for a padded batch.
+        """Block mask for a padded batch.
 
         Args:
             response_ids: (bs, L) generated token ids. response_mask: (bs, L), 1 on generated tokens: a prefix

@@ -1,4 +1,4 @@
-"""Decoding the frames a plan asks for, through qwen-vl-utils (sampling, time ranges and resizing).
+"""Decoding the frames a clip element asks for, through qwen-vl-utils (sampling, time ranges and resizing).
 
 A video that cannot be decoded raises :class:`~zoomzero_plugin.errors.VideoError` naming the file and the
 decoder's own reason. (qwen-vl-utils retries a failed decord read with torchvision, whose error, e.g.
@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from .cpu_compat import ensure_torchvision_importable
 from .errors import VideoError
-from .zoom import ZoomPlan
 
 if TYPE_CHECKING:
     import torch
@@ -125,12 +124,6 @@ def fetch_element(element: dict[str, Any], image_patch_size: int = 14) -> Decode
         detail = (f"{backend}: " if backend else "") + decoder_reason(e) + (f"; FFmpeg: {ffmpeg}" if ffmpeg else "")
         raise VideoError(f"{video}: cannot decode it ({detail})") from e
     return DecodedClip(frames=frames, sample_fps=float(sample_fps), metadata=dict(metadata), element=dict(element))
-
-
-def fetch_plan(plan: ZoomPlan, video: str) -> list[DecodedClip]:
-    """Decode every clip of ``plan`` from ``video``; only frames inside the clips are read."""
-    patch = plan.budget.factor // 2
-    return [fetch_element(e, image_patch_size=patch) for e in plan.video_elements(video)]
 
 
 def probe_duration(path: str) -> float:

@@ -67,16 +67,26 @@ def test_segments_wholly_outside_the_video_are_errors(s, e, code):
     assert "lies outside the video (0 to 100.00 seconds)" in step.observation.text()
 
 
+def execution_observation(message):
+    """The authors' execution-error turn (not their parse-error one) around ``message``."""
+    return AUTHORS["rollout"]["execution_error"].replace("{e}", message) + AUTHORS["rollout"]["analyze"]
+
+
 def test_call_and_image_budgets():
     t = Trajectory(VideoInfo("v.mp4", 3000, 30.0), AgentBudget(calls=1))
     assert t.step(call(1, 2, 2)).error is None
-    assert t.step(call(3, 4, 2)).error.code == "call_budget"
+    refused = t.step(call(3, 4, 2))  # the one call is used: the budget turn, not the parse-error one
+    assert refused.error.code == "call_budget" and refused.error.kind == "execution"
+    assert refused.observation.text() == execution_observation("all 1 calls are used; answer with the frames above")
+    assert t.calls == 1 and t.images == 52 and t.errors == 1  # 50 overview + 2 clip frames
     t = Trajectory(VideoInfo("v.mp4", 3000, 30.0), AgentBudget(images=70))  # overview 50
     assert t.step(call(0, 8, 2)).error is None  # 66 images
     step = t.step(call(10, 12, 2))  # 4 more: 70, exactly the limit
     assert step.error is None and t.images == 70
     over = t.step(call(20, 20.5, 2))  # 1 more
-    assert over.error.code == "image_budget" and t.images == 70 and t.errors == 1
+    assert over.error.code == "image_budget" and over.error.kind == "execution" and t.images == 70 and t.errors == 1
+    assert over.observation.text() == execution_observation(
+        "the clip's 1 frames exceed the 0 frames left of the 70 a conversation may hold")
 
 
 def test_the_last_round():

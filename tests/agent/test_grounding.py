@@ -1,8 +1,7 @@
 """What TokenAdv over turns reads from a trajectory: the grounding reward and the tool-call character ranges."""
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from zoomzero_plugin.agent import AgentRewardConfig, Trajectory, VideoInfo, score_response
 from zoomzero_plugin.agent.protocol import call_char_ranges

@@ -4,10 +4,10 @@ import json
 import math
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from zoomzero_plugin.agent.protocol import ANSWER, CALL, NONE, Call, answer_letter, cut_turn, parse_turn, read_call
+from zoomzero_plugin.agent.protocol import ANSWER, CALL, NONE, Call, cut_turn, parse_turn, read_call
+from zoomzero_plugin.answers import boxed_letter
 
 
 def call(segment, fps, think="<think>I should look closer.</think>"):
@@ -111,7 +111,7 @@ def test_answer_turns():
     ("The answer is B.", None), ("", None),
 ])
 def test_answer_letters(content, letter):
-    assert answer_letter(content) == letter
+    assert boxed_letter(content) == letter
 
 
 def test_turns_that_end_the_trajectory():

@@ -5,8 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from zoomzero_plugin.agent import (
     AgentBudget,
@@ -86,8 +85,11 @@ def test_split_response_recovers_every_turn(decode):
 
 def test_split_response_with_chat_template_newlines_and_cut_responses():
     plain = GOOD_CALL + "\nuser\n<tool_response>\nobs\n</tool_response>\nassistant\n" + ANSWER_B
-    assert split_response(plain) == [Segment("assistant", GOOD_CALL), Segment("user", "<tool_response>\nobs\n</tool_response>"),
-                                      Segment("assistant", ANSWER_B)]
+    assert split_response(plain) == [
+        Segment("assistant", GOOD_CALL),
+        Segment("user", "<tool_response>\nobs\n</tool_response>"),
+        Segment("assistant", ANSWER_B),
+    ]
     cut = GOOD_CALL + "<|im_end|><|im_start|>user\n<tool_response>\nThe fr"
     assert split_response(cut) == [Segment("assistant", GOOD_CALL), Segment("user", "<tool_response>\nThe fr")]
     assert split_response(skip_special(cut))[-1] == Segment("user", "<tool_response>\nThe fr")
@@ -153,10 +155,28 @@ def test_reward_config_is_validated():
 
 
 @settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.lists(st.sampled_from([GOOD_CALL, ANSWER_B, "<|im_end|>", "<|im_start|>user\n", "<|im_start|>assistant\n",
-                                 "user\n", "\nassistant\n", "<tool_response>\n", "The frames of the video clip are shown "
-                                 "below:\n", "<frame0_time1.00s>", "</video_zoom>", "x"]) | st.text(max_size=5),
-                max_size=30).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                GOOD_CALL,
+                ANSWER_B,
+                "<|im_end|>",
+                "<|im_start|>user\n",
+                "<|im_start|>assistant\n",
+                "user\n",
+                "\nassistant\n",
+                "<tool_response>\n",
+                "The frames of the video clip are shown below:\n",
+                "<frame0_time1.00s>",
+                "</video_zoom>",
+                "x",
+            ]
+        )
+        | st.text(max_size=5),
+        max_size=30,
+    ).map("".join)
+)
 def test_reward_is_total_and_bounded(text):
     s = score_response(text, "B", AgentRewardConfig(tool=1.0))
     assert all(s[k] in (0.0, 1.0) for k in ("accuracy", "format", "tool"))
@@ -173,7 +193,14 @@ def test_transcript_round_trips_and_renders_the_same_response():
     d = json.loads(json.dumps(record.to_dict()))
     back = Transcript.from_dict(d)
     assert back == record and back.response_text(QWEN_IMAGE) == response
-    assert (d["end"], d["answer"], d["calls"], d["errors"], d["clip_frames"], d["images"]) == ("answer", "B", 1, 1, 4, 54)
+    assert (d["end"], d["answer"], d["calls"], d["errors"], d["clip_frames"], d["images"]) == (
+        "answer",
+        "B",
+        1,
+        1,
+        4,
+        54,
+    )
     assert d["turns"][0]["clip"] == {"frames": [300, 320, 340, 360], "times": [10.0, 10.666667, 11.333333, 12.0]}
     assert d["turns"][1]["error"]["code"] == "too_many_frames" and d["turns"][1]["clip"] is None
     assert d["turns"][0]["observation"].count("<image>") == 4 and d["turns"][2]["tokens"] == 9
@@ -182,8 +209,8 @@ def test_transcript_round_trips_and_renders_the_same_response():
 
 
 def test_batch_reward_function_convention():
+    from zoomzero_plugin.agent.videozoomer_reward import compute_score
     from zoomzero_plugin.ground_truth import GroundTruth
-    from zoomzero_plugin.videozoomer_reward import compute_score
 
     truth = GroundTruth("B", ("x", "y"), (), 10.0, "q").to_json()
     _, response = play([GOOD_CALL, ANSWER_B])

@@ -53,8 +53,46 @@ def test_a_csv_cut_in_the_middle_of_a_row(tmp_path, convert):
 def test_a_short_row_names_file_and_line(tmp_path, convert):
     lines = (NEXTGQA / "val.csv").read_text().splitlines()
     short = tmp_path / "val.csv"
-    short.write_text("\n".join(lines[:3] + [lines[3][:40]] + lines[4:]) + "\n")  # line 4 keeps 5 of 13 fields: "2482028659,643,640,480,why are there 2 p"
+    short.write_text(
+        "\n".join(lines[:3] + [lines[3][:40]] + lines[4:]) + "\n"
+    )  # line 4 keeps 5 of 13 fields: "2482028659,643,640,480,why are there 2 p"
     failed(*convert(*nextgqa(short)), tmp_path, f"{short}:4:", "5 fields where the header has 13")
+
+
+def test_a_long_row_names_file_and_line(tmp_path, convert):
+    """One field more than the header's 13 (an unquoted comma in a question) was read as a shifted row."""
+    lines = (NEXTGQA / "val.csv").read_text().splitlines()
+    long = tmp_path / "val.csv"
+    long.write_text("\n".join(lines[:3] + [lines[3] + ",extra"] + lines[4:]) + "\n")
+    failed(*convert(*nextgqa(long)), tmp_path, f"{long}:4:", "14 fields where the header has 13", "long row")
+
+
+PLM_META = {"source_video_id": "v1", "source_start_time": 1.0, "source_end_time": 2.0}
+
+
+def plm_rows(tmp_path, id_column):
+    """Two PLM-Video rows whose question id sits in ``id_column`` (None: no id column at all)."""
+    items = [{**({id_column: f"q{k}"} if id_column else {}), "question": "How?", "options": ["a", "b"],
+              "answer_index": k, "metadata": PLM_META} for k in range(2)]
+    data = tmp_path / "fgqa.jsonl"
+    data.write_text("".join(json.dumps(i) + "\n" for i in items))
+    durations = tmp_path / "durations.json"
+    durations.write_text(json.dumps({"v1": 10.0}))
+    return ["--from", "plm-video", "--input", data, "--durations", durations]
+
+
+def test_a_required_column_with_alternatives_is_checked(tmp_path, convert):
+    """PLM-Video needs one of qa_uid, uid, qa_id: none of them stops the run, naming all three."""
+    failed(*convert(*plm_rows(tmp_path, None)), tmp_path, "lacks column(s) qa_uid or uid or qa_id",
+           "needs qa_uid|uid|qa_id, question, metadata")
+
+
+@pytest.mark.parametrize("id_column", ["uid", "qa_id"])
+def test_any_one_alternative_of_a_required_column_is_enough(tmp_path, convert, id_column):
+    code, err = convert(*plm_rows(tmp_path, id_column))
+    assert code == 0, err
+    assert sorted(r["qid"] if "qid" in r else json.loads(r["answer"])["qid"] for r in read_rows(tmp_path / "o.jsonl")) \
+        == ["q0", "q1"]
 
 
 def test_an_open_quote_is_malformed_csv(tmp_path, convert):

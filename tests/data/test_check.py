@@ -8,13 +8,14 @@ import shutil
 import pytest
 
 from zoomzero_plugin.data.check import check_row, probe_video, tolerance
-from zoomzero_plugin.rows import make_row, write_rows
+from zoomzero_plugin.gvqa.prompts import grounding_row
+from zoomzero_plugin.rows import write_rows
 
 from .conftest import CLIP_SECONDS
 
 
 def row(qid, video, *, duration=CLIP_SECONDS, answer="A", spans=((1.0, 2.0),)):
-    return make_row(qid=qid, question="Which colour?", options=["red", "blue"], answer=answer, duration=duration,
+    return grounding_row(qid=qid, question="Which colour?", options=["red", "blue"], answer=answer, duration=duration,
                     video=str(video), spans=spans)
 
 

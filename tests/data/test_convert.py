@@ -75,7 +75,13 @@ def test_nextgqa_without_videos_and_skipping_ambiguous_answers(tmp_path, zoomzer
     assert code == 0
     got = truths(out)
     assert sorted(got) == ["2435100235_7", "2482028659_5", "4882821564_1"]
-    assert got["2435100235_7"]["spans"] == [[20.9, 22.7], [23.8, 26.0], [34.4, 35.8], [50.5, 57.5], [58.5, 63.597]]  # 1906 frames / 29.97 fps
+    assert got["2435100235_7"]["spans"] == [
+        [20.9, 22.7],
+        [23.8, 26.0],
+        [34.4, 35.8],
+        [50.5, 57.5],
+        [58.5, 63.597],
+    ]  # 1906 frames / 29.97 fps
     assert got["2435100235_7"]["_video"] == [str((tmp_path / "not-yet/0063/2435100235.mp4").resolve())]
     report = load_report(rep)
     assert report["skipped"]["ambiguous_answer"] == 1 and "missing_video" not in report["skipped"]
@@ -102,7 +108,9 @@ def test_rextime_repo_ground_truth_with_release_options(tmp_path, videos, zoomze
     assert got["anet_val1314"]["answer"] == "D" and got["anet_val1314"]["spans"] == [[0.0, 129.96]]
     report = load_report(rep)
     assert report["skipped"] == {"no_options": 1, "span_outside_video": 1}
-    assert examples(report, "no_options") == ["qvh_val538"] and examples(report, "span_outside_video") == ["anet_val9999"]
+    assert examples(report, "no_options") == ["qvh_val538"] and examples(report, "span_outside_video") == [
+        "anet_val9999"
+    ]
     easyr1_loads(out)
 
 
@@ -150,9 +158,18 @@ def test_gqa_json_labels_durations_and_min_duration(tmp_path, videos, zoomzero, 
                     "--video-root", root, "--out", out, "--report", rep) == 0
     got = truths(out)
     assert got["GVideoQA-anet_0"] == {
-        "source": "gqa-json", "dataset": "GVideoQA-anet", "answer": "C",
-        "options": ["He drops the rope.", "He jumps into the water.", "He pulls the boat to the dock.", "He sits down."],
-        "spans": [[31.2, 38.5], [40.0, 44.0]], "duration": 132.5, "qid": "GVideoQA-anet_0",
+        "source": "gqa-json",
+        "dataset": "GVideoQA-anet",
+        "answer": "C",
+        "options": [
+            "He drops the rope.",
+            "He jumps into the water.",
+            "He pulls the boat to the dock.",
+            "He sits down.",
+        ],
+        "spans": [[31.2, 38.5], [40.0, 44.0]],
+        "duration": 132.5,
+        "qid": "GVideoQA-anet_0",
         "question": "What does the man do right after tightening the rope?",
         "_video": [str(root / "v_-6dz6tBH77I.mp4")],
     }
@@ -306,8 +323,16 @@ def test_convert_help_names_every_format_and_its_files(zoomzero, capsys):
     text = " ".join(capsys.readouterr().out.split())
     for name, fmt in FORMATS.items():
         assert f"{name}: {fmt.title}" in text
-    for upstream in ("gsub_{val,test}.json", "map_vid_vidorID.json", "rextime_{val,test}.jsonl", "cgbench_mini.json",
-                     "plm_fgqa_test.parquet", "videomme/test-00000-of-00001.parquet", "MLVU/json", "video_info.meta.jsonl"):
+    for upstream in (
+        "gsub_{val,test}.json",
+        "map_vid_vidorID.json",
+        "rextime_{val,test}.jsonl",
+        "cgbench_mini.json",
+        "plm_fgqa_test.parquet",
+        "videomme/test-00000-of-00001.parquet",
+        "MLVU/json",
+        "video_info.meta.jsonl",
+    ):
         assert upstream in text
 
 

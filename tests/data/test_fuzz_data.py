@@ -6,8 +6,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from zoomzero_plugin.data import pipeline
 from zoomzero_plugin.data.check import check_row, tolerance
@@ -28,7 +27,11 @@ spans = st.lists(st.one_of(st.tuples(st.floats(-5, 200), st.floats(-5, 200)), js
 
 # Each format on its fixture: random edits of a valid item exercise both the success and the skip paths.
 INPUTS = {
-    "nextgqa": {"input": ["nextgqa/val.csv"], "gsub": ["nextgqa/gsub_val.json"], "video_map": ["nextgqa/map_vid_vidorID.json"]},
+    "nextgqa": {
+        "input": ["nextgqa/val.csv"],
+        "gsub": ["nextgqa/gsub_val.json"],
+        "video_map": ["nextgqa/map_vid_vidorID.json"],
+    },
     "rextime": {"input": ["rextime/rextime_val.jsonl"], "options": ["rextime/rextime_val_release.json"]},
     "cgbench": {"input": ["cgbench/cgbench_mini.json"]},
     "gqa-json": {"input": ["gqa/GVideoQA-anet.json"]},
@@ -43,13 +46,51 @@ INPUTS = {
 COLUMNS = {"mcq-table": parse_columns("video=vid,question=q,options=choices,answer=gt,start=clue.t0,end=clue.t1,"
                                       "duration=duration")}
 DELETE = object()
-edits = st.lists(st.tuples(st.sampled_from(["video_id", "qid", "question", "answer", "a0", "a2", "frame_count", "vid", "q", "gt",
-                                            "choices", "clue",
-                                            "options", "ans", "relevant_windows", "duration", "choices", "right_answer",
-                                            "clue_intervals", "video", "glue", "answer_index", "metadata", "videoID",
-                                            "question_id", "candidates", "key", "uid", "video_uid", "video_info",
-                                            "id", "video_path", "correct_choice", "option0", "option3"]),
-                           st.one_of(st.just(DELETE), json_values, spans)), max_size=3)
+edits = st.lists(
+    st.tuples(
+        st.sampled_from(
+            [
+                "video_id",
+                "qid",
+                "question",
+                "answer",
+                "a0",
+                "a2",
+                "frame_count",
+                "vid",
+                "q",
+                "gt",
+                "choices",
+                "clue",
+                "options",
+                "ans",
+                "relevant_windows",
+                "duration",
+                "choices",
+                "right_answer",
+                "clue_intervals",
+                "video",
+                "glue",
+                "answer_index",
+                "metadata",
+                "videoID",
+                "question_id",
+                "candidates",
+                "key",
+                "uid",
+                "video_uid",
+                "video_info",
+                "id",
+                "video_path",
+                "correct_choice",
+                "option0",
+                "option3",
+            ]
+        ),
+        st.one_of(st.just(DELETE), json_values, spans),
+    ),
+    max_size=3,
+)
 
 
 def edited(record, changes):
@@ -160,7 +201,10 @@ def test_labels_and_letters_round_trip(texts):
 one_line = st.text(min_size=1, max_size=12).filter(lambda t: t.strip() and t.splitlines() == [t])
 
 
-@given(question=one_line.filter(lambda t: not t.lstrip().startswith("(")), options=st.lists(one_line, min_size=2, max_size=5))
+@given(
+    question=one_line.filter(lambda t: not t.lstrip().startswith("(")),
+    options=st.lists(one_line, min_size=2, max_size=5),
+)
 def test_lvbench_question_split(question, options):
     text = question + "\n" + "\n".join(f"({LETTERS[i]}) {o}" for i, o in enumerate(options))
     try:

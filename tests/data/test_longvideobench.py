@@ -40,7 +40,11 @@ def test_longvideobench_metrics_by_duration_group(tmp_path):
     m = score_predictions("longvideobench", predictions, truths_from_rows(rows))
     # lmms-eval: accuracy over every question (d has no prediction: wrong), per duration group and category
     assert m["Acc"] == 50.0
-    assert (m["Acc[duration_group=15]"], m["Acc[duration_group=600]"], m["Acc[duration_group=3600]"]) == (50.0, 100.0, 0.0)
+    assert (m["Acc[duration_group=15]"], m["Acc[duration_group=600]"], m["Acc[duration_group=3600]"]) == (
+        50.0,
+        100.0,
+        0.0,
+    )
     assert "Acc[duration_group=60]" not in m
     assert (m["Acc[question_category=S2O]"], m["n[question_category=S2O]"]) == (100.0, 2)
 
@@ -55,7 +59,9 @@ def test_longvideobench_report_table(tmp_path):
 
 def test_longvideobench_test_split_is_refused_without_labels(tmp_path, videos, zoomzero):
     only_test = tmp_path / "lvb_test_wo_gt.json"
-    items = [r for r in json.loads((FIXTURES / "longvideobench" / "lvb_val.json").read_text()) if "correct_choice" not in r]
+    items = [
+        r for r in json.loads((FIXTURES / "longvideobench" / "lvb_val.json").read_text()) if "correct_choice" not in r
+    ]
     only_test.write_text(json.dumps(items))
     root = videos("videos/crafted_lvb_c.mp4")
     code = zoomzero("data", "convert", "--from", "longvideobench", "--input", only_test, "--video-root", root,

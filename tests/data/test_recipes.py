@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
+from zoomzero_plugin.gvqa.prompts import grounding_row
+from zoomzero_plugin.gvqa.reward import RewardConfig
+from zoomzero_plugin.gvqa.zoom import ZoomBudget
 from zoomzero_plugin.hosts.easyr1.vllm_stub import stand_in
-from zoomzero_plugin.rewards import RewardConfig
-from zoomzero_plugin.rows import make_row, write_rows
-from zoomzero_plugin.zoom import ZoomBudget
+from zoomzero_plugin.rows import write_rows
 
 # EasyR1 recipes only: LLaMA-Factory recipes (top-level `stage:`, e.g. videozoomer_sft.yaml) are tested in tests/sft.
 YAMLS = sorted(p for p in (Path(__file__).parents[2] / "yamls").glob("*.yaml") if "\nstage:" not in p.read_text())
@@ -80,7 +81,9 @@ def test_recipe_is_a_complete_easyr1_config_with_the_shared_names(path, PPOConfi
     assert config.data.min_pixels == budget.min_frame_pixels and config.data.video_fps == budget.fps
     assert config.data.max_pixels <= 768 * 28 * 28 and config.data.min_pixels < 262144
     assert config.data.max_prompt_length >= budget.max_tokens + 512  # video tokens + the prompt's text
-    assert config.worker.rollout.max_num_batched_tokens >= config.data.max_prompt_length + config.data.max_response_length
+    assert (
+        config.worker.rollout.max_num_batched_tokens >= config.data.max_prompt_length + config.data.max_response_length
+    )
     assert config.data.val_batch_size > 0  # -1 decodes every validation video in one batch
     # The divisibility checks of RayPPOTrainer.__init__ and FSDPWorker._build_model_optimizer (v0.3.2).
     data, actor, rollout = config.data, config.worker.actor, config.worker.rollout
@@ -106,10 +109,19 @@ def test_paper_numbers(PPOConfig):
     for name in ("stage1", "stage2", "zoomzero", *TABLE5):
         c = by_name[name]
         zoom = c.worker.reward.reward_function_kwargs["zoom"]
-        assert (zoom["max_tokens"], c.data.video_fps, c.data.min_pixels, c.data.max_pixels) == (8192, 1.0, 16 * 28 * 28, 768 * 28 * 28)
+        assert (zoom["max_tokens"], c.data.video_fps, c.data.min_pixels, c.data.max_pixels) == (
+            8192,
+            1.0,
+            16 * 28 * 28,
+            768 * 28 * 28,
+        )
         assert (zoom["max_tokens"], zoom["fps"], zoom["min_frame_pixels"], zoom["max_frame_pixels"]) == (
             paper.max_tokens, paper.fps, paper.min_frame_pixels, paper.max_frame_pixels)
-        assert (c.data.video_fps, c.data.min_pixels, c.data.max_pixels) == (paper.fps, paper.min_frame_pixels, paper.max_frame_pixels)
+        assert (c.data.video_fps, c.data.min_pixels, c.data.max_pixels) == (
+            paper.fps,
+            paper.min_frame_pixels,
+            paper.max_frame_pixels,
+        )
         assert (c.data.max_response_length, c.data.rollout_batch_size, c.worker.rollout.n) == (512, 64, 8)
         # the authors' train_stage*.sh: global_batch_size=8 (x rollout.n 8 = 64 responses per optimizer step)
         assert c.worker.actor.global_batch_size * c.worker.rollout.n == 64
@@ -143,7 +155,10 @@ def test_table5_rows_differ_only_in_what_the_table_varies(PPOConfig):
     def changed(a, b):
         return {k for k in flat[a] if flat[a][k] != flat[b][k]} - names
 
-    assert changed("table5_grpo", "table5_zoom") == {"reward_function_kwargs.components", "reward_function_kwargs.zoom.enable"}
+    assert changed("table5_grpo", "table5_zoom") == {
+        "reward_function_kwargs.components",
+        "reward_function_kwargs.zoom.enable",
+    }
     assert changed("table5_zoom", "table5_tokenadv") == {"algorithm.adv_estimator"}
     assert changed("table5_tokenadv", "stage1") == set()  # row 3 is the full method: stage I as shipped
     assert flat["table5_grpo"]["reward_function_kwargs.components"] == ["format", "iou", "accuracy"]
@@ -154,7 +169,12 @@ def test_table5_rows_differ_only_in_what_the_table_varies(PPOConfig):
 def _flatten(d: dict, prefix: str = "") -> dict:
     out = {}
     for k, v in d.items():
-        if isinstance(v, dict) and k not in ("reward_function_kwargs", "val_override_config", "override_config", "tokenadv"):
+        if isinstance(v, dict) and k not in (
+            "reward_function_kwargs",
+            "val_override_config",
+            "override_config",
+            "tokenadv",
+        ):
             out.update(_flatten(v, f"{prefix}{k}."))
         else:
             out[f"{prefix}{k}"] = v
@@ -181,10 +201,33 @@ def test_recipe_data_settings_load_rows_in_easyr1(path, PPOConfig, tiny_model_di
     from zoomzero_plugin.ground_truth import GroundTruth
 
     folder = tmp_path / "rows"
-    write_rows(folder / "a.jsonl", [make_row(qid="a1", question="Which colour?", options=["red", "blue"], answer="B",
-                                             duration=4.0, video=str(clip), spans=[(1.0, 2.0)])])
-    write_rows(folder / "b.jsonl", [make_row(qid="b1", question="What moves?", options=["bar", "box", "dot"], answer="A",
-                                             duration=4.0, video=str(clip))])
+    write_rows(
+        folder / "a.jsonl",
+        [
+            grounding_row(
+                qid="a1",
+                question="Which colour?",
+                options=["red", "blue"],
+                answer="B",
+                duration=4.0,
+                video=str(clip),
+                spans=[(1.0, 2.0)],
+            )
+        ],
+    )
+    write_rows(
+        folder / "b.jsonl",
+        [
+            grounding_row(
+                qid="b1",
+                question="What moves?",
+                options=["bar", "box", "dot"],
+                answer="A",
+                duration=4.0,
+                video=str(clip),
+            )
+        ],
+    )
     config = load(path, PPOConfig, f"data.train_files={folder}", f"data.val_files={folder}",
                   f"worker.actor.model.model_path={tiny_model_dir}", "data.filter_overlong_prompts_workers=1")
     config.deep_post_init()
@@ -218,7 +261,10 @@ def test_videozoomer_recipe_is_a_complete_easyr1_config(path, PPOConfig):
 
     config = load(path, PPOConfig)
     data, actor, rollout = config.data, config.worker.actor, config.worker.rollout
-    assert config.worker.reward.reward_function == "zoomzero:videozoomer" and "zoom" not in config.worker.reward.reward_function_kwargs
+    assert (
+        config.worker.reward.reward_function == "zoomzero:videozoomer"
+        and "zoom" not in config.worker.reward.reward_function_kwargs
+    )
     agent = AgentOptions.from_kwargs(config.worker.reward.reward_function_kwargs)
     assert agent.enable and agent.prompt == "train"
     assert agent.budget.total_tokens <= data.max_response_length and agent.budget.images <= rollout.limit_images

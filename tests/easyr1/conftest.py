@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import socket
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,9 @@ SHIMS = str(Path(__file__).parent / "shims")  # on PYTHONPATH, `import vllm` loa
 REPO = Path(__file__).resolve().parents[2]
 
 
-def subprocess_env(stand_in: bool = False, drop: tuple[str, ...] = ("RAY_RUNTIME_ENV_HOOK",), **extra: str) -> dict[str, str]:
+def subprocess_env(
+    stand_in: bool = False, drop: tuple[str, ...] = ("RAY_RUNTIME_ENV_HOOK",), **extra: str
+) -> dict[str, str]:
     """This process's environment for a test's subprocess: the user's PYTHONPATH kept (EasyR1 main is tested
     through it) but never the vLLM stand-in, unless ``stand_in`` puts it first; ``drop`` removed, ``extra`` set."""
     env = {k: v for k, v in os.environ.items() if k not in drop}
@@ -161,7 +162,9 @@ def ray_cluster(easyr1_host):
     saved = {k: os.environ.get(k) for k in ("RAY_RUNTIME_ENV_HOOK", "PYTHONPATH")}
     os.environ["RAY_RUNTIME_ENV_HOOK"] = ENV_HOOK
     shims = SHIMS if easyr1_host else None  # the stand-in for vLLM, where it is not installed
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (shims, saved["PYTHONPATH"]) if p)  # not the repo: workers must find it installed
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (shims, saved["PYTHONPATH"]) if p
+    )  # not the repo: workers must find it installed
     with socket.socket() as probe:  # a free port for the dashboard, which serves `ray job submit`
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from zoomzero_plugin.advantages import token_adv
-from zoomzero_plugin.hosts.easyr1.errors import ConfigError
+from zoomzero_plugin.gvqa.advantages import token_adv
 from zoomzero_plugin.hosts.easyr1.batch_step import COMPONENT_PREFIX
+from zoomzero_plugin.hosts.easyr1.errors import ConfigError
 from zoomzero_plugin.hosts.easyr1.zoomzero.tokenadv import GLUE_MASK, prepare
 
 from .helpers import padded_responses
@@ -51,7 +51,10 @@ def test_patched_compute_advantage_gives_tokenadv(ppo_config, easyr1_tokenizer):
         assert bool(glue[i].any()) == ("<glue>" in text)
     data = ray_trainer.compute_advantage(data, adv_estimator="tokenadv", gamma=1.0, lam=1.0)
     expected, _ = token_adv(
-        {k: torch.tensor(v) for k, v in COMPONENTS.items()}, glue, data.batch["response_mask"], data.non_tensor_batch["uid"]
+        {k: torch.tensor(v) for k, v in COMPONENTS.items()},
+        glue,
+        data.batch["response_mask"],
+        data.non_tensor_batch["uid"],
     )
     assert torch.equal(data.batch["advantages"], expected) and torch.equal(data.batch["returns"], expected)
     # group p differs in iou and zoom, not accuracy: glue tokens 2/3, the other tokens 1/3 (Eq. 5)
@@ -115,7 +118,10 @@ def test_without_the_host_easyr1_rejects_tokenadv_rather_than_training_grpo(ppo_
         ({"worker.reward.reward_function_kwargs.zoom.no_spans": "blank"}, "no_spans must be 'zero' or 'uniform'"),
         ({"worker.reward.reward_function_kwargs.zoom.fsp": 2}, "unknown option(s) ['fsp']"),
         ({"worker.reward.reward_function_kwargs.tokenadv.eps": 0}, "eps must be > 0"),
-        ({"worker.reward.reward_function_kwargs.tokenadv.std": "unbiased"}, "std must be one of ('population', 'sample')"),
+        (
+            {"worker.reward.reward_function_kwargs.tokenadv.std": "unbiased"},
+            "std must be one of ('population', 'sample')",
+        ),
         ({"worker.reward.reward_function_kwargs.zoom.prompt": "fancy"}, "zoom.prompt: prompt style must be one of"),
         ({"worker.reward.reward_function_kwargs.bonus": 1}, "not parameters of gvqa_reward.py:compute_score"),
         ({"worker.reward.reward_type": "sequential"}, "'batch'"),

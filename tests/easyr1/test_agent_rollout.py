@@ -87,14 +87,24 @@ def answer(letter, k):
 
 # Per question, per sample: the scripted assistant turns (None: the model samples freely).
 SCRIPTS = [
-    {0: [answer("A", 0)],  # no clip
-     1: [call(2, 6, 1, 1), answer("A", 1)],  # one clip of 4 frames
-     2: [call(5, 7, 2, 2), call(0, 20, 2, 2), call(10, 14, 1, 2), answer("C", 2)],  # two clips, an error (40 frames)
-     3: None},
-    {0: [call(0, 4, 1, 0), call(4, 8, 1, 0), call(8, 12, 1, 0), call(12, 16, 1, 0), call(16, 20, 1, 0)],  # 5th: last round
-     1: [call(3, 5, 2, 1), answer("B", 1)],
-     2: ['<think>s2</think><video_zoom>{"segment": [1, 2], fps: 1}</video_zoom>', answer("B", 2)],  # bad JSON
-     3: None},
+    {
+        0: [answer("A", 0)],  # no clip
+        1: [call(2, 6, 1, 1), answer("A", 1)],  # one clip of 4 frames
+        2: [call(5, 7, 2, 2), call(0, 20, 2, 2), call(10, 14, 1, 2), answer("C", 2)],  # two clips, an error (40 frames)
+        3: None,
+    },
+    {
+        0: [
+            call(0, 4, 1, 0),
+            call(4, 8, 1, 0),
+            call(8, 12, 1, 0),
+            call(12, 16, 1, 0),
+            call(16, 20, 1, 0),
+        ],  # 5th: last round
+        1: [call(3, 5, 2, 1), answer("B", 1)],
+        2: ['<think>s2</think><video_zoom>{"segment": [1, 2], fps: 1}</video_zoom>', answer("B", 2)],  # bad JSON
+        3: None,
+    },
 ]
 
 
@@ -149,7 +159,6 @@ def reward_actor(ray_cluster, agent_recipe, easyr1_tokenizer):
 
 def make_trainer(config, reward_actor, tokenizer, processor, model):
     from torchdata.stateful_dataloader import StatefulDataLoader
-
     from verl.trainer.ray_trainer import RayPPOTrainer
     from verl.utils.dataset import collate_fn
 
@@ -269,7 +278,9 @@ def test_every_sample_carries_its_own_media(step, easyr1_processor):
     _, data = actor_log_probs(batch[:4], step.trainer.engine.model, easyr1_processor)
     inputs = data.non_tensor_batch["multi_modal_inputs"]
     for i in range(4):
-        tokens = int((data.batch["input_ids"][i] == easyr1_processor.tokenizer.convert_tokens_to_ids("<|image_pad|>")).sum())
+        tokens = int(
+            (data.batch["input_ids"][i] == easyr1_processor.tokenizer.convert_tokens_to_ids("<|image_pad|>")).sum()
+        )
         assert int(inputs[i]["image_grid_thw"].prod(-1).sum()) // 4 == tokens, "media and placeholders agree per sample"
     assert inputs[1]["pixel_values"].shape != inputs[2]["pixel_values"].shape
 
@@ -358,26 +369,18 @@ def test_validation_runs_the_agent_greedily(agent_recipe, reward_actor, easyr1_t
 def expected_budget(tokenizer, video):
     """Tokens of question 0 / sample 2's first two turns and first observation, from the protocol's own texts:
     a budget that holds them and 5 more tokens, so its second observation (an error text) cannot fit."""
-    from zoomzero_plugin.agent import Trajectory
-    from zoomzero_plugin.agent.frames import FrameReader
-    from zoomzero_plugin.agent.render import IM_END, observation_block
-
     turns = SCRIPTS[0][2]
-    trajectory = Trajectory(FrameReader(str(video)).info, prompts=get_prompts("train"))
-    observation = trajectory.step(turns[0]).observation
-    text = IM_END + observation_block(observation.text(QWEN_IMAGE))
-    obs_tokens = len(tokenizer.encode(text, add_special_tokens=False)) + len(observation.frames) * (12 - 1)
-    turn = [len(tokenizer.encode(t, add_special_tokens=False)) for t in turns[:2]]
-    return turn[0] + obs_tokens + turn[1] + 5
+    second = len(tokenizer.encode(turns[1], add_special_tokens=False))
+    return expected_turn_and_observation(tokenizer, video, turns[0], frame_tokens=12) + second + 5
 
 
 @pytest.fixture(scope="module")
 def truncated(agent_recipe, agent_rows, easyr1_tokenizer, easyr1_processor, tiny_model):
     """The same prompts generated with a response budget that cuts trajectories (no trainer: the worker group)."""
     from torchdata.stateful_dataloader import StatefulDataLoader
-
     from verl.protocol import DataProto
     from verl.utils.dataset import collate_fn
+
     from zoomzero_plugin.hosts.easyr1.generation import RoutedWorkerGroup, mark_row_fields
     from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import ROLLOUT
     from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
@@ -394,7 +397,9 @@ def truncated(agent_recipe, agent_rows, easyr1_tokenizer, easyr1_processor, tiny
                     non_tensor_batch_keys=["raw_prompt_ids", "multi_modal_data"],
                     meta_info_keys=["min_pixels", "max_pixels", "video_fps"])
     engine = TinyEngine(tiny_model, easyr1_processor, AgentGuide())
-    options = AgentOptions.from_kwargs({"agent": {"turn_tokens": 160, "total_tokens": total, "sampling_logprobs": True}})
+    options = AgentOptions.from_kwargs(
+        {"agent": {"turn_tokens": 160, "total_tokens": total, "sampling_logprobs": True}}
+    )
     group = RoutedWorkerGroup(TinyRolloutWorkerGroup(config, easyr1_tokenizer, engine), ROLLOUT, options.to_dict())
     return SimpleNamespace(batch=group.generate_sequences(gen), total=total, model=tiny_model)
 
@@ -417,3 +422,47 @@ def test_a_response_over_budget_is_cut_at_a_turn_boundary(truncated, easyr1_toke
     log_probs, _ = actor_log_probs(batch, truncated.model, easyr1_processor)
     sampled = mask.bool()
     assert (log_probs - batch.batch["rollout_log_probs"])[sampled].abs().max() < 1e-5
+
+
+@pytest.mark.parametrize("spare, appended", [(0, False), (1, True)])
+def test_an_observation_is_appended_only_with_room_for_one_more_token(spare, appended, agent_rows, easyr1_tokenizer,
+                                                                      easyr1_processor):
+    """The rule at its threshold: after a call turn of T tokens and an observation of O tokens, a budget of
+    T + O leaves no room for a sampled token (the observation is not appended, the trajectory ends at
+    total_tokens); T + O + 1 leaves exactly one (it is appended, and the next turn may generate 1 token)."""
+    from zoomzero_plugin.hosts.easyr1.generation import ROW_FIELDS_KEY
+    from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import AgentRollout
+    from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
+
+    row = json.loads(agent_rows.read_text().splitlines()[0])
+    turn = SCRIPTS[0][1][0]  # call(2, 6, 1): 4 frames of 112x84 -> 4 x 3 merged patches = 12 tokens each
+    total = expected_turn_and_observation(easyr1_tokenizer, row["videos"][0], turn, frame_tokens=12) + spare
+    options = AgentOptions.from_kwargs({"agent": {"prompt": "train", "turn_tokens": 160, "total_tokens": total}})
+    worker = SimpleNamespace(tokenizer=easyr1_tokenizer, processor=easyr1_processor, prompt_length=2048,
+                             response_length=total)
+    rollout = AgentRollout(worker, options)
+    media = {"videos": row["videos"], ROW_FIELDS_KEY: {"ground_truth": row["answer"]}}
+    (sample,) = rollout.start([], media, 1)
+    ids = easyr1_tokenizer.encode(turn, add_special_tokens=False)
+    rollout.advance([sample], [SimpleNamespace(token_ids=ids, logprobs=None)])
+    pieces = sample.conversation.response
+    assert sample.trajectory.calls == 1
+    if appended:
+        assert len(pieces) == 2 and not sample.truncated and sample.active
+        assert sample.conversation.response_tokens == total - 1 and rollout.limit(sample) == 1
+    else:
+        assert len(pieces) == 1 and sample.truncated and sample.trajectory.end == "total_tokens"
+        assert sample.conversation.response_tokens == len(ids)
+
+
+def expected_turn_and_observation(tokenizer, video, turn, frame_tokens):
+    """Tokens of one call turn and the observation that answers it, from the protocol's own texts (each frame's
+    one image pad expanded to ``frame_tokens``)."""
+    from zoomzero_plugin.agent import Trajectory
+    from zoomzero_plugin.agent.frames import FrameReader
+    from zoomzero_plugin.agent.render import IM_END, observation_block
+
+    observation = Trajectory(FrameReader(str(video)).info, prompts=get_prompts("train")).step(turn).observation
+    text = IM_END + observation_block(observation.text(QWEN_IMAGE))
+    obs_tokens = len(tokenizer.encode(text, add_special_tokens=False)) + len(observation.frames) * (frame_tokens - 1)
+    return len(tokenizer.encode(turn, add_special_tokens=False)) + obs_tokens

@@ -22,15 +22,14 @@ from zoomzero_plugin.hosts.easyr1.activation import (
     export_job_env,
     ray_runtime_env_hook,
 )
-from zoomzero_plugin.hosts.easyr1.errors import ConfigError
 from zoomzero_plugin.hosts.easyr1.cli import main
-from zoomzero_plugin.hosts.easyr1.zoomzero.plugin import GVQA
+from zoomzero_plugin.hosts.easyr1.errors import ConfigError
 from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
 from zoomzero_plugin.hosts.easyr1.reward_names import FIXUP_ENV
+from zoomzero_plugin.hosts.easyr1.zoomzero.plugin import GVQA
 from zoomzero_plugin.rows import read_rows, write_rows
 
 from .conftest import subprocess_env
-
 
 
 @pytest.fixture
@@ -53,7 +52,7 @@ def test_dry_run_console_script_validates_and_prints_effective_settings(recipe_p
     out = done.stdout
     assert "zoomzero" in out and "Advantage estimator: tokenadv (plugin)" in out
     assert '"max_tokens": 256' in out and '"glue_components": ["format", "zoom", "iou"]' in out
-    assert "gvqa_reward.py" in out and "prompt lengths of the first 2 rows" in out
+    assert "gvqa/gvqa_reward.py" in out and "prompt lengths of the first 2 rows" in out
     assert "no Ray cluster was started" in out
     if not vllm_stub.real_vllm_importable():  # the launcher itself stood in for vLLM
         assert "vLLM is not installed here" in out
@@ -71,10 +70,24 @@ def dry_run(recipe, *overrides):
         (["data.format_prompt=./missing.jinja"], "data.format_prompt: './missing.jinja' not found"),
         (["worker.reward.reward_function=zoomzero:gvq"], "neither an existing file nor a plugin reward name"),
         (["algorithm.use_kl_loss=false"], "KL penalty"),
-        (["data.min_pixels=262144", "data.max_pixels=4194304", "data.max_prompt_length=1024", "data.filter_overlong_prompts=true"],
-         "prompt is 2"),  # ~2.2k tokens: EasyR1's default pixels upscale the 224x168 frames
-        (["data.min_pixels=262144", "data.max_pixels=4194304", "data.max_prompt_length=1024", "data.filter_overlong_prompts=true"],
-         "EasyR1 drops such rows silently"),
+        (
+            [
+                "data.min_pixels=262144",
+                "data.max_pixels=4194304",
+                "data.max_prompt_length=1024",
+                "data.filter_overlong_prompts=true",
+            ],
+            "prompt is 2",
+        ),  # ~2.2k tokens: EasyR1's default pixels upscale the 224x168 frames
+        (
+            [
+                "data.min_pixels=262144",
+                "data.max_pixels=4194304",
+                "data.max_prompt_length=1024",
+                "data.filter_overlong_prompts=true",
+            ],
+            "EasyR1 drops such rows silently",
+        ),
         (["data.min_pixels=262144", "data.max_pixels=4194304", "data.max_prompt_length=1024"], "EasyR1 truncates them"),
         (["data.min_pixels=262144"], "data.min_pixels=262144 > data.max_pixels=12544"),
     ],
@@ -126,7 +139,9 @@ def test_train_hands_over_to_easyr1_main_with_the_runtime_env_hook(recipe_path, 
 
 def test_runtime_env_hook_validates_the_recipe_of_python_m_verl_trainer_main(recipe_path, monkeypatch, capsys):
     """Launch path 2: EasyR1's driver built its config without plugins; its ray.init brings them."""
-    monkeypatch.setattr(sys.modules["__main__"], "__spec__", types.SimpleNamespace(name="verl.trainer.main"), raising=False)
+    monkeypatch.setattr(
+        sys.modules["__main__"], "__spec__", types.SimpleNamespace(name="verl.trainer.main"), raising=False
+    )
     monkeypatch.delenv(CHECKED_ENV, raising=False)
     monkeypatch.setattr(sys, "argv", ["main.py", f"config={recipe_path}"])
     env = ray_runtime_env_hook({"env_vars": {"NCCL_DEBUG": "WARN"}})
@@ -140,7 +155,9 @@ def test_runtime_env_hook_validates_the_recipe_of_python_m_verl_trainer_main(rec
     with pytest.raises(SystemExit) as stop:  # the hook is the edge: one message, exit 2, no traceback
         ray_runtime_env_hook(None)
     assert stop.value.code == EXIT_USER
-    assert capsys.readouterr().err.startswith("easyr1 plugins (RAY_RUNTIME_ENV_HOOK): 1 problem(s) with the EasyR1 config")
+    assert capsys.readouterr().err.startswith(
+        "easyr1 plugins (RAY_RUNTIME_ENV_HOOK): 1 problem(s) with the EasyR1 config"
+    )
 
 
 def test_exported_job_env_keeps_the_users_value_and_says_so(monkeypatch):

@@ -6,15 +6,17 @@ import numpy as np
 import pytest
 
 from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.hosts.easyr1.zoomzero.plugin import GVQA, gvqa_target
 from zoomzero_plugin.hosts.easyr1.reward_extras import DELIVERED, add_reward_extras
 from zoomzero_plugin.hosts.easyr1.reward_names import FIXUP_ENV, apply_fixup
+from zoomzero_plugin.hosts.easyr1.zoomzero.plugin import GVQA, gvqa_target
 from zoomzero_plugin.rows import read_rows
 
 from .helpers import padded_responses, reward_manager_class, rlhf_dataset
 
 
-def test_rlhf_dataset_loads_benchmark_rows_with_their_videos(ppo_config, easyr1_tokenizer, easyr1_processor, benchmark_rows):
+def test_rlhf_dataset_loads_benchmark_rows_with_their_videos(
+    ppo_config, easyr1_tokenizer, easyr1_processor, benchmark_rows
+):
     rows = read_rows(benchmark_rows)
     dataset = rlhf_dataset(ppo_config, easyr1_tokenizer, easyr1_processor)
     assert len(dataset) == len(rows) == 2
@@ -44,13 +46,17 @@ def reward_data(tokenizer, texts, truth, extras=None):
 
     responses, mask = padded_responses(tokenizer, texts)
     truths = np.array([truth.to_json()] * len(texts), dtype=object)
-    data = DataProto.from_dict(tensors={"responses": responses, "response_mask": mask}, non_tensors={"ground_truth": truths})
+    data = DataProto.from_dict(
+        tensors={"responses": responses, "response_mask": mask}, non_tensors={"ground_truth": truths}
+    )
     if extras:
         add_reward_extras(data, **extras)
     return data
 
 
-TRUTH = GroundTruth(answer="B", options=("red", "green", "blue"), spans=((3.0, 5.0),), duration=12.0, qid="q1", question="Colour?")
+TRUTH = GroundTruth(
+    answer="B", options=("red", "green", "blue"), spans=((3.0, 5.0),), duration=12.0, qid="q1", question="Colour?"
+)
 GOOD = "<think>ok</think><answer>B</answer><glue>[(3.0, 5.0)]</glue>"
 HALF = "<think>ok</think><answer>C</answer><glue>[(3.0, 4.0)]</glue>"
 
@@ -60,7 +66,9 @@ def manager(config, tokenizer):
 
 
 def test_reward_manager_runs_gvqa_by_plugin_name_with_zoom_answers(ppo_config, easyr1_tokenizer):
-    assert f"{ppo_config.worker.reward.reward_function}:{ppo_config.worker.reward.reward_function_name}" == gvqa_target()
+    assert (
+        f"{ppo_config.worker.reward.reward_function}:{ppo_config.worker.reward.reward_function_name}" == gvqa_target()
+    )
     data = reward_data(easyr1_tokenizer, [GOOD, HALF, "junk"], TRUTH, {"zoom_answer": ["B", "B", None]})
     reward_tensor, metrics = manager(ppo_config, easyr1_tokenizer).compute_reward(data)
     assert metrics.pop(DELIVERED) == [1.0]
@@ -77,12 +85,15 @@ def test_zoom_enabled_without_the_hook_stops_instead_of_scoring_zero(ppo_config,
         manager(ppo_config, easyr1_tokenizer).compute_reward(data)
 
 
-def test_plugin_options_are_not_passed_to_reward_functions_that_do_not_take_them(ppo_config, easyr1_tokenizer, tmp_path):
+def test_plugin_options_are_not_passed_to_reward_functions_that_do_not_take_them(
+    ppo_config, easyr1_tokenizer, tmp_path
+):
     path = tmp_path / "plain_reward.py"
     path.write_text(
         "REWARD_TYPE = 'batch'\n"
         "def compute_score(reward_inputs, bonus=0.0):\n"
-        "    return [{'overall': bonus + float('B' in x['response']), 'seen': float('zoom_answer' in x)} for x in reward_inputs]\n"
+        "    return [{'overall': bonus + float('B' in x['response']), 'seen': float('zoom_answer' in x)} for x in "
+        "reward_inputs]\n"
     )
     reward = ppo_config.worker.reward
     reward.reward_function, reward.reward_function_name = str(path), "compute_score"
@@ -94,7 +105,9 @@ def test_plugin_options_are_not_passed_to_reward_functions_that_do_not_take_them
 
 def test_sequential_reward_functions_get_the_extras_of_their_own_response(ppo_config, easyr1_tokenizer, tmp_path):
     path = tmp_path / "seq_reward.py"
-    path.write_text("REWARD_TYPE = 'sequential'\ndef score(x):\n    return {'overall': float(x.get('zoom_answer') == 'B')}\n")
+    path.write_text(
+        "REWARD_TYPE = 'sequential'\ndef score(x):\n    return {'overall': float(x.get('zoom_answer') == 'B')}\n"
+    )
     reward = ppo_config.worker.reward
     reward.reward_function, reward.reward_function_name, reward.reward_function_kwargs = str(path), "score", {}
     if hasattr(reward, "reward_type"):  # EasyR1 0.3.2 picks the manager class by config

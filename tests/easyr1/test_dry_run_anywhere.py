@@ -59,23 +59,37 @@ def test_an_unsafe_yaml_tag_is_named_and_never_run(recipe_path, tmp_path, capsys
 @pytest.mark.parametrize(
     "overrides, message",
     [
-        (["worker.reward.reward_function_kwargs.weights.format=abc"], "reward weight format='abc' must be a finite number >= 0"),
+        (
+            ["worker.reward.reward_function_kwargs.weights.format=abc"],
+            "reward weight format='abc' must be a finite number >= 0",
+        ),
         (["worker.reward.reward_function_kwargs.components=[format,speed]"], "speed"),
-        (["worker.reward.reward_function_kwargs.zoom.fps=fast"], "reward_function_kwargs.zoom.fps: 'fast' is not a valid float"),
+        (
+            ["worker.reward.reward_function_kwargs.zoom.fps=fast"],
+            "reward_function_kwargs.zoom.fps: 'fast' is not a valid float",
+        ),
         (["worker.reward.reward_function_kwargs.zoom.max_tokens=1e400"], "reward_function_kwargs.zoom.max_tokens"),
         (["data.max_prompt_length=long"], "data.max_prompt_length"),
     ],
 )
-def test_bad_reward_weights_components_and_options_are_problems_not_tracebacks(recipe_path, capsys, no_ray, overrides, message):
+def test_bad_reward_weights_components_and_options_are_problems_not_tracebacks(
+    recipe_path, capsys, no_ray, overrides, message
+):
     code, err = dry_run(capsys, recipe_path, *overrides)
     assert code == EXIT_USER and err.startswith("easyr1 train: ") and message in err
 
 
-@pytest.mark.parametrize("text, message", [
-    ("stage: sft\nmodel_name_or_path: m\n", "is a LLaMA-Factory recipe (it has a top-level 'stage'), not an EasyR1 one: "
-                                               "run it with `llamafactory-cli train "),
-    ("- 1\n- 2\n", "the file holds a YAML list, not a mapping of EasyR1 sections"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            "stage: sft\nmodel_name_or_path: m\n",
+            "is a LLaMA-Factory recipe (it has a top-level 'stage'), not an EasyR1 one: "
+            "run it with `llamafactory-cli train ",
+        ),
+        ("- 1\n- 2\n", "the file holds a YAML list, not a mapping of EasyR1 sections"),
+    ],
+)
 def test_a_recipe_that_is_not_an_easyr1_mapping_is_named(tmp_path, capsys, no_ray, text, message):
     path = tmp_path / "other.yaml"
     path.write_text(text)
@@ -106,7 +120,12 @@ def test_without_easyr1_the_launcher_says_easyr1_is_not_installed(recipe_path):
 
 
 def test_blocked_plugins_are_named(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "zoomzero_plugin.hosts.easyr1.cli", "plugins"],
-                          capture_output=True, text=True, env=subprocess_env(EASYR1_PLUGINS_BLOCK="zoomzero"), timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "zoomzero_plugin.hosts.easyr1.cli", "plugins"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(EASYR1_PLUGINS_BLOCK="zoomzero"),
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "no easyr1 plugins active (blocked by EASYR1_PLUGINS_BLOCK: zoomzero)"

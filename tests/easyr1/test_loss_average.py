@@ -93,7 +93,9 @@ def expected_gradient(weights):
     model = TinyLM()
     data = batch(model)
     ids = data.batch["input_ids"]
-    log_probs = torch.log_softmax(model(ids).logits[:, PROMPT - 1 : -1], -1).gather(-1, ids[:, PROMPT:, None]).squeeze(-1)
+    log_probs = (
+        torch.log_softmax(model(ids).logits[:, PROMPT - 1 : -1], -1).gather(-1, ids[:, PROMPT:, None]).squeeze(-1)
+    )
     ratio = torch.exp(log_probs - log_probs.detach())
     loss = (weights * -torch.tensor(ADVANTAGES)[:, None] * ratio).sum()
     loss.backward()

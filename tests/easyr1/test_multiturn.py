@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from zoomzero_plugin.agent.frames import FrameReader
 from zoomzero_plugin.hosts.easyr1 import frame_refs
 from zoomzero_plugin.hosts.easyr1.errors import PluginError
 from zoomzero_plugin.hosts.easyr1.generation import ROLLOUT_KEY, RoutedWorkerGroup, routed, unrouted
@@ -65,7 +66,10 @@ def test_media_uids_name_the_media_so_equal_media_are_processed_once():
 
 
 def test_assemble_in_chunks_gives_the_same_batch():
-    whole, pieces = assemble(conversations() * 3, LAYOUT)["tensors"], assemble(conversations() * 3, LAYOUT, chunk=2)["tensors"]
+    whole, pieces = (
+        assemble(conversations() * 3, LAYOUT)["tensors"],
+        assemble(conversations() * 3, LAYOUT, chunk=2)["tensors"],
+    )
     assert all(torch.equal(whole[k], pieces[k]) for k in whole)
 
 
@@ -93,6 +97,14 @@ def test_merged_grid_is_what_the_processor_gives(easyr1_processor, width, height
 # -- seams on EasyR1's real code ------------------------------------------------------------------------------
 
 
+@pytest.fixture
+def frame_cache():
+    """A frame cache over the agent's reader, handed to the seam as a rollout hands it (the previous one restored)."""
+    before = frame_refs.installed()
+    yield frame_refs.install(frame_refs.FrameCache(FrameReader))
+    frame_refs._installed[:] = [before] if before is not None else []
+
+
 def media_batch(evidence_video, media_uid=True):
     from verl.protocol import DataProto
 
@@ -105,7 +117,7 @@ def media_batch(evidence_video, media_uid=True):
                                meta_info={"min_pixels": 3136, "max_pixels": 12544, "video_fps": 1.0})
 
 
-def test_each_sample_gets_its_own_media_in_easyr1s_actor_input(evidence_video, easyr1_processor):
+def test_each_sample_gets_its_own_media_in_easyr1s_actor_input(evidence_video, easyr1_processor, frame_cache):
     from verl.workers.fsdp_workers import FSDPWorker
 
     data = media_batch(evidence_video)
@@ -119,19 +131,25 @@ def test_each_sample_gets_its_own_media_in_easyr1s_actor_input(evidence_video, e
     assert [len(x["image_grid_thw"]) for x in plain.non_tensor_batch["multi_modal_inputs"]] == [1, 1]
 
 
-def test_frame_refs_decode_once_per_group_at_the_authors_size(evidence_video):
+def test_frame_refs_decode_once_per_group_at_the_authors_size(evidence_video, frame_cache):
     from PIL import Image
-
     from verl.utils import dataset
 
-    frame_refs.CACHE.clear()
-    before = frame_refs.CACHE.reads
     refs = [frame_refs.frame_ref(str(evidence_video), [0, 8, 16], k, 100352, 25088) for k in range(3)]
     images = [dataset.process_image(r, 3136, 12544) for r in refs]  # EasyR1's own pixel limits are not applied
-    assert frame_refs.CACHE.reads == before + 1
+    assert frame_cache.reads == 1
     assert {im.size for im in images} == {(224, 168)}  # 37,632 px: under 100,352, never resized
     plain = dataset.process_image(Image.new("RGB", (224, 168)), 3136, 12544)
     assert plain.width * plain.height <= 12544, "ordinary images still get EasyR1's limits"
+
+
+def test_a_frame_ref_without_an_installed_cache_is_named(evidence_video, frame_cache):
+    from verl.utils import dataset
+
+    frame_refs._installed.clear()  # a process where no rollout handed the seam its cache
+    ref = frame_refs.frame_ref(str(evidence_video), [0, 8], 1, 100352, 25088)
+    with pytest.raises(RuntimeError, match=r"no plugin installed a frame cache in this process \(frame_refs.install\)"):
+        dataset.process_image(ref, 3136, 12544)
 
 
 class OverlapProbe:
@@ -188,7 +206,7 @@ def _in_two_threads(fn):
 def test_a_reader_shared_by_two_threads_never_decodes_in_both_at_once(evidence_video):
     import threading
 
-    cache = frame_refs.FrameCache()
+    cache = frame_refs.FrameCache(FrameReader)
     reader = cache.reader(str(evidence_video))
     probe = reader._reader = OverlapProbe(reader._reader)
     groups, take = iter([[0, 8], [4, 12]]), threading.Lock()
@@ -206,7 +224,7 @@ def test_a_reader_shared_by_two_threads_never_decodes_in_both_at_once(evidence_v
 def test_the_same_group_decoded_by_two_threads_is_stored_and_counted_once(evidence_video, monkeypatch):
     import threading
 
-    cache = frame_refs.FrameCache()
+    cache = frame_refs.FrameCache(FrameReader)
     reader = cache.reader(str(evidence_video))
     both_read = threading.Barrier(2)
     original = type(reader).read
@@ -304,8 +322,7 @@ def test_a_recipe_may_enable_one_rollout_only():
 
 
 def test_segment_encoder_equals_the_tokenizer_on_observation_texts(easyr1_tokenizer):
-    from hypothesis import given, settings
-    from hypothesis import strategies as st
+    from hypothesis import given, settings, strategies as st
 
     from zoomzero_plugin.hosts.easyr1.multiturn import SegmentEncoder
 
@@ -395,4 +412,6 @@ def test_assemble_equals_a_token_by_token_reference(seed):
         assert torch.equal(t["rollout_log_probs"][i], torch.tensor(want["rollout_log_probs"], dtype=torch.float32))
         assert out["non_tensors"]["multi_modal_data"][i] == {"images": conversation.images()}
     assert t["input_ids"].dtype == t["position_ids"].dtype == t["response_mask"].dtype == torch.long
-    assert torch.equal(t["prompts"], t["input_ids"][:, :width_p]) and torch.equal(t["responses"], t["input_ids"][:, width_p:])
+    assert torch.equal(t["prompts"], t["input_ids"][:, :width_p]) and torch.equal(
+        t["responses"], t["input_ids"][:, width_p:]
+    )

@@ -30,11 +30,11 @@ class Probe:
         self.record = activation.activation()
 
     def report(self, import_trainer: bool = False) -> dict:
-        import zoomzero_plugin
-        from zoomzero_plugin.hosts.easyr1 import seams
-
         import verl.utils.dataset  # noqa: F401 - importing applies the seams if the plugins are active
         import verl.workers.reward.function  # noqa: F401
+
+        import zoomzero_plugin
+        from zoomzero_plugin.hosts.easyr1 import seams
 
         out = {"pid": os.getpid(), "started": self.started, "package": zoomzero_plugin.__file__}
         out["activation"] = asdict(self.record) if self.record else None

@@ -52,4 +52,7 @@ def test_a_bad_recipe_stops_in_the_driver_with_one_line(main_recipe, easyr1_host
     done = launch(main_recipe, "worker.rollout.n=1", stand_in=easyr1_host)
     assert done.returncode == EXIT_USER, done.stderr[-4000:]
     assert "Traceback" not in done.stderr and GPU_CHECK not in done.stdout + done.stderr
-    assert "easyr1 plugins (RAY_RUNTIME_ENV_HOOK): 1 problem(s)" in done.stderr and "worker.rollout.n must be >= 2" in done.stderr
+    assert (
+        "easyr1 plugins (RAY_RUNTIME_ENV_HOOK): 1 problem(s)" in done.stderr
+        and "worker.rollout.n must be >= 2" in done.stderr
+    )

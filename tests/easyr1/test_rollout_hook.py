@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.prompts import PAPER_INSTRUCTION, paper_options
+from zoomzero_plugin.gvqa.prompts import PAPER_INSTRUCTION, paper_options
 from zoomzero_plugin.rows import read_rows
 from zoomzero_plugin.synthetic.videos import dominant_color
 
@@ -21,7 +21,8 @@ DURATION = 12.0
 
 def response(letter, spans):
     glue = ", ".join(f"({s:.1f}, {e:.1f})" for s, e in spans)
-    return f"<think>I see the square at <time>({spans[0][0]:.1f}, {spans[0][1]:.1f})</time>.</think><answer>{letter}</answer><glue>[{glue}]</glue>"
+    think = f"I see the square at <time>({spans[0][0]:.1f}, {spans[0][1]:.1f})</time>."
+    return f"<think>{think}</think><answer>{letter}</answer><glue>[{glue}]</glue>"
 
 
 def wrong_span(truth):
@@ -69,13 +70,14 @@ def reward_actor(ray_cluster, recipe_path, easyr1_tokenizer):
 @pytest.fixture
 def trainer(reward_actor, ppo_config, easyr1_tokenizer, easyr1_processor, tiny_model, benchmark_rows):
     from torchdata.stateful_dataloader import StatefulDataLoader
-
     from verl.trainer.ray_trainer import RayPPOTrainer
     from verl.utils.dataset import collate_fn
 
     data = ppo_config.data
     dataset = rlhf_dataset(ppo_config, easyr1_tokenizer, easyr1_processor)
-    loader = StatefulDataLoader(dataset, batch_size=data.rollout_batch_size, num_workers=0, collate_fn=collate_fn, drop_last=True)
+    loader = StatefulDataLoader(
+        dataset, batch_size=data.rollout_batch_size, num_workers=0, collate_fn=collate_fn, drop_last=True
+    )
     val_loader = StatefulDataLoader(dataset, batch_size=data.val_batch_size, num_workers=0, collate_fn=collate_fn)
     truths = [GroundTruth.parse(r["answer"]) for r in read_rows(benchmark_rows)]
     engine = TinyEngine(tiny_model, easyr1_processor, Guide(truths))
@@ -125,7 +127,10 @@ def test_zoom_pass_rewards_and_tokenadv_flow_through_make_batch_data(trainer):
     # Eq. 3 over the predicted spans at the recipe's zoom fps 2.0 (L_v = 256 tokens, V_min = 2 tokens, so the
     # budget does not bind): synth000's (6.1, 7.6) is 1.5 s → 3 frames, rounded to an even count → 4;
     # synth001's (0.6, 3.6) is 3 s → 6 frames.
-    assert [(t.qid, t.spans) for t in (truths[0], truths[2])] == [("synth000", ((6.1, 7.6),)), ("synth001", ((0.6, 3.6),))]
+    assert [(t.qid, t.spans) for t in (truths[0], truths[2])] == [
+        ("synth000", ((6.1, 7.6),)),
+        ("synth001", ((0.6, 3.6),)),
+    ]
     assert [c["frames"].shape[0] for c in zoom_calls[:3:2]] == [4, 6]
 
     comp = {k: batch.batch[f"reward_component/{k}"].tolist() for k in ("format", "iou", "accuracy", "zoom")}

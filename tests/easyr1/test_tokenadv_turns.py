@@ -50,14 +50,18 @@ def test_calls_learn_from_format_and_grounding_the_rest_from_format_and_accuracy
     from verl.trainer import ray_trainer
 
     data = multiturn_batch(easyr1_tokenizer)
-    config = SimpleNamespace(worker=SimpleNamespace(reward=SimpleNamespace(reward_function_kwargs={"tokenadv": {"over_turns": True}})))
+    config = SimpleNamespace(
+        worker=SimpleNamespace(reward=SimpleNamespace(reward_function_kwargs={"tokenadv": {"over_turns": True}}))
+    )
     prepare(SimpleNamespace(config=config, tokenizer=easyr1_tokenizer), data)
     calls, mask = data.batch[GLUE_MASK], data.batch["response_mask"].bool()
     decoded = [easyr1_tokenizer.decode(data.batch["responses"][i][calls[i]].tolist()) for i in range(3)]
     call = CALL[CALL.index("<video_zoom>"):]
     # tokens overlapping the call's characters (a token may straddle the tag: here "><")
     assert [d.endswith(call) and len(d) <= len(call) + 2 for d in decoded] == [True, False, True]
-    assert decoded[1] == "" and "Do not call" not in decoded[0] + decoded[2], "an observation's '<video_zoom>' is no call"
+    assert decoded[1] == "" and "Do not call" not in decoded[0] + decoded[2], (
+        "an observation's '<video_zoom>' is no call"
+    )
     adv = ray_trainer.compute_advantage(data, adv_estimator="tokenadv", gamma=1.0, lam=1.0).batch["advantages"]
     # Population std per component over the group (Eq. 4):
     #   accuracy [1, 0, 1] and format [1, 1, 0]: mean 2/3, std sqrt(2)/3 -> A = ±1/sqrt(2), ∓sqrt(2)
@@ -84,7 +88,9 @@ def test_over_turns_changes_the_default_groups_only():
 
 def test_agent_options_take_the_budget_fields_and_refuse_the_rest():
     options = AgentOptions.from_kwargs({"agent": {"rounds": 3, "call_frames": 8, "prompt": "eval"}})
-    assert options.enable and options.budget.rounds == 3 and options.budget.call_frames == 8 and options.prompt == "eval"
+    assert (
+        options.enable and options.budget.rounds == 3 and options.budget.call_frames == 8 and options.prompt == "eval"
+    )
     assert AgentOptions.from_kwargs({"agent": options.to_dict()}) == options
     assert not AgentOptions.from_kwargs({}).enable
     assert not AgentOptions.from_kwargs({"agent": {"enable": False}}).enable

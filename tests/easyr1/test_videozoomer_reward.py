@@ -30,7 +30,9 @@ def test_reward_manager_scores_whole_trajectories(ppo_config, easyr1_tokenizer, 
     texts = [trajectory([CALL, ANSWER]), trajectory([ANSWER]), trajectory([CALL, ANSWER.replace("B", "C")])]
     responses, mask = padded_responses(easyr1_tokenizer, [t.removesuffix("<|im_end|>") for t in texts])
     truths = np.array([TRUTH.to_json()] * len(texts), dtype=object)
-    data = DataProto.from_dict(tensors={"responses": responses, "response_mask": mask}, non_tensors={"ground_truth": truths})
+    data = DataProto.from_dict(
+        tensors={"responses": responses, "response_mask": mask}, non_tensors={"ground_truth": truths}
+    )
     reward_tensor, metrics = reward_manager_class()(config, easyr1_tokenizer).compute_reward(data)
     assert metrics["accuracy"] == [1.0, 1.0, 0.0] and metrics["format"] == [1.0, 1.0, 1.0]
     assert metrics["tool"] == [1.0, 0.0, 0.0] and metrics["calls"] == [1.0, 0.0, 1.0]
@@ -44,8 +46,8 @@ def test_dry_run_refuses_the_ground_truths_the_reward_refuses():
     A non-ASCII letter passes str.isalpha() but the reward raises on it, so the dry run must report it."""
     from types import SimpleNamespace
 
+    from zoomzero_plugin.agent.videozoomer_reward import compute_score
     from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import row_problems
-    from zoomzero_plugin.videozoomer_reward import compute_score
 
     data = SimpleNamespace(video_key="videos", prompt_key="prompt", answer_key="answer", image_dir=None,
                            max_prompt_length=2048)

@@ -35,8 +35,11 @@ def copy_sources(dest: Path) -> None:
     """The clone's files as git sees them (tracked, or new and not ignored): never a stale build/, and never a venv
     that CI is still installing beside the tests (.venv-vllm is several GB). Without git, by name."""
     git = shutil.which("git")
-    listed = git and subprocess.run([git, "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                                    capture_output=True, text=True)
+    listed = git and subprocess.run(
+        [git, "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        capture_output=True,
+        text=True,
+    )
     if not listed or listed.returncode != 0:
         shutil.copytree(REPO, dest, ignore=SKIP)
         return
@@ -70,7 +73,9 @@ def venv(wheel, tmp_path_factory) -> Path:
 
 def env(venv: Path) -> dict[str, str]:
     """The fresh venv first on PATH; no vLLM stand-in on any path (the launcher brings its own)."""
-    return subprocess_env(drop=("RAY_RUNTIME_ENV_HOOK", "VIRTUAL_ENV"), PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    return subprocess_env(
+        drop=("RAY_RUNTIME_ENV_HOOK", "VIRTUAL_ENV"), PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"
+    )
 
 
 def test_the_wheel_holds_every_recipe_and_example(wheel):

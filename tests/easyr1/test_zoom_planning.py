@@ -1,21 +1,25 @@
 """The zoom hook's driver-side bookkeeping, without generation: parse, plan, the zoom batch, answers, stats."""
 
-import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from zoomzero_plugin.ground_truth import GroundTruth
+from zoomzero_plugin.gvqa.parsing import glue_spans, parse_response
+from zoomzero_plugin.gvqa.prompts import zoom_prompt
 from zoomzero_plugin.hosts.easyr1.zoomzero.options import ZoomOptions
 from zoomzero_plugin.hosts.easyr1.zoomzero.zoom_hook import ZoomHook
-from zoomzero_plugin.token_masks import encode_rows
-from zoomzero_plugin.token_masks import decode_rows
-from zoomzero_plugin.parsing import glue_spans, parse_response
-from zoomzero_plugin.prompts import zoom_prompt
+from zoomzero_plugin.token_masks import decode_rows, encode_rows
 
 TRUTHS = [
-    GroundTruth(answer="B", options=("red", "green", "blue"), spans=((3.0, 5.0),), duration=12.0, qid="a", question="Which colour?"),
+    GroundTruth(
+        answer="B",
+        options=("red", "green", "blue"),
+        spans=((3.0, 5.0),),
+        duration=12.0,
+        qid="a",
+        question="Which colour?",
+    ),
     GroundTruth(answer="A", options=("cat", "dog"), spans=(), duration=30.0, qid="b", question="Which animal?"),
 ]
 TEXTS = [
@@ -58,8 +62,20 @@ def test_zoom_batch_prompts_uids_and_clip_specs(hook, easyr1_processor, easyr1_t
     batch = hook.zoom_batch(requests)
     assert len(batch) == 2 and batch.meta_info["n"] == 1 and batch.meta_info["temperature"] == 0.0
     expected = easyr1_processor.apply_chat_template(
-        [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": zoom_prompt(TRUTHS[1].question, TRUTHS[1].options).removeprefix("<video>")}]}],
-        add_generation_prompt=True, tokenize=False,
+        [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "video"},
+                    {
+                        "type": "text",
+                        "text": zoom_prompt(TRUTHS[1].question, TRUTHS[1].options).removeprefix("<video>"),
+                    },
+                ],
+            }
+        ],
+        add_generation_prompt=True,
+        tokenize=False,
     )
     assert batch.non_tensor_batch["raw_prompt_ids"][1] == easyr1_tokenizer.encode(expected, add_special_tokens=False)
     ids, mask = batch.batch["input_ids"], batch.batch["attention_mask"]
@@ -112,24 +128,33 @@ def test_identical_zoom_requests_are_generated_once_and_shared(hook, easyr1_toke
     other = GroundTruth(answer="A", options=("red", "green"), spans=(), duration=12.0, qid="c", question="Other?")
     glue = ["[(3.0, 5.0)]", "[(3.0, 5.0)]", "[(6.0, 8.0)]", "[(3.0, 4.0), (4.0, 5.0)]", "[(6.0, 8.0)]",
             "[(1.0, 2.0)]", "[(3.0, 5.0)]", "[(1.0, 2.0)]"]
-    texts = [f"<think>x</think><answer>B</answer><glue>{g}</glue>" for g in glue] + [TEXTS[0].replace("(4.0, 6.0)", "(3.0, 5.0)")]
+    texts = [f"<think>x</think><answer>B</answer><glue>{g}</glue>" for g in glue] + [
+        TEXTS[0].replace("(4.0, 6.0)", "(3.0, 5.0)")
+    ]
     truths = [TRUTHS[0].to_json()] * 8 + [other.to_json()]
     requests = hook.plan(texts, truths, [{"videos": ["/v/a.mp4"]}] * 9)
     assert requests.rows == list(range(9))
     assert requests.request_of == [0, 0, 1, 0, 1, 2, 0, 2, 3], "(3,4)+(4,5) merges to (3,5): the same request"
     batch = hook.zoom_batch(requests)
     assert len(batch) == 4
-    clips = [[(c["video_start"], c["video_end"]) for c in m["videos"][0]["clips"]] for m in batch.non_tensor_batch["multi_modal_data"]]
+    clips = [
+        [(c["video_start"], c["video_end"]) for c in m["videos"][0]["clips"]]
+        for m in batch.non_tensor_batch["multi_modal_data"]
+    ]
     assert clips == [[(3.0, 5.0)], [(6.0, 8.0)], [(1.0, 2.0)], [(3.0, 5.0)]]
     outs = [easyr1_tokenizer.encode(t, add_special_tokens=False) + [easyr1_tokenizer.eos_token_id] for t in "ABCD"]
-    output = DataProto.from_dict(tensors={"responses": torch.tensor(outs), "response_mask": torch.ones(4, 2, dtype=torch.long)})
+    output = DataProto.from_dict(
+        tensors={"responses": torch.tensor(outs), "response_mask": torch.ones(4, 2, dtype=torch.long)}
+    )
     assert hook.answers(requests, output, 9) == ["A", "A", "B", "A", "B", "C", "A", "C", "D"]
     stats = hook.stats(requests, hook.answers(requests, output, 9), torch.zeros(9, 4, dtype=torch.long))
     assert stats["zoom/requests"] == 4.0 and stats["zoom/zoomed_share"] == 1.0
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.text(alphabet="<>/gluethinkanswr[](),.0123456789 -eE", max_size=80), st.one_of(st.none(), st.floats(0.5, 100)))
+@given(
+    st.text(alphabet="<>/gluethinkanswr[](),.0123456789 -eE", max_size=80), st.one_of(st.none(), st.floats(0.5, 100))
+)
 def test_glue_spans_is_parse_response_spans(text, duration):
     assert glue_spans(text, duration) == parse_response(text, duration).spans
 
@@ -138,7 +163,9 @@ def test_batched_decode_and_encode_match_the_tokenizer(easyr1_tokenizer):
     texts = ["<answer>B</answer><glue>[(1.5, 2.0)]</glue>", "Respond with only the letter.", "ünïcödé ✓"]
     rows = [easyr1_tokenizer.encode(t, add_special_tokens=False) + [easyr1_tokenizer.eos_token_id] for t in texts]
     for skip in (True, False):
-        assert decode_rows(easyr1_tokenizer, rows, skip) == [easyr1_tokenizer.decode(r, skip_special_tokens=skip) for r in rows]
+        assert decode_rows(easyr1_tokenizer, rows, skip) == [
+            easyr1_tokenizer.decode(r, skip_special_tokens=skip) for r in rows
+        ]
     assert encode_rows(easyr1_tokenizer, texts) == [easyr1_tokenizer.encode(t, add_special_tokens=False) for t in texts]
 
 
@@ -165,7 +192,7 @@ def test_zoom_prompt_style_option(easyr1_tokenizer, easyr1_processor):
 
 def _reference_plan(hook, texts, truths, videos):
     """The plan loop as first written (a plan made and hashed per response): rows, plans, request_of, distinct."""
-    from zoomzero_plugin.zoom import plan_pass, plan_zoom
+    from zoomzero_plugin.gvqa.zoom import plan_pass, plan_zoom
 
     rows, plans, request_of, distinct, seconds, sent = [], [], [], [], [], {}
     for i, (text, truth) in enumerate(zip(texts, truths)):
@@ -196,7 +223,16 @@ def test_plan_and_decode_match_the_straightforward_loop(hook, easyr1_tokenizer, 
     rng = random.Random(7)
     truths = [GroundTruth(answer="A", options=("x", "y"), spans=(), duration=d, qid=f"q{k}", question=f"Q{k % 2}?")
               for k, d in enumerate((12.0, 30.0, 12.0))]
-    glue = ["", "[]", "[(3.0, 5.0)]", "[(3.0, 4.0), (4.0, 5.0)]", "[(0, 0.2)]", "[(11.5, 40)]", "[(50, 60)]", "[(1, 2), (6, 9)]"]
+    glue = [
+        "",
+        "[]",
+        "[(3.0, 5.0)]",
+        "[(3.0, 4.0), (4.0, 5.0)]",
+        "[(0, 0.2)]",
+        "[(11.5, 40)]",
+        "[(50, 60)]",
+        "[(1, 2), (6, 9)]",
+    ]
     texts, picked, videos = [], [], []
     for _ in range(96):
         k = rng.randrange(3)
@@ -206,7 +242,12 @@ def test_plan_and_decode_match_the_straightforward_loop(hook, easyr1_tokenizer, 
         videos.append(f"/v/{rng.choice('ab')}.mp4")
     requests = hook.plan(texts, [t.to_json() for t in picked], [{"videos": [v]} for v in videos])
     rows, plans, request_of, distinct, seconds = _reference_plan(hook, texts, picked, videos)
-    assert (requests.rows, requests.plans, requests.request_of, requests.distinct) == (rows, plans, request_of, distinct)
+    assert (requests.rows, requests.plans, requests.request_of, requests.distinct) == (
+        rows,
+        plans,
+        request_of,
+        distinct,
+    )
     assert requests.span_seconds == seconds and len(distinct) > 4
 
     ids = [easyr1_tokenizer.encode(t, add_special_tokens=False) + [easyr1_tokenizer.eos_token_id] for t in texts[:8]]

@@ -56,14 +56,18 @@ class TinyEngine:
             frames = video[0] if video else None
             if isinstance(frames, tuple):  # (frames, metadata): EasyR1 main with Qwen3-VL
                 frames = frames[0]
-            self.calls.append({"text": text, "frames": frames, "images": images, "sampling": copy.copy(sampling_params)})
+            self.calls.append(
+                {"text": text, "frames": frames, "images": images, "sampling": copy.copy(sampling_params)}
+            )
             inputs = self.processor(text=[text], videos=[frames] if frames is not None else None,
                                     images=images or None, return_tensors="pt")
             samples = []
             for k in range(sampling_params.n):
                 target = self.guide(text, images if images else frames, k) if self.guide else None
                 ids, logprobs = self._generate(inputs, sampling_params, target)
-                steps = [{t: Logprob(lp)} for t, lp in zip(ids, logprobs)] if sampling_params.logprobs is not None else None
+                steps = (
+                    [{t: Logprob(lp)} for t, lp in zip(ids, logprobs)] if sampling_params.logprobs is not None else None
+                )
                 samples.append(SimpleNamespace(token_ids=ids, logprobs=steps))
             outputs.append(RequestOutput(samples))
         return outputs
@@ -78,7 +82,9 @@ class TinyEngine:
         if kwargs["do_sample"]:
             kwargs["temperature"] = sampling_params.temperature
         if target is not None:
-            forced = self.tokenizer.encode(target, add_special_tokens=False)[: sampling_params.max_tokens - 1] + [self.eos]
+            forced = self.tokenizer.encode(target, add_special_tokens=False)[: sampling_params.max_tokens - 1] + [
+                self.eos
+            ]
             kwargs["prefix_allowed_tokens_fn"] = lambda _, ids: [forced[min(len(ids) - prompt_len, len(forced) - 1)]]
         with torch.no_grad():
             out = self.model.generate(**inputs, **kwargs)
@@ -114,9 +120,8 @@ class TinyRolloutWorkerGroup:
     """``actor_rollout_ref_wg`` for ``_make_batch_data`` / ``_validate``: generation only."""
 
     def __init__(self, config: Any, tokenizer: Any, engine: TinyEngine, world_size: int = 2):
-        from vllm import SamplingParams
-
         from verl.workers.rollout.vllm_rollout_spmd import _get_logit_bias, vLLMRollout
+        from vllm import SamplingParams
 
         rollout = vLLMRollout.__new__(vLLMRollout)  # its __init__ only builds the vLLM engine; we assign ours
         rollout.rank, rollout.config, rollout.use_tqdm = 0, config.worker.rollout, False

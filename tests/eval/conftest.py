@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from zoomzero_plugin.eval.metrics import truths_from_rows
-from zoomzero_plugin.rows import make_row
+from zoomzero_plugin.gvqa.prompts import grounding_row
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LETTERS = "ABCDEFGH"
@@ -27,7 +27,7 @@ def nextgqa_rows(keep_windows: bool = True) -> tuple[list[dict], dict]:
         options = [q[f"a{i}"] for i in range(5)]
         locs = anno["location"][q["qid"]]
         extra = {"gt_windows": locs} if keep_windows else {}
-        rows.append(make_row(
+        rows.append(grounding_row(
             qid=f"{q['video_id']}_{q['qid']}", question=q["question"], options=options,
             answer=LETTERS[options.index(q["answer"])], spans=locs, duration=anno["duration"],
             video=f"{q['video_id']}.mp4", question_type=q["type"], **extra,
@@ -37,7 +37,7 @@ def nextgqa_rows(keep_windows: bool = True) -> tuple[list[dict], dict]:
 
 def rextime_rows() -> tuple[list[dict], list[dict]]:
     gt = [json.loads(line) for line in (FIXTURES / "rextime_val_sample.jsonl").read_text().splitlines()]
-    rows = [make_row(
+    rows = [grounding_row(
         qid=d["qid"], question=d["query"], options=[f"option {c}" for c in "ABCD"], answer=d["ans"],
         spans=d["relevant_windows"], duration=d["duration"], video=f"{d['vid']}.mp4",
         gt_windows=d["relevant_windows"],
@@ -47,7 +47,7 @@ def rextime_rows() -> tuple[list[dict], list[dict]]:
 
 def cgbench_rows() -> tuple[list[dict], list[dict]]:
     annos = json.loads((FIXTURES / "cgbench_mini_sample.json").read_text())
-    rows = [make_row(
+    rows = [grounding_row(
         qid=str(a["qid"]), question=a["question"], options=a["choices"], answer=a["right_answer"],
         spans=a["clue_intervals"], duration=a["duration"], video=f"{a['video_uid']}.mp4",
         domain=a["domain"], sub_category=a["sub_category"],

@@ -58,7 +58,9 @@ def rextime_eval(submission: list[dict], ground_truth: list[dict]) -> dict[str, 
     for d in ground_truth:
         windows = np.array(d["relevant_windows"], dtype=float)
         p = np.array([pred[d["qid"]]], dtype=float)
-        inter = np.clip(np.minimum(p[:, None, 1], windows[None, :, 1]) - np.maximum(p[:, None, 0], windows[None, :, 0]), 0, None)
+        inter = np.clip(
+            np.minimum(p[:, None, 1], windows[None, :, 1]) - np.maximum(p[:, None, 0], windows[None, :, 0]), 0, None
+        )
         with np.errstate(invalid="ignore", divide="ignore"):
             cross = inter / ((p[:, 1] - p[:, 0])[:, None] + (windows[:, 1] - windows[:, 0])[None, :] - inter)
         gt_window[d["qid"]] = d["relevant_windows"][int(np.argmax(cross[0]))]

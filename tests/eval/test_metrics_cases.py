@@ -8,7 +8,7 @@ from zoomzero_plugin.eval.metrics import BENCHMARKS, score_predictions, truths_f
 from zoomzero_plugin.eval.predictions import index_predictions
 from zoomzero_plugin.eval.reductions import first_window, merged, union
 from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.rows import make_row
+from zoomzero_plugin.gvqa.prompts import grounding_row
 
 
 def truth(qid="q", spans=((10, 20),), duration=100, answer="A", **extra) -> GroundTruth:
@@ -256,8 +256,8 @@ def test_errors_name_the_problem():
         score_predictions("rows", [], ts, "first")
     with pytest.raises(ValueError, match="no 'qid'"):
         score_predictions("rows", [{"answer": "A"}], ts)
-    row = make_row(qid="a", question="?", options=["x", "y"], answer="A", duration=5, video="v.mp4")
-    with pytest.raises(ValueError, match="row 1: qid 'a' appears twice"):
+    row = grounding_row(qid="a", question="?", options=["x", "y"], answer="A", duration=5, video="v.mp4")
+    with pytest.raises(ValueError, match=r"the data: 1 bad row\(s\): row 2: question id 'a' repeats row 1"):
         truths_from_rows([row, row])
 
 

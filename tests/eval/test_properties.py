@@ -3,8 +3,7 @@
 import json
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from zoomzero_plugin.eval.metrics import BENCHMARKS, REDUCTION_CHOICES, score_predictions
 from zoomzero_plugin.eval.predictions import read_predictions, to_prediction

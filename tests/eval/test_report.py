@@ -47,7 +47,10 @@ def test_finalize_writes_metrics_report_and_plots(tmp_path):
                     "accuracy_by_video_length": [("1 min – 3 min", 2, 50.0)]}
 
     report = (tmp_path / "report.md").read_text()
-    assert "| long-acc. | mIoU | rec.@IoU | acc.@IoU | mIoG |\n|---|---|---|---|---|\n| 50.0 | 30.0 | 60.0 | 50.0 | 30.0 |" in report
+    assert (
+        "| long-acc. | mIoU | rec.@IoU | acc.@IoU | mIoG |\n|---|---|---|---|---|\n| 50.0 | 30.0 | 60.0 | 50.0 | 30.0 |"
+        in report
+    )
     assert "| 3 | 2 | 1 | 0 | 0 | 0 | 2 | 2 |" in report  # questions, predicted, missing, …, scored
     assert "## Accuracy by domain\n\n| domain | n | Acc |\n|---|---|---|\n| life | 2 | 50.0 |" in report
     assert "| 40 s – 80 s | 2 | 30.0 |" in report and "| 1 min – 3 min | 2 | 50.0 |" in report

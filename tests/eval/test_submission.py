@@ -48,7 +48,7 @@ def test_plain_rextime_skips_hidden_labels_and_rextime_test_keeps_them_marked(tm
 
 def test_hidden_labels_are_never_scored(test_rows):
     _, rows = test_rows
-    with pytest.raises(ValueError, match="label is hidden.*--export rextime"):
+    with pytest.raises(ValueError, match=r"have a hidden label, e.g. row 1 \(anet_test7\).*--export rextime"):
         truths_from_rows(rows)
 
 
@@ -56,11 +56,15 @@ def test_export_writes_the_servers_format(score_only, test_rows, tmp_path, capsy
     data, _ = test_rows
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text(
-        json.dumps({"qid": "anet_test8", "answer": None, "spans": ["x"], "mode": "one-stage"}) + "\n"
-        + json.dumps({"qid": "anet_test7", "answer": "(b)", "spans": [[3, 1], "x", [10.5, 20]], "confidence": 0.4}) + "\n"
+        json.dumps({"qid": "anet_test8", "answer": None, "spans": ["x"], "mode": "one-stage"})
+        + "\n"
+        + json.dumps({"qid": "anet_test7", "answer": "(b)", "spans": [[3, 1], "x", [10.5, 20]], "confidence": 0.4})
+        + "\n"
     )
     out = tmp_path / "submission.jsonl"
-    assert cli.main(["score", str(predictions), "--benchmark", "rextime", "--data", str(data), "--export", str(out)]) == 0
+    assert (
+        cli.main(["score", str(predictions), "--benchmark", "rextime", "--data", str(data), "--export", str(out)]) == 0
+    )
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert lines == [  # the data's order; finite pairs as written (the first is scored); a window always present
         {"qid": "anet_test7", "pred_relevant_windows": [[3.0, 1.0], [10.5, 20.0]], "ans": "B"},

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+from zoomzero_plugin.gvqa.zoom import ZoomBudget
 from zoomzero_plugin.inference.scripted import ScriptedBackend, template
-from zoomzero_plugin.zoom import ZoomBudget
 
 SMALL = ZoomBudget(max_tokens=64, min_frame_pixels=4 * 28 * 28, fps=1.0, max_frames=256)
 grounded = template

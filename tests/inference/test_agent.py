@@ -2,10 +2,13 @@
 writes a call): frames, observations, batching by round, budgets, and ``zoomzero eval --mode agent``."""
 
 import json
+from dataclasses import replace
 
 import pytest
+from PIL import Image
 
 from zoomzero_plugin.agent import AgentBudget
+from zoomzero_plugin.agent.baseline import NO_TOOL_BUDGET
 from zoomzero_plugin.agent.render import QWEN_IMAGE
 from zoomzero_plugin.eval.runner import evaluate
 from zoomzero_plugin.inference.agent import AgentConfig
@@ -34,14 +37,15 @@ def wrong(letter):
 class Batches:
     """A backend wrapper recording the size of every generate call."""
 
-    def __init__(self, inner):
+    def __init__(self, inner, stop=("</video_zoom>",), max_new_tokens=16):
         self.inner, self.sizes = inner, []
         self.name, self.factor, self.tokenizer = "batches", inner.factor, inner.tokenizer
         self.processor = getattr(inner, "processor", None)
+        self.stop, self.max_new_tokens = stop, max_new_tokens
 
     def generate(self, requests, params):
         self.sizes.append(len(requests))
-        assert params.stop == ("</video_zoom>",) and params.max_new_tokens == 16
+        assert params.stop == self.stop and params.max_new_tokens == self.max_new_tokens
         return self.inner.generate(requests, params)
 
 
@@ -153,3 +157,71 @@ def test_agent_config_is_validated():
         AgentConfig(prompt="chat")
     with pytest.raises(ValueError, match="temperature"):
         AgentConfig(temperature=-1.0)
+
+
+def no_tool_script(rows, replies):
+    """qid -> the one reply of the no-tool baseline (its requests are tagged with the bare qid)."""
+    said = dict(zip((row_truth(r).qid for r in rows), replies))
+
+    def script(request, k):
+        assert "#" not in request.tag
+        return said[request.tag]
+
+    return said, script
+
+
+def test_the_no_tool_baseline_reads_the_video_as_one_video(tiny_backend, bench_rows):
+    rows = read_rows(bench_rows)[:3]
+    truths = [row_truth(r) for r in rows]
+    replies = [f"{truths[0].answer}. The cup.", f"<think>red</think><answer>\\boxed{{{truths[1].answer}}}</answer>",
+               "I cannot tell."]
+    _, script = no_tool_script(rows, replies)
+    scripted_ = ScriptedBackend(tiny_backend, script)
+    backend = Batches(scripted_, stop=(), max_new_tokens=16)
+    cfg = ModeConfig(agent=AgentConfig(budget=replace(NO_TOOL_BUDGET, turn_tokens=16, total_tokens=16), tool=False))
+    preds = predict(backend, [Question.from_row(r) for r in rows], "agent", cfg)
+    assert backend.sizes == [3]  # one generate for every question
+    request = scripted_.calls[0][0]
+    assert request.formatted and not request.images and len(request.frames) == 3
+    assert request.prompt.startswith("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
+                                      "<|vision_start|><|video_pad|><|vision_end|>Question: ")
+    assert request.prompt.endswith("<|im_end|>\n<|im_start|>assistant\n") and "<frame" not in request.prompt
+    first, second, third = (p.record for p in preds)
+    # 12 s at 4 fps, every round(4 / 0.2) = 20th frame: 0, 20, 40 -> 0, 5, 10 s
+    assert first["transcript"]["overview"] == {"frames": [0, 20, 40], "times": [0.0, 5.0, 10.0]}
+    assert first["transcript"]["prompt"] == "notool" and first["tool"] is False
+    assert (first["answer"], first["end"], first["frames"], first["calls"]) == (truths[0].answer, "answer", 3, 0)
+    assert second["answer"] == truths[1].answer
+    assert (third["answer"], third["end"], third["transcript"]["turns"][0]["kind"]) == (None, "no_answer", "none")
+
+
+def test_the_no_tool_video_costs_the_processors_video_tokens(tiny_backend):
+    prompt = "<|im_start|>user\n<|vision_start|><|video_pad|><|vision_end|>Q<|im_end|>\n<|im_start|>assistant\n"
+    frames = tuple(Image.new("RGB", (224, 168)) for _ in range(3))
+    gen = tiny_backend.generate([Request(prompt, frames=frames, formatted=True)], SamplingParams(max_new_tokens=2))[0]
+    # the processor resizes the frames by its own rule: the tiny model keeps transformers' default video bounds
+    # (>= 100,352 px), so 224x168 (37,632 px) grows by sqrt(100352 / 37632) = 1.633 and each side is rounded up to
+    # 28 px: 392x280 = 14 x 10 tokens; 3 frames padded to 4 = 2 temporal pairs
+    assert gen.video_tokens == 2 * 14 * 10 and gen.image_tokens == 0
+
+
+def test_no_tool_sampling_has_no_stop_string():
+    params = AgentConfig.no_tool().sampling()
+    assert params.stop == () and params.max_new_tokens == 2048 and params.temperature == 0.0
+
+
+def test_eval_no_tool_reports_the_baseline(tiny_backend, bench_rows, tmp_path):
+    rows = read_rows(bench_rows)[:3]
+    truths = [row_truth(r) for r in rows]
+    _, script = no_tool_script(rows, [f"({truths[0].answer}) yes", f"{wrong(truths[1].answer)}.", "hmm"])
+    cfg = ModeConfig(agent=AgentConfig(budget=replace(NO_TOOL_BUDGET, turn_tokens=8, total_tokens=8), tool=False))
+    metrics = evaluate(ScriptedBackend(tiny_backend, script), rows, tmp_path, benchmark="rows", mode="agent", cfg=cfg,
+                       batch_size=3, progress=False)
+    assert metrics["Acc"] == pytest.approx(100 / 3)  # one of three right
+    agent = json.loads((tmp_path / "metrics.json").read_text())["agent"]
+    assert agent["tool"] is False and agent["mean_images"] == 3 and agent["ends"] == {"answer": 2, "no_answer": 1}
+    report = (tmp_path / "report.md").read_text()
+    assert "## No tool (VideoZoomer's baseline)" in report and "## Tool use" not in report
+    assert not (tmp_path / "agent_calls.png").exists()
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert run["config"]["agent"]["tool"] is False and run["config"]["agent"]["budget"]["overview_fps"] == 0.2

@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from zoomzero_plugin.errors import DependencyError
+from zoomzero_plugin.gvqa.prompts import grounding_prompt, zoom_prompt
+from zoomzero_plugin.gvqa.zoom import ZoomBudget, plan_coarse, plan_zoom
 from zoomzero_plugin.inference.backend import Output, Request, SamplingParams, load_backend
 from zoomzero_plugin.inference.passes import answer_confidence
-from zoomzero_plugin.prompts import grounding_prompt, zoom_prompt
-from zoomzero_plugin.zoom import ZoomBudget, plan_coarse, plan_zoom
 
 from ..conftest import EVIDENCE_DURATION
 from .conftest import SMALL
@@ -111,7 +111,10 @@ def test_answer_confidence_reads_the_answer_letters_token():
     assert text[24] == "B" and answer_confidence(out) == pytest.approx(0.8)
     bare = Output(text=" C", token_ids=[9], token_logprobs=[math.log(0.3)], token_offsets=[0, 2])
     assert answer_confidence(bare) == pytest.approx(0.3)
-    assert answer_confidence(Output(text="no letter here", token_ids=[1], token_logprobs=[0.0], token_offsets=[0, 14])) is None
+    assert (
+        answer_confidence(Output(text="no letter here", token_ids=[1], token_logprobs=[0.0], token_offsets=[0, 14]))
+        is None
+    )
     assert answer_confidence(Output(text="<answer>B</answer>", token_ids=[1])) is None  # no log-probs asked
 
 

@@ -9,14 +9,13 @@ import re
 import shutil
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from zoomzero_plugin.cli import main as zoomzero
 from zoomzero_plugin.errors import DataError, ModelError, ResumeError, VideoError
-from zoomzero_plugin.eval.journal import Journal
 from zoomzero_plugin.eval.runner import evaluate
 from zoomzero_plugin.inference.backend import check_model
+from zoomzero_plugin.journal import Journal
 from zoomzero_plugin.rows import read_rows
 from zoomzero_plugin.video import fetch_element
 
@@ -98,7 +97,10 @@ def test_skipped_failures_are_asked_again_on_resume(tiny_backend, bench_rows, tr
     again = lines(tmp_path / "predictions.jsonl")
     assert [r["qid"] for r in again] == [qid(rows[0]), qid(rows[2]), qid(rows[1])]  # each once
     assert again[:2] == [first[0], first[2]] and "error" not in again[2] and again[2]["passes"]
-    assert sorted(r["qid"] for r in lines(tmp_path / "timings.jsonl")) == sorted(r["qid"] for r in again)
+    timings = {r["qid"]: r for r in lines(tmp_path / "timings.jsonl")}
+    assert sorted(timings) == sorted(r["qid"] for r in again)
+    # the question asked again has its new timing (one-stage: one pass, some seconds), not its failure's (no pass)
+    assert len(timings[qid(rows[1])]["passes"]) == 1 and timings[qid(rows[1])]["total_s"] > 0
 
 
 def test_a_resume_matches_questions_by_id_not_by_count(tiny_backend, bench_rows, tmp_path):
@@ -180,7 +182,10 @@ def test_hub_ids_offline_or_unreachable_fail_at_once(monkeypatch):
 
     monkeypatch.setattr(hub, "HF_HUB_CACHE", "/nonexistent-cache")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with within_seconds(30), pytest.raises(ModelError, match="not in the local Hugging Face cache while HF_HUB_OFFLINE"):
+    with (
+        within_seconds(30),
+        pytest.raises(ModelError, match="not in the local Hugging Face cache while HF_HUB_OFFLINE"),
+    ):
         check_model("Qwen/Qwen2.5-VL-7B-Instruct")
     monkeypatch.delenv("HF_HUB_OFFLINE")
     monkeypatch.setattr(hub, "HF_HUB_OFFLINE", False)

@@ -1,8 +1,7 @@
 import json
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from zoomzero_plugin.cli import main as zoomzero
 from zoomzero_plugin.data.filter import FilterConfig, decide, filter_rows
@@ -33,8 +32,12 @@ def test_authors_rule_on_hand_computed_cases():
     assert decide([False] * 2, [0.0, 0.0], True, 0.1) == ["weak_grounding"]
     assert decide([True] * 4, [0.5] * 4, True, 0.1) == ["all_correct"]  # hit == 1 goes, whatever the IoUs
     assert decide([True] * 2, [0.0, 0.0], False, 0.1) == ["all_correct", "no_ground_truth_spans"]
-    assert decide([False, True], [0.8, 0.2], True, 0.1, clue_correct=True, full_correct=True) == ["answerable_without_clue"]
-    assert decide([False, True], [0.8, 0.2], True, 0.1, clue_correct=False, full_correct=False) == ["not_answerable_from_clue"]
+    assert decide([False, True], [0.8, 0.2], True, 0.1, clue_correct=True, full_correct=True) == [
+        "answerable_without_clue"
+    ]
+    assert decide([False, True], [0.8, 0.2], True, 0.1, clue_correct=False, full_correct=False) == [
+        "not_answerable_from_clue"
+    ]
     assert decide([False, True], [0.8, 0.2], True, 0.1, clue_correct=True, full_correct=False) == []
 
 

@@ -97,7 +97,9 @@ def test_divide_and_conquer_absolute_windows_and_split_budget(tiny_backend, ques
             return "<answer>A</answer>", 0.1
 
     backend = ScriptedBackend(tiny_backend, script)
-    (p,) = predict(backend, questions[:1], "divide-and-conquer", replace(CFG, window_times="absolute", window_budget="split"))
+    (p,) = predict(
+        backend, questions[:1], "divide-and-conquer", replace(CFG, window_times="absolute", window_budget="split")
+    )
     windows_ = p.record["passes"][:3]
     assert windows_[1]["spans"] == [[4.0, 6.0]] and p.record["spans"] == [[4.0, 6.0]]
     assert all(w["video_tokens"] <= SMALL.max_tokens / 3 + 1 for w in windows_)
@@ -162,8 +164,8 @@ def test_mode_config_rejects_unknown_settings():
 def test_qwen3_vl_zoom_clips_carry_their_absolute_timestamps(tiny_qwen3_dir, evidence_video):
     """Qwen3-VL writes each frame's time into the prompt from the decoder's metadata: a zoom clip of
     3-5 s is announced at 4.0 s, not at 0 s; frames are not sampled a second time by the processor."""
+    from zoomzero_plugin.gvqa.zoom import ZoomBudget
     from zoomzero_plugin.inference.hf_backend import TransformersBackend
-    from zoomzero_plugin.zoom import ZoomBudget
 
     backend = TransformersBackend(str(tiny_qwen3_dir), device="cpu", batch_size=2)
     assert backend.factor == 32 and backend.absolute_time
@@ -180,5 +182,9 @@ def test_qwen3_vl_zoom_clips_carry_their_absolute_timestamps(tiny_qwen3_dir, evi
     assert "<4.0 seconds>" in text and "<8.8 seconds>" in text and "<0.0 seconds>" not in text
     # so divide-and-conquer tells each window its true seconds (window_times="auto")
     predict(scripted, [q], "divide-and-conquer", replace(CFG, budget=budget))
-    shown = [r.prompt.split(" of a ")[0].split("clip shows seconds ")[-1] for r, _ in scripted.calls if "clip shows" in r.prompt]
+    shown = [
+        r.prompt.split(" of a ")[0].split("clip shows seconds ")[-1]
+        for r, _ in scripted.calls
+        if "clip shows" in r.prompt
+    ]
     assert shown == ["0.0-4.0", "4.0-8.0", "8.0-12.0"]

@@ -9,10 +9,9 @@ import pytest
 
 from zoomzero_plugin.cli import main as zoomzero
 from zoomzero_plugin.errors import ResumeError, VideoError
-from zoomzero_plugin.eval.journal import Journal
-from zoomzero_plugin.eval.runner import evaluate
-from zoomzero_plugin.eval.runner import main as eval_main
+from zoomzero_plugin.eval.runner import evaluate, main as eval_main
 from zoomzero_plugin.inference.modes import ModeConfig
+from zoomzero_plugin.journal import Journal
 from zoomzero_plugin.rows import read_rows
 from zoomzero_plugin.synthetic.benchmark import make_benchmark
 
@@ -41,7 +40,9 @@ def test_eval_writes_predictions_metrics_report_and_plots(tiny_backend, bench_ro
         records = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
         assert [r["qid"] for r in records] == [json.loads(r["answer"])["qid"] for r in rows]
         assert all({"qid", "answer", "spans", "confidence", "mode", "passes"} <= set(r) for r in records)
-        assert [json.loads(line)["qid"] for line in (out / "timings.jsonl").read_text().splitlines()] == [r["qid"] for r in records]
+        assert [json.loads(line)["qid"] for line in (out / "timings.jsonl").read_text().splitlines()] == [
+            r["qid"] for r in records
+        ]
         assert metrics["questions"] == len(rows) == metrics["predicted"]
         assert json.loads((out / "metrics.json").read_text())["metrics"] == metrics
         report = (out / "report.md").read_text()
@@ -122,7 +123,12 @@ def test_cli_registers_eval_and_explains_its_flags(capsys, tmp_path):
         assert flag in text
     assert zoomzero(["eval", "--benchmark", "rows", "--out", str(tmp_path)]) == 2
     assert "zoomzero eval: --model, --data required" in capsys.readouterr().err
-    assert zoomzero(["eval", "--benchmark", "rows", "--model", "m", "--data", str(tmp_path / "x.jsonl"), "--out", str(tmp_path)]) == 2
+    assert (
+        zoomzero(
+            ["eval", "--benchmark", "rows", "--model", "m", "--data", str(tmp_path / "x.jsonl"), "--out", str(tmp_path)]
+        )
+        == 2
+    )
     assert "--data " + str(tmp_path / "x.jsonl") + ": no such file" in capsys.readouterr().err
 
 
@@ -168,9 +174,36 @@ def test_budget_defaults_are_the_papers_for_the_benchmark():
         args = parser.parse_args(["--out", "x", *argv])
         return resolve(args, benchmark=args.benchmark)
 
-    assert values("--benchmark", "lvbench")["max_tokens"] == 16384 and values("--benchmark", "mlvu")["max_frames"] == 256
+    assert (
+        values("--benchmark", "lvbench")["max_tokens"] == 16384 and values("--benchmark", "mlvu")["max_frames"] == 256
+    )
     assert values("--benchmark", "nextgqa")["max_tokens"] == 8192 and values("--benchmark", "rextime")["fps"] == 1.0
     assert values("--benchmark", "videomme", "--max-tokens", "4096")["max_tokens"] == 4096  # a flag wins
     cfg = mode_config(values("--benchmark", "cgbench"))
     assert cfg.budget.max_tokens == 16384 and cfg.prompt == "paper"
     assert mode_config(values("--benchmark", "rows", "--prompt", "concise")).prompt == "concise"
+
+
+def test_no_tool_takes_the_authors_no_tool_budget_unless_a_flag_is_given(capsys, tmp_path):
+    import argparse
+
+    from zoomzero_plugin.eval.runner import add_arguments
+    from zoomzero_plugin.inference.options import mode_config, resolve
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+
+    def agent(*argv):
+        return mode_config(resolve(parser.parse_args(["--out", "x", "--mode", "agent", *argv]))).agent
+
+    plain, baseline = agent(), agent("--no-tool")
+    assert plain.tool and plain.budget.overview_fps == 0.5 and plain.budget.rounds == 5
+    assert not baseline.tool and (baseline.budget.overview_fps, baseline.budget.overview_frames) == (0.2, 120)
+    assert (baseline.budget.frame_min_pixels, baseline.budget.turn_tokens) == (12544, 2048)
+    assert agent("--no-tool", "--agent-overview-frames", "32").budget.overview_frames == 32  # a flag wins
+    common = ["eval", "--benchmark", "rows", "--model", "m", "--data", str(tmp_path / "d.jsonl"),
+              "--out", str(tmp_path)]
+    assert zoomzero([*common, "--no-tool"]) == 2
+    assert "--no-tool is VideoZoomer's baseline without its tool: use it with --mode agent" in capsys.readouterr().err
+    assert zoomzero([*common, "--mode", "agent", "--no-tool", "--agent-prompt", "train"]) == 2
+    assert "drop --agent-prompt" in capsys.readouterr().err

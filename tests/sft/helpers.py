@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.prompts import format_options
+from zoomzero_plugin.question import format_options
 
 CALL = '<think>The overview is too coarse; zoom in.</think><video_zoom>{"segment": [%s, %s], "fps": %s}</video_zoom>'
 ANSWER = "<think>The clip shows it clearly.</think><answer>%s</answer>"

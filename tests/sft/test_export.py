@@ -12,7 +12,7 @@ from tests.sft.helpers import ANSWER, CALL, ScriptedTeacher, user_text
 from tests.sft.teacher_server import TeacherServer
 from zoomzero_plugin.agent.prompts import PROMPTS, REFLECTION_SYSTEM
 from zoomzero_plugin.cli import main
-from zoomzero_plugin.prompts import question_block
+from zoomzero_plugin.question import question_block
 
 NATIVE_FPS, FRAMES = 4.0, 48  # the fixture videos: 12 s at 4 fps
 
@@ -151,7 +151,9 @@ def test_reflection_continues_a_failed_trajectory_with_the_teachers_correction(t
         {"qid": q1, "answer": wrong, "transcript": failed},
         {"qid": q1, "answer": wrong, "transcript": transcript(v1, [ANSWER % wrong])},  # no call: not eligible
     ])
-    fix = '<think>The previous tool call was incorrect.</think><video_zoom>{"segment": [3.0, 5.0], "fps": 2}</video_zoom>'
+    fix = (
+        '<think>The previous tool call was incorrect.</think><video_zoom>{"segment": [3.0, 5.0], "fps": 2}</video_zoom>'
+    )
 
     def reply(body, n):
         turns = sum(m["role"] == "assistant" for m in body["messages"])
@@ -235,3 +237,68 @@ def test_real_agent_evaluation_predictions_replay_consistently(tmp_path, sft_row
     by_qid = {r["qid"]: r for r in rows_of(out)}
     assert by_qid[q1]["messages"][3]["content"] == (PROMPTS["eval"].clip_open + clip_labels(2.0, 4.0, 2)
                                                      + PROMPTS["eval"].clip_close)
+
+
+def _one_good_and_a_cut_line(path, sft_truths):
+    (q0, (t0, v0)), (q1, (t1, v1)), _ = sft_truths.items()
+    write_predictions(path, [{"qid": q0, "answer": t0.answer,
+                              "transcript": transcript(v0, [CALL % (3.0, 5.0, 2), ANSWER % t0.answer])}])
+    cut = json.dumps({"qid": q1, "answer": t1.answer, "transcript": transcript(v1, [ANSWER % t1.answer])})
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(cut[: len(cut) // 2])  # a writer killed mid-line: no newline, not JSON
+    return path
+
+
+def test_a_cut_last_line_is_named_and_counted(tmp_path, sft_rows, sft_truths, capsys):
+    def exported(predictions, out):
+        assert export("--source", "predictions", "--predictions", predictions, out=out, data=sft_rows,
+                      check=False) == 0
+        return capsys.readouterr().err
+
+    handed = _one_good_and_a_cut_line(tmp_path / "mine.jsonl", sft_truths)
+    assert (f"zoomzero data export-sft: warning: {handed}: its last line is cut short (no newline, not JSON): that "
+            "line is skipped, 1 prediction(s) read") in exported(handed, tmp_path / "a")
+    summary = json.loads((tmp_path / "a" / "summary.json").read_text())
+    assert summary["cut_lines_skipped"] == {str(handed): 1} and summary["samples"] == 1
+
+    run = tmp_path / "run"  # a `zoomzero eval` output folder: its run was killed while writing
+    run.mkdir()
+    (run / "run.json").write_text("{}")
+    journal = _one_good_and_a_cut_line(run / "predictions.jsonl", sft_truths)
+    err = exported(journal, tmp_path / "b")
+    assert (f"{journal}: its last line is cut short (the run was killed while writing it): 1 prediction skipped, "
+            "1 read; run the same `zoomzero eval` command again to finish it") in err
+
+
+def test_predictions_without_predictions_are_named(tmp_path, sft_rows, capsys):
+    for path, why in (("/dev/null", "empty"), (tmp_path / "blank.jsonl", "empty"), (tmp_path / "cut.jsonl",
+                                                                                     "its only line is cut short")):
+        if str(path).endswith("blank.jsonl"):
+            path.write_text("\n\n")
+        elif str(path).endswith("cut.jsonl"):
+            path.write_text('{"qid": "q0", "ans')
+        assert export("--source", "predictions", "--predictions", path, out=tmp_path / "o", data=sft_rows,
+                      check=False) == 2
+        err = capsys.readouterr().err
+        assert err == (f"zoomzero data export-sft: --predictions: {path}: holds no predictions ({why}); expected one "
+                       "JSON object per line\n")
+    assert export("--source", "predictions", "--predictions", tmp_path, out=tmp_path / "o", data=sft_rows,
+                  check=False) == 2
+    assert f"{tmp_path} is a folder; give the predictions file" in capsys.readouterr().err
+    assert export("--source", "predictions", "--predictions", tmp_path / "gone.jsonl", out=tmp_path / "o",
+                  data=sft_rows, check=False) == 2
+    assert "predictions file not found" in capsys.readouterr().err
+
+
+def test_no_tool_predictions_are_refused_for_sft(tmp_path, sft_rows, sft_truths, capsys):
+    from zoomzero_plugin.agent.baseline import no_tool_transcript, video_frames
+    from zoomzero_plugin.agent.frames import probe
+
+    (q0, (t0, v0)), *_ = sft_truths.items()
+    info = probe(v0)
+    record = {"qid": q0, "answer": t0.answer,
+              "transcript": no_tool_transcript(info, video_frames(info), t0.answer).to_dict()}
+    path = write_predictions(tmp_path / "p.jsonl", [record])
+    assert export("--source", "predictions", "--predictions", path, out=tmp_path / "o", data=sft_rows,
+                  check=False) == 2
+    assert "is the no-tool baseline's (`zoomzero eval --no-tool`)" in capsys.readouterr().err

@@ -101,3 +101,44 @@ def test_llamafactory_cli_trains_the_recipe_on_the_export(exported, tiny_model_d
     assert all(math.isfinite(x) for x in losses)
     assert losses[-1] < losses[0]
     assert (out / "model.safetensors").is_file()
+
+
+def documented_cpu_command() -> list[str]:
+    """The CPU command of docs/videozoomer-sft.md, as the shell splits it."""
+    import re
+    import shlex
+
+    text = (REPO / "docs" / "videozoomer-sft.md").read_text(encoding="utf-8").replace("\\\n", " ")
+    [line] = [c for c in re.findall(r"^llamafactory-cli train .*$", text, re.MULTILINE) if "use_cpu=true" in c]
+    return shlex.split(line)
+
+
+def _train(argv, tmp_path):
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1",
+           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent / "startup"), str(REPO)])}
+    cli = Path(sys.executable).with_name("llamafactory-cli")
+    return subprocess.run([str(cli), *argv[1:]], env=env, capture_output=True, text=True, timeout=600, cwd=REPO,
+                          check=False)
+
+
+def test_the_documented_cpu_command_trains(exported, tiny_model_dir, tmp_path):
+    """The docs' overrides, as written, with the tiny model and the export in place of the paths."""
+    argv = documented_cpu_command()
+    assert argv[:3] == ["llamafactory-cli", "train", "yamls/videozoomer_sft.yaml"]
+    assert "save_strategy='no'" in argv  # the shell removed the outer quotes only
+    paths = {"dataset_dir": exported, "model_name_or_path": tiny_model_dir, "output_dir": tmp_path / "run"}
+    given = {a.split("=", 1)[0] for a in argv[3:]}
+    assert set(paths) <= given
+    argv = [a if a.split("=", 1)[0] not in paths else f"{a.split('=', 1)[0]}={paths[a.split('=', 1)[0]]}"
+            for a in argv]
+    done = _train(argv, tmp_path)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    log = [json.loads(line) for line in (tmp_path / "run" / "trainer_log.jsonl").read_text().splitlines()]
+    assert [r for r in log if "loss" in r] and all(math.isfinite(r["loss"]) for r in log if "loss" in r)
+    assert (tmp_path / "run" / "model.safetensors").is_file()  # saved at the end
+    assert not list((tmp_path / "run").glob("checkpoint-*"))  # and never during the run
+
+    # the bare word is the trap the docs warn about: OmegaConf reads it as False
+    unquoted = [("save_strategy=no" if a == "save_strategy='no'" else a) for a in argv]
+    done = _train(unquoted, tmp_path)
+    assert done.returncode != 0 and "False is not a valid SaveStrategy" in done.stderr

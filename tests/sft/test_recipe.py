@@ -39,8 +39,13 @@ def test_recipe_parses_with_llamafactorys_argument_classes(recipe):
     from zoomzero_plugin.data.sft.llamafactory import _prepare_imports
 
     _prepare_imports()
-    from llamafactory.hparams import (DataArguments, FinetuningArguments, GeneratingArguments, ModelArguments,
-                                      TrainingArguments)
+    from llamafactory.hparams import (
+        DataArguments,
+        FinetuningArguments,
+        GeneratingArguments,
+        ModelArguments,
+        TrainingArguments,
+    )
 
     values = dict(recipe)
     deepspeed = values.pop("deepspeed")  # transformers needs the deepspeed package to read it (GPU clusters have it)

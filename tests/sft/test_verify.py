@@ -6,8 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from PIL import Image
 
 from zoomzero_plugin.agent import AgentBudget, Trajectory, VideoInfo
@@ -142,10 +141,10 @@ def test_export_rows_are_checked_as_eval_checks_them():
     string of a video path used to be read as its first character)."""
     from zoomzero_plugin.data.sft.sources import questions_from_rows
     from zoomzero_plugin.errors import DataError
-    from zoomzero_plugin.rows import make_row
+    from zoomzero_plugin.gvqa.prompts import grounding_row
 
     def row(qid, video="v.mp4"):
-        return make_row(qid=qid, question="Which?", options=["a", "b"], answer="B", duration=10.0, video=video)
+        return grounding_row(qid=qid, question="Which?", options=["a", "b"], answer="B", duration=10.0, video=video)
 
     good = questions_from_rows([row("q1"), row("q2", "w.mp4")], "rows.jsonl")
     assert {q: (x.video, x.truth.answer) for q, x in good.items()} == {"q1": ("v.mp4", "B"), "q2": ("w.mp4", "B")}

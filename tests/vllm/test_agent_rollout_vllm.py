@@ -47,10 +47,11 @@ OVERRIDES = ["worker.rollout.enforce_eager=true", "worker.rollout.dtype=fp32", "
 
 @pytest.fixture(scope="module")
 def setup(process_group, vllm_model_dir, vllm_hf_model, tmp_path_factory):
-    from tests.easyr1.test_agent_rollout import RECIPE
-    from tests.vllm.test_easyr1_rollout import load_actor_weights
     from verl.utils.tokenizer import get_processor, get_tokenizer
     from verl.workers.rollout.vllm_rollout_spmd import vLLMRollout
+
+    from tests.easyr1.test_agent_rollout import RECIPE
+    from tests.vllm.test_easyr1_rollout import load_actor_weights
     from zoomzero_plugin.agent import question_text
     from zoomzero_plugin.ground_truth import GroundTruth
     from zoomzero_plugin.hosts.easyr1.activation import activate
@@ -90,12 +91,12 @@ class _Identity:
 def generated(setup):
     """One training generation: EasyR1's dataset rows -> FSDPWorker.generate_sequences -> the agent rollout."""
     from torchdata.stateful_dataloader import StatefulDataLoader
-    from vllm.sampling_params import StructuredOutputsParams
-
-    from tests.easyr1.helpers import rlhf_dataset
     from verl.protocol import DataProto
     from verl.utils.dataset import collate_fn
     from verl.workers.fsdp_workers import FSDPWorker
+    from vllm.sampling_params import StructuredOutputsParams
+
+    from tests.easyr1.helpers import rlhf_dataset
     from zoomzero_plugin.hosts.easyr1.generation import ROLLOUT_KEY, mark_row_fields
     from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import ROLLOUT, select
 
@@ -156,9 +157,8 @@ def vllm_scores(batch, setup):
     """vLLM's log-prob of every response token of each trajectory (``prompt_logprobs``), (bs, response) like
     the actor's: the trajectory's raw ids (one placeholder per image) and frames, scored by the same engine.
     vLLM expands the placeholders itself: its prompt must equal the assembled sequence token for token."""
-    from vllm import SamplingParams
-
     from verl.utils.dataset import process_image
+    from vllm import SamplingParams
 
     image = setup.tokenizer.convert_tokens_to_ids("<|image_pad|>")
     width = batch.batch["responses"].size(-1)
@@ -169,7 +169,9 @@ def vllm_scores(batch, setup):
         first = ids == image
         first[1:] &= ids[:-1] != image  # one raw placeholder per image: the first token of each run
         images = [process_image(ref, None, None) for ref in batch.non_tensor_batch["multi_modal_data"][i]["images"]]
-        requests.append({"prompt_token_ids": ids[(ids != image) | first].tolist(), "multi_modal_data": {"image": images}})
+        requests.append(
+            {"prompt_token_ids": ids[(ids != image) | first].tolist(), "multi_modal_data": {"image": images}}
+        )
         sequences.append(ids.tolist())
     params = SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=0, detokenize=False)
     results = setup.rollout.inference_engine.generate(prompts=requests, sampling_params=params, use_tqdm=False)

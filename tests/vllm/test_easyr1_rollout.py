@@ -47,9 +47,8 @@ class RolloutWorkerGroup:
         engine.llm_engine.add_request, engine.generate = spy_add, spy
 
     def generate_sequences(self, prompts):
-        from vllm.sampling_params import StructuredOutputsParams
-
         from verl.protocol import DataProto
+        from vllm.sampling_params import StructuredOutputsParams
 
         self.batches.append(prompts)
         prompts.meta_info.update(eos_token_id=self.tokenizer.eos_token_id, pad_token_id=self.tokenizer.pad_token_id)
@@ -85,10 +84,10 @@ def load_actor_weights(rollout, model) -> None:
 @pytest.fixture(scope="module")
 def easyr1_setup(process_group, vllm_model_dir, tmp_path_factory):
     """Plugins active, the test recipe (EasyR1's PPOConfig) over two synthetic videos, tokenizer and processor."""
-    from tests.easyr1.conftest import RECIPE
     from verl.utils.tokenizer import get_processor, get_tokenizer
+
+    from tests.easyr1.conftest import RECIPE
     from zoomzero_plugin.hosts.easyr1.activation import activate
-    from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
     from zoomzero_plugin.synthetic.benchmark import make_benchmark
 
     activate("pytest")
@@ -104,10 +103,13 @@ def easyr1_setup(process_group, vllm_model_dir, tmp_path_factory):
 def rollout(easyr1_setup, vllm_model_dir, vllm_hf_model):
     """EasyR1's vLLMRollout built by its own __init__ (engine arguments and all) on the CPU: one per module."""
     from verl.workers.rollout.vllm_rollout_spmd import vLLMRollout
+
     from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
 
     config = load_recipe(easyr1_setup["recipe"], easyr1_setup["overrides"])[0]
-    rollout = vLLMRollout(str(vllm_model_dir), config.worker.rollout, easyr1_setup["tokenizer"], easyr1_setup["processor"])
+    rollout = vLLMRollout(
+        str(vllm_model_dir), config.worker.rollout, easyr1_setup["tokenizer"], easyr1_setup["processor"]
+    )
     load_actor_weights(rollout, vllm_hf_model)
     return rollout
 
@@ -122,7 +124,9 @@ def ray_local():
     from zoomzero_plugin.hosts.easyr1.activation import ENV_HOOK
 
     os.environ["RAY_RUNTIME_ENV_HOOK"] = ENV_HOOK
-    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+    ray.init(
+        num_cpus=4, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}}
+    )
     yield
     ray.shutdown()
     os.environ.pop("RAY_RUNTIME_ENV_HOOK", None)
@@ -132,10 +136,10 @@ def ray_local():
 def trainer(ray_local, easyr1_setup, rollout):
     import ray
     from torchdata.stateful_dataloader import StatefulDataLoader
-
-    from tests.easyr1.helpers import reward_manager_class, rlhf_dataset
     from verl.trainer.ray_trainer import RayPPOTrainer
     from verl.utils.dataset import collate_fn
+
+    from tests.easyr1.helpers import reward_manager_class, rlhf_dataset
     from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
 
     config = load_recipe(easyr1_setup["recipe"], easyr1_setup["overrides"])[0]
@@ -226,23 +230,31 @@ def test_zoom_clip_temporal_positions_equal_the_actors(rollout, easyr1_setup, tm
     Without the fps seam vLLM assumes 2 fps, which gives other temporal positions (checked as a control)."""
     from verl.models.transformers.qwen2_vl import get_rope_index
     from verl.utils.dataset import process_video
+
+    from zoomzero_plugin.gvqa.zoom import ZoomBudget, plan_zoom
     from zoomzero_plugin.hosts.easyr1.clips import make_clip_spec
     from zoomzero_plugin.synthetic.videos import Evidence, write_video
-    from zoomzero_plugin.zoom import ZoomBudget, plan_zoom
 
     tokenizer, processor = easyr1_setup["tokenizer"], easyr1_setup["processor"]
     video = write_video(tmp_path / "v.mp4", duration=12.0, fps=4, width=224, height=168,
                         evidence=(Evidence(3.0, 5.0, "red"),))
-    plan = plan_zoom([(3.0, 6.5)], 12.0, ZoomBudget(max_tokens=256, min_frame_pixels=3136, max_frame_pixels=50176, fps=2.0))
+    plan = plan_zoom(
+        [(3.0, 6.5)], 12.0, ZoomBudget(max_tokens=256, min_frame_pixels=3136, max_frame_pixels=50176, fps=2.0)
+    )
     assert plan.frames == 8
-    spec = make_clip_spec(plan, str(video))
-    text = processor.apply_chat_template([{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": "Colour?"}]}],
-                                         add_generation_prompt=True, tokenize=False)
+    spec = make_clip_spec(str(video), plan.video_elements(str(video)), plan.budget.factor // 2)
+    text = processor.apply_chat_template(
+        [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": "Colour?"}]}],
+        add_generation_prompt=True,
+        tokenize=False,
+    )
     ids = tokenizer.encode(text, add_special_tokens=False)
 
     model = rollout.inference_engine.llm_engine.model_executor.driver_worker.worker.model_runner.model
     seen = []
-    handle = model.register_forward_pre_hook(lambda m, args, kwargs: seen.append(kwargs["positions"].clone()), with_kwargs=True)
+    handle = model.register_forward_pre_hook(
+        lambda m, args, kwargs: seen.append(kwargs["positions"].clone()), with_kwargs=True
+    )
     try:
         rollout.generate_sequences(_one_prompt(ids, spec, tokenizer))
     finally:

@@ -37,7 +37,9 @@ def backends(vllm_model_dir):
     from zoomzero_plugin.inference.hf_backend import TransformersBackend
     from zoomzero_plugin.inference.vllm_backend import VLLMBackend
 
-    vllm = VLLMBackend(str(vllm_model_dir), batch_size=8, max_images=128, enforce_eager=True, max_model_len=8192, seed=0)
+    vllm = VLLMBackend(
+        str(vllm_model_dir), batch_size=8, max_images=128, enforce_eager=True, max_model_len=8192, seed=0
+    )
     hf = TransformersBackend(str(vllm_model_dir), device="cpu", batch_size=8)
     return {"vllm": vllm, "transformers": hf}
 
@@ -126,6 +128,31 @@ def test_agent_mode_runs_as_on_the_transformers_backend(backends, rows):
     got = predict(scripted(backends["vllm"], chosen), questions, "agent", CFG)
     want = predict(scripted(backends["transformers"], chosen), questions, "agent", CFG)
     assert [p.record for p in got] == [p.record for p in want]
+
+
+def test_no_tool_baseline_runs_as_on_the_transformers_backend(backends, rows):
+    """The no-tool baseline: the frames as one video with no rate, resized by each engine's HF processor; the same
+    prompt and the same video tokens (unscripted, greedy: the same words too)."""
+    from dataclasses import replace
+
+    from zoomzero_plugin.agent.baseline import NO_TOOL_BUDGET
+    from zoomzero_plugin.inference.agent import AgentConfig
+    from zoomzero_plugin.inference.backend import Request, SamplingParams
+    from zoomzero_plugin.inference.modes import ModeConfig, predict
+    from zoomzero_plugin.inference.passes import Question
+    from zoomzero_plugin.rows import read_rows
+
+    questions = [Question.from_row(r) for r in read_rows(rows)[:2]]
+    cfg = ModeConfig(agent=AgentConfig(budget=replace(NO_TOOL_BUDGET, turn_tokens=8, total_tokens=8), tool=False))
+    got = predict(backends["vllm"], questions, "agent", cfg)
+    want = predict(backends["transformers"], questions, "agent", cfg)
+    assert [p.record for p in got] == [p.record for p in want]
+    from PIL import Image
+
+    prompt = "<|im_start|>user\n<|vision_start|><|video_pad|><|vision_end|>Q<|im_end|>\n<|im_start|>assistant\n"
+    request = Request(prompt, frames=tuple(Image.new("RGB", (224, 168)) for _ in range(3)), formatted=True)
+    counts = [b.generate([request], SamplingParams(max_new_tokens=1))[0].video_tokens for b in backends.values()]
+    assert counts[0] == counts[1] > 0
 
 
 def test_generation_stops_where_the_engine_stops(backends):

@@ -19,7 +19,7 @@ from .environment import (
     overview_indices,
 )
 from .prompts import DEFAULT_PROMPT, PROMPTS, PromptSet, frame_label, get_prompts, question_text
-from .protocol import Call, ToolError, Turn, answer_letter, parse_turn
+from .protocol import Call, ToolError, Turn, parse_turn
 from .render import chat_messages, first_prompt, prompt_text, response_text, split_response
 from .reward import AgentRewardConfig, score_response, score_turns
 from .transcript import Transcript, TurnRecord
@@ -44,7 +44,6 @@ __all__ = [
     "Turn",
     "TurnRecord",
     "VideoInfo",
-    "answer_letter",
     "chat_messages",
     "clip_indices",
     "first_prompt",

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import lru_cache
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
-from ..prompts import VIDEO_PLACEHOLDER
+from ..question import VIDEO_PLACEHOLDER
 from .budget import AgentBudget
 from .prompts import DEFAULT_PROMPT, PromptSet, frame_label, get_prompts
 from .protocol import ANSWER, CALL, EXECUTION, Call, ToolError, Turn, parse_turn

@@ -59,8 +59,9 @@ class FrameReader:
             fps = float(self._reader.get_avg_fps())
             self.info = VideoInfo(str(path), len(self._reader), fps)
         except (decord.DECORDError, RuntimeError, ValueError) as e:
-            raise VideoError(f"{path}: cannot read the video ({str(e).splitlines()[0] if str(e) else type(e).__name__})") \
-                from None
+            raise VideoError(
+                f"{path}: cannot read the video ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
+            ) from None
 
     def read(self, indices: Sequence[int], max_pixels: int = AgentBudget.frame_max_pixels,
              min_pixels: int = AgentBudget.frame_min_pixels) -> list[Any]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..prompts import VIDEO_PLACEHOLDER, question_block
+from ..question import VIDEO_PLACEHOLDER, question_block
 
 _SYSTEM_HEAD = (
     "You are a helpful assistant. You will receive a low-frame-rate video and related questions. You can analyze "

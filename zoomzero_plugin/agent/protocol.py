@@ -9,6 +9,13 @@ What is checked here needs no video: how a call reads (one JSON object with ``se
 values (finite, ``fps > 0``, ``end > start``, 1..``call_frames`` frames counted as ``int(fps · (end − start))``,
 the authors' count) and the turn's format. Checks against the video and the trajectory's budgets (a segment
 outside the video, calls or images used up, the last round) belong to :mod:`.environment`.
+
+Which calls run follows this package's rules (stricter than the release's; docs/fidelity.md). What the model
+*reads* when a call cannot be read is the release's text: :func:`release_message` performs the operations the
+authors' rollout performs on the same call content (``re.findall(r'\\{.*?\\}')``, ``json.loads``, the
+one-object assertion, ``float(obj['segment'][0])`` …) and takes the exception's own text, so the observation
+holds what their checkpoint was trained on. Only where the release reads a call that this package refuses
+(prose around the object, a third segment value, ``true`` as a number …) are this package's words used.
 """
 
 from __future__ import annotations
@@ -18,13 +25,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..parsing import as_text, extract_letter
+from ..answers import ANSWER_CLOSE, ANSWER_OPEN, as_text, last_answer
 from ..tags import block_ranges
 
 CALL_TAG = "video_zoom"
 CALL_OPEN, CALL_CLOSE = f"<{CALL_TAG}>", f"</{CALL_TAG}>"
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
-ANSWER_OPEN, ANSWER_CLOSE = "<answer>", "</answer>"
 STOP = CALL_CLOSE  # a turn ends at the first call's closing tag (the rollout's stop string, kept in the text)
 
 # Error kinds: how the authors' rollout words the observation. "parse": the call could not be read (their
@@ -36,14 +42,24 @@ PARSE, EXECUTION = "parse", "execution"
 @dataclass(frozen=True)
 class ToolError:
     """Why a call did not return frames. ``code`` is stable (statistics, tests); ``message`` is what the
-    model reads in the error observation."""
+    model reads in the error observation; ``note`` is this package's explanation when ``message`` is the
+    release's text (which may be empty: the release shows ``Error Information: .`` for some calls)."""
 
     code: str
     message: str
     kind: str = EXECUTION  # PARSE | EXECUTION
+    note: str | None = None
+
+    @property
+    def explanation(self) -> str:
+        """For people (logs, demos): this package's words."""
+        return self.note or self.message
 
     def to_dict(self) -> dict[str, str]:
-        return {"code": self.code, "message": self.message, "kind": self.kind}
+        out = {"code": self.code, "message": self.message, "kind": self.kind}
+        if self.note is not None:
+            out["note"] = self.note
+        return out
 
 
 @dataclass(frozen=True)
@@ -127,19 +143,6 @@ def call_char_ranges(text: str) -> list[tuple[int, int]]:
     return block_ranges(text, CALL_TAG)
 
 
-def answer_letter(content: str) -> str | None:
-    """The option letter an ``<answer>`` content names: ``\\boxed{B}`` (any backslashes and braces, as the
-    evaluation prompt asks), else a leading ``B`` / ``(B)`` / ``B. text``; None otherwise."""
-    box = content.find("boxed{")
-    if box >= 0:
-        inner_start = box + len("boxed{")
-        while content.startswith("{", inner_start):
-            inner_start += 1
-        close = content.find("}", inner_start)
-        return extract_letter(content[inner_start : close if close >= 0 else len(content)])
-    return extract_letter(content)
-
-
 def _number(value: Any) -> float | None:
     """A JSON number or numeric string as float (inf for numbers too large); None for anything else."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
@@ -150,6 +153,62 @@ def _number(value: Any) -> float | None:
         return math.inf if not str(value).strip().startswith("-") else -math.inf
     except ValueError:
         return None
+
+
+def braced_spans(content: str) -> list[str]:
+    """What the release's ``re.findall(r'\\{.*?\\}', content)`` returns, in linear time: from each ``{``, the text up
+    to the next ``}`` when no newline comes first (``.`` does not match ``\n``), the scan going on after each
+    match. A ``{`` whose line holds no later ``}`` starts no match, nor does any ``{`` before that newline."""
+    out: list[str] = []
+    n = len(content)
+    start = content.find("{")
+    close = newline = -1
+    while 0 <= start < n:
+        if close < start:
+            close = content.find("}", start)
+            if close < 0:
+                return out
+        if newline < start:
+            newline = content.find("\n", start)
+            if newline < 0:
+                newline = n
+        if newline < close:  # every "{" up to this newline meets it before a "}"
+            start = content.find("{", newline + 1)
+            continue
+        out.append(content[start : close + 1])
+        start = content.find("{", close + 1)
+    return out
+
+
+def _release_arguments(objects: list[Any]) -> None:
+    """``prepare_tool_call_inputs_video`` of the release (``function_tools.py``), operation for operation."""
+    if len(objects) != 1:
+        raise AssertionError  # ``assert len(json_objects) == 1``: an exception without a message
+    obj = objects[0]
+    try:
+        float(obj["segment"][0])
+        float(obj["segment"][1])
+        float(obj["fps"])
+    except Exception as e:  # noqa: BLE001  (the release wraps whatever these operations raise)
+        raise ValueError(f"Invalid input for function `extract_video_clip`. Error: {e}, input: {obj}") from None
+
+
+def release_message(content: str) -> str | None:
+    """The ``Error Information`` the authors' rollout (``vllm_async_engine.process_tool_call``) shows for a call
+    whose content (the text between the first ``<video_zoom>`` and ``</video_zoom>``) is ``content``, or None
+    when the release reads a call from it. The text is Python's own exception message from the same operations:
+    ``json.loads`` of every ``{…}`` span, the one-object assertion (an empty message), ``float()`` of
+    ``segment[0]``, ``segment[1]`` and ``fps`` (wrapped in the release's ``Invalid input …`` sentence). Linear
+    in ``len(content)``; never raises."""
+    try:
+        objects = [json.loads(span) for span in braced_spans(content)]
+        _release_arguments(objects)
+    except Exception as e:  # noqa: BLE001  (the release catches every exception and shows its text)
+        try:
+            return str(e)
+        except Exception:  # noqa: BLE001  (a text that cannot be built: the release would fail too)
+            return type(e).__name__
+    return None
 
 
 def read_call(content: str) -> Call | ToolError:
@@ -216,28 +275,27 @@ def _call_turn(text: str, call_frames: int) -> Turn:
     else:
         read = read_call(text[first_open + len(CALL_OPEN) : close])
         call, error = (read, read.problem(call_frames)) if isinstance(read, Call) else (None, read)
+    if error is not None and error.kind == PARSE and opens:
+        error = _as_released(error, text[first_open + len(CALL_OPEN) : close])
     if error is not None:
         problems.append(f"call:{error.code}")
     problems += _think_problems(text, first_open if first_open >= 0 else close)
     if ANSWER_OPEN in text or ANSWER_CLOSE in text:
         problems.append("answer_in_call_turn")
-    answer, letter = _last_answer(text)
+    answer, letter = last_answer(text)
     return Turn(CALL, text, call=call, error=error, answer=answer, letter=letter, problems=tuple(problems))
 
 
-def _last_answer(text: str) -> tuple[str | None, str | None]:
-    close = text.rfind(ANSWER_CLOSE)
-    if close < 0:
-        return None, None
-    open_ = text.rfind(ANSWER_OPEN, 0, close)
-    if open_ < 0:
-        return None, None
-    content = text[open_ + len(ANSWER_OPEN) : close].strip()
-    return content, answer_letter(content)
+def _as_released(error: ToolError, content: str) -> ToolError:
+    """``error`` with the release's text for the same call content, where the release has one."""
+    released = release_message(content)
+    if released is None:  # the release runs this call: this package's words stay
+        return error
+    return ToolError(error.code, released, PARSE, note=error.message)
 
 
 def _answer_turn(text: str) -> Turn:
-    answer, letter = _last_answer(text)
+    answer, letter = last_answer(text)
     problems: list[str] = []
     if text.count(ANSWER_OPEN) != 1 or text.count(ANSWER_CLOSE) != 1 or answer is None:
         problems.append("answer_tags")

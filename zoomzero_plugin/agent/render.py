@@ -24,6 +24,7 @@ from .protocol import CALL_CLOSE
 
 IM_START, IM_END = "<|im_start|>", "<|im_end|>"
 QWEN_IMAGE = "<|vision_start|><|image_pad|><|vision_end|>"  # one image in a Qwen-VL prompt (before expansion)
+QWEN_VIDEO = "<|vision_start|><|video_pad|><|vision_end|>"  # one video (the no-tool baseline's)
 ASSISTANT, USER = "assistant", "user"
 _USER_HEAD = USER + "\n"
 _ASSISTANT_HEAD = ASSISTANT + "\n"

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..ground_truth import LETTERS, GroundTruth
+from ..ground_truth import GroundTruth, truth_letter
 from ..spans import Span, iou
 from .prompts import CLIP_HEADER
 from .protocol import ANSWER, CALL, parse_turn
@@ -61,9 +61,11 @@ class AgentRewardConfig:
 
 def read_truth(raw: Any) -> tuple[str, tuple[Span, ...], float | None]:
     """(answer letter, ground-truth spans, duration in seconds) of a row's answer: its answer JSON (or mapping),
-    or a bare letter A–Z (no spans, no duration). ValueError naming the fault."""
-    if isinstance(raw, str) and len(raw.strip()) == 1 and raw.strip().upper() in LETTERS:
-        return raw.strip().upper(), (), None
+    or a bare letter A–Z, ``B.`` as the authors' data writes it (no spans, no duration). ValueError naming the
+    fault."""
+    letter = truth_letter(raw) if isinstance(raw, str) else None
+    if letter is not None:
+        return letter, (), None
     parsed = GroundTruth.parse(raw)
     return parsed.answer, parsed.spans, parsed.duration
 

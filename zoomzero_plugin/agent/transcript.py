@@ -27,8 +27,14 @@ from .render import response_text
 IMAGE = "<image>"  # the frame placeholder in stored observation texts
 
 
-def _frames(frames: Sequence[Frame]) -> dict[str, list]:
+def frame_record(frames: Sequence[Frame]) -> dict[str, list]:
+    """Frames as stored: native indices and times (s)."""
     return {"frames": [f.frame for f in frames], "times": [round(f.time, 6) for f in frames]}
+
+
+def video_record(video: VideoInfo) -> dict[str, Any]:
+    """A video as stored: path, frame count, native fps and duration (s)."""
+    return {"path": video.path, "frames": video.frames, "fps": video.fps, "duration": round(video.duration, 6)}
 
 
 @dataclass(frozen=True)
@@ -77,17 +83,16 @@ class Transcript:
                 kind=step.turn.kind,
                 call=step.turn.call.to_dict() if step.turn.call else None,
                 error=step.error.to_dict() if step.error else None,
-                clip=_frames(obs.frames) if obs is not None and step.error is None else None,
+                clip=frame_record(obs.frames) if obs is not None and step.error is None else None,
                 observation=obs.text(IMAGE) if obs is not None else None,
                 problems=step.turn.problems,
                 tokens=tokens[i] if i < len(tokens) else None,
             ))
         final = traj.steps[-1].turn if traj.steps else None
-        v = traj.video
         return cls(
             prompt=traj.prompts.name,
-            video={"path": v.path, "frames": v.frames, "fps": v.fps, "duration": round(v.duration, 6)},
-            overview=_frames(traj.overview),
+            video=video_record(traj.video),
+            overview=frame_record(traj.overview),
             turns=tuple(turns),
             end=traj.end,
             answer=final.letter if final is not None and traj.end == END_ANSWER else None,

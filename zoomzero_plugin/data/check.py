@@ -25,6 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..files import write_json
+from ..ground_truth import LETTERS, GroundTruth
+from ..question import VIDEO_PLACEHOLDER
+from ..rows import ANSWER_KEY, PROMPT_KEY, VIDEO_KEY, read_rows
+from ..spans import check_span
+from ..video import probe_duration
 
 CHECKS: dict[str, str] = {
     "bad_row": "the row lacks the prompt/videos/answer columns, or they have the wrong type",
@@ -85,8 +91,6 @@ def probe_video(path: str) -> Probe:
     try:
         import decord
 
-        from ..video import probe_duration
-
         decord.logging.set_level(decord.logging.QUIET)
         duration = probe_duration(path)
         reader = decord.VideoReader(path, num_threads=1)
@@ -110,10 +114,6 @@ def _truth(value: Any) -> dict[str, Any] | None:
 
 def check_row(row: Any, keys: tuple[str, str, str], tol: Callable[[float], float], where: str) -> RowInfo:
     """Everything checkable without opening the video. ``where`` names the row when it has no qid."""
-    from ..ground_truth import LETTERS, GroundTruth
-    from ..prompts import VIDEO_PLACEHOLDER
-    from ..spans import check_span
-
     prompt_key, video_key, answer_key = keys
     if not isinstance(row, dict) or any(k not in row for k in keys):
         found = sorted(row) if isinstance(row, dict) else type(row).__name__
@@ -128,14 +128,18 @@ def check_row(row: Any, keys: tuple[str, str, str], tol: Callable[[float], float
     prompt = row[prompt_key]
     n = prompt.count(VIDEO_PLACEHOLDER) if isinstance(prompt, str) else -1
     if n != 1:
-        info.problems.append(Problem("video_placeholders", f"{n} {VIDEO_PLACEHOLDER} in the prompt" if n >= 0 else "prompt is not text"))
+        info.problems.append(
+            Problem("video_placeholders", f"{n} {VIDEO_PLACEHOLDER} in the prompt" if n >= 0 else "prompt is not text")
+        )
     if truth is None or any(truth.get(k) is None for k in ("answer", "options", "duration", "qid")):
         info.problems.append(Problem("bad_answer", f"{str(row[answer_key])[:80]!r}"))
         return info
     options = truth["options"] if isinstance(truth["options"], list) else []
     letter = str(truth["answer"]).strip().strip("()").upper()
     if len(letter) != 1 or letter not in LETTERS[: len(options)]:
-        info.problems.append(Problem("answer_not_in_options", f"answer {truth['answer']!r} with {len(options)} options"))
+        info.problems.append(
+            Problem("answer_not_in_options", f"answer {truth['answer']!r} with {len(options)} options")
+        )
     try:
         duration = float(truth["duration"])
     except (TypeError, ValueError):
@@ -174,7 +178,9 @@ def check_video(info: RowInfo, probe: Probe, tol: Callable[[float], float]) -> l
         return [Problem("undecodable_video", f"{info.video}: {probe.error}")]
     problems, real = [], probe.duration
     if info.duration is not None and abs(real - info.duration) > tol(info.duration):
-        problems.append(Problem("duration_mismatch", f"decoded {real:.2f} s, row says {info.duration:g} s ({info.video})"))
+        problems.append(
+            Problem("duration_mismatch", f"decoded {real:.2f} s, row says {info.duration:g} s ({info.video})")
+        )
     flagged = any(p.check == "span_past_end" for p in info.problems)
     past = [(s, e) for s, e in info.spans if s >= real or e > real + tol(real)]
     if past and not flagged:
@@ -199,8 +205,6 @@ def _row_files(paths: Iterable[Path]) -> tuple[list[Path], list[str]]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ..rows import ANSWER_KEY, PROMPT_KEY, VIDEO_KEY
-
     parser.epilog = "checks:\n" + "\n".join(f"  {k:<22} {v}" for k, v in CHECKS.items())
     parser.add_argument("rows", nargs="+", type=Path, metavar="ROWS",
                         help="row files (.jsonl/.parquet) or folders of them (as EasyR1's data.train_files)")
@@ -221,8 +225,6 @@ def run(args: argparse.Namespace) -> int:
     from concurrent.futures import ThreadPoolExecutor
 
     from tqdm import tqdm
-
-    from ..rows import read_rows
 
     files, folder_problems = _row_files(args.rows)
     absent = [str(p) for p in files if not p.is_file()]
@@ -268,8 +270,6 @@ def run(args: argparse.Namespace) -> int:
         for info in bad[: args.show]:
             print(f"  {info.qid}: " + "; ".join(f"{p.check}: {p.detail}" for p in info.problems))
     if args.report is not None:
-        from ..files import write_json
-
         write_json(args.report, {
             "rows": len(infos), "ok": len(infos) - len(bad), "errors": dict(counts.most_common()),
             "offending": [{"qid": i.qid, "problems": [[p.check, p.detail] for p in i.problems]} for i in bad],

@@ -19,15 +19,19 @@ import textwrap
 from pathlib import Path
 
 from ..errors import DataError, UsageError
-from ..prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
+from ..files import check_writable, write_json
+from ..gvqa.prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
+from ..readers import read_json
+from ..rows import FORMATS as ROW_SUFFIXES, write_rows
+from .formats import FORMATS
+from .formats.mcq_table import parse_columns
+from .pipeline import Options, convert, video_roots_exist
 
 # CLI flag -> the key a Format's `files` uses
 _FILE_FLAGS = {"input": "--input", "gsub": "--gsub", "video_map": "--video-map", "options": "--options"}
 
 
 def _formats_epilog() -> str:
-    from .formats import FORMATS
-
     parts = ["formats (--from NAME) and the upstream files they read:"]
     for name, fmt in FORMATS.items():
         parts.append(f"  {name}: {fmt.title}")
@@ -37,8 +41,6 @@ def _formats_epilog() -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from .formats import FORMATS
-
     parser.epilog = _formats_epilog()
     parser.add_argument("--from", dest="format", required=True, choices=sorted(FORMATS), help="upstream format")
     parser.add_argument("--input", action="append", type=Path, default=[], metavar="FILE",
@@ -86,8 +88,6 @@ def _durations(path: Path) -> dict[str, float]:
     """``--durations``: a JSON object {video id: seconds > 0}; anything else is a UsageError naming the entry."""
     import math
 
-    from ..readers import read_json
-
     try:
         data = read_json(path)
     except DataError as e:
@@ -111,16 +111,9 @@ def check_arguments(args: argparse.Namespace) -> dict[str, str]:
 
     Returns the parsed ``--columns`` (mcq-table), else {}.
     """
-    from ..files import check_writable
-    from ..rows import FORMATS as ROW_SUFFIXES
-    from .formats import FORMATS
-    from .pipeline import video_roots_exist
-
     fmt_cls = FORMATS[args.format]
     columns = {}
     if getattr(fmt_cls, "needs_columns", False):
-        from .formats.mcq_table import parse_columns
-
         if not args.columns:
             raise UsageError(f"--from {args.format} needs --columns (see --help: which column holds the video, "
                              "question, options and answer)")
@@ -167,10 +160,6 @@ def check_arguments(args: argparse.Namespace) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..rows import write_rows
-    from .formats import FORMATS
-    from .pipeline import Options, convert
-
     columns = check_arguments(args)
     durations = _durations(args.durations) if args.durations is not None else {}
     options = Options(
@@ -195,8 +184,6 @@ def run(args: argparse.Namespace) -> int:
         raise DataError(f"cannot read the {args.format} input: {type(e).__name__}: {e}") from e
     print(report.table(), file=sys.stderr)
     if args.report is not None:
-        from ..files import write_json
-
         write_json(args.report, report.to_dict())
     if not rows:
         raise DataError(f"no rows converted (see the reasons above); nothing written to {args.out}")

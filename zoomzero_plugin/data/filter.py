@@ -37,8 +37,15 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataError, UsageError
+from ..files import check_writable, write_text
+from ..gvqa.parsing import parse_response
+from ..gvqa.zoom import plan_coarse, plan_zoom
+from ..inference.backend import Request, SamplingParams, load_backend
 from ..inference.options import add_budget_arguments, add_flag, budget_from, check_values, resolve
+from ..inference.passes import Question, answer_pass
+from ..journal import Journal, check_settings
 from ..rows import label_hidden, read_rows, write_rows
+from ..spans import iou
 
 GROUNDING_RULES = ("authors", "delta")
 QUALITY_CHECKS = ("off", "clue", "needs-clue", "both")
@@ -105,12 +112,6 @@ def decide(correct: Sequence[bool], ious: Sequence[float], has_spans: bool, delt
 def judge_rows(backend, rows: Sequence[dict[str, Any]], budget, cfg: FilterConfig, max_new_tokens: int,
                seed: int = 0) -> list[dict[str, Any]]:
     """One decision record per row: samples' correctness and IoU, delta, quality checks, reasons, kept."""
-    from ..inference.backend import Request, SamplingParams
-    from ..inference.passes import Question, answer_pass
-    from ..parsing import parse_response
-    from ..spans import iou
-    from ..zoom import plan_coarse, plan_zoom
-
     questions = [Question.from_row(r) for r in rows]
     truths = [q.truth for q in questions]
     coarse = [plan_coarse(q.duration, budget) for q in questions]
@@ -155,10 +156,6 @@ def filter_rows(backend, rows: list[dict[str, Any]], out: str | Path, budget, cf
     :func:`zoomzero_plugin.eval.runner.evaluate`.
     """
     from tqdm import tqdm
-
-    from ..eval.journal import Journal, check_settings
-    from ..files import write_text
-    from ..inference.passes import Question
 
     out = Path(out)
     questions = Question.from_rows(rows, source)
@@ -234,10 +231,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..files import check_writable
-    from ..inference.backend import load_backend
-    from ..inference.passes import Question
-
     if args.n < 1 or not 0 < args.top_p <= 1 or not args.temperature > 0 or args.batch_size < 1:
         raise UsageError("need --n >= 1, --temperature > 0, 0 < --top-p <= 1, --batch-size >= 1")
     if not Path(args.data).is_file():

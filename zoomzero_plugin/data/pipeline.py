@@ -6,7 +6,7 @@ through its format's ``draft`` and then, in order: video resolution (``missing_v
 (``invalid_span`` / ``span_outside_video``; ends up to ``span_tolerance`` past the end, and starts up to
 it below 0, are clamped), ambiguous text answers (kept as the first matching option, or
 ``ambiguous_answer``), question-id uniqueness (``duplicate_qid``), and finally
-:func:`zoomzero_plugin.rows.make_row`.
+:func:`zoomzero_plugin.gvqa.prompts.grounding_row`.
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..prompts import DEFAULT_PROMPT_STYLE, check_style
-from ..rows import GT_WINDOWS_KEY, make_row
+from ..gvqa.prompts import DEFAULT_PROMPT_STYLE, check_style, grounding_row
+from ..rows import GT_WINDOWS_KEY
 from ..spans import Span, check_span, merge_spans
+from ..video import probe_duration
 from .formats.base import REASONS, VIDEO_SUFFIXES, Draft, Format, Skip
 
-# make_row's own arguments and the ground truth's fields: an upstream extra with one of these names is
+# grounding_row's own arguments and the ground truth's fields: an upstream extra with one of these names is
 # stored as "upstream_<name>" instead of clobbering it.
 RESERVED = frozenset({"qid", "question", "options", "answer", "duration", "video", "spans", "prompt", "source"})
 
@@ -38,7 +39,9 @@ class Options:
     durations: Mapping[str, float] = field(default_factory=dict)
     min_duration: float = 0.0
     span_tolerance: float = 1.0  # seconds a span may reach past either end of the video before the row is skipped
-    ambiguous: str = "first"  # an answer text equal to several options: "first" keeps the first (as official loaders do), "skip"
+    ambiguous: str = (
+        "first"  # an answer text equal to several options: "first" keeps the first (as official loaders do), "skip"
+    )
     source: str | None = None  # stored as "source" in each answer; default: the format name
     prompt_style: str = DEFAULT_PROMPT_STYLE  # the rows' grounding prompt: paper (word for word) | concise
 
@@ -134,8 +137,6 @@ class _Videos:
         from concurrent.futures import ThreadPoolExecutor
 
         from tqdm import tqdm
-
-        from ..video import probe_duration
 
         def probe(path: str) -> float | Exception:
             try:
@@ -234,9 +235,9 @@ def _row(draft: Draft, video: str, videos: _Videos, seen: set[str], report: Repo
     if merge_spans(spans) != raw:  # clamped or merged: keep the benchmark's own windows for its metrics
         extra[GT_WINDOWS_KEY] = [list(s) for s in raw]
     try:
-        return make_row(qid=draft.qid, question=draft.question, options=draft.options, answer=draft.answer,
-                        duration=duration, video=video, spans=spans, source=source,
-                        prompt_style=options.prompt_style, **extra)
+        return grounding_row(qid=draft.qid, question=draft.question, options=draft.options, answer=draft.answer,
+                             duration=duration, video=video, spans=spans, source=source, style=options.prompt_style,
+                             **extra)
     except ValueError as e:
         raise Skip("unknown_format", str(e)) from None
 

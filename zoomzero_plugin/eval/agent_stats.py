@@ -2,7 +2,8 @@
 
 Per question: calls that returned frames, turns, error turns (by error code), frames the calls returned, how the
 trajectory ended. Aggregated: the calls-per-question histogram, means, the error rate (error turns / call
-turns), and accuracy by number of calls (the benchmark's own correctness of each question).
+turns), and accuracy by number of calls (the benchmark's own correctness of each question). Predictions of the
+no-tool baseline (``--no-tool``: transcripts of prompt ``notool``) get their own short section and no plots.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+from ..agent.baseline import NO_TOOL
 from . import plots
 from .metrics import QuestionScore
 
@@ -40,6 +42,7 @@ class ToolStats:
     ends: dict[str, int]
     accuracy_by_calls: list[plots.Bin] = field(default_factory=list)
     clip_frames_histogram: dict[int, int] = field(default_factory=dict)
+    tool: bool = True  # False: every transcript is the no-tool baseline's
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -86,11 +89,19 @@ def summarize(predictions: Sequence[Mapping[str, Any]], scores: Sequence[Questio
         ends=dict(ends.most_common()),
         accuracy_by_calls=accuracy,
         clip_frames_histogram=dict(sorted(Counter(frames).items())),
+        tool=any(t.get("prompt") != NO_TOOL for t in transcripts.values()),
     )
 
 
 def section(stats: ToolStats, table) -> str:
     """report.md's tool-use section; ``table(headers, rows)`` renders a markdown table."""
+    if not stats.tool:
+        return "\n\n".join([
+            "## No tool (VideoZoomer's baseline)",
+            ("The model answered without the <video_zoom> tool (`--no-tool`, the authors' eval_video_notool.sh "
+             "setting): the video as one video, one reply. Run `--mode agent` on the same data to compare."),
+            table(["questions", "frames / q"], [[stats.questions, f"{stats.mean_images:.1f}"]]),
+            "### How replies ended\n\n" + table(["end", "questions"], [[k, v] for k, v in stats.ends.items()])])
     summary = table(
         ["questions", "calls / q", "turns / q", "clip frames / q", "images / q", "call turns", "error turns",
          "error rate %"],
@@ -112,7 +123,7 @@ def section(stats: ToolStats, table) -> str:
 def write_plots(stats: ToolStats | None, out_dir: Path, title: str) -> list[tuple[str, str]]:
     """Draw the agent plots (removing stale ones when ``stats`` is None); (caption, file name) of each."""
     figures = []
-    if stats is not None:
+    if stats is not None and stats.tool:
         def bars(counts: Mapping[Any, int]) -> list[plots.Bin]:
             return [plots.Bin(str(k), v, float(v)) for k, v in counts.items()]
 

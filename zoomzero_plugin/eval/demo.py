@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..synthetic.benchmark import make_benchmark
+from ..synthetic.tiny_qwen import build_tiny_qwen
+
+
 def prepare_demo(directory: str | Path, n_videos: int = 8, seed: int = 0) -> tuple[Path, Path]:
     """Build (once) the tiny model and the synthetic benchmark under ``directory``; return their paths."""
-    from ..synthetic.benchmark import make_benchmark
-    from ..synthetic.tiny_qwen import build_tiny_qwen
-
     directory = Path(directory)
     model, rows = directory / "tiny-qwen", directory / "synthetic" / "rows.jsonl"
     if not (model / "config.json").exists():

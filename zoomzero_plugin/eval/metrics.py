@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any
 
+from ..errors import DataError
 from ..ground_truth import GroundTruth
-from ..rows import label_hidden, row_truth
+from ..rows import bad_rows, label_hidden, row_problem, row_truth
 from ..spans import total_length
 from .predictions import Prediction, index_predictions
 from .reductions import REDUCTIONS, ZERO, invalid_count
@@ -343,19 +344,30 @@ def source_mismatch(benchmark: str, truths: Mapping[str, GroundTruth]) -> str | 
             f"for {name}'s own definitions use --benchmark {name}")
 
 
-def truths_from_rows(rows: Iterable[Mapping[str, Any]], allow_hidden: bool = False) -> dict[str, GroundTruth]:
-    """qid → GroundTruth of dataset rows. Raises ValueError naming the row of a bad or repeated qid, or of a
-    question whose label is hidden (a test split) unless ``allow_hidden``: its answer is only a placeholder."""
+def truths_from_rows(rows: Iterable[Mapping[str, Any]], allow_hidden: bool = False,
+                     source: str = "the data") -> dict[str, GroundTruth]:
+    """qid → GroundTruth of dataset rows. Raises DataError naming ``source`` and the bad rows (row number counted
+    from 1, qid, what is wrong: an unreadable answer column, a repeated qid, or a label hidden behind the
+    benchmark's server — a test split — unless ``allow_hidden``: its answer is only a placeholder)."""
     truths: dict[str, GroundTruth] = {}
-    for i, row in enumerate(rows):
+    problems, hidden, first = [], [], {}
+    for number, row in enumerate(rows, 1):
         try:
             truth = row_truth(dict(row))
-        except (KeyError, ValueError) as e:
-            raise ValueError(f"row {i}: {e}") from None
+        except (KeyError, ValueError, TypeError) as e:
+            problems.append(row_problem(number, row, e))
+            continue
         if truth.qid in truths:
-            raise ValueError(f"row {i}: qid {truth.qid!r} appears twice in the data")
+            problems.append(f"row {number}: question id {truth.qid!r} repeats row {first[truth.qid]}")
+            continue
         if label_hidden(truth) and not allow_hidden:
-            raise ValueError(f"row {i} ({truth.qid}): its label is hidden (a test split scored only by the benchmark's "
-                             "server); write a submission with `zoomzero score --export rextime` instead")
+            hidden.append(f"row {number} ({truth.qid})")
+        first[truth.qid] = number
         truths[truth.qid] = truth
+    if problems:
+        raise bad_rows(source, problems)
+    if hidden:
+        raise DataError(f"{source}: {len(hidden)} row(s) have a hidden label, e.g. {hidden[0]}: a test split is "
+                        "scored only by the benchmark's server; write a submission with `zoomzero score --export "
+                        "rextime` instead")
     return truths

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..parsing import extract_letter
+from ..answers import extract_letter
+
+SETTINGS_FILE = "run.json"  # a `zoomzero eval` output folder's settings, beside its predictions.jsonl
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,7 @@ class Prediction:
 def to_prediction(record: Mapping[str, Any]) -> Prediction:
     """Normalise one record. Raises ValueError only when it is not an object or has no ``qid``.
 
-    ``answer`` goes through :func:`zoomzero_plugin.parsing.extract_letter` (``"b"``, ``"(B)"`` → ``"B"``);
+    ``answer`` goes through :func:`zoomzero_plugin.answers.extract_letter` (``"b"``, ``"(B)"`` → ``"B"``);
     anything that names no letter becomes None. ``spans`` that is not a list counts as no spans.
     """
     if not isinstance(record, Mapping):
@@ -65,18 +67,51 @@ def index_predictions(records: Iterable[Mapping[str, Any]]) -> tuple[dict[str, P
     return out, duplicates
 
 
-def read_predictions(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """Records of a predictions JSONL file, in file order.
+@dataclass(frozen=True)
+class PredictionsFile:
+    """A predictions file as read: its records and what was skipped.
 
-    Blank lines are skipped. A final line cut short by a killed writer (no trailing newline, not JSON)
-    is dropped; any other line that is not a JSON object raises ValueError naming the line.
-    """
+    ``torn`` is 1 when the last line was cut short (no newline, not JSON: a writer killed mid-line) and skipped;
+    ``journal`` is True when the file is a ``zoomzero eval`` output (its ``run.json`` beside it), whose run can be
+    resumed to ask the question again."""
+
+    path: Path
+    records: list[dict[str, Any]]
+    torn: int = 0
+    journal: bool = False
+
+    def warning(self) -> str | None:
+        """One line about the skipped last line, or None when nothing was skipped."""
+        if not self.torn:
+            return None
+        if self.journal:
+            return (f"{self.path}: its last line is cut short (the run was killed while writing it): 1 prediction "
+                    f"skipped, {len(self.records)} read; run the same `zoomzero eval` command again to finish it")
+        return (f"{self.path}: its last line is cut short (no newline, not JSON): that line is skipped, "
+                f"{len(self.records)} prediction(s) read")
+
+    def require_records(self) -> None:
+        """ValueError when the file holds no prediction (empty, blank, or only a cut line)."""
+        if not self.records:
+            why = "its only line is cut short" if self.torn else "empty"
+            raise ValueError(f"{self.path}: holds no predictions ({why}); expected one JSON object per line")
+
+
+def load_predictions(path: str | os.PathLike) -> PredictionsFile:
+    """Read a predictions JSONL file (see :class:`PredictionsFile`).
+
+    Blank lines are skipped. A final line cut short by a killed writer (no trailing newline, not JSON) is
+    skipped and counted; any other line that is not a JSON object raises ValueError naming the line. A missing
+    path raises FileNotFoundError; a folder, ValueError. Anything else that can be read is read (``/dev/null``,
+    a pipe)."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"predictions file not found: {path}")
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder; give the predictions file (e.g. {path / 'predictions.jsonl'})")
     text = path.read_text(encoding="utf-8")
     lines = text.split("\n")
-    records = []
+    records, torn = [], 0
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -84,9 +119,16 @@ def read_predictions(path: str | os.PathLike) -> list[dict[str, Any]]:
             record = json.loads(line)
         except json.JSONDecodeError as e:
             if number == len(lines) and not text.endswith("\n"):
-                break  # the question in flight when a run was killed
+                torn = 1  # the question in flight when a run was killed
+                break
             raise ValueError(f"{path}:{number}: not JSON ({e.msg})") from None
         if not isinstance(record, dict):
             raise ValueError(f"{path}:{number}: a prediction must be a JSON object")
         records.append(record)
-    return records
+    return PredictionsFile(path, records, torn, (path.parent / SETTINGS_FILE).is_file())
+
+
+def read_predictions(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """The records of a predictions JSONL file, in file order (:func:`load_predictions`; a cut last line is
+    skipped silently: use :func:`load_predictions` to report it)."""
+    return load_predictions(path).records

@@ -23,9 +23,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from ..ground_truth import GroundTruth
-from ..spans import Span, clean_spans, intersection_length, iog, iop, iou, total_length
-
 from ..rows import GT_WINDOWS_KEY as WINDOWS_KEY  # optional truth.extra key: the benchmark's raw windows
+from ..spans import Span, clean_spans, intersection_length, iog, iop, iou, total_length
 
 
 class Overlap(NamedTuple):

@@ -21,9 +21,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import NamedTuple
 
+from ..files import write_text
 from ..ground_truth import GroundTruth
 from . import agent_stats, plots
-from ..files import write_text
 from .metrics import BREAKDOWN_KEYS, QuestionScore, aggregate, get_benchmark, reduction_rule, score_questions
 from .predictions import read_predictions
 
@@ -85,7 +85,9 @@ def _breakdown_tables(metrics: Mapping[str, float | int]) -> list[str]:
 
 
 def _bins_table(view: BinnedView, bins: Sequence[plots.Bin]) -> str:
-    return f"## {view.title}\n\n" + markdown_table([view.axis, "n", view.measure], [[b.label, b.n, b.value] for b in bins])
+    return f"## {view.title}\n\n" + markdown_table(
+        [view.axis, "n", view.measure], [[b.label, b.n, b.value] for b in bins]
+    )
 
 
 def write_report(

@@ -12,11 +12,15 @@ visual tokens at 1 fps for NExT-GQA and ReXTime, 16,384 for CG-Bench, Video-MME,
 tokens per frame; ≤256 frames; 256-s windows, top-4 windows, responses ≤512 tokens.
 Mode agent (VideoZoomer): the model calls <video_zoom> over up to 5 rounds after a 64-frame overview
 (≤16 frames a call, ≤4 calls); predictions keep each transcript, report.md adds tool statistics.
+--mode agent --no-tool: the authors' baseline without the tool (their eval_video_notool.sh: the video as one
+video at 0.2 fps, ≤120 frames, one reply), to measure what the tool adds.
 
 examples:
   zoomzero eval --benchmark nextgqa --model Qwen/Qwen2.5-VL-7B-Instruct --data nextgqa_test.jsonl --out runs/nextgqa
   zoomzero eval --benchmark lvbench --mode divide-and-conquer --model CKPT --data lvbench.jsonl --out runs/lvb-dc
   zoomzero eval --benchmark longvideobench --mode agent --model zsgvivo/videozoomer --data lvb_val.jsonl --out runs/vz
+  zoomzero eval --benchmark longvideobench --mode agent --no-tool --model zsgvivo/videozoomer --data lvb_val.jsonl \
+      --out runs/vz-notool
   zoomzero eval --demo --out runs/demo      # tiny random model + synthetic videos, CPU, seconds
 """
 
@@ -28,19 +32,31 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError, ResumeError, UsageError, ZoomzeroError
+from ..errors import DataError, ResumeError, UsageError, ZoomzeroError, cli_edge
 from ..files import check_writable
-from ..inference.modes import MODES
-from ..inference.options import (DEFAULTS, add_agent_arguments, add_budget_arguments, add_flag, check_values,
-                                 mode_config, resolve)
-from ..prompts import PROMPT_STYLES
+from ..gvqa.prompts import PROMPT_STYLES
+from ..inference.backend import load_backend
+from ..inference.modes import MODES, Prediction, predict
+from ..inference.options import (
+    DEFAULTS,
+    add_agent_arguments,
+    add_budget_arguments,
+    add_flag,
+    check_values,
+    mode_config,
+    resolve,
+)
+from ..inference.passes import Question
+from ..journal import Journal, check_settings
 from ..rows import label_hidden, read_rows
-from .journal import Journal, check_settings
+from .demo import prepare_demo
 from .metrics import BENCHMARKS as METRIC_SETS
+from .predictions import SETTINGS_FILE
+from .report import finalize, metric_table
 
 BENCHMARKS = tuple(METRIC_SETS)
 MODE_NAMES = tuple(MODES)
-PREDICTIONS, TIMINGS, SETTINGS = "predictions.jsonl", "timings.jsonl", "run.json"
+PREDICTIONS, TIMINGS, SETTINGS = "predictions.jsonl", "timings.jsonl", SETTINGS_FILE
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     io = parser.add_argument_group("what to evaluate")
@@ -114,9 +130,6 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
     """
     from tqdm import tqdm
 
-    from ..inference.passes import Question
-    from .report import finalize
-
     out_dir = Path(out_dir)
     questions = Question.from_rows(rows, source, videos=not skip_errors)
     qids = [q.qid for q in questions]
@@ -130,8 +143,10 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
     timings = Journal(out_dir / TIMINGS, repair=repair)
     foreign = predictions.done - set(qids)
     if foreign:
-        raise ResumeError(f"{out_dir / PREDICTIONS} has questions that are not in {source}, e.g. {sorted(foreign)[:3]}: "
-                          "was it made from other data? Use another --out, or --restart to discard it")
+        raise ResumeError(
+            f"{out_dir / PREDICTIONS} has questions that are not in {source}, e.g. {sorted(foreign)[:3]}: "
+            "was it made from other data? Use another --out, or --restart to discard it"
+        )
     failed = {str(r["qid"]) for r in predictions.records if r.get("error")}
     # a timing whose prediction was lost (repair, kill) or is asked again, in one rewrite
     timings.drop((timings.done - predictions.done) | failed)
@@ -163,7 +178,8 @@ def setting_flag(key: str) -> str:
     last = key.rsplit(".", 1)[-1]
     if last in DEFAULTS or key in ("benchmark", "mode", "model", "data", "backend"):
         return "--" + last.replace("_", "-")
-    return {"config.budget.factor": "the model's pixels per token side (--model)"}.get(key, key)
+    return {"config.budget.factor": "the model's pixels per token side (--model)",
+            "config.agent.tool": "--no-tool"}.get(key, key)
 
 
 def record_frames(record: dict[str, Any]) -> int:
@@ -174,8 +190,6 @@ def record_frames(record: dict[str, Any]) -> int:
 
 
 def _predict_batch(backend, batch, mode: str, cfg, skip_errors: bool):
-    from ..inference.modes import Prediction, predict
-
     try:
         return predict(backend, batch, mode, cfg)
     except Exception as e:
@@ -193,21 +207,19 @@ def _predict_batch(backend, batch, mode: str, cfg, skip_errors: bool):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..inference.backend import load_backend
-    from ..inference.passes import Question
-    from .report import metric_table
-
     out = Path(args.out)
     values = resolve(args, demo=args.demo, benchmark=args.benchmark)
     check_values(values)  # each flag value named, before the data and the model
+    if values["agent_no_tool"] and args.mode != "agent":
+        raise UsageError("--no-tool is VideoZoomer's baseline without its tool: use it with --mode agent")
+    if values["agent_no_tool"] and args.agent_prompt is not None:
+        raise UsageError("--no-tool reads the authors' no-tool system prompt; drop --agent-prompt")
     try:
         cfg = mode_config(values)  # every other option checked before anything is built or loaded
     except ValueError as e:
         raise UsageError(str(e)) from None
     if args.demo:
         if not (args.model and args.data):
-            from .demo import prepare_demo
-
             model, data = prepare_demo(out / "demo-inputs")
             args.model, args.data = args.model or str(model), args.data or str(data)
         args.benchmark = args.benchmark or "rows"
@@ -245,8 +257,11 @@ def run(args: argparse.Namespace) -> int:
                        progress=not args.no_progress, skip_errors=args.skip_errors, repair=args.repair,
                        source=str(args.data))
     if "labels_hidden" in metrics:
-        print(f"{metrics['labels_hidden']} questions have hidden labels: no metrics. Write the server's submission with\n"
-              f"  zoomzero score {out / PREDICTIONS} --benchmark {args.benchmark} --data {args.data} --export SUBMISSION.jsonl")
+        print(
+            f"{metrics['labels_hidden']} questions have hidden labels: no metrics. Write the server's submission with\n"
+            f"  zoomzero score {out / PREDICTIONS} --benchmark {args.benchmark} --data {args.data} --export "
+            "SUBMISSION.jsonl"
+        )
         return 0
     print(metric_table(args.benchmark, metrics))
     print(f"\npredictions: {out / PREDICTIONS}\nreport:      {out / 'report.md'}\nmetrics:     {out / 'metrics.json'}")
@@ -254,11 +269,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m zoomzero_plugin.eval.runner``: the same as ``zoomzero eval``."""
+    """``python -m zoomzero_plugin.eval.runner``: the same as ``zoomzero eval``, through the same edge (one-line
+    errors, a quiet end when stdout's reader goes away)."""
     parser = argparse.ArgumentParser(prog="zoomzero eval", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
-    return run(parser.parse_args(argv))
+    return cli_edge("zoomzero eval", lambda: run(parser.parse_args(argv)))
 
 
 if __name__ == "__main__":

@@ -25,8 +25,12 @@ import sys
 from pathlib import Path
 
 from ..errors import DataError, UsageError, ZoomzeroError
-from .metrics import BENCHMARKS, REDUCTION_CHOICES
-from .submission import EXPORTS
+from ..files import write_text
+from ..rows import read_rows
+from .metrics import BENCHMARKS, REDUCTION_CHOICES, score_predictions, source_mismatch, truths_from_rows
+from .predictions import index_predictions, load_predictions
+from .report import counts_table, metric_table, write_report
+from .submission import EXPORTS, submission
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,25 +40,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reduction", choices=REDUCTION_CHOICES, default="official",
                         help="how several predicted spans are reduced (default: official)")
     parser.add_argument("--out", type=Path, metavar="DIR", help="write metrics.json, report.md and plots here")
-    parser.add_argument("--export", type=Path, metavar="FILE",
-                        help=f"write the server's submission file instead of scoring ({', '.join(EXPORTS)}: test labels "
-                             "are hidden)")
+    parser.add_argument(
+        "--export",
+        type=Path,
+        metavar="FILE",
+        help=f"write the server's submission file instead of scoring ({', '.join(EXPORTS)}: test labels are hidden)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..rows import read_rows
-    from .metrics import score_predictions, source_mismatch, truths_from_rows
-    from .predictions import read_predictions
-    from .report import counts_table, metric_table, write_report
-
     for what, path in (("predictions", args.predictions), ("data", args.data)):
-        if not path.is_file():
+        if not path.exists():
             raise UsageError(f"{what} file not found: {path}")
+        if path.is_dir():
+            raise UsageError(f"{what} {path} is a folder; give a file")
     if args.export is not None:
         return _export(args)
     try:
-        truths = truths_from_rows(read_rows(args.data))
-        predictions = read_predictions(args.predictions)
+        truths = truths_from_rows(read_rows(args.data), source=str(args.data))
+        predictions = _predictions(args.predictions)
         if mismatch := source_mismatch(args.benchmark, truths):
             print(f"zoomzero score: warning: {mismatch}", file=sys.stderr)
         if args.out is not None:
@@ -75,22 +79,25 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from ..files import write_text
-    from ..rows import read_rows
-    from .metrics import truths_from_rows
-    from .predictions import index_predictions, read_predictions
-    from .submission import submission
-
     if args.benchmark not in EXPORTS:
         raise UsageError(f"--export writes {', '.join(EXPORTS)} submissions, not {args.benchmark}")
     if args.out is not None:
         raise UsageError("--export writes a submission, not a report: drop --out")
     try:
-        qids = list(truths_from_rows(read_rows(args.data), allow_hidden=True))
-        predictions, _ = index_predictions(read_predictions(args.predictions))
+        qids = list(truths_from_rows(read_rows(args.data), allow_hidden=True, source=str(args.data)))
+        predictions, _ = index_predictions(_predictions(args.predictions))
         lines = submission(args.benchmark, predictions, qids)
     except ValueError as e:  # a malformed predictions or rows file, named by the reader
         raise DataError(str(e)) from None
     write_text(args.export, "".join(json.dumps(line) + "\n" for line in lines))
     print(f"wrote {len(lines)} {args.benchmark} submission lines to {args.export}")
     return 0
+
+
+def _predictions(path: Path) -> list[dict]:
+    """The file's records; a cut last line is said on stderr, a file without predictions is an error."""
+    loaded = load_predictions(path)
+    loaded.require_records()
+    if warning := loaded.warning():
+        print(f"zoomzero score: warning: {warning}", file=sys.stderr)
+    return loaded.records

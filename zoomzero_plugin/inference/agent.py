@@ -10,6 +10,10 @@ question with its labelled overview frames, then every turn so far.
 Each prediction keeps the trajectory's transcript (turn texts, calls, frames, errors); its answer is the
 final turn's letter. ``spans`` stay empty: the agent does not ground its answer (its calls are in the
 transcript).
+
+With ``AgentConfig(tool=False)`` (``zoomzero eval --mode agent --no-tool``) the mode runs the authors' no-tool
+baseline instead (:mod:`zoomzero_plugin.agent.baseline`): their system prompt, the video as one video of frames
+sampled at 0.2 fps (≤ 120), one reply, the same transcript shape with no calls.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..agent import (
     DEFAULT_PROMPT,
@@ -30,6 +34,7 @@ from ..agent import (
     prompt_text,
     question_text,
 )
+from ..agent.baseline import NO_TOOL_BUDGET, no_tool_prompt, no_tool_transcript, video_frames
 from ..agent.frames import FrameReader
 from ..agent.protocol import STOP
 from ..agent.render import QWEN_IMAGE
@@ -37,26 +42,31 @@ from .backend import Backend, Generation, Request, SamplingParams
 from .passes import Question
 from .prediction import Prediction
 
-if TYPE_CHECKING:
-    from .modes import ModeConfig
-
 
 @dataclass(frozen=True)
 class AgentConfig:
     """The agent's budgets, which of the authors' prompts it reads, and how it samples (greedy by default, as the
-    authors validate)."""
+    authors validate). ``tool=False``: the authors' no-tool baseline (its own system prompt; ``budget``'s overview
+    fields set its frames, ``turn_tokens`` its reply; :func:`no_tool` gives their setting)."""
 
     budget: AgentBudget = field(default_factory=AgentBudget)
-    prompt: str = DEFAULT_PROMPT  # train | eval | sft (agent.prompts.PROMPTS)
+    prompt: str = DEFAULT_PROMPT  # train | eval | sft (agent.prompts.PROMPTS); unused without the tool
     temperature: float = 0.0
+    tool: bool = True
 
     def __post_init__(self) -> None:
         get_prompts(self.prompt)
         if not self.temperature >= 0:
             raise ValueError(f"agent temperature must be >= 0, got {self.temperature}")
 
+    @classmethod
+    def no_tool(cls, temperature: float = 0.0) -> AgentConfig:
+        """The authors' no-tool evaluation (``scripts/eval_video_notool.sh``)."""
+        return cls(budget=NO_TOOL_BUDGET, temperature=temperature, tool=False)
+
     def sampling(self) -> SamplingParams:
-        return SamplingParams(max_new_tokens=self.budget.turn_tokens, temperature=self.temperature, stop=(STOP,))
+        stop = (STOP,) if self.tool else ()  # the no-tool rollout has no stop string
+        return SamplingParams(max_new_tokens=self.budget.turn_tokens, temperature=self.temperature, stop=stop)
 
 
 def chat_template(backend: Backend):
@@ -136,9 +146,47 @@ def _start(q: Question, cfg: AgentConfig, template) -> _Run:
     return _Run(q, reader, traj, first, images, decode_s=time.perf_counter() - start)
 
 
-def agent_mode(backend: Backend, qs: Sequence[Question], cfg: ModeConfig) -> list[Prediction]:
+def _no_tool_prediction(q: Question, reader: FrameReader, frames, gen: Generation, decode_s: float) -> Prediction:
+    out = gen.outputs[0]
+    transcript = no_tool_transcript(reader.info, frames, out.text, len(out.token_ids))
+    answer = transcript.answer if transcript.answer in q.letters else None
+    record = {"qid": q.qid, "answer": answer, "spans": [], "confidence": None, "mode": "agent", "tool": False,
+              "end": transcript.end, "frames": len(frames), "calls": 0, "errors": 0,
+              "transcript": transcript.to_dict()}
+    rounds = [{k: round(gen.timing.get(k, 0.0), 6) for k in ("prepare_s", "generate_s")}]
+    timing = {"qid": q.qid, "rounds": rounds, "decode_s": round(decode_s, 6),
+              "total_s": round(sum(rounds[0].values()) + decode_s, 6)}
+    return Prediction(record, timing)
+
+
+def no_tool_mode(backend: Backend, qs: Sequence[Question], agent: AgentConfig) -> list[Prediction]:
+    """The authors' no-tool baseline: one reply per question to the video as one video, in one ``generate``."""
+    template = chat_template(backend)
+    requests, inputs = [], []
+    for q in qs:
+        start = time.perf_counter()
+        reader = FrameReader(q.video)
+        frames = video_frames(reader.info, agent.budget)
+        images = reader.read([f.frame for f in frames], agent.budget.frame_max_pixels, agent.budget.frame_min_pixels)
+        prompt = no_tool_prompt(template, question_text(q.question, q.options))
+        requests.append(Request(prompt, frames=tuple(images), formatted=True, tag=q.qid))
+        inputs.append((reader, frames, time.perf_counter() - start))
+    gens = backend.generate(requests, agent.sampling())
+    return [_no_tool_prediction(q, reader, frames, gen, decode_s)
+            for q, (reader, frames, decode_s), gen in zip(qs, inputs, gens)]
+
+
+class WithAgent(Protocol):
+    """A mode configuration with an agent section (:class:`~.modes.ModeConfig`): all the agent mode reads of it."""
+
+    agent: AgentConfig
+
+
+def agent_mode(backend: Backend, qs: Sequence[Question], cfg: WithAgent) -> list[Prediction]:
     """Run every question's trajectory to its end; one ``generate`` per round over the trajectories still going."""
     agent: AgentConfig = cfg.agent
+    if not agent.tool:
+        return no_tool_mode(backend, qs, agent)
     template = chat_template(backend)
     runs = [_start(q, agent, template) for q in qs]
     params = agent.sampling()

@@ -7,7 +7,9 @@ texts, optionally the log-probability of every generated token, what was decoded
 video tokens) and how long each step took.
 
 A *formatted* request (the agent's) carries the whole chat-formatted prompt text, with one
-``<|vision_start|><|image_pad|><|vision_end|>`` per image, and its ``images`` in order; it is sent as is.
+``<|vision_start|><|image_pad|><|vision_end|>`` per image, and its ``images`` in order; it is sent as is. One with
+``frames`` (the no-tool baseline's) holds one ``<|vision_start|><|video_pad|><|vision_end|>`` instead: the frames
+are one video, resized by the processor's own rule like images (and timed at its default rate).
 
 A request with ``choices`` (option letters) is not generated freely: the backend scores the next
 token after the prompt and answers with the most probable choice, as the Zoom-Zero authors' fine
@@ -24,13 +26,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..errors import DependencyError, ModelError, UsageError, ZoomzeroError
-from ..prompts import VIDEO_PLACEHOLDER
-
-if TYPE_CHECKING:
-    from ..video import DecodedClip
+from ..question import VIDEO_PLACEHOLDER
+from ..video import DecodedClip, fetch_element
 
 
 @dataclass(frozen=True)
@@ -62,14 +62,15 @@ class Request:
     images: tuple[Any, ...] = ()  # PIL images of a formatted prompt, in placeholder order
     formatted: bool = False  # ``prompt`` already went through the chat template: send it as is
     tag: str = ""  # the caller's label (the agent: "qid#round"); backends ignore it
+    frames: tuple[Any, ...] = ()  # PIL frames of the one video of a formatted prompt
 
     def __post_init__(self) -> None:
         if not self.formatted and self.prompt.count(VIDEO_PLACEHOLDER) > 1:
             raise ValueError("a request prompt holds at most one <video> placeholder (all clips go there)")
-        if self.images and not self.formatted:
-            raise ValueError("images go with a formatted prompt (formatted=True)")
-        if self.images and self.videos:
-            raise ValueError("a request holds images or videos, not both")
+        if (self.images or self.frames) and not self.formatted:
+            raise ValueError("images and frames go with a formatted prompt (formatted=True)")
+        if sum(map(bool, (self.images, self.videos, self.frames))) > 1:
+            raise ValueError("a request holds images, videos or frames, only one of them")
 
 
 @dataclass
@@ -148,7 +149,12 @@ def _offline() -> bool:
 
 
 def _looks_like_path(model: str) -> bool:
-    return model.startswith(("/", "./", "../", "~", ".\\")) or model.count("/") > 1 or "\\" in model or model in (".", "..")
+    return (
+        model.startswith(("/", "./", "../", "~", ".\\"))
+        or model.count("/") > 1
+        or "\\" in model
+        or model in (".", "..")
+    )
 
 
 def check_model(model: str, timeout: float = 10.0) -> str:
@@ -162,7 +168,9 @@ def check_model(model: str, timeout: float = 10.0) -> str:
     path = Path(model).expanduser()
     if path.exists():
         if not path.is_dir():
-            raise ModelError(f"--model {model}: a file; expected a model folder (config.json, weights, processor files)")
+            raise ModelError(
+                f"--model {model}: a file; expected a model folder (config.json, weights, processor files)"
+            )
         if not (path / "config.json").is_file():
             raise ModelError(f"--model {model}: this folder has no config.json: not a Hugging Face model folder")
         return str(path)
@@ -178,8 +186,10 @@ def check_model(model: str, timeout: float = 10.0) -> str:
     if isinstance(cached, str):
         return model  # in the local cache: loads offline too
     if _offline():
-        raise ModelError(f"--model {model}: no such folder, and not in the local Hugging Face cache while "
-                         f"HF_HUB_OFFLINE is set; download it first (huggingface-cli download {model}) or pass its folder")
+        raise ModelError(
+            f"--model {model}: no such folder, and not in the local Hugging Face cache while "
+            f"HF_HUB_OFFLINE is set; download it first (huggingface-cli download {model}) or pass its folder"
+        )
     import requests
     from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError
 
@@ -231,7 +241,9 @@ def load_backend(name: str, model: str, **kwargs: Any) -> Backend:
         if isinstance(e, ZoomzeroError):
             raise
         first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
-        raise ModelError(f"--model {model}: cannot load it with the {name} backend ({type(e).__name__}: {first})") from e
+        raise ModelError(
+            f"--model {model}: cannot load it with the {name} backend ({type(e).__name__}: {first})"
+        ) from e
 
 
 def split_prompt(prompt: str) -> tuple[str, str]:
@@ -260,8 +272,6 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> str:
 
 def decode_videos(request: Request, image_patch_size: int = 14) -> tuple[list[DecodedClip], list[ClipStats], float]:
     """Decode a request's clips through qwen-vl-utils; returns the clips, their stats and the seconds taken."""
-    from ..video import fetch_element
-
     start = time.perf_counter()
     clips = [fetch_element(element, image_patch_size=image_patch_size) for element in request.videos]
     stats = []

@@ -16,9 +16,18 @@ from typing import Any
 import torch
 
 from ..cpu_compat import ensure_torchvision_importable
-from ..token_masks import GlueTokenMasker
-from .backend import (Generation, Output, Request, SamplingParams, chat_messages, cut_at_stop, decode_videos,
-                      reads_timestamps, takes_fps_kwarg)
+from ..gvqa.glue_masks import GlueTokenMasker
+from .backend import (
+    Generation,
+    Output,
+    Request,
+    SamplingParams,
+    chat_messages,
+    cut_at_stop,
+    decode_videos,
+    reads_timestamps,
+    takes_fps_kwarg,
+)
 
 _VISION_TOKENS = ("image_token", "video_token", "vision_start_token", "vision_end_token")
 _VISION_NAMES = ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>")
@@ -75,7 +84,9 @@ class TransformersBackend:
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         if dtype == "auto":
             dtype = "bfloat16" if self.device.type == "cuda" else "float32"
-        self.processor = processor or AutoProcessor.from_pretrained(model, use_fast=True)  # 4.57 picks it anyway, with a warning
+        self.processor = processor or AutoProcessor.from_pretrained(
+            model, use_fast=True
+        )  # 4.57 picks it anyway, with a warning
         self.processor.tokenizer.padding_side = "left"
         import transformers
 
@@ -134,8 +145,9 @@ class TransformersBackend:
                  for r in requests]
         flat = [clip for clips in decoded for clip in clips]
         images = [image for r in requests for image in r.images]
-        if flat and images:
-            raise ValueError("a batch holds requests with videos or with images, not both")
+        frames = [list(r.frames) for r in requests if r.frames]
+        if sum(map(bool, (flat, images, frames))) > 1:
+            raise ValueError("a batch holds requests with videos, with images or with frames, only one kind")
         kwargs: dict[str, Any] = {}
         if flat:
             kwargs = {"videos": [c.frames for c in flat], "video_metadata": [c.metadata for c in flat],
@@ -144,17 +156,20 @@ class TransformersBackend:
                 kwargs["fps"] = [c.sample_fps for c in flat]
         elif images:  # resized by the processor's own rule, as the VideoZoomer authors' processor did
             kwargs = {"images": images}
+        elif frames:  # one video each, resized and timed by the processor's defaults (VideoZoomer's no-tool run)
+            kwargs = {"videos": frames}
         inputs = self.processor(text=texts, padding=True, return_tensors="pt", **kwargs)
         prepare = (time.perf_counter() - start) / len(requests)
         video = _tokens(inputs.get("video_grid_thw"), self.merge_size)
         image = _tokens(inputs.get("image_grid_thw"), self.merge_size)
         k = j = 0
         for gen, request, clips, mask in zip(gens, requests, decoded, inputs["attention_mask"]):
-            gen.video_tokens = int(sum(video[k : k + len(clips)]))
+            videos = len(clips) + bool(request.frames)
+            gen.video_tokens = int(sum(video[k : k + videos]))
             gen.image_tokens = int(sum(image[j : j + len(request.images)]))
             gen.prompt_tokens = int(mask.sum())
             gen.timing["prepare_s"] = prepare
-            k += len(clips)
+            k += videos
             j += len(request.images)
         return inputs.to(self.device), gens
 
@@ -182,8 +197,15 @@ class TransformersBackend:
             ids = self.choice_token_ids(request.choices)
             scores = {c: float(row[i]) for c, i in zip(request.choices, ids)}
             best = max(request.choices, key=lambda c: scores[c])
-            gen.outputs = [Output(text=best, token_ids=[ids[request.choices.index(best)]], token_logprobs=[scores[best]],
-                                  token_offsets=[0, len(best)], choice_logprobs=scores)]
+            gen.outputs = [
+                Output(
+                    text=best,
+                    token_ids=[ids[request.choices.index(best)]],
+                    token_logprobs=[scores[best]],
+                    token_offsets=[0, len(best)],
+                    choice_logprobs=scores,
+                )
+            ]
 
     def _sample(self, inputs: Any, gens: list[Generation], params: SamplingParams) -> None:
         from transformers import GenerationConfig, LogitsProcessorList

@@ -20,15 +20,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
-from ..prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
+from ..gvqa.prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
+from ..gvqa.zoom import ZoomBudget, ZoomPlan, plan_coarse, plan_pass, plan_zoom
 from ..spans import Span, merge_spans, total_length
-from ..zoom import ZoomBudget, ZoomPlan, plan_coarse, plan_pass, plan_zoom
 from .agent import AgentConfig, agent_mode
 from .backend import Backend, SamplingParams
 from .passes import PassResult, Question, answer_pass, grounding_pass
 from .prediction import Prediction
 from .prompts import part_prompt, window_prompt
-
 
 
 @dataclass(frozen=True)
@@ -93,7 +92,9 @@ def uniform_plan(duration: float, cfg: ModeConfig) -> ZoomPlan:
     return plan_coarse(duration, replace(cfg.budget, fps=cfg.uniform_frames / duration))
 
 
-def _answer(backend: Backend, items: Sequence[tuple[Question, ZoomPlan]], name: str, cfg: ModeConfig) -> list[PassResult]:
+def _answer(
+    backend: Backend, items: Sequence[tuple[Question, ZoomPlan]], name: str, cfg: ModeConfig
+) -> list[PassResult]:
     return answer_pass(backend, items, name, score_letters=cfg.fine_answer == "letters", style=cfg.prompt)
 
 
@@ -162,12 +163,20 @@ def _ranked(results: Sequence[PassResult]) -> list[PassResult]:
 
 def divide_and_conquer(backend: Backend, qs: Sequence[Question], cfg: ModeConfig) -> list[Prediction]:
     items, shifts, durations, owner = [], [], [], []
-    absolute = cfg.window_times == "absolute" or (cfg.window_times == "auto" and getattr(backend, "absolute_time", False))
+    absolute = cfg.window_times == "absolute" or (
+        cfg.window_times == "auto" and getattr(backend, "absolute_time", False)
+    )
     for i, q in enumerate(qs):
         ws = windows(q.duration, cfg.window_seconds, cfg.budget.min_clip_seconds)
         budget = _window_budget(cfg, len(ws))
         for w in ws:
-            items.append((q, plan_pass([w], q.duration, budget), window_prompt(q.question, q.options, w, q.duration, absolute, cfg.prompt)))
+            items.append(
+                (
+                    q,
+                    plan_pass([w], q.duration, budget),
+                    window_prompt(q.question, q.options, w, q.duration, absolute, cfg.prompt),
+                )
+            )
             shifts.append(0.0 if absolute else w[0])
             durations.append(q.duration if absolute else w[1] - w[0])
             owner.append(i)
@@ -254,7 +263,9 @@ MODES: dict[str, Callable[[Backend, Sequence[Question], ModeConfig], list[Predic
 }
 
 
-def predict(backend: Backend, questions: Sequence[Question], mode: str, cfg: ModeConfig = ModeConfig()) -> list[Prediction]:
+def predict(
+    backend: Backend, questions: Sequence[Question], mode: str, cfg: ModeConfig = ModeConfig()
+) -> list[Prediction]:
     """Run ``mode`` over ``questions`` (one batch of backend calls per pass)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; choose from {sorted(MODES)}")

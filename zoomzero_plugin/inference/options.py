@@ -1,9 +1,9 @@
 """Command-line options shared by ``zoomzero eval`` and ``zoomzero data filter``: budgets and mode knobs.
 
-Every flag defaults to ``None`` so :func:`resolve` can tell "not given" from "given": unset flags take
-the paper's value, or the CPU demo's (``DEMO_DEFAULTS``) when the command runs as a demo. The paper's
-values are not typed here: budget flags take :class:`~zoomzero_plugin.zoom.ZoomBudget`'s (the benchmark's
-preset, :func:`~zoomzero_plugin.zoom.paper_budget`), mode flags :class:`~zoomzero_plugin.inference.modes.ModeConfig`'s.
+Every flag defaults to ``None`` so :func:`resolve` can tell "not given" from "given": unset flags take the paper's
+value, or the CPU demo's (``DEMO_DEFAULTS``) when the command runs as a demo. The paper's values are not typed here:
+budget flags take :class:`~zoomzero_plugin.gvqa.zoom.ZoomBudget`'s (the benchmark's preset,
+:func:`~zoomzero_plugin.gvqa.zoom.paper_budget`), mode flags :class:`~zoomzero_plugin.inference.modes.ModeConfig`'s.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from dataclasses import fields
 from typing import Any
 
 from ..agent import DEFAULT_PROMPT, PROMPTS, AgentBudget
+from ..agent.baseline import NO_TOOL_BUDGET
 from ..agent.budget import field_help
 from ..errors import UsageError
-from ..zoom import PAPER_BUDGETS, ZoomBudget, paper_budget
+from ..gvqa.zoom import PAPER_BUDGETS, ZoomBudget, paper_budget
 from .agent import AgentConfig
 from .modes import ModeConfig
 
@@ -28,7 +29,9 @@ DEFAULTS: dict[str, Any] = {
 # The agent mode's knobs: agent_<AgentBudget field> (defaults from AgentBudget, the one source), prompt, sampling.
 AGENT_BUDGET_KEYS = {f"agent_{f.name}": f.name for f in fields(AgentBudget)}
 DEFAULTS.update({key: getattr(AgentBudget(), name) for key, name in AGENT_BUDGET_KEYS.items()})
-DEFAULTS.update(agent_prompt=DEFAULT_PROMPT, agent_temperature=0.0)
+DEFAULTS.update(agent_prompt=DEFAULT_PROMPT, agent_temperature=0.0, agent_no_tool=False)
+# --no-tool: the budget defaults of the authors' no-tool evaluation
+NO_TOOL_DEFAULTS = {key: getattr(NO_TOOL_BUDGET, name) for key, name in AGENT_BUDGET_KEYS.items()}
 
 # A small visual budget and short responses keep the demo to seconds on a CPU; the random model writes no
 # spans, so its fine pass reads uniform frames (the authors' code's fallback).
@@ -71,11 +74,17 @@ def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
              "\\boxed{}), train (RL) or sft (the teacher's)", choices=sorted(PROMPTS))
     add_flag(group, "agent_temperature", "sampling temperature of every turn (0: greedy, as the authors validate)",
              type=float)
+    group.add_argument("--no-tool", dest="agent_no_tool", action="store_true", default=None,
+                       help="the authors' no-tool baseline (scripts/eval_video_notool.sh): system prompt \"You are a "
+                            "helpful assistant.\", the video as one video of frames at 0.2 fps (<= 120, "
+                            "12,544..100,352 px), one reply of <= 2,048 tokens; the --agent-* budget flags still apply")
 
 
 def resolve(args: argparse.Namespace, demo: bool = False, benchmark: str | None = None) -> dict[str, Any]:
     """Every option's value: given, else the demo's (when ``demo``), else the paper's (budget: ``benchmark``'s)."""
     paper = {**DEFAULTS, **{k: getattr(paper_budget(benchmark), k) for k in _BUDGET_KEYS}}
+    if getattr(args, "agent_no_tool", None):
+        paper.update(NO_TOOL_DEFAULTS)
     out = {}
     for key, default in paper.items():
         given = getattr(args, key, None)
@@ -111,9 +120,12 @@ def budget_from(values: dict[str, Any], factor: int = 28) -> ZoomBudget:
 
 def agent_config(values: dict[str, Any]) -> AgentConfig:
     budget = AgentBudget(**{name: values[key] for key, name in AGENT_BUDGET_KEYS.items()})
-    return AgentConfig(budget=budget, prompt=values["agent_prompt"], temperature=values["agent_temperature"])
+    return AgentConfig(budget=budget, prompt=values["agent_prompt"], temperature=values["agent_temperature"],
+                       tool=not values["agent_no_tool"])
 
 
 def mode_config(values: dict[str, Any], factor: int = 28) -> ModeConfig:
     """The :class:`ModeConfig` of resolved values, for a model with ``factor`` pixels per token side."""
-    return ModeConfig(budget=budget_from(values, factor), agent=agent_config(values), **{k: values[k] for k in _MODE_KEYS})
+    return ModeConfig(
+        budget=budget_from(values, factor), agent=agent_config(values), **{k: values[k] for k in _MODE_KEYS}
+    )

@@ -8,21 +8,21 @@ whose ``timing()`` holds the wall-clock seconds, kept apart so predictions files
 
 from __future__ import annotations
 
-import json
 import math
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import DataError, VideoError
+from ..answers import answer_letter, answer_letter_at
+from ..errors import VideoError
 from ..ground_truth import LETTERS, GroundTruth
-from ..parsing import answer_letter, answer_letter_at, parse_response
-from ..prompts import DEFAULT_PROMPT_STYLE, grounding_prompt, zoom_prompt
-from ..rows import row_truth
+from ..gvqa.parsing import parse_response
+from ..gvqa.prompts import DEFAULT_PROMPT_STYLE, grounding_prompt, zoom_prompt
+from ..gvqa.zoom import ZoomPlan
+from ..rows import bad_rows, row_problem, row_truth
 from ..spans import Span, clean_spans
 from ..video import check_video_file
-from ..zoom import ZoomPlan
 from .backend import Backend, Generation, Output, Request, SamplingParams
 
 
@@ -63,8 +63,7 @@ class Question:
                     raise ValueError(f"a {type(row).__name__}, not an object")
                 q = cls.from_row(row)
             except (ValueError, KeyError, TypeError) as e:
-                why = f"no {e} column" if isinstance(e, KeyError) else str(e)
-                problems.append(f"row {number}{_qid_of(row)}: {why}")
+                problems.append(row_problem(number, row, e))
                 continue
             if q.qid in first:
                 problems.append(f"row {number}: question id {q.qid!r} repeats row {first[q.qid]}")
@@ -76,9 +75,7 @@ class Question:
                     problems.append(f"row {number} ({q.qid}): {e}")
             questions.append(q)
         if problems:
-            more = f"; and {len(problems) - show} more" if len(problems) > show else ""
-            raise DataError(f"{source}: {len(problems)} bad row(s): {'; '.join(problems[:show])}{more} "
-                            "(`zoomzero data check` lists them all)")
+            raise bad_rows(source, problems, show)
         return questions
 
     @property
@@ -88,16 +85,6 @@ class Question:
     def coarse_prompt(self, style: str = DEFAULT_PROMPT_STYLE) -> str:
         """The row's own prompt; a prompt of ``style`` when the row has none."""
         return self.prompt or grounding_prompt(self.question, self.options, self.duration, style=style)
-
-
-def _qid_of(row: Any) -> str:
-    """`` (qid)`` of a row whose answer column cannot be parsed, when its JSON still names one; else ``""``."""
-    try:
-        answer = row["answer"]
-        qid = (json.loads(answer) if isinstance(answer, str) else answer)["qid"]
-    except Exception:  # noqa: BLE001  (only a label for an error message)
-        return ""
-    return f" ({qid})"
 
 
 def answer_confidence(output: Output) -> float | None:
@@ -172,7 +159,9 @@ def grounding_pass(
         parsed = parse_response(gen.text, parse_duration[i] if parse_duration else q.duration)
         spans, _ = clean_spans([(s + offset, e + offset) for s, e in parsed.spans], q.duration)
         answer = parsed.answer if parsed.answer in q.letters else None
-        results.append(PassResult(name, plan, gen, answer, spans, answer_confidence(gen.outputs[0]) if answer else None))
+        results.append(
+            PassResult(name, plan, gen, answer, spans, answer_confidence(gen.outputs[0]) if answer else None)
+        )
     return results
 
 
@@ -183,7 +172,7 @@ def answer_pass(
     """Ask each question for its option letter only (the zoom prompt of ``style``), as one batch.
 
     ``score_letters``: the most probable option letter at the first position (the authors' zoom judge);
-    otherwise a short greedy generation read by :func:`~zoomzero_plugin.parsing.answer_letter` (a bare
+    otherwise a short greedy generation read by :func:`~zoomzero_plugin.answers.answer_letter` (a bare
     letter or ``<answer>B</answer>``).
     """
     requests = [Request(zoom_prompt(q.question, q.options, style=style), tuple(plan.video_elements(q.video)),

@@ -1,6 +1,6 @@
 """Prompts for passes that see only part of a video (windows, refinement rounds).
 
-The core prompts (:mod:`zoomzero_plugin.prompts`) cover the coarse pass (whole video) and the answer-only
+The core prompts (:mod:`zoomzero_plugin.gvqa.prompts`) cover the coarse pass (whole video) and the answer-only
 fine pass. A pass that must *ground* inside part of the video tells the model which seconds it sees and
 asks for times in seconds of the whole video, so its spans need no shifting. ``style`` is the prompt
 style (``paper`` or ``concise``) of the instruction that follows.
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..prompts import DEFAULT_PROMPT_STYLE, VIDEO_PLACEHOLDER, grounding_instruction, grounding_prompt
+from ..gvqa.prompts import DEFAULT_PROMPT_STYLE, grounding_instruction, grounding_prompt
+from ..question import VIDEO_PLACEHOLDER
 from ..spans import Span
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+from ..gvqa.glue_masks import GlueTokenMasker
 from ..spans import Span
-from ..token_masks import GlueTokenMasker
 from .backend import Backend, Generation, Output, Request, SamplingParams
 
 # script(request, sample index) -> text, (text, confidence of the answer letter), or None (keep the model's)

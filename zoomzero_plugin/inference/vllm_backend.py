@@ -15,10 +15,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..cpu_compat import ensure_torchvision_importable
-from ..token_masks import GlueTokenMasker
+from ..gvqa.glue_masks import GlueTokenMasker
+from .backend import (
+    Generation,
+    Output,
+    Request,
+    SamplingParams,
+    chat_messages,
+    decode_videos,
+    reads_timestamps,
+    takes_fps_kwarg,
+)
 from .vllm_platform import CPU_ENGINE_DEFAULTS, on_cpu
-from .backend import (Generation, Output, Request, SamplingParams, chat_messages, decode_videos, reads_timestamps,
-                      takes_fps_kwarg)
 
 
 class VLLMBackend:
@@ -60,12 +68,15 @@ class VLLMBackend:
         vocab = self.tokenizer.get_vocab()
         self._bias = {vocab[n]: -100.0 for n in names if n in vocab}
         self._image_pad = vocab.get("<|image_pad|>")
+        self._video_pad = vocab.get("<|video_pad|>")
 
     def _inputs(self, request: Request) -> tuple[dict[str, Any], Generation]:
-        if request.formatted:  # the agent's prompt: text as is, images resized by vLLM's HF processor
+        if request.formatted:  # the agent's prompt: text as is, images (frames) resized by vLLM's HF processor
             item: dict[str, Any] = {"prompt": request.prompt}
             if request.images:
                 item["multi_modal_data"] = {"image": list(request.images)}
+            elif request.frames:  # one video of PIL frames, timed at the processor's default rate
+                item["multi_modal_data"] = {"video": [list(request.frames)]}
             return item, Generation(outputs=[], timing={"decode_s": 0.0})
         clips, stats, seconds = decode_videos(request, self.patch_size)
         text = self.processor.apply_chat_template(chat_messages(request), tokenize=False, add_generation_prompt=True)
@@ -103,6 +114,8 @@ class VLLMBackend:
                 gen.prompt_tokens = len(result.prompt_token_ids or [])
                 if request.images:
                     gen.image_tokens = sum(1 for t in result.prompt_token_ids or [] if t == self._image_pad)
+                elif request.frames:
+                    gen.video_tokens = sum(1 for t in result.prompt_token_ids or [] if t == self._video_pad)
                 gen.timing.update(prepare_s=0.0, generate_s=share)
                 gen.outputs = [self._output(request, o) for o in result.outputs]
             out += gens
@@ -111,7 +124,9 @@ class VLLMBackend:
     def _output(self, request: Request, completion: Any) -> Output:
         ids = list(completion.token_ids)
         steps = completion.logprobs or []
-        logprobs = [float(step[t].logprob) if t in step else -math.inf for t, step in zip(ids, steps)] if steps else None
+        logprobs = (
+            [float(step[t].logprob) if t in step else -math.inf for t, step in zip(ids, steps)] if steps else None
+        )
         choice_logprobs = None
         if request.choices and steps:
             by_text = {self.tokenizer.decode([t]): float(lp.logprob) for t, lp in steps[0].items()}

@@ -46,7 +46,9 @@ CASES: dict[str, Callable[[int], str]] = {
     "time pairs in think": lambda n: "<think>" + repeat("<time>(1, 2)</time>", n) + "</think>",
     "1 MB number in glue": lambda n: "<glue>[(" + "9" * n + ", 1)]</glue>",
     "think stop-tag prefixes": lambda n: "<think>" + repeat("<answe", n) + "</think>",
-    "well-formed list, distinct spans": lambda n: f"<think>x</think><answer>A</answer><glue>[{_distinct_pairs(n)}]</glue>",
+    "well-formed list, distinct spans": lambda n: (
+        f"<think>x</think><answer>A</answer><glue>[{_distinct_pairs(n)}]</glue>"
+    ),
 }
 
 

@@ -53,7 +53,7 @@ def run_agent_demo(workdir: Path, seed: int = 0, temperature: float = 1.0) -> No
     reader = FrameReader(str(video))
 
     print(f"Question: {question.question}  options: "
-          + ", ".join(f"({l}) {o}" for l, o in zip("ABCD", options)))
+          + ", ".join(f"({label}) {o}" for label, o in zip("ABCD", options)))
     print(f"Truth: ({'ABCD'[letter]}), a {options[letter]} square from {start:g} s to {start + 3:g} s of a "
           f"{DURATION:g} s video ({reader.info.frames} frames at {reader.info.fps:g} fps)")
     times = transcript.overview["times"]
@@ -62,7 +62,7 @@ def run_agent_demo(workdir: Path, seed: int = 0, temperature: float = 1.0) -> No
     for i, turn in enumerate(transcript.turns, 1):
         print(f"Turn {i} ({turn.tokens} tokens): {turn.text}")
         if turn.error:
-            print(f"  -> error ({turn.error['code']}): {turn.error['message']}")
+            print(f"  -> error ({turn.error['code']}): {turn.error.get('note') or turn.error['message']}")
         if turn.clip:
             clip = reader.read(turn.clip["frames"], budget.frame_max_pixels, budget.frame_min_pixels)
             shown = [dominant_color(np.asarray(im)) or "-" for im in clip]

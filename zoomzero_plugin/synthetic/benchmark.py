@@ -10,7 +10,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from ..rows import make_row, write_rows
+from ..gvqa.prompts import grounding_row
+from ..rows import write_rows
 from .videos import COLORS, Evidence, write_video
 
 QUESTION = "What colour is the square that appears in the video?"
@@ -43,7 +44,7 @@ def make_benchmark(
             evidence=[Evidence(start, start + length, options[letter])],
         )
         rows.append(
-            make_row(
+            grounding_row(
                 qid=f"synth{i:03d}",
                 question=QUESTION,
                 options=options,

@@ -19,8 +19,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..agent.prompts import get_prompts, question_text
 from ..ground_truth import LETTERS, GroundTruth
-from ..prompts import zoom_prompt
+from ..gvqa.prompts import zoom_prompt
 
 
 def _span(rng: random.Random, duration: float) -> tuple[float, float]:
@@ -61,8 +62,6 @@ def format_examples(rows: Sequence[Mapping[str, Any]], kind: str, n: int, zoom_s
     ``zoom_style`` with a one-letter answer) or ``agent`` (VideoZoomer turns, a call or an answer; after the system
     prompt of the agent's ``agent_prompt`` variant when given: ~800 tokens for the tiny tokenizer, 5x the time).
     """
-    from ..agent.prompts import get_prompts
-
     rng = random.Random(seed)
     system = get_prompts(agent_prompt).system if kind == "agent" and agent_prompt else None
     out = []
@@ -145,8 +144,6 @@ def short_prompts(rows: Iterable[Mapping[str, Any]], kind: str) -> list[dict[str
     """``rows`` with each prompt replaced by the ``<video>`` question and options, plus :data:`GROUNDED_ASK` for
     the ``grounded`` kind (``agent``: nothing more, the agent's own first turn): what a warm-started tiny model
     reads fastest; the format it writes comes from :func:`teach_format`."""
-    from ..agent import question_text
-
     ask = f"\n{GROUNDED_ASK}" if kind == "grounded" else ""
     out = []
     for row in rows:

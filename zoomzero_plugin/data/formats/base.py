@@ -2,7 +2,7 @@
 
 A format turns one upstream item into a :class:`Draft` (or raises :class:`Skip`); the conversion
 pipeline (:mod:`zoomzero_plugin.data.pipeline`) then resolves the video and duration, checks spans and
-writes rows through :func:`zoomzero_plugin.rows.make_row`. Formats never build rows themselves.
+writes rows through :func:`zoomzero_plugin.gvqa.prompts.grounding_row`. Formats never build rows themselves.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ REASONS: dict[str, str] = {
     "unreadable_video": "the video exists but the decoder cannot open it (needed for its duration)",
     "answer_not_in_options": "the answer is not one of the options",
     "ambiguous_answer": "the answer text matches more than one option (--ambiguous skip)",
-    "span_outside_video": "a ground-truth span starts at or after the video's end, or ends more than --span-tolerance past it",
+    "span_outside_video": "a ground-truth span starts at or after the video's end, or ends more than --span-tolerance "
+    "past it",
     "invalid_span": "a ground-truth span is not a (start, end) pair of finite seconds with 0 <= start <= end",
     "no_options": "the item has no options (open-ended question, or options missing from the release file)",
     "no_answer": "the item has no ground-truth answer (hidden test labels)",

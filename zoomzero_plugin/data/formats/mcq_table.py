@@ -13,8 +13,18 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import DataError
-from .base import (Draft, Format, Skip, letter, letter_of_text, numbered_records, option_list, register, seconds,
-                   span_list)
+from .base import (
+    Draft,
+    Format,
+    Skip,
+    letter,
+    letter_of_text,
+    numbered_records,
+    option_list,
+    register,
+    seconds,
+    span_list,
+)
 
 KEYS = {
     "video": "the video file or id (VIDEO_ROOT/<video>, the --video-ext tried when it has no suffix)",
@@ -93,7 +103,9 @@ class MCQTable(Format):
 
     def items(self) -> list[tuple[str, int, dict[str, Any]]]:
         if not self.columns:
-            raise ValueError("--from mcq-table needs --columns (which column holds the video, question, options, answer)")
+            raise ValueError(
+                "--from mcq-table needs --columns (which column holds the video, question, options, answer)"
+            )
         return numbered_records(self, self.inputs["input"])
 
     def records(self, path: Path) -> list[dict[str, Any]]:

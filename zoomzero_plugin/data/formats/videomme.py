@@ -24,7 +24,9 @@ class VideoMME(Format):
         return None if first(item, "question_id") is None else str(item["question_id"])
 
     def draft(self, item: dict[str, Any]) -> Draft:
-        qid, video, question, raw_options, answer = need(item, "question_id", "videoID", "question", "options", "answer")
+        qid, video, question, raw_options, answer = need(
+            item, "question_id", "videoID", "question", "options", "answer"
+        )
         options = strip_labels(option_list(raw_options))
         return Draft(
             qid=str(qid),

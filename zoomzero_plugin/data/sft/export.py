@@ -35,6 +35,7 @@ import argparse
 import hashlib
 import json
 import shutil
+import sys
 import tempfile
 from collections import Counter
 from collections.abc import Sequence
@@ -44,11 +45,35 @@ from typing import Any
 
 from ...agent import AgentBudget, VideoInfo
 from ...agent.budget import field_help
+from ...agent.frames import probe
 from ...errors import DataError, UsageError, VideoError
 from ...files import write_json, write_text
-from .sharegpt import (DATASET_NAME, OBSERVATION_ROLES, Sample, build_sample, dataset_info, jsonl, structure_problems,
-                       write_frames)
-from .sources import SOURCES, Candidate, Question
+from ...rows import read_rows
+from .llamafactory import LlamaFactoryCheck
+from .sharegpt import (
+    DATASET_NAME,
+    OBSERVATION_ROLES,
+    Sample,
+    build_sample,
+    dataset_info,
+    jsonl,
+    structure_problems,
+    write_frames,
+)
+from .sources import (
+    SOURCES,
+    Candidate,
+    FrameCache,
+    Question,
+    ReplyJournal,
+    TeacherSession,
+    prediction_candidates,
+    questions_from_rows,
+    read_transcripts,
+    reflection_candidates,
+    teacher_candidates,
+)
+from .teacher import TeacherClient, TeacherConfig
 
 # LLaMA-Factory settings the length check uses; the defaults are yamls/videozoomer_sft.yaml's (a test keeps
 # them equal).
@@ -161,8 +186,6 @@ def _check_settings(args: argparse.Namespace) -> tuple[dict[str, Any], str | Non
 
 def _videos(questions: dict[str, Question]) -> dict[str, VideoInfo]:
     """Probe every video once, before any request; VideoError names the first unreadable ones."""
-    from ...agent.frames import probe
-
     infos, bad = {}, []
     for path in sorted({q.video for q in questions.values()}):
         try:
@@ -218,8 +241,6 @@ def write_dataset(samples: Sequence[Sample], stage: Path, budget: AgentBudget, n
     """Decode and save every sample's frames (one decode per video and sample), the JSONL and dataset_info."""
     from tqdm import tqdm
 
-    from .sources import FrameCache
-
     for sample in tqdm(samples, desc="frames", unit="sample", disable=not progress):
         write_frames(sample, FrameCache(sample.video, budget).get(sample.frames), stage)
     write_text(stage / FILE, jsonl([s.row() for s in samples]))
@@ -230,8 +251,6 @@ def check_with_llamafactory(samples: list[Sample], stage: Path, name: str, recip
                             drop_long: bool, progress: bool) -> tuple[list[Sample], dict[str, Any]]:
     """Measure every sample with LLaMA-Factory; DataError naming the samples it would drop, refuse or cut."""
     from tqdm import tqdm
-
-    from .llamafactory import LlamaFactoryCheck
 
     check = LlamaFactoryCheck(recipe, stage, name, model=model)
     lengths, refused, long = {}, [], []
@@ -279,11 +298,6 @@ def _publish(stage: Path, out: Path) -> None:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from ...rows import read_rows
-    from .sources import (ReplyJournal, TeacherSession, prediction_candidates, questions_from_rows, read_transcripts,
-                          reflection_candidates, teacher_candidates)
-    from .teacher import TeacherClient, TeacherConfig
-
     _check_usage(args)
     budget = _budget(args)
     recipe, model = _check_settings(args)
@@ -293,11 +307,7 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as e:
         raise DataError(f"--data {args.data}: {e}") from None
     questions = questions_from_rows(rows, args.data)
-    transcripts = read_transcripts(args.predictions) if args.predictions else []
-    unknown = sorted({q for q, _ in transcripts} - set(questions))
-    if unknown and args.limit is None:
-        raise DataError(f"{len(unknown)} prediction qid(s) are not in --data, e.g. {unknown[:3]}")
-    transcripts = [(q, _with_video(t, questions[q])) for q, t in transcripts if q in questions]
+    transcripts, torn = _transcripts(args, questions)
     videos = _videos({q.qid: q for q in questions.values()} if set(args.source) & {"teacher"} else
                      {q: questions[q] for q, _ in transcripts})
 
@@ -346,6 +356,7 @@ def run(args: argparse.Namespace) -> int:
         if not samples:
             raise DataError("every sample exceeds the cutoff; nothing written")
         summary = _summary(candidates, kept, samples, dropped, skipped, budget, args, check)
+        summary["cut_lines_skipped"] = {str(loaded.path): loaded.torn for loaded in torn}
         if session is not None:
             summary["teacher_requests"] = {"sent": session.client.requests_sent, "replayed": session.journal.replayed}
         write_json(stage / SUMMARY, summary)
@@ -355,6 +366,18 @@ def run(args: argparse.Namespace) -> int:
             shutil.rmtree(stage, ignore_errors=True)
     _print(summary, out)
     return 0
+
+
+def _transcripts(args: argparse.Namespace, questions: dict[str, Question]):
+    """The --predictions transcripts of questions in --data (their videos found), and the files whose cut last
+    line was skipped (said at once on stderr, and kept in summary.json)."""
+    transcripts, torn = read_transcripts(args.predictions) if args.predictions else ([], [])
+    for loaded in torn:
+        print(f"zoomzero data export-sft: warning: {loaded.warning()}", file=sys.stderr)
+    unknown = sorted({q for q, _ in transcripts} - set(questions))
+    if unknown and args.limit is None:
+        raise DataError(f"{len(unknown)} prediction qid(s) are not in --data, e.g. {unknown[:3]}")
+    return [(q, _with_video(t, questions[q])) for q, t in transcripts if q in questions], torn
 
 
 def _with_video(transcript, question: Question):
@@ -390,6 +413,8 @@ def _print(summary: dict[str, Any], out: Path) -> None:
     if check.get("llamafactory"):
         lines.append(f"  LLaMA-Factory {check['llamafactory']} ({check['template']}): longest {check['tokens_max']} "
                      f"tokens, mean {check['tokens_mean']}, cutoff {check['cutoff_len']}")
+    for path, n in summary.get("cut_lines_skipped", {}).items():
+        lines.append(f"  skipped: {n} cut line at the end of {path}")
     if "teacher_requests" in summary:
         t = summary["teacher_requests"]
         lines.append(f"  teacher requests: {t['sent']} sent, {t['replayed']} replayed from the journal")

@@ -18,6 +18,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from ...cpu_compat import ensure_torchaudio_importable, ensure_torchvision_importable
 from ...errors import DependencyError, ModelError
 
 SUPPORTED = "0.9."
@@ -28,8 +29,10 @@ def llamafactory_version() -> str:
     try:
         version = importlib.metadata.version("llamafactory")
     except importlib.metadata.PackageNotFoundError:
-        raise DependencyError("LLaMA-Factory is not installed: pip install 'llamafactory==0.9.5' (the export checks "
-                              "every sample with its loader and template; --no-llamafactory-check skips that)") from None
+        raise DependencyError(
+            "LLaMA-Factory is not installed: pip install 'llamafactory==0.9.5' (the export checks "
+            "every sample with its loader and template; --no-llamafactory-check skips that)"
+        ) from None
     if not version.startswith(SUPPORTED):
         raise DependencyError(f"llamafactory {version} is installed; this export is tested with 0.9.5 "
                               f"(pip install 'llamafactory==0.9.5')")
@@ -37,8 +40,6 @@ def llamafactory_version() -> str:
 
 
 def _prepare_imports() -> None:
-    from ...cpu_compat import ensure_torchaudio_importable, ensure_torchvision_importable
-
     ensure_torchaudio_importable()  # LLaMA-Factory imports torchaudio at start; a no-op where it loads
     ensure_torchvision_importable()
 

@@ -26,14 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from ...agent import AgentBudget, Trajectory, VideoInfo, get_prompts, question_text
+from ...agent.baseline import NO_TOOL
 from ...agent.frames import FrameReader
 from ...agent.prompts import REFLECTION_SYSTEM
 from ...agent.transcript import IMAGE, Transcript
 from ...errors import DataError, ResumeError
-from ...eval.journal import Journal
-from ...eval.predictions import read_predictions
+from ...eval.predictions import PredictionsFile, load_predictions
 from ...ground_truth import GroundTruth
 from ...inference.passes import Question as RowQuestion
+from ...journal import Journal
 from .sharegpt import conversation
 from .teacher import TeacherClient, openai_messages
 from .verify import Verdict, judge, replay, verify_transcript
@@ -113,7 +114,9 @@ class FrameCache:
     def get(self, indices: Sequence[int]) -> list[Any]:
         todo = sorted({i for i in indices if i not in self._frames})
         if todo:
-            self._frames.update(zip(todo, self.reader.read(todo, self.budget.frame_max_pixels, self.budget.frame_min_pixels)))
+            self._frames.update(
+                zip(todo, self.reader.read(todo, self.budget.frame_max_pixels, self.budget.frame_min_pixels))
+            )
         return [self._frames[i] for i in indices]
 
 
@@ -192,25 +195,34 @@ def _map(fn, jobs, workers):
         return list(pool.map(fn, jobs))
 
 
-def read_transcripts(paths: Sequence[str | Path]) -> list[tuple[str, Transcript]]:
-    """(qid, transcript) for every agent prediction in ``paths`` (``transcript``, or a ``transcripts`` list)."""
-    out = []
+def read_transcripts(paths: Sequence[str | Path]) -> tuple[list[tuple[str, Transcript]], list[PredictionsFile]]:
+    """(qid, transcript) for every agent prediction in ``paths`` (``transcript``, or a ``transcripts`` list), and
+    the files whose cut last line was skipped (:meth:`PredictionsFile.warning` says so). DataError for a file
+    that is missing, unreadable or holds no predictions."""
+    out, torn = [], []
     for path in paths:
         try:
-            records = read_predictions(path)
+            loaded = load_predictions(path)
+            loaded.require_records()
         except (FileNotFoundError, ValueError) as e:
-            raise DataError(str(e)) from None
-        for number, record in enumerate(records, 1):
+            raise DataError(f"--predictions: {e}") from None
+        if loaded.torn:
+            torn.append(loaded)
+        for number, record in enumerate(loaded.records, 1):
             found = record.get("transcripts") or ([record["transcript"]] if record.get("transcript") else [])
             if not found:
                 raise DataError(f"{path}: prediction {number} (qid {record.get('qid')!r}) has no transcript: was it "
                                 "made with `zoomzero eval --mode agent`?")
+            if any(isinstance(t, dict) and t.get("prompt") == NO_TOOL for t in found):
+                raise DataError(f"{path}: prediction {number} (qid {record.get('qid')!r}) is the no-tool baseline's "
+                                "(`zoomzero eval --no-tool`): it has no tool trajectory to learn from; pass the "
+                                "predictions of a run with the tool")
             for t in found:
                 try:
                     out.append((str(record["qid"]), Transcript.from_dict(t)))
                 except (ValueError, KeyError, TypeError) as e:
                     raise DataError(f"{path}: prediction {number}: unreadable transcript ({e})") from None
-    return out
+    return out, torn
 
 
 def _user_text(transcript: Transcript, question: Question) -> str:

@@ -10,8 +10,7 @@ bottom to top: ``hookspecs``, ``errors`` → ``registry`` → ``state`` (the act
 wrapped in EasyR1.
 """
 
-from importlib import import_module
-from typing import Any
+from zoomzero_plugin.lazy import lazy_names
 
 from .errors import PluginError, SeamError
 from .hookspecs import AdvantageEstimator, Rollout, RolloutHook, hookimpl
@@ -19,13 +18,7 @@ from .reward_extras import add_reward_extras
 from .state import current_host
 
 # activation pulls in every seam (and torch): loaded on first use, so `easyr1 --help` and plugin imports stay fast.
-_LAZY = {"activate": "activation", "runtime_env": "activation", "setup_worker": "activation"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_names(__name__, dict.fromkeys(("activate", "runtime_env", "setup_worker"), "activation"))
 
 
 __all__ = [

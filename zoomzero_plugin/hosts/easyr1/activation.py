@@ -29,7 +29,15 @@ from .recipe import check_driver_argv
 from .registry import PluginHost
 from .state import Activation, activation, current_host, record
 
-__all__ = ["Activation", "activate", "activation", "current_host", "ray_runtime_env_hook", "runtime_env", "setup_worker"]
+__all__ = [
+    "Activation",
+    "activate",
+    "activation",
+    "current_host",
+    "ray_runtime_env_hook",
+    "runtime_env",
+    "setup_worker",
+]
 
 SETUP_HOOK = "zoomzero_plugin.hosts.easyr1.activation.setup_worker"
 ENV_HOOK = "zoomzero_plugin.hosts.easyr1.activation.ray_runtime_env_hook"

@@ -1,11 +1,11 @@
 """Plugin advantage estimators inside EasyR1's trainer: the enum check and the advantage step.
 
-``RayPPOTrainer.__init__`` rejects any ``algorithm.adv_estimator`` outside EasyR1's ``AdvantageEstimator``
-enum. The wrapped ``__init__`` runs the config checks, then lets the original validate a plugin estimator
-as the built-in it declares (``validate_as``, e.g. ``grpo``: no critic, ``rollout.n > 1``) and restores
-the real name afterwards, so ``fit()`` passes it on. It also marks the datasets for a plugin rollout that
-needs per-row fields (:func:`~.generation.mark_row_fields`), before any data-loader worker starts. The wrapped ``compute_advantage`` sends plugin names
-to the plugin with the whole batch and every other name to EasyR1's original, unchanged.
+``RayPPOTrainer.__init__`` rejects any ``algorithm.adv_estimator`` outside EasyR1's ``AdvantageEstimator`` enum. The
+wrapped ``__init__`` runs the config checks, then lets the original validate a plugin estimator as the built-in it
+declares (``validate_as``, e.g. ``grpo``: no critic, ``rollout.n > 1``) and restores the real name afterwards, so
+``fit()`` passes it on. It also marks the datasets for a plugin rollout that needs per-row fields
+(:func:`~.generation.mark_row_fields`), before any data-loader worker starts. The wrapped ``compute_advantage`` sends
+plugin names to the plugin with the whole batch and every other name to EasyR1's original, unchanged.
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """What happens to a generated batch before EasyR1 sees its rewards.
 
-For a config that uses a plugin estimator, rollout hooks or a plugin rollout, each generated batch goes
-through a :class:`RewardStep`: rollout hooks (while the rollout engine is still loaded), then EasyR1's own
-reward manager actor (once, with the hooks' extras), then the plugin rollout's metrics and — in training —
-the per-response reward components and the estimator's ``prepare``. A plugin rollout generates the batch
-itself: ``_make_batch_data`` and ``_validate`` run with their generation routed to it (:mod:`.generation`). ``_make_batch_data`` and ``_validate`` are wrapped so that the step runs
-wherever EasyR1 would call the reward manager during generation (online filtering, validation) and, when
-EasyR1 itself would compute rewards later in ``fit()``, at the end of ``_make_batch_data``: the batch then
-carries ``token_level_scores`` and ``fit()`` skips the reward actor. A config that uses neither goes
-straight to EasyR1's originals.
+For a config that uses a plugin estimator, rollout hooks or a plugin rollout, each generated batch goes through a
+:class:`RewardStep`: rollout hooks (while the rollout engine is still loaded), then EasyR1's own reward manager actor
+(once, with the hooks' extras), then the plugin rollout's metrics and — in training — the per-response reward components
+and the estimator's ``prepare``. A plugin rollout generates the batch itself: ``_make_batch_data`` and ``_validate`` run
+with their generation routed to it (:mod:`.generation`). ``_make_batch_data`` and ``_validate`` are wrapped so that the
+step runs wherever EasyR1 would call the reward manager during generation (online filtering, validation) and, when
+EasyR1 itself would compute rewards later in ``fit()``, at the end of ``_make_batch_data``: the batch then carries
+``token_level_scores`` and ``fit()`` skips the reward actor. A config that uses neither goes straight to EasyR1's
+originals.
 """
 
 from __future__ import annotations

@@ -67,7 +67,8 @@ def _reward_problems(reward: Any, option_keys: set[str]) -> list[str]:
         unknown = sorted(set(reward.reward_function_kwargs or {}) - signature[0] - option_keys)
         if unknown:
             problems.append(
-                f"worker.reward.reward_function_kwargs {unknown}: not parameters of {file}:{reward.reward_function_name}"
+                f"worker.reward.reward_function_kwargs {unknown}: not parameters of "
+                f"{file}:{reward.reward_function_name}"
             )
     return problems
 
@@ -90,7 +91,9 @@ def check_config(config: Any, host: PluginHost) -> list[str]:
         )
     data = config.data
     if data.min_pixels is not None and data.max_pixels is not None and data.min_pixels > data.max_pixels:
-        problems.append(f"data.min_pixels={data.min_pixels} > data.max_pixels={data.max_pixels} (qwen-vl-utils rejects it)")
+        problems.append(
+            f"data.min_pixels={data.min_pixels} > data.max_pixels={data.max_pixels} (qwen-vl-utils rejects it)"
+        )
     problems += _reward_problems(config.worker.reward, host.option_keys())
     problems += host.check_config(config)
     return problems

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from zoomzero_plugin.errors import EXIT_USER, ZoomzeroError, one_line
+from zoomzero_plugin.errors import cli_edge
 
 EPILOG = ("Docs: docs/easyr1.md. `easyr1 train RECIPE --dry-run` validates without starting Ray or touching a GPU "
           "(vLLM need not be installed). Exit status: 0 done, 1 a check failed, 2 a problem to fix (one line).")
@@ -77,32 +77,43 @@ def _runtime_env(args: argparse.Namespace) -> int:
 
 
 # name -> (help, description, add_arguments, run)
-COMMANDS: dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], None] | None, Callable[[argparse.Namespace], int]]] = {
+COMMANDS: dict[
+    str, tuple[str, str, Callable[[argparse.ArgumentParser], None] | None, Callable[[argparse.Namespace], int]]
+] = {
     "train": (
         "check a recipe, then run EasyR1's verl.trainer.main with the plugins active",
         "Build the recipe with EasyR1's own config classes, check it (unknown keys, missing files, the first rows "
         "and their videos, plugin requirements such as tokenadv's), then run verl.trainer.main with the plugins "
         "active in the driver, the Runner actor and every Ray worker.",
-        _add_train, _train,
+        _add_train,
+        _train,
+    ),
+    "plugins": (
+        "list the installed plugins and what each adds",
+        "",
+        None,
+        lambda args: _host("doctor:print_plugins")(),
     ),
     "merge": (
         "turn a checkpoint's actor shards into a Hugging Face model folder",
         "Join the FSDP shards of CHECKPOINTS/global_step_N/actor into one model, saved with its config and processor "
         "(what `zoomzero eval --model` and vLLM load). EasyR1's own scripts/model_merger.py does the same from a "
         "clone of EasyR1; its pip package does not ship it.",
-        _add_merge, _merge,
+        _add_merge,
+        _merge,
     ),
-    "plugins": ("list the installed plugins and what each adds", "", None, lambda args: _host("doctor:print_plugins")()),
     "doctor": (
         "versions, video backend, GPUs, and the status of every EasyR1 seam",
         "Exit 0 when this machine can train with the plugins (every seam in place, vLLM installed), else 1.",
-        None, lambda args: _host("doctor:doctor")(),
+        None,
+        lambda args: _host("doctor:doctor")(),
     ),
     "runtime-env": (
         "print the runtime_env JSON for `ray job submit --runtime-env-json`",
         "Print the runtime_env that activates the plugins in every worker of a Ray job and validates the recipe "
         "in its driver. Merge it with your own runtime_env if you have one.",
-        None, _runtime_env,
+        None,
+        _runtime_env,
     ),
 }
 
@@ -121,18 +132,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run a command; a :class:`~zoomzero_plugin.errors.ZoomzeroError` becomes one line on stderr (exit 2)."""
-    parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
-    if extra and args.command == "train" and all("=" in a and not a.startswith("-") for a in extra):
-        args.overrides += extra  # overrides given after an option: `train R.yaml --dry-run a=1`
-    elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    try:
-        return int(args._run(args) or 0)
-    except ZoomzeroError as e:
-        print(one_line(f"easyr1 {args.command}", e), file=sys.stderr)
-        return EXIT_USER
+    """Run a command through :func:`~zoomzero_plugin.errors.cli_edge`: a
+    :class:`~zoomzero_plugin.errors.ZoomzeroError` becomes one line on stderr (exit 2), a closed stdout a quiet end."""
+    parsed: list[argparse.Namespace] = []
+
+    def command() -> int:
+        parser = build_parser()
+        args, extra = parser.parse_known_args(argv)
+        if extra and args.command == "train" and all("=" in a and not a.startswith("-") for a in extra):
+            args.overrides += extra  # overrides given after an option: `train R.yaml --dry-run a=1`
+        elif extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        parsed.append(args)
+        return args._run(args)
+
+    return cli_edge(lambda: f"easyr1 {parsed[0].command}" if parsed else "easyr1", command)
 
 
 if __name__ == "__main__":

@@ -6,31 +6,31 @@ A clip spec is a plain dict (it travels through Ray and ``DataProto`` like a pat
      "clips": [{"video": "/data/v.mp4", "video_start": 3.0, "video_end": 5.0, "nframes": 4,
                 "min_pixels": …, "max_pixels": …, "total_pixels": …}, …]}
 
-Each clip is a qwen-vl-utils ``fetch_video`` element (``ZoomPlan.video_elements``), so only frames inside
-the ranges are decoded, at the pass's own pixel limits. The clips' frames are concatenated in time order
-into one video (vLLM accepts one video per prompt by default); later clips are resized to the first
-clip's frame size. EasyR1's ``process_video`` is wrapped to accept such a dict wherever it reads videos, and
-to record each decoded video's sample rate for the rollout engine.
+Each clip is a qwen-vl-utils ``fetch_video`` element (a plugin's plan makes them: Zoom-Zero's zoom pass,
+``ZoomPlan.video_elements``), so only frames inside the ranges are decoded, at the pass's own pixel limits. The clips'
+frames are concatenated in time order into one video (vLLM accepts one video per prompt by default); later clips are
+resized to the first clip's frame size. EasyR1's ``process_video`` is wrapped to accept such a dict wherever it reads
+videos, and to record each decoded video's sample rate for the rollout engine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
 
 from zoomzero_plugin.video import fetch_element
-from zoomzero_plugin.zoom import ZoomPlan
 
 from .vllm_engine import record_sample_fps
 
 CLIPS = "clips"
 
 
-def make_clip_spec(plan: ZoomPlan, video: str) -> dict[str, Any]:
-    """The clip spec of ``plan`` over ``video``."""
-    return {"video": str(video), "image_patch_size": plan.budget.factor // 2, CLIPS: plan.video_elements(str(video))}
+def make_clip_spec(video: str, clips: Sequence[Mapping[str, Any]], image_patch_size: int = 14) -> dict[str, Any]:
+    """The clip spec of ``clips`` (qwen-vl-utils video elements over ``video``, in time order), decoded with the
+    model's ``image_patch_size``."""
+    return {"video": str(video), "image_patch_size": int(image_patch_size), CLIPS: [dict(c) for c in clips]}
 
 
 def is_clip_spec(video: Any) -> bool:

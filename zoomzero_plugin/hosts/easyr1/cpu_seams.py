@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from . import cpu_mode
+from .errors import ConfigError
 from .multiturn import SAMPLED_LOG_PROBS
 from .post_import import when_imported
 from .seams import Seam, apply
@@ -133,8 +134,6 @@ def wrap_auto_class(original: type) -> type:
 
 def wrap_worker_init(original: Callable) -> Callable:
     def __init__(self, config, role, *args, **kwargs):
-        from .errors import ConfigError
-
         problems = cpu_mode.refusals(config)
         if problems:
             raise ConfigError("; ".join(problems))

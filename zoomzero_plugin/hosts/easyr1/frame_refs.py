@@ -9,11 +9,14 @@ it wherever EasyR1 reads images (the rollout's vLLM inputs, the actor's ``_proce
 
 ``frames`` are the native frame indices decoded together (an overview, or one clip), ``pick`` the position of this
 image among them, ``group`` the cache key of the group (one string shared by its references: a lookup hashes it
-once; EasyR1 looks every image up again in every round). A group is decoded with one batched read and kept in a per-process LRU cache, so every image of
-a group, in every round and in the actor afterwards, comes from that one read: the rollout and the actor see the
-same pixels. Frames are resized by the VideoZoomer authors' rule (:mod:`zoomzero_plugin.agent.frames`); EasyR1's
-``data.min_pixels``/``data.max_pixels`` do not apply to them (the model's image processor still rounds each side to
-its patch grid, in the sampler and in the actor alike).
+once; EasyR1 looks every image up again in every round). A group is decoded with one batched read and kept in a
+per-process LRU cache, so every image of a group, in every round and in the actor afterwards, comes from that one
+read: the rollout and the actor see the same pixels.
+
+The plugin whose rollout makes the references hands the seam its :class:`FrameCache` (:func:`install`), built over
+its own frame reader (VideoZoomer's resizes frames by the authors' rule); EasyR1's ``data.min_pixels``/
+``data.max_pixels`` do not apply to them (the model's image processor still rounds each side to its patch grid, in
+the sampler and in the actor alike).
 """
 
 from __future__ import annotations
@@ -21,11 +24,18 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
-
-from zoomzero_plugin.agent.frames import FrameReader
+from typing import Any, Protocol
 
 FRAME_KEYS = ("video", "frames", "pick")
+
+
+class FrameSource(Protocol):
+    """An open video whose native frames can be read: ``read(indices, max_pixels, min_pixels)`` returns PIL images
+    (one batched decode, resized within the pixel limits); ``info`` describes the video."""
+
+    info: Any
+
+    def read(self, indices: Sequence[int], max_pixels: int, min_pixels: int) -> list[Any]: ...
 
 
 def group_key(video: str, frames: Sequence[int], max_pixels: int, min_pixels: int) -> str:
@@ -50,27 +60,31 @@ def is_frame_ref(image: Any) -> bool:
 
 
 class FrameCache:
-    """Decoded frame groups, least recently used first out once ``max_bytes`` of pixels are held."""
+    """Decoded frame groups, least recently used first out once ``max_bytes`` of pixels are held; ``open_video(path)``
+    opens a :class:`FrameSource` (up to ``max_readers`` kept open)."""
 
-    def __init__(self, max_bytes: int = 2 << 30, max_readers: int = 16):
+    def __init__(self, open_video: Callable[[str], FrameSource], max_bytes: int = 2 << 30, max_readers: int = 16):
+        self.open_video = open_video
         self.max_bytes, self.max_readers = int(max_bytes), int(max_readers)
         self._groups: OrderedDict[tuple, list[Any]] = OrderedDict()
-        self._readers: OrderedDict[str, FrameReader] = OrderedDict()
+        self._readers: OrderedDict[str, FrameSource] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
         self.reads = 0  # batched decodes done (a group decoded again after eviction counts again)
 
-    def reader(self, video: str) -> FrameReader:
+    def reader(self, video: str) -> FrameSource:
         with self._lock:
             reader = self._readers.pop(video, None)
             if reader is None:
-                reader = FrameReader(video)
+                reader = self.open_video(video)
             self._readers[video] = reader
             while len(self._readers) > self.max_readers:
                 self._readers.popitem(last=False)
             return reader
 
-    def group(self, video: str, frames: Sequence[int], max_pixels: int, min_pixels: int, key: str | None = None) -> list[Any]:
+    def group(
+        self, video: str, frames: Sequence[int], max_pixels: int, min_pixels: int, key: str | None = None
+    ) -> list[Any]:
         """The PIL images of ``frames`` of ``video`` (decoded once, then cached under ``key``)."""
         key = key or group_key(video, frames, max_pixels, min_pixels)
         with self._lock:
@@ -78,7 +92,9 @@ class FrameCache:
             if images is not None:
                 self._groups.move_to_end(key)
                 return images
-        images = self.reader(str(video)).read([int(f) for f in frames], int(max_pixels), min(int(min_pixels), int(max_pixels)))
+        images = self.reader(str(video)).read(
+            [int(f) for f in frames], int(max_pixels), min(int(min_pixels), int(max_pixels))
+        )
         with self._lock:
             self.reads += 1
             if key in self._groups:  # another thread decoded the same group meanwhile: keep one, count it once
@@ -104,13 +120,29 @@ class FrameCache:
             self._bytes = 0
 
 
-CACHE = FrameCache()
+_installed: list[FrameCache] = []  # the cache the seam decodes references with, in this process
+
+
+def install(cache: FrameCache) -> FrameCache:
+    """Hand the ``process_image`` seam the cache that decodes frame references in this process (the plugin whose
+    rollout makes references does, before its first reference); returns ``cache``."""
+    _installed[:] = [cache]
+    return cache
+
+
+def installed() -> FrameCache | None:
+    """The cache :func:`install` handed over in this process, or None."""
+    return _installed[0] if _installed else None
 
 
 def wrap_process_image(original: Callable) -> Callable:
     def process_image(image, *args, **kwargs):
         if not is_frame_ref(image):
             return original(image, *args, **kwargs)
-        return original(CACHE.image(image), None, None)  # RGB as EasyR1 gives it; the frame keeps its own size
+        cache = installed()
+        if cache is None:
+            raise RuntimeError(f"a frame reference to {image['video']!r} reached EasyR1's process_image, but no plugin "
+                               "installed a frame cache in this process (frame_refs.install)")
+        return original(cache.image(image), None, None)  # RGB as EasyR1 gives it; the frame keeps its own size
 
     return process_image

@@ -13,10 +13,10 @@ datasets are marked when the trainer is built (before any data-loader worker sta
 (EasyR1 reads only its ``images``/``videos`` keys).
 
 Worker side: the wrapped ``FSDPWorker.generate_sequences`` reads the mark and, for the length of EasyR1's own
-``generate_sequences`` (end-of-sequence ids, the tensor-parallel gather and scatter, the copy to CPU), puts the
-plugin rollout in place of ``self.rollout``. The plugin gets a :class:`RolloutWorker`, whose :meth:`~RolloutWorker.round`
-runs one engine call through EasyR1's real ``vLLMRollout.generate_sequences`` and returns the sampled token ids
-(and the sampler's log-probs) exactly, as vLLM returned them.
+``generate_sequences`` (end-of-sequence ids, the tensor-parallel gather and scatter, the copy to CPU), puts the plugin
+rollout in place of ``self.rollout``. The plugin gets a :class:`RolloutWorker`, whose :meth:`~RolloutWorker.round` runs
+one engine call through EasyR1's real ``vLLMRollout.generate_sequences`` and returns the sampled token ids (and the
+sampler's log-probs) exactly, as vLLM returned them.
 """
 
 from __future__ import annotations
@@ -195,8 +195,9 @@ class RolloutWorker:
             self.rollout.inference_engine = recorder.engine
             self.config.response_length = width
         if recorder.outputs is None or len(recorder.outputs) != k:
-            raise RuntimeError(f"the rollout engine answered {0 if recorder.outputs is None else len(recorder.outputs)} "
-                               f"prompts of {k}")
+            raise RuntimeError(
+                f"the rollout engine answered {0 if recorder.outputs is None else len(recorder.outputs)} prompts of {k}"
+            )
         wanted = meta_info.get("logprobs") is not None
         return [[_completion(o, wanted) for o in request.outputs] for request in recorder.outputs]
 

@@ -25,8 +25,7 @@ from .activation import CHECKED_ENV, ENV_HOOK, activate, export_job_env
 from .checks import check_config
 from .errors import ConfigError, DependencyError, UsageError, format_problems
 from .metrics_file import METRICS_FILE_ENV
-from .recipe import check_files, load_recipe
-from .recipe import check_rows as check_first_rows
+from .recipe import check_files, check_rows as check_first_rows, load_recipe
 from .registry import PluginHost
 
 EASYR1_INSTALL = (
@@ -44,7 +43,9 @@ def resolve_recipe(recipe: str) -> tuple[str, str | None]:
         raise UsageError(f"recipe {recipe} is not a file")
     shipped = find_recipe(recipe)
     if shipped is None:
-        raise UsageError(f"recipe {recipe} not found (`zoomzero recipes` lists the recipes shipped with zoomzero-plugin)")
+        raise UsageError(
+            f"recipe {recipe} not found (`zoomzero recipes` lists the recipes shipped with zoomzero-plugin)"
+        )
     return str(shipped.path), (
         f"{recipe} is not in {os.getcwd()}: using the recipe shipped with zoomzero-plugin, {shipped.path} "
         f"(to edit a copy: zoomzero recipes copy {shipped.name})"
@@ -71,7 +72,9 @@ def import_easyr1_config() -> None:
 def _print_settings(host: PluginHost, config, recipe: str, overrides: Sequence[str]) -> None:
     import verl
 
-    print(f"EasyR1 {verl.__version__} · recipe {recipe}" + (f" · overrides: {' '.join(overrides)}" if overrides else ""))
+    print(
+        f"EasyR1 {verl.__version__} · recipe {recipe}" + (f" · overrides: {' '.join(overrides)}" if overrides else "")
+    )
     print("Plugins:")
     for info in host.infos:
         print(f"  {info.name:<12} {info.target}  ({info.distribution})")
@@ -79,7 +82,9 @@ def _print_settings(host: PluginHost, config, recipe: str, overrides: Sequence[s
           + (" (plugin)" if host.estimator(config.algorithm.adv_estimator) else " (EasyR1)"))
     print(f"Reward function: {config.worker.reward.reward_function}:{config.worker.reward.reward_function_name}")
     selected = host.rollout_for(config)
-    print(f"Rollout: {selected[0].name} (plugin: {selected[0].summary})" if selected else "Rollout: EasyR1's vLLMRollout")
+    print(
+        f"Rollout: {selected[0].name} (plugin: {selected[0].summary})" if selected else "Rollout: EasyR1's vLLMRollout"
+    )
     for plugin, sections in host.describe(config).items():
         for section, values in sections.items():
             print(f"  [{plugin}] {section}: {json.dumps(values, default=str)}")

@@ -67,8 +67,10 @@ def load_recipe(recipe: str | os.PathLike | None, overrides: Sequence[str] = ())
         if overrides:
             parts.append(OmegaConf.from_dotlist(list(overrides)))
         if recipe and not OmegaConf.is_dict(parts[0]):
-            raise ConfigError(f"{source}: the file holds a YAML {type(parts[0]).__name__.removesuffix('Config').lower()}"
-                              f", not a mapping of EasyR1 sections (data, algorithm, worker, trainer)")
+            raise ConfigError(
+                f"{source}: the file holds a YAML {type(parts[0]).__name__.removesuffix('Config').lower()}"
+                f", not a mapping of EasyR1 sections (data, algorithm, worker, trainer)"
+            )
         if recipe and "stage" in parts[0] and "stage" not in default:
             raise ConfigError(f"{source} is a LLaMA-Factory recipe (it has a top-level 'stage'), not an EasyR1 one: "
                               f"run it with `llamafactory-cli train {source}`")
@@ -216,7 +218,9 @@ def _row_problems(config: Any, rows: list[dict[str, Any]], split: str) -> list[s
         where = f"{split} row {i}"
         for key in (data.prompt_key, data.answer_key):
             if key not in row:
-                problems.append(f"{where}: no '{key}' column (data.{'prompt' if key == data.prompt_key else 'answer'}_key)")
+                problems.append(
+                    f"{where}: no '{key}' column (data.{'prompt' if key == data.prompt_key else 'answer'}_key)"
+                )
         if data.image_key in row and data.video_key in row:
             problems.append(
                 f"{where}: has both '{data.image_key}' and '{data.video_key}'; EasyR1 takes the image branch "
@@ -227,7 +231,9 @@ def _row_problems(config: Any, rows: list[dict[str, Any]], split: str) -> list[s
             continue
         placeholders = str(row.get(data.prompt_key, "")).count("<video>")
         if placeholders != len(videos):
-            problems.append(f"{where}: {len(videos)} video(s) but {placeholders} '<video>' placeholder(s) in the prompt")
+            problems.append(
+                f"{where}: {len(videos)} video(s) but {placeholders} '<video>' placeholder(s) in the prompt"
+            )
         for video in videos:
             path = video_path(data, video)
             try:

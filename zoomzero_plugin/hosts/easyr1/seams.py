@@ -18,8 +18,21 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from . import (advantage, batch_step, clips, frame_refs, generation, loss_average, lr_schedule, metrics_file,
-               multiturn, reward_extras, reward_names, sampler_check, vllm_engine)
+from . import (
+    advantage,
+    batch_step,
+    clips,
+    frame_refs,
+    generation,
+    loss_average,
+    lr_schedule,
+    metrics_file,
+    multiturn,
+    reward_extras,
+    reward_names,
+    sampler_check,
+    vllm_engine,
+)
 from .errors import SeamError
 from .post_import import initializing, when_imported
 

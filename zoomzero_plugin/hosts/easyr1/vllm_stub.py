@@ -141,7 +141,8 @@ def uninstall() -> None:
 
 @contextmanager
 def stand_in() -> Iterator[bool]:
-    """Within the block, ``import vllm…`` works (the stand-in, unless vLLM is installed). Yields whether it is the stand-in."""
+    """Within the block, ``import vllm…`` works (the stand-in, unless vLLM is installed). Yields whether it is the
+    stand-in."""
     installed_here = _FINDER not in sys.meta_path and install()
     try:
         yield installed_here or _FINDER in sys.meta_path

@@ -32,18 +32,19 @@ from typing import Any
 import numpy as np
 
 from zoomzero_plugin.agent import END_TOTAL_TOKENS, AgentRewardConfig, Trajectory, get_prompts, question_text
+from zoomzero_plugin.agent.frames import FrameReader
 from zoomzero_plugin.agent.protocol import STOP
 from zoomzero_plugin.agent.render import IM_END, QWEN_IMAGE, first_prompt, observation_block
 from zoomzero_plugin.agent.reward import read_truth
 from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.prompts import VIDEO_PLACEHOLDER
+from zoomzero_plugin.question import VIDEO_PLACEHOLDER
 from zoomzero_plugin.token_masks import decode_rows
 
 from .. import frame_refs
 from ..generation import row_fields
 from ..hookspecs import Rollout
-from ..recipe import head_rows, local_processor, video_path
 from ..multiturn import Conversation, Layout, Piece, SegmentEncoder, assemble, merged_grid
+from ..recipe import head_rows, local_processor, video_path
 from .options import AgentOptions
 
 NAME = "videozoomer"
@@ -114,6 +115,15 @@ class Sample:
                 "sampled_tokens": sampled, "observation_tokens": self.conversation.response_tokens - sampled}
 
 
+def frame_cache(megabytes: int) -> frame_refs.FrameCache:
+    """This process's cache of decoded frame groups, handed to the host's ``process_image`` seam (which decodes the
+    rollout's frame references there and in the actor); made again only when its size changes."""
+    cache = frame_refs.installed()
+    if cache is None or cache.open_video is not FrameReader or cache.max_bytes != megabytes << 20:
+        cache = frame_refs.install(frame_refs.FrameCache(FrameReader, max_bytes=megabytes << 20))
+    return cache
+
+
 class AgentRollout:
     """The worker-side state of one ``generate_sequences`` call (a batch of prompts)."""
 
@@ -129,7 +139,7 @@ class AgentRollout:
         self.total = min(self.budget.total_tokens, worker.response_length)
         self.eos = {self.tokenizer.eos_token_id}
         self.encode = SegmentEncoder(self.tokenizer)
-        frame_refs.CACHE.max_bytes = options.frame_cache_mb << 20
+        self.cache = frame_cache(options.frame_cache_mb)
 
     # -- building blocks --------------------------------------------------------------------------------
 
@@ -143,13 +153,15 @@ class AgentRollout:
         if len(videos) != 1 or not isinstance(videos[0], str):
             raise ValueError(f"the VideoZoomer rollout needs one video file per row, got {videos!r}")
         video = videos[0]
-        info = frame_refs.CACHE.reader(video).info
+        info = self.cache.reader(video).info
         truth = row_fields(media).get("ground_truth")
-        question = user_text(truth, lambda: question_of(self.tokenizer.decode(list(prompt_ids), skip_special_tokens=False)))
+        question = user_text(
+            truth, lambda: question_of(self.tokenizer.decode(list(prompt_ids), skip_special_tokens=False))
+        )
         trajectories = [Trajectory(info, self.budget, self.prompts) for _ in range(n)]
         overview = [f.frame for f in trajectories[0].overview]
         refs = self.refs(video, overview)
-        first = frame_refs.CACHE.image(refs[0])
+        first = self.cache.image(refs[0])
         grid = merged_grid(self.processor.image_processor, first.width, first.height)
         text = first_prompt(self.tokenizer.apply_chat_template, self.prompts.system,
                             trajectories[0].user_parts(question), QWEN_IMAGE)
@@ -293,9 +305,11 @@ class FirstPrompt:
         return self.frames * self.tokens_per_frame + self.text_tokens
 
 
-def measure_first_prompt(tokenizer: Any, processor: Any, video: str, user_text: str, options: AgentOptions) -> FirstPrompt:
+def measure_first_prompt(
+    tokenizer: Any, processor: Any, video: str, user_text: str, options: AgentOptions
+) -> FirstPrompt:
     """What the rollout's first prompt for this row will hold (decodes one frame of the video)."""
-    reader = frame_refs.CACHE.reader(video)
+    reader = FrameReader(video)
     trajectory = Trajectory(reader.info, options.budget, get_prompts(options.prompt))
     frame = reader.read([0], options.budget.frame_max_pixels, options.budget.frame_min_pixels)[0]
     h, w = merged_grid(processor.image_processor, frame.width, frame.height)
@@ -316,7 +330,9 @@ def row_problems(config: Any, rows: Sequence[Mapping[str, Any]], split: str) -> 
         videos = row.get(data.video_key)
         prompt = str(row.get(data.prompt_key, ""))
         if not isinstance(videos, list) or len(videos) != 1:
-            problems.append(f"{where}: the VideoZoomer rollout needs exactly one video in '{data.video_key}', got {videos!r}")
+            problems.append(
+                f"{where}: the VideoZoomer rollout needs exactly one video in '{data.video_key}', got {videos!r}"
+            )
             continue
         try:
             read_truth(row.get(data.answer_key))  # what the reward reads

@@ -8,9 +8,9 @@ reward_function_kwargs:
   agent: {prompt: train, rounds: 5, calls: 4, call_frames: 16, total_tokens: 32768, …}
 ```
 A ``zoom`` or ``agent`` section turns the zoom pass or the VideoZoomer rollout on unless it says ``enable: false``.
-``agent`` takes :class:`~zoomzero_plugin.agent.AgentBudget`'s fields besides its own. Unknown keys are errors. The budget
-defaults are :class:`~zoomzero_plugin.zoom.ZoomBudget`'s (the paper's), not typed again here. ``max_tokens`` is
-L_v of both passes: the coarse pass gets it through ``MODEL_SEQ_LEN`` even when the zoom pass is off.
+``agent`` takes :class:`~zoomzero_plugin.agent.AgentBudget`'s fields besides its own. Unknown keys are errors. The
+budget defaults are :class:`~zoomzero_plugin.gvqa.zoom.ZoomBudget`'s (the paper's), not typed again here. ``max_tokens``
+is L_v of both passes: the coarse pass gets it through ``MODEL_SEQ_LEN`` even when the zoom pass is off.
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from zoomzero_plugin.advantages import ANSWER_COMPONENTS, GLUE_COMPONENTS, STD_KINDS
 from zoomzero_plugin.agent.budget import AgentBudget
 from zoomzero_plugin.agent.prompts import PROMPTS
-from zoomzero_plugin.prompts import DEFAULT_PROMPT_STYLE, check_style
-from zoomzero_plugin.zoom import ZoomBudget
+from zoomzero_plugin.gvqa.advantages import ANSWER_COMPONENTS, GLUE_COMPONENTS, STD_KINDS
+from zoomzero_plugin.gvqa.prompts import DEFAULT_PROMPT_STYLE, check_style
+from zoomzero_plugin.gvqa.zoom import ZoomBudget
 
 _PAPER = ZoomBudget()  # the paper's budget: the one source of the zoom pass's defaults
 

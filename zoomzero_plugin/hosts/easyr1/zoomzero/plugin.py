@@ -1,7 +1,7 @@
 """zoomzero-plugin's own EasyR1 plugin, registered through the ``easyr1.plugins`` entry point like any other.
 
-Adds: the reward names ``zoomzero:gvqa`` and ``zoomzero:videozoomer`` (the installed ``gvqa_reward.py`` and
-``videozoomer_reward.py``), the advantage estimators ``tokenadv`` and ``grpo_sum`` (its fair GRPO baseline), the
+Adds: the reward names ``zoomzero:gvqa`` and ``zoomzero:videozoomer`` (the installed ``gvqa/gvqa_reward.py`` and
+``agent/videozoomer_reward.py``), the advantage estimators ``tokenadv`` and ``grpo_sum`` (its fair GRPO baseline), the
 ``zoom`` rollout hook (when ``reward_function_kwargs.zoom`` enables it), the ``videozoomer`` multi-turn rollout
 (when ``reward_function_kwargs.agent`` enables it), ``MODEL_SEQ_LEN`` for the coarse pass's visual budget, and
 checks of the recipe and its rows for all of them.
@@ -14,11 +14,12 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from zoomzero_plugin import gvqa_reward, videozoomer_reward
+from zoomzero_plugin.agent import videozoomer_reward
 from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.rewards import RewardConfig
+from zoomzero_plugin.gvqa import gvqa_reward
+from zoomzero_plugin.gvqa.reward import RewardConfig
+from zoomzero_plugin.gvqa.zoom import plan_zoom
 from zoomzero_plugin.rows import label_hidden
-from zoomzero_plugin.zoom import plan_zoom
 
 from ..hookspecs import hookimpl
 from ..recipe import head_rows
@@ -43,7 +44,9 @@ def videozoomer_target() -> str:
 
 def _reward_target(config: Any) -> str | None:
     reward = config.worker.reward
-    return f"{os.path.realpath(reward.reward_function)}:{reward.reward_function_name}" if reward.reward_function else None
+    return (
+        f"{os.path.realpath(reward.reward_function)}:{reward.reward_function_name}" if reward.reward_function else None
+    )
 
 
 def uses_gvqa(config: Any) -> bool:
@@ -98,7 +101,9 @@ def easyr1_check_config(config: Any) -> list[str]:
         problems.append(str(e))
     if uses_gvqa(config):
         try:
-            components = RewardConfig.from_kwargs(kwargs.get("components"), kwargs.get("weights"), kwargs.get("normalize", True)).components
+            components = RewardConfig.from_kwargs(
+                kwargs.get("components"), kwargs.get("weights"), kwargs.get("normalize", True)
+            ).components
         except ValueError as e:
             problems.append(f"{KWARGS}: {e}")
     elif uses_videozoomer(config):
@@ -125,21 +130,34 @@ def easyr1_check_config(config: Any) -> list[str]:
                     )
     if zoom is not None and zoom.enable:
         if str(algorithm.adv_estimator) == "remax":
-            problems.append("the zoom pass does not support algorithm.adv_estimator=remax (its greedy baseline would need its own zoom pass)")
+            problems.append(
+                "the zoom pass does not support algorithm.adv_estimator=remax (its greedy baseline would need its "
+                "own zoom pass)"
+            )
         if components is not None and "zoom" not in components:
-            problems.append(f"{KWARGS}.zoom enables the zoom pass but 'zoom' is not in {KWARGS}.components: its answers would be ignored")
+            problems.append(
+                f"{KWARGS}.zoom enables the zoom pass but 'zoom' is not in {KWARGS}.components: its answers would be "
+                "ignored"
+            )
         rollout = config.worker.rollout
         context = rollout.max_model_len or config.data.max_prompt_length + config.data.max_response_length
         if zoom.max_tokens + TEXT_ALLOWANCE + zoom.max_new_tokens > context:
             problems.append(
-                f"{KWARGS}.zoom.max_tokens={zoom.max_tokens} visual tokens (+~{TEXT_ALLOWANCE} text, +{zoom.max_new_tokens} "
+                f"{KWARGS}.zoom.max_tokens={zoom.max_tokens} visual tokens (+~{TEXT_ALLOWANCE} text, "
+                f"+{zoom.max_new_tokens} "
                 f"answer) do not fit the rollout context of {context} tokens (worker.rollout.max_model_len, or "
                 "data.max_prompt_length + data.max_response_length)"
             )
         if zoom.max_new_tokens > config.data.max_response_length:
-            problems.append(f"{KWARGS}.zoom.max_new_tokens exceeds data.max_response_length={config.data.max_response_length}")
-    elif zoom is not None and components is not None and "zoom" in components:  # (an invalid zoom section is reported above)
-        problems.append(f"'zoom' is in {KWARGS}.components but the zoom pass is off ({KWARGS}.zoom.enable): it would always be 0")
+            problems.append(
+                f"{KWARGS}.zoom.max_new_tokens exceeds data.max_response_length={config.data.max_response_length}"
+            )
+    elif (
+        zoom is not None and components is not None and "zoom" in components
+    ):  # (an invalid zoom section is reported above)
+        problems.append(
+            f"'zoom' is in {KWARGS}.components but the zoom pass is off ({KWARGS}.zoom.enable): it would always be 0"
+        )
     return problems
 
 
@@ -189,14 +207,18 @@ def easyr1_check_rows(config: Any, rows: Sequence[Mapping[str, Any]], split: str
         try:
             truth = GroundTruth.parse(row.get(config.data.answer_key))
         except ValueError as e:
-            problems.append(f"{split} row {i}: data.answer_key '{config.data.answer_key}' is not a zoomzero ground truth ({e})")
+            problems.append(
+                f"{split} row {i}: data.answer_key '{config.data.answer_key}' is not a zoomzero ground truth ({e})"
+            )
             continue
         if label_hidden(truth):
             problems.append(f"{split} row {i} ({truth.qid}): its label is hidden (a test split); it cannot be trained "
                             "or validated on")
             continue
         if zoom.enable and not truth.question.strip():
-            problems.append(f"{split} row {i} ({truth.qid}): the ground truth has no 'question' for the zoom pass to re-ask")
+            problems.append(
+                f"{split} row {i} ({truth.qid}): the ground truth has no 'question' for the zoom pass to re-ask"
+            )
     return problems
 
 
@@ -216,11 +238,15 @@ def _example_plan(config: Any, zoom: ZoomOptions) -> str | None:
     except (OSError, ValueError, IndexError, KeyError, TypeError):
         return None
     plan = plan_zoom(list(truth.spans), truth.duration, zoom.budget())
-    coarse = f"coarse pass ~{coarse_frames(truth.duration, config.data.video_fps)} frames (data.video_fps={config.data.video_fps})"
+    fps = config.data.video_fps
+    coarse = f"coarse pass ~{coarse_frames(truth.duration, fps)} frames (data.video_fps={fps})"
     if plan is None:
         return f"train row 0 ({truth.duration:.1f} s) has no ground-truth spans; {coarse}"
-    return (f"train row 0 ({truth.duration:.1f} s, ground-truth spans {[list(s) for s in truth.spans]}): {coarse}; zoom "
-            f"pass on those spans {plan.frames} frames x {plan.tokens_per_frame:.0f} tokens/frame = {plan.tokens:.0f} tokens")
+    return (
+        f"train row 0 ({truth.duration:.1f} s, ground-truth spans {[list(s) for s in truth.spans]}): {coarse}; zoom "
+        f"pass on those spans {plan.frames} frames x {plan.tokens_per_frame:.0f} tokens/frame = {plan.tokens:.0f} "
+        "tokens"
+    )
 
 
 def uses_zoomzero(config: Any) -> bool:
@@ -266,7 +292,9 @@ def easyr1_describe(config: Any) -> dict[str, Any]:
     kwargs = _kwargs(config)
     out: dict[str, Any] = {}
     if uses_gvqa(config):
-        reward = RewardConfig.from_kwargs(kwargs.get("components"), kwargs.get("weights"), kwargs.get("normalize", True))
+        reward = RewardConfig.from_kwargs(
+            kwargs.get("components"), kwargs.get("weights"), kwargs.get("normalize", True)
+        )
         out["reward"] = {
             "function": f"{GVQA} -> {gvqa_target()}",
             "components": list(reward.components),
@@ -289,7 +317,11 @@ def easyr1_describe(config: Any) -> dict[str, Any]:
             "grounding tokens": "<video_zoom> calls (over_turns)" if options.over_turns else "<glue> block",
             "glue_components": list(options.glue_components),
             "answer_components": list(options.answer_components),
-            "kl": "loss (use_kl_loss)" if config.algorithm.use_kl_loss else "disabled" if config.algorithm.disable_kl else "in reward (ignored!)",
+            "kl": "loss (use_kl_loss)"
+            if config.algorithm.use_kl_loss
+            else "disabled"
+            if config.algorithm.disable_kl
+            else "in reward (ignored!)",
         }
     elif estimator == GRPO_SUM_ESTIMATOR.name:
         options = TokenAdvOptions.from_kwargs(kwargs)

@@ -23,10 +23,10 @@ from dataclasses import asdict
 from functools import lru_cache
 from typing import Any
 
-from zoomzero_plugin.advantages import grpo_advantage, token_adv
 from zoomzero_plugin.agent.protocol import call_char_ranges
-from zoomzero_plugin.parsing import glue_char_ranges
-from zoomzero_plugin.token_masks import GlueTokenMasker
+from zoomzero_plugin.gvqa.advantages import grpo_advantage, token_adv
+from zoomzero_plugin.gvqa.parsing import glue_char_ranges
+from zoomzero_plugin.token_masks import TokenMasker
 
 from ..batch_step import COMPONENT_PREFIX
 from ..hookspecs import AdvantageEstimator
@@ -38,8 +38,8 @@ GLUE_MASK = "glue_mask"  # (bs, response_length) bool: the grounding tokens (glu
 
 
 @lru_cache(maxsize=4)
-def _masker(tokenizer: Any, over_turns: bool = False) -> GlueTokenMasker:
-    return GlueTokenMasker(tokenizer, ranges=call_char_ranges if over_turns else glue_char_ranges)
+def _masker(tokenizer: Any, over_turns: bool = False) -> TokenMasker:
+    return TokenMasker(tokenizer, call_char_ranges if over_turns else glue_char_ranges)
 
 
 def prepare(trainer: Any, batch: Any) -> dict[str, float]:

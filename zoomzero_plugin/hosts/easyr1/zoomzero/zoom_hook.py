@@ -1,14 +1,13 @@
 """The zoom-in rollout hook (Zoom-Zero §4.1–4.2).
 
-After the coarse generation of a batch: parse every response's ``<glue>`` spans, plan the zoom pass with
-Eq. 3 over them, and run ONE extra ``generate_sequences`` for all responses that have a plan — the zoom
-prompt (question and options from the row's ground truth; the paper's words by default), ``n=1``, greedy, ``max_new_tokens`` tokens, the
-pass's own pixel/fps limits, a clip spec per row so workers decode only the predicted spans, padded to the
-worker count, fresh uids. Responses whose requests are identical (same video, plan and question: the n
-samples of a prompt often cite the same spans) share one generated row; the pass is greedy, so sharing
-changes no answer. The answers' letters (a bare letter or ``<answer>B</answer>``) become the ``zoom_answer``
-reward input; rows without
-valid spans get ``None`` (zoom reward 0) or, with ``no_spans: uniform``, a uniform pass over the video.
+After the coarse generation of a batch: parse every response's ``<glue>`` spans, plan the zoom pass with Eq. 3 over
+them, and run ONE extra ``generate_sequences`` for all responses that have a plan — the zoom prompt (question and
+options from the row's ground truth; the paper's words by default), ``n=1``, greedy, ``max_new_tokens`` tokens, the
+pass's own pixel/fps limits, a clip spec per row so workers decode only the predicted spans, padded to the worker count,
+fresh uids. Responses whose requests are identical (same video, plan and question: the n samples of a prompt often cite
+the same spans) share one generated row; the pass is greedy, so sharing changes no answer. The answers' letters (a bare
+letter or ``<answer>B</answer>``) become the ``zoom_answer`` reward input; rows without valid spans get ``None`` (zoom
+reward 0) or, with ``no_spans: uniform``, a uniform pass over the video.
 """
 
 from __future__ import annotations
@@ -22,16 +21,17 @@ from typing import Any
 import numpy as np
 import torch
 
+from zoomzero_plugin.answers import answer_letter
 from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.parsing import answer_letter, glue_spans
-from zoomzero_plugin.prompts import VIDEO_PLACEHOLDER, zoom_prompt
+from zoomzero_plugin.gvqa.parsing import glue_spans
+from zoomzero_plugin.gvqa.prompts import zoom_prompt
+from zoomzero_plugin.gvqa.zoom import ZoomPlan, plan_pass, plan_zoom
+from zoomzero_plugin.question import VIDEO_PLACEHOLDER
 from zoomzero_plugin.token_masks import decode_rows, encode_rows
-from zoomzero_plugin.zoom import ZoomPlan, plan_pass, plan_zoom
 
 from ..clips import is_clip_spec, make_clip_spec
 from ..reward_extras import add_reward_extras
 from .options import ZoomOptions
-
 
 _MARKER = "\x00zoom prompt\x00"
 
@@ -55,6 +55,11 @@ def vision_factor(processor: Any) -> tuple[int, int]:
     return int(ip.patch_size) * int(ip.merge_size), int(getattr(ip, "temporal_patch_size", 2))
 
 
+def plan_clip_spec(plan: ZoomPlan, video: str) -> dict[str, Any]:
+    """The host's clip spec of ``plan``'s clips over ``video`` (decoded with the plan's patch size)."""
+    return make_clip_spec(str(video), plan.video_elements(str(video)), plan.budget.factor // 2)
+
+
 def first_video(multi_modal_data: Any) -> str:
     videos = (multi_modal_data or {}).get("videos") or []
     if len(videos) != 1 or is_clip_spec(videos[0]):
@@ -76,7 +81,9 @@ class ZoomHook:
 
     name = "zoom"
 
-    def __init__(self, options: ZoomOptions, tokenizer: Any, processor: Any, coarse_fps: float, skip_special_tokens: bool = True):
+    def __init__(
+        self, options: ZoomOptions, tokenizer: Any, processor: Any, coarse_fps: float, skip_special_tokens: bool = True
+    ):
         if processor is None:
             raise ValueError("the zoom pass needs a vision-language model: the tokenizer has no processor")
         self.options, self.tokenizer, self.processor = options, tokenizer, processor
@@ -141,8 +148,12 @@ class ZoomHook:
         if missing:
             for truth in missing.values():
                 if not truth.question.strip():
-                    raise ValueError(f"question {truth.qid}: the ground truth has no 'question' for the zoom pass to re-ask")
-            texts = self._chat([zoom_prompt(t.question, t.options, style=self.options.prompt) for t in missing.values()])
+                    raise ValueError(
+                        f"question {truth.qid}: the ground truth has no 'question' for the zoom pass to re-ask"
+                    )
+            texts = self._chat(
+                [zoom_prompt(t.question, t.options, style=self.options.prompt) for t in missing.values()]
+            )
             ids = encode_rows(self.tokenizer, texts)
             self._prompt_ids.update(zip(missing, ids))
         return [self._prompt_ids[k] for k in keys]
@@ -154,7 +165,9 @@ class ZoomHook:
                 content.append({"type": "video"})
             if text:
                 content.append({"type": "text", "text": text})
-        return self.processor.apply_chat_template([{"role": "user", "content": content}], add_generation_prompt=True, tokenize=False)
+        return self.processor.apply_chat_template(
+            [{"role": "user", "content": content}], add_generation_prompt=True, tokenize=False
+        )
 
     def _chat(self, prompts: list[str]) -> list[str]:
         """The chat template applied to each ``<video>…`` prompt. Rendered once around a marker and filled in,
@@ -189,7 +202,7 @@ class ZoomHook:
         run = uuid.uuid4().hex
         for j, (row, plan, x) in enumerate(zip(rows, plans, ids)):
             raw_prompt_ids[j] = x
-            multi_modal_data[j] = {"videos": [make_clip_spec(plan, requests.videos[row])]}
+            multi_modal_data[j] = {"videos": [plan_clip_spec(plan, requests.videos[row])]}
             uids[j] = f"zoom-{run}-{j}"
         meta_info = {
             "min_pixels": self.budget.min_frame_pixels,
@@ -208,7 +221,7 @@ class ZoomHook:
     def answers(self, requests: ZoomRequests, output: Any, n: int) -> list[str | None]:
         """The zoom pass's answer letter per response (None: no pass, or no letter in its output).
 
-        The output may be a bare letter or ``<answer>B</answer>`` (:func:`~zoomzero_plugin.parsing.answer_letter`).
+        The output may be a bare letter or ``<answer>B</answer>`` (:func:`~zoomzero_plugin.answers.answer_letter`).
         """
         letters: list[str | None] = [None] * n
         texts = self.decode(output.batch["responses"], output.batch["response_mask"]) if requests.rows else []

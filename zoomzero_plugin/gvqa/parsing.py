@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .spans import Span, clean_pairs
-from .tags import block_ranges, first_bounds, first_of, last_bounds, letter_at, read_span_columns, skip_space, tagged_pairs
+from ..answers import as_text, extract_letter
+from ..spans import Span, clean_pairs
+from ..tags import block_ranges, first_bounds, first_of, last_bounds, read_span_columns, skip_space, tagged_pairs
 
 _THINK_STOPS = ("<think>", "</think>", "<answer>", "</answer>", "<glue>", "</glue>")
 
@@ -47,24 +48,6 @@ def parse_span_list(text: str, duration: float | None = None) -> tuple[list[Span
     return spans, invalid, True
 
 
-def _letter_in(text: str, start: int, end: int) -> tuple[str, int] | None:
-    """The option letter ``text[start:end]`` names and its index in ``text`` (see :func:`extract_letter`)."""
-    content = text[start:end]
-    found = letter_at(content)
-    if found:
-        return found[0], start + found[1]
-    stripped = content.strip().strip("()")
-    if len(stripped) == 1 and stripped.isalpha() and stripped.isascii():
-        return stripped.upper(), start + content.index(stripped)
-    return None
-
-
-def extract_letter(text: str) -> str | None:
-    """The option letter an answer names: ``"B"``, ``"(B)"``, ``"B. green"``, ``"b"``; else None."""
-    found = _letter_in(text, 0, len(text))
-    return found[0] if found else None
-
-
 def matches_template(text: str) -> bool:
     """Whether the whole text is ``<think>…</think><answer>L</answer><glue>…</glue>`` (whitespace between
     the parts; the think text holds no think/answer/glue tag, the glue text no glue tag; L in A–Z)."""
@@ -88,15 +71,6 @@ def matches_template(text: str) -> bool:
         return False
     j, stop = first_of(text, ("<glue>", "</glue>"), i + len("<glue>"))
     return stop == "</glue>" and skip_space(text, j + len("</glue>")) == len(text)
-
-
-def as_text(response: object) -> str:
-    """Any model output as text: bytes decoded (invalid UTF-8 replaced), None as empty, others by str()."""
-    if isinstance(response, str):
-        return response
-    if isinstance(response, (bytes, bytearray)):
-        return bytes(response).decode("utf-8", errors="replace")
-    return "" if response is None else str(response)
 
 
 def parse_response(response: object, duration: float | None = None) -> ParsedResponse:
@@ -162,25 +136,3 @@ def glue_char_ranges(text: str) -> list[tuple[int, int]]:
     grounding text). Used to decide which generated tokens are grounding tokens.
     """
     return block_ranges(text, "glue")
-
-
-def answer_letter_at(response: object) -> tuple[str, int] | None:
-    """:func:`answer_letter` and the index of the letter in the text (where its token's probability is read)."""
-    text = as_text(response)
-    start = text.rfind("<answer>")
-    if start < 0:
-        return _letter_in(text, 0, len(text))
-    start += len("<answer>")
-    end = text.find("</answer>", start)
-    return _letter_in(text, start, end if end >= 0 else len(text))
-
-
-def answer_letter(response: object) -> str | None:
-    """The option letter of an answer-only reply: the last ``<answer>…</answer>`` (its closing tag may be cut
-    off by the token limit) read by :func:`extract_letter`, else the whole reply (``"B"``, ``"(B) green"``).
-
-    What the fine pass is asked for is a bare letter, but a model trained on the grounding template often
-    writes ``<answer>B</answer>``. Linear time (``str.rfind``/``str.find``); never raises.
-    """
-    found = answer_letter_at(response)
-    return found[0] if found else None

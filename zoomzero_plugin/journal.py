@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from ..errors import ResumeError
-from ..files import write_atomic, write_text
+from .errors import ResumeError
+from .files import write_atomic, write_text
 
 WAY_OUT = "--repair keeps the readable lines (the other questions are asked again); --restart discards them all"
 

@@ -17,12 +17,14 @@ authors' training code).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
+from typing import Any
 
-from .ground_truth import LETTERS
+from ..ground_truth import LETTERS
+from ..question import VIDEO_PLACEHOLDER, option_texts, question_block
+from ..rows import PROMPT_KEY, make_row
+from ..spans import Span
 
-VIDEO_PLACEHOLDER = "<video>"
 PROMPT_STYLES = ("paper", "concise")
 DEFAULT_PROMPT_STYLE = "paper"
 
@@ -49,8 +51,6 @@ FORMAT_INSTRUCTION = (
     "<time>(12.0, 15.5)</time>.</think><answer>B</answer><glue>[(12.0, 15.5)]</glue>"
 )
 
-_LABELLED = re.compile(r"^\s*\(?([A-Z])[).:]\s*")
-
 
 def check_style(style: str) -> str:
     if style not in PROMPT_STYLES:
@@ -58,23 +58,9 @@ def check_style(style: str) -> str:
     return style
 
 
-def _texts(options: Sequence[str]) -> list[str]:
-    """Option texts without a leading label of their own (``"(A) red"``, ``"A. red"`` → ``"red"``)."""
-    return [(_LABELLED.sub("", str(o), count=1) if _LABELLED.match(str(o)) else str(o)).strip() for o in options]
-
-
-def format_options(options: Sequence[str]) -> str:
-    """One ``(A) text`` line per option (the concise style); labels already present are kept, not doubled."""
-    return "\n".join(f"({letter}) {text}" for letter, text in zip(LETTERS, _texts(options)))
-
-
 def paper_options(options: Sequence[str]) -> str:
     """``(A) red (B) green``: the options on one line, as the authors' code joins them (``' '.join``)."""
-    return " ".join(f"({letter}) {text}" for letter, text in zip(LETTERS, _texts(options)))
-
-
-def question_block(question: str, options: Sequence[str]) -> str:
-    return f"Question: {question.strip()}\nOptions:\n{format_options(options)}"
+    return " ".join(f"({letter}) {text}" for letter, text in zip(LETTERS, option_texts(options)))
 
 
 def video_length(duration: float) -> str:
@@ -116,3 +102,13 @@ def zoom_prompt(question: str, options: Sequence[str], video: bool = True, style
         return (f"{head}Answer the question: {question.strip()} according to the content of the video. "
                 f"Select the answer from:  {paper_options(options)}. {ZOOM_INSTRUCTION}")
     return f"{head}{question_block(question, options)}\n{ZOOM_INSTRUCTION}"
+
+
+def grounding_row(*, qid: str, question: str, options: Sequence[str], answer: str, duration: float, video: str,
+                  spans: Sequence[Span] = (), style: str = DEFAULT_PROMPT_STYLE, **extra: Any) -> dict[str, Any]:
+    """A dataset row (:func:`~zoomzero_plugin.rows.make_row`) whose prompt is the grounding prompt of ``style``
+    (``paper``: the paper's words, ``concise``: this package's), stating the video's duration."""
+    row = make_row(qid=qid, question=question, options=options, answer=answer, duration=duration, video=video,
+                   prompt="", spans=spans, **extra)  # validates the fields first
+    return {**row, PROMPT_KEY: grounding_prompt(question, [str(o) for o in options], float(duration), style=style)}
+

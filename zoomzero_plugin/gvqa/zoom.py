@@ -22,7 +22,8 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .spans import Span, merge_spans, widen_spans
+from ..spans import Span, merge_spans, widen_spans
+from ..video import DecodedClip, fetch_element
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,9 @@ class ZoomBudget:
 
     def __post_init__(self) -> None:
         if not (0 < self.min_frame_pixels <= self.max_frame_pixels):
-            raise ValueError(f"need 0 < min_frame_pixels <= max_frame_pixels, got {self.min_frame_pixels}, {self.max_frame_pixels}")
+            raise ValueError(
+                f"need 0 < min_frame_pixels <= max_frame_pixels, got {self.min_frame_pixels}, {self.max_frame_pixels}"
+            )
         if self.max_tokens <= 0 or self.fps <= 0 or self.max_frames < 2 or self.min_clip_seconds <= 0:
             raise ValueError(f"max_tokens, fps, min_clip_seconds must be > 0 and max_frames >= 2: {self}")
 
@@ -161,6 +164,14 @@ def plan_coarse(duration: float, budget: ZoomBudget = ZoomBudget()) -> ZoomPlan:
     return plan_pass([(0.0, duration)], duration, budget)
 
 
-def plan_zoom(spans: list[Span] | tuple[Span, ...], duration: float, budget: ZoomBudget = ZoomBudget()) -> ZoomPlan | None:
+def plan_zoom(
+    spans: list[Span] | tuple[Span, ...], duration: float, budget: ZoomBudget = ZoomBudget()
+) -> ZoomPlan | None:
     """The predicted spans, or None when there are none (the caller decides: 0 reward or uniform frames)."""
     return plan_pass(spans, duration, budget) if spans else None
+
+
+def fetch_plan(plan: ZoomPlan, video: str) -> list[DecodedClip]:
+    """Decode every clip of ``plan`` from ``video``; only frames inside the clips are read."""
+    patch = plan.budget.factor // 2
+    return [fetch_element(e, image_patch_size=patch) for e in plan.video_elements(video)]

@@ -14,9 +14,9 @@ import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .ground_truth import GroundTruth
+from ..ground_truth import GroundTruth
+from ..spans import iou
 from .parsing import ParsedResponse, parse_response
-from .spans import iou
 
 COMPONENTS = ("format", "iou", "accuracy", "zoom", "tool")
 
