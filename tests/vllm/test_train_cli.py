@@ -4,9 +4,16 @@ Real, all of it: the ``easyr1`` console script, EasyR1's ``verl.trainer.main`` w
 gloo), its vLLMRollout on vLLM's CPU engine, the sharding manager's weight sync, the reward actors, checkpoints and
 resume; ``yamls/zoomzero.yaml`` and ``yamls/videozoomer.yaml`` as shipped, with overrides for a tiny model. The model
 is the tiny random Qwen2.5-VL (head size 32, for vLLM) after a few seconds of format teaching
-(:mod:`zoomzero_plugin.synthetic.warm_start`: random letters and spans), so rewards differ within a group and
-updates are real. What the checks read: EasyR1's own logged metrics (``--metrics-file``), its checkpoints merged by
-``easyr1 merge``, and ``zoomzero eval`` on the merged model.
+(:mod:`zoomzero_plugin.synthetic.warm_start`: random letters, spans and called segments), so rewards differ within a
+group and updates are real. What the checks read: EasyR1's own logged metrics (``--metrics-file``), its checkpoints
+(``easyr1 merge``), and ``zoomzero eval`` on the merged model.
+
+Three training launches share the work (CI time): Zoom-Zero for 2 steps with a checkpoint after each and validation
+at each; the same command resumed from the step-1 checkpoint, which runs step 2 again and must log the same step-2
+record; VideoZoomer with TokenAdv over turns for 2 steps. ``easyr1 merge`` and ``zoomzero eval`` (both Zoom-Zero
+modes) run on the step-2 checkpoint. (VideoZoomer as shipped, with EasyR1's
+own ``grpo``, differs from that launch only in ``compute_advantage``, which reads the same batch:
+tests/easyr1/test_agent_rollout.py runs it on the agent's multi-turn batch.)
 
 Weight sync: in CPU mode EasyR1's rollout keeps vLLM's log-prob of every sampled token and the step logs how far it
 is from the actor's (``rollout/logprob_gap_max``); with fp32 on both sides it is float noise (~3e-5) when vLLM has
@@ -17,7 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,31 +34,30 @@ from tests.easyr1.conftest import subprocess_env
 
 GAP = 1e-3  # max |vLLM log-prob - actor log-prob| of a sampled token when the weights agree (fp32: ~3e-5 measured)
 ROWS, BATCH = 8, 2  # rows in the train file, prompts per step (data.rollout_batch_size)
+REPO = Path(__file__).resolve().parents[2]
 
 TINY = [  # what makes a recipe fit the tiny model and a CPU; everything else is the recipe's
     "trainer.n_gpus_per_node=1", "trainer.nnodes=1", "trainer.logger=[console]",
     f"data.rollout_batch_size={BATCH}", "data.val_batch_size=2", "data.shuffle=false",
     "data.max_prompt_length=2048", "data.min_pixels=3136", "data.max_pixels=12544",
     "data.filter_overlong_prompts=false", "worker.rollout.n=2", "worker.actor.global_batch_size=2",
-    "worker.actor.micro_batch_size_per_device_for_update=1", "worker.actor.micro_batch_size_per_device_for_experience=2",
+    "worker.actor.micro_batch_size_per_device_for_update=1",
+    "worker.actor.micro_batch_size_per_device_for_experience=2",
     "worker.actor.optim.lr=2e-4", "worker.reward.num_cpus=0",
 ]
+ZOOM = "worker.reward.reward_function_kwargs.zoom."
+ZOOM_BUDGET = dict(max_tokens=256, fps=2.0, min_frame_pixels=3136, max_frame_pixels=50176)  # the zoom pass's
 ZOOMZERO = TINY + [
-    "data.max_response_length=160", "worker.rollout.max_num_batched_tokens=4096",
-    "worker.reward.reward_function_kwargs.zoom.max_tokens=256", "worker.reward.reward_function_kwargs.zoom.fps=2.0",
-    "worker.reward.reward_function_kwargs.zoom.min_frame_pixels=3136",
-    "worker.reward.reward_function_kwargs.zoom.max_frame_pixels=50176",
-    "worker.reward.reward_function_kwargs.zoom.prompt=concise",
+    "data.max_response_length=160", "worker.rollout.max_num_batched_tokens=4096", "data.video_fps=1.0",
+    *(f"{ZOOM}{k}={v}" for k, v in ZOOM_BUDGET.items()), f"{ZOOM}prompt=concise",
 ]
+AGENT = "worker.reward.reward_function_kwargs.agent."
+AGENT_PIXELS = dict(frame_max_pixels=12544, frame_min_pixels=3136)
 VIDEOZOOMER = TINY + [
-    "worker.rollout.n=4", "data.max_response_length=1536", "data.mini_rollout_batch_size=null", "algorithm.online_filtering=false",
-    "worker.rollout.limit_images=64", "worker.rollout.max_num_batched_tokens=16384",
-    "worker.reward.reward_function_kwargs.agent.turn_tokens=64",
-    "worker.reward.reward_function_kwargs.agent.total_tokens=1536",
-    "worker.reward.reward_function_kwargs.agent.images=64",
-    "worker.reward.reward_function_kwargs.agent.frame_max_pixels=12544",
-    "worker.reward.reward_function_kwargs.agent.frame_min_pixels=3136",
-    "worker.reward.reward_function_kwargs.agent.sampling_logprobs=true",
+    "worker.rollout.n=4", "data.max_response_length=1536", "data.mini_rollout_batch_size=null",
+    "algorithm.online_filtering=false", "worker.rollout.limit_images=64", "worker.rollout.max_num_batched_tokens=16384",
+    f"{AGENT}turn_tokens=64", f"{AGENT}total_tokens=1536", f"{AGENT}images=64", f"{AGENT}sampling_logprobs=true",
+    *(f"{AGENT}{k}={v}" for k, v in AGENT_PIXELS.items()),
 ]
 
 
@@ -62,18 +67,21 @@ def run_cli(program: str, *args: str, cwd: Path, timeout: int = 600) -> subproce
     env = subprocess_env(OMP_NUM_THREADS="1", FORCE_QWENVL_VIDEO_READER="decord", VLLM_CPU_KVCACHE_SPACE="1")
     env.pop("EASYR1_PLUGINS_CPU", None)
     done = subprocess.run([str(script), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    assert done.returncode == 0, f"{program} {' '.join(args[:2])} exited {done.returncode}:\n{done.stdout[-6000:]}" \
-                                 f"\n{done.stderr[-6000:]}"
+    assert done.returncode == 0, (
+        f"{program} {' '.join(args[:2])} exited {done.returncode}:\n{done.stdout[-6000:]}\n{done.stderr[-6000:]}"
+    )
     return done
 
 
 def train(recipe: str, model: Path, rows: Path, run: Path, overrides: list[str]) -> dict[int, dict]:
-    """``easyr1 train yamls/RECIPE --cpu``; returns the metrics logged per step (several log calls of a step merged)."""
+    """``easyr1 train yamls/RECIPE --cpu``; returns the metrics logged per step (several log calls of a step merged).
+    Validation reads the first two rows."""
     metrics = run / "metrics.jsonl"
     metrics.unlink(missing_ok=True)
-    repo = Path(__file__).resolve().parents[2]
-    run_cli("easyr1", "train", str(repo / "yamls" / recipe), "--cpu", "--metrics-file", str(metrics),
-            f"data.train_files={rows}", f"data.val_files={rows}", f"worker.actor.model.model_path={model}",
+    val = run / "val.jsonl"
+    val.write_text("".join(rows.read_text().splitlines(keepends=True)[:2]))
+    run_cli("easyr1", "train", str(REPO / "yamls" / recipe), "--cpu", "--metrics-file", str(metrics),
+            f"data.train_files={rows}", f"data.val_files={val}", f"worker.actor.model.model_path={model}",
             f"trainer.save_checkpoint_path={run / 'checkpoints'}", *overrides, cwd=run)
     steps: dict[int, dict] = {}
     for line in metrics.read_text().splitlines():
@@ -82,58 +90,63 @@ def train(recipe: str, model: Path, rows: Path, run: Path, overrides: list[str])
     return steps
 
 
+def trained_steps(metrics: dict[int, dict]) -> list[int]:
+    return sorted(k for k in metrics if "actor/pg_loss" in metrics[k])
+
+
+# The agent's warm start (~1 min alone) runs beside the Zoom-Zero launches: they keep one core busy, it the other.
+AGENT_WARM_START = """
+import sys
+from zoomzero_plugin.agent import AgentBudget
+from zoomzero_plugin.rows import read_rows
+from zoomzero_plugin.synthetic.warm_start import warm_start
+base, out, rows = sys.argv[1:4]
+warm_start(base, out, read_rows(rows), "agent", steps=150, batch_size=8, budget=AgentBudget(**%r))
+""" % AGENT_PIXELS
+
+
 @pytest.fixture(scope="module")
 def workspace(vllm_model_dir, tmp_path_factory):
-    """Synthetic videos and rows (short prompts), and the tiny model taught each recipe's formats."""
-    from zoomzero_plugin.rows import read_rows
+    """Synthetic videos and rows (the 8 training rows); the agent's warm start started in the background."""
     from zoomzero_plugin.synthetic.benchmark import make_benchmark
-    from zoomzero_plugin.synthetic.warm_start import (
-        format_examples,
-        short_prompts,
-        teach_format,
-    )
 
     root = tmp_path_factory.mktemp("train-cli")
-    rows = read_rows(make_benchmark(root / "bench", n_videos=ROWS, seed=3))
-    out = {"root": root}
-    for kind in ("grounded", "agent"):
-        short = short_prompts(rows, kind)
-        path = root / f"{kind}.jsonl"
-        path.write_text("".join(json.dumps(r) + "\n" for r in short))
-        pairs = format_examples(short, kind, 256)
-        out[kind] = (path, teach_format(vllm_model_dir, root / f"model-{kind}", pairs, steps=120, batch_size=16))
-    return out
+    rows = make_benchmark(root / "bench", n_videos=ROWS, seed=3)
+    agent_model = root / "model-agent"
+    log = open(root / "agent-warm-start.log", "w")
+    teaching = subprocess.Popen([sys.executable, "-c", AGENT_WARM_START, str(vllm_model_dir), str(agent_model),
+                                 str(rows)], env=subprocess_env(OMP_NUM_THREADS="1"), stdout=log, stderr=log)
+    yield {"root": root, "rows": rows, "base": vllm_model_dir, "agent": (teaching, agent_model)}
+    teaching.kill()
+    teaching.wait()
+    log.close()
 
 
 @pytest.fixture(scope="module")
 def zoomzero_run(workspace):
-    """yamls/zoomzero.yaml (tokenadv, zoom pass, zoomzero:gvqa): 2 steps, a checkpoint after each, validation at 2."""
-    rows, model = workspace["grounded"]
-    run = workspace["root"] / "zoomzero"
+    """yamls/zoomzero.yaml (tokenadv, zoom pass, zoomzero:gvqa) on the model taught the template (short prompts, the
+    videos shown as the rollout shows them): 2 steps, a checkpoint and a validation after each."""
+    from zoomzero_plugin.gvqa.zoom import ZoomBudget
+    from zoomzero_plugin.rows import read_rows
+    from zoomzero_plugin.synthetic.warm_start import VideoInput, short_prompts, warm_start
+
+    root = workspace["root"]
+    short = short_prompts(read_rows(workspace["rows"]))
+    rows = root / "grounded.jsonl"
+    rows.write_text("".join(json.dumps(r) + "\n" for r in short))
+    shown = VideoInput(fps=1.0, min_pixels=3136, max_pixels=12544, zoom=ZoomBudget(**ZOOM_BUDGET))  # as ZOOMZERO
+    model = warm_start(workspace["base"], root / "model-grounded", short, "grounded", steps=120, batch_size=16,
+                       shown=shown)
+    run = root / "zoomzero"
     run.mkdir()
-    metrics = train("zoomzero.yaml", model, rows, run, ZOOMZERO + ["trainer.max_steps=2", "trainer.save_freq=1",
-                                                                   "trainer.val_freq=2"])
+    metrics = train("zoomzero.yaml", model, rows, run,
+                    ZOOMZERO + ["trainer.max_steps=2", "trainer.save_freq=1", "trainer.val_freq=1"])
     return dict(run=run, rows=rows, model=model, metrics=metrics)
-
-
-def prompt_lengths(model: Path, rows: Path, recipe_overrides: list[str]) -> list[int]:
-    """Each row's prompt length as EasyR1's own RLHFDataset builds it for this recipe (what it logs per step)."""
-    from verl.utils.tokenizer import get_processor, get_tokenizer
-
-    from tests.easyr1.helpers import rlhf_dataset
-    from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
-
-    repo = Path(__file__).resolve().parents[2]
-    config = load_recipe(repo / "yamls" / "zoomzero.yaml",
-                         [*recipe_overrides, f"data.train_files={rows}", f"data.val_files={rows}",
-                          f"worker.actor.model.model_path={model}"]).config
-    dataset = rlhf_dataset(config, get_tokenizer(str(model)), get_processor(str(model)))
-    return [int(dataset[i]["attention_mask"].sum()) for i in range(len(dataset))]
 
 
 def test_zoomzero_recipe_trains_whole_steps(zoomzero_run):
     metrics = zoomzero_run["metrics"]
-    assert sorted(metrics) == [1, 2]
+    assert trained_steps(metrics) == [1, 2]
     for step in (1, 2):
         m = metrics[step]
         # EasyR1's own metrics of each stage of its loop
@@ -145,80 +158,97 @@ def test_zoomzero_recipe_trains_whole_steps(zoomzero_run):
                     "zoom/zoomed_share", "tokenadv/grounding_token_share"):
             assert key in m, key
         assert m["actor/lr"] == pytest.approx(2e-4), "constant from step 1 (v0.3.2 gives step 1 a learning rate of 0)"
-        assert m["rollout/logprob_gap_max"] < GAP, "vLLM generated with weights other than the actor's"
+        assert "val/reward_score" in m and "val/zoom_reward" in m, f"validation ran at step {step}"
     assert metrics[1]["actor/grad_norm"] > 0, "rewards differ within a group: the update is real"
     assert metrics[2]["actor/kl_loss"] > 1e-6, "the actor moved away from the reference in step 1"
-    assert "val/reward_score" in metrics[2] and "val/zoom_reward" in metrics[2], "validation ran at step 2"
+    # step 2's rollout: vLLM sampled with the weights step 1's update gave the actor
+    assert metrics[2]["rollout/logprob_gap_max"] < GAP, "vLLM generated with weights other than the actor's"
 
 
-def test_checkpoints_merge_into_a_model_zoomzero_eval_runs(zoomzero_run):
-    """``easyr1 merge`` turns each step's actor shards into a HF folder that equals them; each update changed the
-    weights; ``zoomzero eval`` loads the merged model and runs both Zoom-Zero modes."""
+def test_each_update_changes_the_actor_and_merge_gives_a_model_zoomzero_eval_runs(zoomzero_run):
+    """The actor shards of steps 1 and 2 differ from the model before them; ``easyr1 merge`` turns step 2's shards
+    into a HF folder that equals them; ``zoomzero eval`` loads it and runs both Zoom-Zero modes."""
     import torch
     from transformers import Qwen2_5_VLForConditionalGeneration
 
     run, rows = zoomzero_run["run"], zoomzero_run["rows"]
-    merged = {}
-    for step in (1, 2):
-        actor = run / "checkpoints" / f"global_step_{step}" / "actor"
-        out = run / f"merged-{step}"
-        run_cli("easyr1", "merge", str(actor), "--out", str(out), cwd=run)
-        merged[step] = Qwen2_5_VLForConditionalGeneration.from_pretrained(out).state_dict()
-        shard = torch.load(actor / "model_world_size_1_rank_0.pt", map_location="cpu", weights_only=False)
-        assert set(shard) == set(merged[step]) and all(torch.equal(merged[step][k], v) for k, v in shard.items())
-    start = Qwen2_5_VLForConditionalGeneration.from_pretrained(zoomzero_run["model"]).state_dict()
-    for before, after in ((start, merged[1]), (merged[1], merged[2])):
-        moved = [k for k in before if not torch.equal(before[k], after[k])]
-        assert any("language_model.layers" in k for k in moved), "update_actor changed no weight"
+    shards = {step: run / "checkpoints" / f"global_step_{step}" / "actor" / "model_world_size_1_rank_0.pt"
+              for step in (1, 2)}
+    state = {step: torch.load(path, map_location="cpu", weights_only=False) for step, path in shards.items()}
+    state = {k: {name: getattr(t, "_local_tensor", t) for name, t in v.items()} for k, v in state.items()}  # 1 rank
+    state[0] = Qwen2_5_VLForConditionalGeneration.from_pretrained(zoomzero_run["model"]).state_dict()
+    for before, after in ((0, 1), (1, 2)):
+        moved = [k for k in state[before] if not torch.equal(state[before][k], state[after][k])]
+        assert any("language_model.layers" in k for k in moved), f"update_actor of step {after} changed no weight"
+    out = run / "merged"
+    run_cli("easyr1", "merge", str(shards[2].parent), "--out", str(out), cwd=run)
+    merged = Qwen2_5_VLForConditionalGeneration.from_pretrained(out).state_dict()
+    assert set(merged) == set(state[2]) and all(torch.equal(merged[k], v) for k, v in state[2].items())
     for mode in ("one-stage", "coarse-to-fine"):
-        out = run / f"eval-{mode}"
-        run_cli("zoomzero", "eval", "--benchmark", "rows", "--mode", mode, "--model", str(run / "merged-2"),
-                "--data", str(rows), "--out", str(out), "--limit", "2", "--no-progress", "--max-tokens", "256",
-                "--min-frame-pixels", "3136", "--max-frame-pixels", "50176", "--prompt", "concise", cwd=run)
-        assert len((out / "predictions.jsonl").read_text().splitlines()) == 2
-        assert (out / "metrics.json").is_file()
+        done = run / f"eval-{mode}"
+        run_cli("zoomzero", "eval", "--benchmark", "rows", "--mode", mode, "--model", str(out), "--data", str(rows),
+                "--out", str(done), "--limit", "1", "--no-progress", "--max-tokens", "256", "--min-frame-pixels",
+                "3136", "--max-frame-pixels", "50176", "--prompt", "concise", cwd=run)
+        assert len((done / "predictions.jsonl").read_text().splitlines()) == 1
+        assert json.loads((done / "metrics.json").read_text())
 
 
-def test_second_launch_resumes_at_the_next_step(zoomzero_run):
-    """The same command with one more step: EasyR1 finds the last checkpoint, runs step 3 only, with the weights of
-    step 2 (the actor differs from the reference from its first micro-batch on) and the data loader where it was
-    (rows 5 and 6 of the file, as their prompt lengths show)."""
+def test_a_second_launch_resumes_from_the_step_1_checkpoint(zoomzero_run):
+    """The same command, loading step 1's checkpoint: EasyR1 runs step 2 only, and runs it as the first launch did.
+
+    EasyR1's rollout gives every request the seed ``worker.rollout.seed``, so the same weights in vLLM and the same
+    prompts sample the same responses: with step 1's weights loaded and synced and the data loader where it was, the
+    step-2 record equals the first launch's (its rewards, lengths, losses, gradient norm). Starting weights, a
+    data loader started over or stale weights in vLLM each change it."""
     run, rows, model = zoomzero_run["run"], zoomzero_run["rows"], zoomzero_run["model"]
-    lengths = prompt_lengths(model, rows, ZOOMZERO)
-    assert len(set(lengths)) > 2, "rows must be told apart by their prompt lengths"
     first = zoomzero_run["metrics"]
-    for step in (1, 2):  # shuffle off: step k reads rows 2k-1 and 2k
-        assert first[step]["prompt_length/mean"] == pytest.approx(sum(lengths[2 * step - 2: 2 * step]) / 2)
-    resumed = train("zoomzero.yaml", model, rows, run, ZOOMZERO + ["trainer.max_steps=3", "trainer.save_freq=1",
-                                                                   "trainer.val_freq=-1"])
-    assert sorted(k for k in resumed if "actor/pg_loss" in resumed[k]) == [3]
-    assert resumed[3]["prompt_length/mean"] == pytest.approx(sum(lengths[4:6]) / 2)
-    assert resumed[3]["actor/kl_loss"] > 1e-6, "the resumed actor is the step-2 one, not the starting model"
-    assert resumed[3]["rollout/logprob_gap_max"] < GAP, "vLLM got the loaded weights"
-    assert (run / "checkpoints" / "global_step_3" / "actor").is_dir()
+    assert first[1]["prompt_length/mean"] != first[2]["prompt_length/mean"], "steps 1 and 2 read different rows"
+    again = run / "resumed"
+    again.mkdir()
+    resumed = train("zoomzero.yaml", model, rows, again, ZOOMZERO + [
+        "trainer.max_steps=2", "trainer.save_freq=-1", "trainer.val_freq=-1",
+        f"trainer.load_checkpoint_path={run / 'checkpoints' / 'global_step_1'}"])
+    assert trained_steps(resumed) == [2]
+    assert resumed[2]["prompt_length/mean"] == first[2]["prompt_length/mean"], "the data loader started over"
+    assert resumed[2]["actor/kl_loss"] > 1e-6, "the resumed actor is the starting model, not step 1's"
+    assert resumed[2]["rollout/logprob_gap_max"] < GAP, "vLLM did not get the loaded weights"
+    same = ("reward/overall", "reward/format", "reward/iou", "reward/zoom", "response_length/mean", "actor/pg_loss",
+            "actor/kl_loss", "actor/grad_norm")
+    assert {k: resumed[2][k] for k in same} == pytest.approx({k: first[2][k] for k in same}, rel=1e-4, abs=1e-7)
 
 
-@pytest.mark.parametrize("estimator", ["grpo", "tokenadv"])
-def test_videozoomer_recipe_trains_whole_steps(workspace, estimator):
-    """yamls/videozoomer.yaml (the multi-turn <video_zoom> rollout, zoomzero:videozoomer) as shipped (GRPO), and once
-    with TokenAdv over turns: the tool-call tokens learn from the grounding rewards."""
-    rows, model = workspace["agent"]
-    run = workspace["root"] / f"videozoomer-{estimator}"
+@pytest.fixture(scope="module")
+def videozoomer_run(workspace):
+    """yamls/videozoomer.yaml (the multi-turn <video_zoom> rollout, zoomzero:videozoomer) with TokenAdv over turns,
+    on the model taught the agent's two turns (a call on one of three segments, then a letter): 2 steps."""
+    teaching, model = workspace["agent"]
+    assert teaching.wait(timeout=900) == 0, (workspace["root"] / "agent-warm-start.log").read_text()[-3000:]
+    run = workspace["root"] / "videozoomer"
     run.mkdir()
-    extra = ["algorithm.adv_estimator=tokenadv", "worker.reward.reward_function_kwargs.tokenadv.over_turns=true"] \
-        if estimator == "tokenadv" else []
-    metrics = train("videozoomer.yaml", model, rows, run, VIDEOZOOMER + extra + ["trainer.max_steps=2",
-                                                                              "trainer.val_freq=2"])
-    assert sorted(k for k in metrics if "actor/pg_loss" in metrics[k]) == [1, 2]
+    metrics = train("videozoomer.yaml", model, workspace["rows"], run, VIDEOZOOMER + [
+        "algorithm.adv_estimator=tokenadv", "worker.reward.reward_function_kwargs.tokenadv.over_turns=true",
+        "trainer.max_steps=2", "trainer.save_freq=-1", "trainer.val_freq=-1"])
+    return dict(run=run, metrics=metrics)
+
+
+def test_videozoomer_recipe_trains_whole_steps_with_tool_calls(videozoomer_run):
+    metrics = videozoomer_run["metrics"]
+    assert trained_steps(metrics) == [1, 2]
+    samples = BATCH * 4  # prompts per step x worker.rollout.n
     for step in (1, 2):
         m = metrics[step]
-        for key in ("agent/turns", "agent/calls", "agent/images", "reward/accuracy", "reward/format",
-                    "timing_s/gen", "timing_s/update_actor"):
+        for key in ("agent/calls", "agent/turns", "agent/images", "reward/accuracy", "reward/format", "timing_s/gen",
+                    "timing_s/update_actor", "tokenadv/grounding_token_share"):
             assert key in m, key
+        # the update's response_mask: EasyR1 counts its tokens for timing_per_token_ms/gen; observations are in the
+        # sequence (the attention mask: response_length) but not in the mask
+        masked = 1000 * m["timing_s/gen"] / m["timing_per_token_ms/gen"]
+        assert masked == pytest.approx(m["agent/sampled_tokens"] * samples, rel=1e-6)
+        assert m["response_length/mean"] == pytest.approx(m["agent/sampled_tokens"] + m["agent/observation_tokens"])
         assert m["rollout/logprob_gap_max"] < GAP, "vLLM generated with weights other than the actor's"
-    if estimator == "tokenadv":
-        assert "tokenadv/grounding_token_share" in metrics[1]
+    called = [metrics[step] for step in (1, 2) if metrics[step]["agent/calls"] > 0]
+    assert called, "the model called <video_zoom> and got clips back (~3 in 4 of its calls are well formed)"
+    assert all(m["agent/observation_tokens"] > 0 and m["tokenadv/grounding_token_share"] > 0 for m in called)
     assert metrics[1]["actor/grad_norm"] > 0 and metrics[2]["actor/kl_loss"] > 1e-6
-    assert "val/accuracy_reward" in metrics[2]
-    shutil.rmtree(run / "checkpoints", ignore_errors=True)
+    assert "val/accuracy_reward" in metrics[2] and "val/agent/calls" in metrics[2], "the final validation ran"
     assert os.environ.get("EASYR1_PLUGINS_CPU") is None, "CPU mode stays in the launched processes"
