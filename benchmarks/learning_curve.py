@@ -34,7 +34,9 @@ REPO = Path(__file__).resolve().parents[1]
 ARMS = {"grpo": "table5_grpo.yaml", "zoom": "table5_zoom.yaml", "tokenadv": "table5_tokenadv.yaml"}
 LABELS = {"grpo": "GRPO", "zoom": "+ zoom reward", "tokenadv": "+ TokenAdv"}
 COMPONENTS = ("overall", "format", "iou", "accuracy", "zoom")
-TIMINGS = ("gen", "reward", "old", "ref", "adv", "update_actor", "step")
+# EasyR1's timing_s/*: gen holds the coarse generation, the zoom pass and the rewards (the host scores while it builds
+# the batch, so v0.3.2's own timing_s/reward is not logged); old/ref: log-probs; step: all of it
+TIMINGS = ("gen", "old", "ref", "adv", "update_actor", "step")
 VIDEO = dict(fps=1.0, min_pixels=3136, max_pixels=12544)  # the coarse pass: 12 frames, 4 tokens each
 ZOOM_BUDGET = dict(max_tokens=256, fps=2.0, min_frame_pixels=3136, max_frame_pixels=50176)  # the zoom pass
 
@@ -82,7 +84,7 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
         models[seed] = out / "models" / f"warm-{seed}"
         if not (models[seed] / "config.json").is_file():
             started = time.time()
-            warm_start(base, models[seed], read_rows(paths["train"]), "grounded", steps=120, batch_size=16,
+            warm_start(base, models[seed], read_rows(paths["train"]), "grounded", steps=200, batch_size=16,
                        seed=seed, shown=shown, see=True)
             print(f"warm start, seed {seed}: {time.time() - started:.0f} s", flush=True)
     return {"paths": paths, "models": models}
@@ -99,7 +101,7 @@ def overrides(args: argparse.Namespace, paths: dict, model: Path, run: Path, see
         f"worker.actor.model.model_path={model}", f"worker.actor.optim.lr={args.lr}",
         f"worker.actor.global_batch_size={args.prompts}", "worker.actor.micro_batch_size_per_device_for_update=8",
         "worker.actor.micro_batch_size_per_device_for_experience=16", f"worker.rollout.n={args.n}",
-        f"worker.rollout.seed={seed}", "worker.rollout.max_num_batched_tokens=4096", "worker.reward.num_cpus=0",
+        f"worker.rollout.seed={seed}", "worker.rollout.max_num_batched_tokens=16384", "worker.reward.num_cpus=0",
         *(f"{zoom}{k}={v}" for k, v in ZOOM_BUDGET.items()), f"{zoom}prompt=concise",
         "trainer.n_gpus_per_node=1", "trainer.nnodes=1", "trainer.logger=[console]", "trainer.total_epochs=1000",
         f"trainer.max_steps={args.steps}", f"trainer.val_freq={args.val_freq}", "trainer.val_before_train=true",
@@ -194,7 +196,8 @@ def table(summary: dict, args: argparse.Namespace) -> str:
                          f"{spread(first)} | {spread(last)} |")
     lines += ["", "| arm | " + " | ".join(f"{t} s" for t in TIMINGS) + " |", "|---" * (len(TIMINGS) + 1) + "|"]
     for arm, s in summary.items():
-        lines.append(f"| {LABELS[arm]} | " + " | ".join(f"{s['timing'].get(t, 0):.2f}" for t in TIMINGS) + " |")
+        cells = [f"{s['timing'][t]:.2f}" if t in s["timing"] else "–" for t in TIMINGS]
+        lines.append(f"| {LABELS[arm]} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -149,3 +149,21 @@ def test_first_step_learning_rate():
     fixed = wrap_constant_schedule(get_constant_schedule_with_warmup)
     assert lrs(fixed, 0) == [0.1, 0.1, 0.1]
     assert lrs(fixed, 2) == pytest.approx([0.0, 0.05, 0.1])  # a warmup is EasyR1's own
+
+
+def test_a_split_seeded_prompt_is_refused_with_the_setting_to_change():
+    from types import SimpleNamespace
+
+    from zoomzero_plugin.errors import ConfigError
+
+    def crashing(*args, **kwargs):
+        raise RuntimeError("CPU Generator does not use offset")
+
+    def other(*args, **kwargs):
+        raise RuntimeError("something else")
+
+    with pytest.raises(ConfigError, match="max_num_batched_tokens=4096; raise it"):
+        cpu_seams.split_seeded_prompt_refused(crashing, SimpleNamespace(max_num_batched_tokens=4096))()
+    with pytest.raises(RuntimeError, match="something else"):
+        cpu_seams.split_seeded_prompt_refused(other, SimpleNamespace(max_num_batched_tokens=4096))()
+    assert cpu_seams.split_seeded_prompt_refused(lambda x: x + 1, None)(1) == 2

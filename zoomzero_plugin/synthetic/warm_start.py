@@ -143,9 +143,9 @@ def grounded_examples(rows: Sequence[Mapping[str, Any]], n: int, apply_chat_temp
     answered with a random letter. With ``shown``, each prompt shows its video as the rollout does (the whole video
     to the coarse pass, the span's clip to the zoom pass); else the prompts are text only.
 
-    ``see`` (needs ``shown`` and rows with ``squares``): the zoom pass's pairs show the clip of one square and answer
-    with its colour's letter — the perception a pretrained model brings (it names what a clip shows), never where
-    to look or the coarse pass's answer."""
+    ``see`` (needs ``shown`` and rows with ``squares``): every other pair is the zoom pass's, showing the clip of one
+    square and answering with its colour's letter — the perception a pretrained model brings (it names what a clip
+    shows), never where to look or the coarse pass's answer."""
     if see and shown is None:
         raise ValueError("see=True teaches what a clip shows: it needs shown= (the videos)")
     rng = random.Random(seed)
@@ -155,7 +155,7 @@ def grounded_examples(rows: Sequence[Mapping[str, Any]], n: int, apply_chat_temp
         row = rows[i % len(rows)]
         truth = GroundTruth.parse(row["answer"])
         video = row["videos"][0]
-        if i % 4 == 3:
+        if (i % 2 == 1) if see else (i % 4 == 3):
             asked = zoom_prompt(truth.question, truth.options, style=zoom_style)
             prompt = _chat(apply_chat_template, asked, bool(clips))
             if see:
@@ -303,10 +303,12 @@ def _batch(chosen: Sequence[dict[str, Any]], pad_id: int, skip: int = 0) -> dict
 
 
 def _loss(model, batch: dict[str, Any], prefix: Sequence[int]):
-    """Next-token loss of ``batch`` after the tokens ``prefix`` that all its examples share, which are run once
-    without gradient and given to the batch as its key/value cache (the batch's positions continue theirs). The
-    attention over a ~1,300-token agent prompt costs ~3x less so; the shared system prompt's own tokens are not
-    trained, what follows it is."""
+    """Next-token loss of ``batch``: each example's mean over its response tokens, then the mean over examples (a
+    one-letter answer weighs as much as a 50-token template).
+
+    The tokens ``prefix`` that all examples share are run once without gradient and given to the batch as its
+    key/value cache (the batch's positions continue theirs): the attention over a ~1,300-token agent prompt costs
+    ~2x less so; the shared system prompt's own tokens are not trained, what follows it is."""
     import torch
 
     rows, width = batch["input_ids"].shape
@@ -322,7 +324,13 @@ def _loss(model, batch: dict[str, Any], prefix: Sequence[int]):
             cache = model(input_ids=full[:1, : len(prefix)], position_ids=positions[:, :1, : len(prefix)],
                           use_cache=True).past_key_values
         cache.batch_repeat_interleave(rows)
-    return model(**batch, position_ids=positions[:, :, len(prefix):], past_key_values=cache).loss
+    labels = batch.pop("labels")
+    logits = model(**batch, position_ids=positions[:, :, len(prefix):], past_key_values=cache).logits
+    targets = labels[:, 1:]
+    token_loss = torch.nn.functional.cross_entropy(logits[:, :-1].transpose(1, 2), targets, ignore_index=-100,
+                                                   reduction="none")
+    counted = (targets != -100).sum(-1).clamp(min=1)
+    return (token_loss.sum(-1) / counted).mean()
 
 
 def _train(model_dir, processor, examples: Sequence[Example], steps: int, batch_size: int, lr: float, seed: int):

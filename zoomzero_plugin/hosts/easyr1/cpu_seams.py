@@ -166,7 +166,7 @@ def wrap_rollout_generate(original: Callable) -> Callable:
         generate = engine.generate
 
         def recording(*args, **kwargs):
-            results = generate(*args, **kwargs)
+            results = split_seeded_prompt_refused(generate, self.config)(*args, **kwargs)
             outputs.extend(results)
             return results
 
@@ -182,6 +182,33 @@ def wrap_rollout_generate(original: Callable) -> Callable:
         return output
 
     return generate_sequences
+
+
+SPLIT_SEEDED_PROMPT = "CPU Generator does not use offset"  # vLLM's CPU sampler, rolling back a split prompt's draw
+
+
+def split_seeded_prompt_refused(generate: Callable, rollout_config: Any) -> Callable:
+    """``generate``, with vLLM's CPU failure on a seeded prompt split over two scheduler steps said plainly.
+
+    EasyR1 gives every request the seed ``worker.rollout.seed``; vLLM's V1 scheduler splits a prompt that does not fit
+    what is left of ``max_num_batched_tokens`` in a step, and then rolls the request's generator back by an offset,
+    which a CPU generator does not have."""
+
+    def generate_once(*args, **kwargs):
+        try:
+            return generate(*args, **kwargs)
+        except RuntimeError as e:
+            if SPLIT_SEEDED_PROMPT not in str(e):
+                raise
+            budget = getattr(rollout_config, "max_num_batched_tokens", "?")
+            raise ConfigError(
+                f"vLLM's CPU engine cannot split a prompt over two steps when its sampling is seeded (EasyR1 seeds "
+                f"every request with worker.rollout.seed): this generation's prompts do not fit "
+                f"worker.rollout.max_num_batched_tokens={budget}; raise it above the prompt tokens of one "
+                "generation (prompts x responses each, video tokens included)"
+            ) from None
+
+    return generate_once
 
 
 def _sampled_log_probs(requests: list[Any], shape: tuple[int, int], device: Any) -> Any:
