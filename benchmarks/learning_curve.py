@@ -124,7 +124,8 @@ def train(args: argparse.Namespace, prepared: dict, arm: str, seed: int, run: Pa
         return read_metrics(metrics)
     run.mkdir(parents=True, exist_ok=True)
     metrics.unlink(missing_ok=True)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "FORCE_QWENVL_VIDEO_READER": "decord", "VLLM_CPU_KVCACHE_SPACE": "1"}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "FORCE_QWENVL_VIDEO_READER": "decord", "VLLM_CPU_KVCACHE_SPACE": "1",
+           "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}  # the engine inside the worker: ~3 GB less than its own process
     env.pop("EASYR1_PLUGINS_CPU", None)
     command = [str(Path(sys.executable).parent / "easyr1"), "train", str(REPO / "yamls" / ARMS[arm]), "--cpu",
                "--metrics-file", str(metrics),
