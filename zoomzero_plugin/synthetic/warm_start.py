@@ -76,13 +76,15 @@ def grounded_response(rng: random.Random, truth: GroundTruth) -> str:
             f"<glue>[({s}, {e})]</glue>")
 
 
-def call_segments(duration: float, call_frames: int, parts: int = 3) -> list[tuple[float, float, int]]:
-    """``(start, end, fps)`` of the calls the warm start teaches: ``parts`` segments that all end at the video's end
-    (whole seconds) at 1 fps, the k-th holding k/parts of ``min(duration, call_frames)`` seconds. Only the start
-    differs: a 2-layer model does not learn an end that depends on the start (it writes ``[6, 6]``)."""
+def call_segments(duration: float, call_frames: int, parts: int = 3) -> list[tuple[int, int, int]]:
+    """``(start, end, fps)`` of the calls the warm start teaches: up to ``parts`` segments that all end at the video's
+    end (whole seconds) at 1 fps, the k-th lasting k/parts of ``min(duration, call_frames)`` seconds (whole, at least
+    1: every call returns frames). Only the start differs: a 2-layer model does not learn an end that depends on the
+    start (it writes ``[6, 6]``)."""
     end = math.floor(duration)
     span = min(end, call_frames)
-    return [(round(end - span * k / parts, 1), end, 1) for k in range(parts, 0, -1)]
+    lengths = sorted({max(1, span * k // parts) for k in range(1, parts + 1)}, reverse=True)
+    return [(end - length, end, 1) for length in lengths]
 
 
 def call_turn(start: float, end: float, fps: int) -> str:
