@@ -219,8 +219,10 @@ SEAMS: tuple[Seam, ...] = (
         params=("self", "metrics"),
         wrap=batch_step.wrap_make_batch_data,
         why="run rollout hooks while the rollout engine is loaded, then compute rewards once (token_level_scores, "
-        "so fit() skips the reward actor) and keep per-response reward components for plugin estimators",
-        breaks="rollout hooks (zoom pass) and tokenadv's reward components",
+        "so fit() skips the reward actor) and keep per-response reward components for plugin estimators; seed each "
+        "step's sampling with worker.rollout.seed + 1000 * step (EasyR1 gives every request of every step the same "
+        "seed: the same random draws at each step)",
+        breaks="rollout hooks (zoom pass) and tokenadv's reward components; fresh sampling noise per step",
     ),
     Seam(
         name="ray_trainer.RayPPOTrainer._validate",
