@@ -89,7 +89,7 @@ def test_over_turns_changes_the_default_groups_only():
 def test_agent_options_take_the_budget_fields_and_refuse_the_rest():
     options = AgentOptions.from_kwargs({"agent": {"rounds": 3, "call_frames": 8, "prompt": "eval"}})
     assert (
-        options.enable and options.budget.rounds == 3 and options.budget.call_frames == 8 and options.prompt == "eval"
+        options.enable and options.budget.max_assistant_turns == 3 and options.budget.max_frames_per_call == 8 and options.prompt == "eval"
     )
     assert AgentOptions.from_kwargs({"agent": options.to_dict()}) == options
     assert not AgentOptions.from_kwargs({}).enable

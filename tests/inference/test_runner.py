@@ -197,10 +197,10 @@ def test_no_tool_takes_the_authors_no_tool_budget_unless_a_flag_is_given(capsys,
         return mode_config(resolve(parser.parse_args(["--out", "x", "--mode", "agent", *argv]))).agent
 
     plain, baseline = agent(), agent("--no-tool")
-    assert plain.tool and plain.budget.overview_fps == 0.5 and plain.budget.rounds == 5
-    assert not baseline.tool and (baseline.budget.overview_fps, baseline.budget.overview_frames) == (0.2, 120)
-    assert (baseline.budget.frame_min_pixels, baseline.budget.turn_tokens) == (12544, 2048)
-    assert agent("--no-tool", "--agent-overview-frames", "32").budget.overview_frames == 32  # a flag wins
+    assert plain.tool and plain.budget.overview_fps == 0.5 and plain.budget.max_assistant_turns == 5
+    assert not baseline.tool and (baseline.budget.overview_fps, baseline.budget.max_overview_frames) == (0.2, 120)
+    assert (baseline.budget.min_frame_pixels, baseline.budget.max_new_tokens) == (12544, 2048)
+    assert agent("--no-tool", "--agent-overview-frames", "32").budget.max_overview_frames == 32  # a flag wins
     common = ["eval", "--benchmark", "rows", "--model", "m", "--data", str(tmp_path / "d.jsonl"),
               "--out", str(tmp_path)]
     assert zoomzero([*common, "--no-tool"]) == 2
