@@ -21,7 +21,7 @@ YAMLS = sorted(p for p in (Path(__file__).parents[2] / "yamls").glob("*.yaml") i
 # Zoom-Zero's recipes score with zoomzero:gvqa; VideoZoomer's RL recipes (the multi-turn rollout) are checked below.
 VIDEOZOOMER = [p for p in YAMLS if "reward_function: zoomzero:videozoomer" in p.read_text()]
 ZOOMZERO = [p for p in YAMLS if p not in VIDEOZOOMER]
-ZOOM_KEYS = {"enable", "fps", "max_tokens", "min_frame_pixels", "max_frame_pixels", "max_new_tokens", "no_spans",
+ZOOM_KEYS = {"enable", "fps", "max_visual_tokens", "min_frame_pixels", "max_frame_pixels", "max_new_tokens", "no_spans",
              "uniform_frames", "prompt"}
 TABLE5 = ("table5_grpo", "table5_zoom", "table5_tokenadv")
 # Keys whose meaning is plain from the name and EasyR1's docs; every other key line carries a comment.
@@ -71,16 +71,16 @@ def test_recipe_is_a_complete_easyr1_config_with_the_shared_names(path, PPOConfi
     kwargs = config.worker.reward.reward_function_kwargs
     reward = RewardConfig.from_kwargs(kwargs["components"], kwargs["weights"])
     zoom = kwargs["zoom"]
-    assert set(zoom) == ZOOM_KEYS and zoom["no_spans"] in ("zero", "uniform") and kwargs["tokenadv"]["eps"] > 0
+    assert set(zoom) == ZOOM_KEYS and zoom["no_spans"] in ("skip", "uniform") and kwargs["tokenadv"]["eps"] > 0
     assert zoom["prompt"] == "paper" and kwargs["tokenadv"]["std"] == "population"
     assert config.worker.actor.loss_avg_mode == "seq"  # Eq. 2, as the authors' config computes it
     assert ("zoom" in reward.components) == zoom["enable"]
-    budget = ZoomBudget(max_tokens=zoom["max_tokens"], min_frame_pixels=zoom["min_frame_pixels"],
+    budget = ZoomBudget(max_visual_tokens=zoom["max_visual_tokens"], min_frame_pixels=zoom["min_frame_pixels"],
                         max_frame_pixels=zoom["max_frame_pixels"], fps=zoom["fps"])
     # EasyR1's video pitfalls: pixel bounds and fps set deliberately, not left at its image defaults.
     assert config.data.min_pixels == budget.min_frame_pixels and config.data.video_fps == budget.fps
     assert config.data.max_pixels <= 768 * 28 * 28 and config.data.min_pixels < 262144
-    assert config.data.max_prompt_length >= budget.max_tokens + 512  # video tokens + the prompt's text
+    assert config.data.max_prompt_length >= budget.max_visual_tokens + 512  # video tokens + the prompt's text
     assert (
         config.worker.rollout.max_num_batched_tokens >= config.data.max_prompt_length + config.data.max_response_length
     )
@@ -109,14 +109,14 @@ def test_paper_numbers(PPOConfig):
     for name in ("stage1", "stage2", "zoomzero", *TABLE5):
         c = by_name[name]
         zoom = c.worker.reward.reward_function_kwargs["zoom"]
-        assert (zoom["max_tokens"], c.data.video_fps, c.data.min_pixels, c.data.max_pixels) == (
+        assert (zoom["max_visual_tokens"], c.data.video_fps, c.data.min_pixels, c.data.max_pixels) == (
             8192,
             1.0,
             16 * 28 * 28,
             768 * 28 * 28,
         )
-        assert (zoom["max_tokens"], zoom["fps"], zoom["min_frame_pixels"], zoom["max_frame_pixels"]) == (
-            paper.max_tokens, paper.fps, paper.min_frame_pixels, paper.max_frame_pixels)
+        assert (zoom["max_visual_tokens"], zoom["fps"], zoom["min_frame_pixels"], zoom["max_frame_pixels"]) == (
+            paper.max_visual_tokens, paper.fps, paper.min_frame_pixels, paper.max_frame_pixels)
         assert (c.data.video_fps, c.data.min_pixels, c.data.max_pixels) == (
             paper.fps,
             paper.min_frame_pixels,

@@ -61,12 +61,12 @@ def test_videozoomer_dry_run_prints_the_rollout_and_its_budgets(recipe, benchmar
 def test_videozoomer_checks_stop_what_cannot_train(benchmark_rows, easyr1_model_dir, capsys):
     overrides = [f"data.train_files={benchmark_rows}", f"data.val_files={benchmark_rows}",
                  f"worker.actor.model.model_path={easyr1_model_dir}", "data.max_prompt_length=200",
-                 "worker.reward.reward_function_kwargs.agent.total_tokens=40000", "worker.rollout.limit_images=8",
+                 "worker.reward.reward_function_kwargs.agent.max_response_tokens=40000", "worker.rollout.limit_images=8",
                  "worker.reward.reward_function=zoomzero:gvqa", "algorithm.adv_estimator=remax"]
     assert main(["train", str(REPO / "yamls" / "videozoomer.yaml"), *overrides, "--dry-run"]) == EXIT_USER
     err = capsys.readouterr().err
     for expected in ("score it with worker.reward.reward_function: zoomzero:videozoomer", "remax",
-                     "agent.total_tokens=40000 exceeds data.max_response_length=32768",
+                     "agent.max_response_tokens=40000 exceeds data.max_response_length=32768",
                      "limit_images=8 is below", ):
         assert expected in err, err
 
