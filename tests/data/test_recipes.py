@@ -267,7 +267,8 @@ def test_videozoomer_recipe_is_a_complete_easyr1_config(path, PPOConfig):
     )
     agent = AgentOptions.from_kwargs(config.worker.reward.reward_function_kwargs)
     assert agent.enable and agent.prompt == "train"
-    assert agent.budget.max_response_tokens <= data.max_response_length and agent.budget.max_images <= rollout.limit_images
+    budget = agent.budget
+    assert budget.max_response_tokens <= data.max_response_length and budget.max_images <= rollout.limit_images
     assert rollout.max_num_batched_tokens >= data.max_prompt_length + data.max_response_length
     assert config.algorithm.use_kl_loss and config.algorithm.kl_penalty == "low_var_kl"
     assert (config.algorithm.online_filtering, config.algorithm.filter_key) == (True, "accuracy")
@@ -286,8 +287,10 @@ def test_videozoomer_authors_rl_numbers(PPOConfig):
     assert (c.algorithm.adv_estimator, c.worker.rollout.n, c.data.rollout_batch_size) == ("grpo", 16, 128)
     assert (c.worker.actor.optim.lr, c.worker.actor.clip_ratio_low, c.worker.actor.clip_ratio_high) == (1e-6, 0.2, 0.27)
     assert (c.algorithm.kl_coef, c.algorithm.kl_penalty, c.worker.actor.global_batch_size) == (1e-3, "low_var_kl", 32)
-    assert (b.max_overview_frames, b.overview_fps, b.max_frames_per_call, b.max_calls, b.max_assistant_turns, b.max_images) == (64, 0.5, 16, 4, 5, 128)
-    assert (b.max_new_tokens, b.max_response_tokens, b.min_frame_pixels, b.max_frame_pixels) == (4096, 32768, 25088, 100352)
+    assert (b.max_overview_frames, b.overview_fps, b.max_frames_per_call) == (64, 0.5, 16)
+    assert (b.max_calls, b.max_assistant_turns, b.max_images) == (4, 5, 128)
+    assert (b.max_new_tokens, b.max_response_tokens) == (4096, 32768)
+    assert (b.min_frame_pixels, b.max_frame_pixels) == (25088, 100352)
     weights = c.worker.reward.reward_function_kwargs["weights"]
     assert (weights["accuracy"], weights["format"], weights["tool"]) == (0.9, 0.1, 0.0)
     assert (c.worker.rollout.val_override_config["n"], c.worker.rollout.val_override_config["temperature"]) == (1, 0.0)

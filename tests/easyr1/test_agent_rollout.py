@@ -437,7 +437,8 @@ def test_an_observation_is_appended_only_with_room_for_one_more_token(spare, app
     row = json.loads(agent_rows.read_text().splitlines()[0])
     turn = SCRIPTS[0][1][0]  # call(2, 6, 1): 4 frames of 112x84 -> 4 x 3 merged patches = 12 tokens each
     total = expected_turn_and_observation(easyr1_tokenizer, row["videos"][0], turn, frame_tokens=12) + spare
-    options = AgentOptions.from_kwargs({"agent": {"prompt": "train", "max_new_tokens": 160, "max_response_tokens": total}})
+    section = {"prompt": "train", "max_new_tokens": 160, "max_response_tokens": total}
+    options = AgentOptions.from_kwargs({"agent": section})
     worker = SimpleNamespace(tokenizer=easyr1_tokenizer, processor=easyr1_processor, prompt_length=2048,
                              response_length=total)
     rollout = AgentRollout(worker, options)

@@ -87,7 +87,8 @@ def test_over_turns_changes_the_default_groups_only():
 
 
 def test_agent_options_take_the_budget_fields_and_refuse_the_rest():
-    options = AgentOptions.from_kwargs({"agent": {"max_assistant_turns": 3, "max_frames_per_call": 8, "prompt": "eval"}})
+    section = {"max_assistant_turns": 3, "max_frames_per_call": 8, "prompt": "eval"}
+    options = AgentOptions.from_kwargs({"agent": section})
     budget = options.budget
     assert options.enable and budget.max_assistant_turns == 3 and budget.max_frames_per_call == 8
     assert options.prompt == "eval"

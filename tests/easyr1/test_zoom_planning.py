@@ -183,7 +183,8 @@ def test_answers_read_the_answer_tag_the_paper_shows(hook, easyr1_tokenizer):
 
 
 def test_zoom_prompt_style_option(easyr1_tokenizer, easyr1_processor):
-    options = ZoomOptions(enable=True, max_visual_tokens=256, min_frame_pixels=3136, max_frame_pixels=50176, prompt="concise")
+    options = ZoomOptions(enable=True, max_visual_tokens=256, min_frame_pixels=3136, max_frame_pixels=50176,
+                          prompt="concise")
     concise = ZoomHook(options, easyr1_tokenizer, easyr1_processor, coarse_fps=1.0)
     ids = concise.prompt_ids([TRUTHS[0]])[0]
     text = easyr1_tokenizer.decode(ids)

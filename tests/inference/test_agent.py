@@ -178,7 +178,8 @@ def test_the_no_tool_baseline_reads_the_video_as_one_video(tiny_backend, bench_r
     _, script = no_tool_script(rows, replies)
     scripted_ = ScriptedBackend(tiny_backend, script)
     backend = Batches(scripted_, stop=(), max_new_tokens=16)
-    cfg = ModeConfig(agent=AgentConfig(budget=replace(NO_TOOL_BUDGET, max_new_tokens=16, max_response_tokens=16), tool=False))
+    budget = replace(NO_TOOL_BUDGET, max_new_tokens=16, max_response_tokens=16)
+    cfg = ModeConfig(agent=AgentConfig(budget=budget, tool=False))
     preds = predict(backend, [Question.from_row(r) for r in rows], "agent", cfg)
     assert backend.sizes == [3]  # one generate for every question
     request = scripted_.calls[0][0]
@@ -214,7 +215,8 @@ def test_eval_no_tool_reports_the_baseline(tiny_backend, bench_rows, tmp_path):
     rows = read_rows(bench_rows)[:3]
     truths = [row_truth(r) for r in rows]
     _, script = no_tool_script(rows, [f"({truths[0].answer}) yes", f"{wrong(truths[1].answer)}.", "hmm"])
-    cfg = ModeConfig(agent=AgentConfig(budget=replace(NO_TOOL_BUDGET, max_new_tokens=8, max_response_tokens=8), tool=False))
+    budget = replace(NO_TOOL_BUDGET, max_new_tokens=8, max_response_tokens=8)
+    cfg = ModeConfig(agent=AgentConfig(budget=budget, tool=False))
     metrics = evaluate(ScriptedBackend(tiny_backend, script), rows, tmp_path, benchmark="rows", mode="agent", cfg=cfg,
                        batch_size=3, progress=False)
     assert metrics["Acc"] == pytest.approx(100 / 3)  # one of three right

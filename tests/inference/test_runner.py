@@ -117,7 +117,8 @@ def test_cli_registers_eval_and_explains_its_flags(capsys, tmp_path):
         zoomzero(["eval", "--help"])
     assert e.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
-    for flag in ("--benchmark", "--mode", "--window-seconds", "--top-k", "--max-fine-passes", "--max-visual-tokens", "--demo",
+    for flag in ("--benchmark", "--mode", "--window-seconds", "--top-k", "--max-fine-passes", "--max-visual-tokens",
+                 "--demo",
                  "(default: 256.0)", "(default: 4)", "--prompt {paper,concise}",
                  "(default: 8192 (short videos) or 16384 (long videos), by --benchmark)"):
         assert flag in text
@@ -175,9 +176,11 @@ def test_budget_defaults_are_the_papers_for_the_benchmark():
         return resolve(args, benchmark=args.benchmark)
 
     assert (
-        values("--benchmark", "lvbench")["max_visual_tokens"] == 16384 and values("--benchmark", "mlvu")["max_frames"] == 256
+        values("--benchmark", "lvbench")["max_visual_tokens"] == 16384
+        and values("--benchmark", "mlvu")["max_frames"] == 256
     )
-    assert values("--benchmark", "nextgqa")["max_visual_tokens"] == 8192 and values("--benchmark", "rextime")["fps"] == 1.0
+    assert values("--benchmark", "nextgqa")["max_visual_tokens"] == 8192
+    assert values("--benchmark", "rextime")["fps"] == 1.0
     assert values("--benchmark", "videomme", "--max-visual-tokens", "4096")["max_visual_tokens"] == 4096  # a flag wins
     cfg = mode_config(values("--benchmark", "cgbench"))
     assert cfg.budget.max_visual_tokens == 16384 and cfg.prompt == "paper"

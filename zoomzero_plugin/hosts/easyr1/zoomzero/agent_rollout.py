@@ -284,7 +284,7 @@ def metrics(batch: Any, reward_metrics: Mapping[str, Sequence[Any]]) -> dict[str
 
 ROLLOUT = Rollout(
     name=NAME, options=select, generate=generate, metrics=metrics, row_fields=("ground_truth",),
-    summary="VideoZoomer: n multi-turn <video_zoom> trajectories per prompt (overview, <= 4 clips, <= 5 assistant turns), "
+    summary="VideoZoomer: n multi-turn <video_zoom> trajectories per prompt (overview, <= 4 clips, <= 5 turns), "
     "one engine call per round; observations in the sequence, out of the loss; M-RoPE over the whole sequence",
 )
 
