@@ -59,10 +59,13 @@ def test_videozoomer_dry_run_prints_the_rollout_and_its_budgets(recipe, benchmar
 
 
 # The recipe keys of the release before, typed here: old -> new
-OLD_KEYS = {"max_tokens": "max_visual_tokens", "overview_frames": "max_overview_frames",
-            "call_frames": "max_frames_per_call", "calls": "max_calls", "rounds": "max_assistant_turns",
-            "images": "max_images", "turn_tokens": "max_new_tokens", "total_tokens": "max_response_tokens",
-            "frame_max_pixels": "max_frame_pixels", "frame_min_pixels": "min_frame_pixels"}
+OLD_KEYS = {
+    "zoomzero": {"max_tokens": "max_visual_tokens"},
+    "videozoomer": {"overview_frames": "max_overview_frames", "call_frames": "max_frames_per_call", "calls": "max_calls",
+                    "rounds": "max_assistant_turns", "images": "max_images", "turn_tokens": "max_new_tokens",
+                    "total_tokens": "max_response_tokens", "frame_max_pixels": "max_frame_pixels",
+                    "frame_min_pixels": "min_frame_pixels"},
+}
 
 
 @pytest.mark.parametrize("recipe", ["zoomzero", "videozoomer"])
@@ -72,7 +75,7 @@ def test_a_recipe_in_the_old_names_still_dry_runs_and_names_the_new_ones(recipe,
 
     monkeypatch.setattr(renames, "_said", set())
     text = (REPO / "yamls" / f"{recipe}.yaml").read_text().replace("no_spans: skip", "no_spans: zero")
-    for old, new in OLD_KEYS.items():
+    for old, new in OLD_KEYS[recipe].items():
         text = text.replace(f"        {new}: ", f"        {old}: ")
     assert text.count("        rounds: 5") == (recipe == "videozoomer") and "max_visual_tokens:" not in text
     old_recipe = tmp_path / f"{recipe}.yaml"
