@@ -62,8 +62,8 @@ def test_videozoomer_dry_run_prints_the_rollout_and_its_budgets(recipe, benchmar
 OLD_KEYS = {
     "zoomzero": {"max_tokens": "max_visual_tokens"},
     "videozoomer": {"overview_frames": "max_overview_frames", "call_frames": "max_frames_per_call",
-                    "calls": "max_calls", "rounds": "max_assistant_turns", "images": "max_images", "turn_tokens": "max_new_tokens",
-                    "total_tokens": "max_response_tokens", "frame_max_pixels": "max_frame_pixels",
+                    "calls": "max_calls", "rounds": "max_assistant_turns", "images": "max_images",
+                    "turn_tokens": "max_new_tokens", "total_tokens": "max_response_tokens", "frame_max_pixels": "max_frame_pixels",
                     "frame_min_pixels": "min_frame_pixels"},
 }
 
