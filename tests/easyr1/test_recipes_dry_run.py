@@ -61,10 +61,12 @@ def test_videozoomer_dry_run_prints_the_rollout_and_its_budgets(recipe, benchmar
 # The recipe keys of the release before, typed here: old -> new
 OLD_KEYS = {
     "zoomzero": {"max_tokens": "max_visual_tokens"},
-    "videozoomer": {"overview_frames": "max_overview_frames", "call_frames": "max_frames_per_call",
-                    "calls": "max_calls", "rounds": "max_assistant_turns", "images": "max_images",
-                    "turn_tokens": "max_new_tokens", "total_tokens": "max_response_tokens", "frame_max_pixels": "max_frame_pixels",
-                    "frame_min_pixels": "min_frame_pixels"},
+    "videozoomer": {
+        "overview_frames": "max_overview_frames", "call_frames": "max_frames_per_call", "calls": "max_calls",
+        "rounds": "max_assistant_turns", "images": "max_images", "turn_tokens": "max_new_tokens",
+        "total_tokens": "max_response_tokens", "frame_max_pixels": "max_frame_pixels",
+        "frame_min_pixels": "min_frame_pixels",
+    },
 }
 
 
