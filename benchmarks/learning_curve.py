@@ -38,7 +38,7 @@ COMPONENTS = ("overall", "format", "iou", "accuracy", "zoom")
 # the batch, so v0.3.2's own timing_s/reward is not logged); old/ref: log-probs; step: all of it
 TIMINGS = ("gen", "old", "ref", "adv", "update_actor", "step")
 VIDEO = dict(fps=1.0, min_pixels=3136, max_pixels=12544)  # the coarse pass: 12 frames, 4 tokens each
-ZOOM_BUDGET = dict(max_tokens=256, fps=2.0, min_frame_pixels=3136, max_frame_pixels=50176)  # the zoom pass
+ZOOM_BUDGET = dict(max_visual_tokens=256, fps=2.0, min_frame_pixels=3136, max_frame_pixels=50176)  # the zoom pass
 
 
 def parse_args(argv=None) -> argparse.Namespace:

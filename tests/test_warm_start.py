@@ -54,12 +54,12 @@ def test_every_taught_call_runs(duration, call_frames, parts):
     assert 1 <= len(segments) <= parts and len({start for start, _, _ in segments}) == len(segments)
     assert len({end for _, end, _ in segments}) == 1, "only the start differs"
     for segment in segments:
-        step = Trajectory(video, AgentBudget(call_frames=call_frames)).step(call_turn(*segment))
+        step = Trajectory(video, AgentBudget(max_frames_per_call=call_frames)).step(call_turn(*segment))
         assert step.error is None and step.observation is not None and step.observation.frames
 
 
 def test_agent_examples_are_the_rollouts_two_turns(task_rows, tiny_tokenizer):
-    budget = AgentBudget(frame_max_pixels=12544, frame_min_pixels=3136)
+    budget = AgentBudget(max_frame_pixels=12544, min_frame_pixels=3136)
     examples = agent_examples(task_rows, 4, tiny_tokenizer.apply_chat_template, budget=budget)
     call, answer = examples[0], examples[1]
     assert "<video_zoom>" in call.response and answer.response.endswith("</answer>")
@@ -82,7 +82,7 @@ def test_shared_prefix_stops_before_media_and_labels():
 def test_the_prefix_cache_leaves_the_loss_as_it_is(task_rows, tiny_processor, tiny_model):
     """The batch's loss with its shared prefix run once as a cache equals the loss of the whole sequences (the agent's
     prompts: system prompt, overview frames, a clip). Gradients differ only by what flows into the prefix."""
-    budget = AgentBudget(frame_max_pixels=12544, frame_min_pixels=3136)
+    budget = AgentBudget(max_frame_pixels=12544, min_frame_pixels=3136)
     examples = agent_examples(task_rows, 4, tiny_processor.tokenizer.apply_chat_template, budget=budget)
     encoded = _encode(tiny_processor, examples)
     tokens = tiny_processor.tokenizer.convert_tokens_to_ids([tiny_processor.image_token, tiny_processor.video_token])

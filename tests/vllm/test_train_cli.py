@@ -46,17 +46,18 @@ TINY = [  # what makes a recipe fit the tiny model and a CPU; everything else is
     "worker.actor.optim.lr=2e-4", "worker.reward.num_cpus=0",
 ]
 ZOOM = "worker.reward.reward_function_kwargs.zoom."
-ZOOM_BUDGET = dict(max_tokens=256, fps=2.0, min_frame_pixels=3136, max_frame_pixels=50176)  # the zoom pass's
+ZOOM_BUDGET = dict(max_visual_tokens=256, fps=2.0, min_frame_pixels=3136, max_frame_pixels=50176)  # the zoom pass's
 ZOOMZERO = TINY + [
     "data.max_response_length=160", "worker.rollout.max_num_batched_tokens=4096", "data.video_fps=1.0",
     *(f"{ZOOM}{k}={v}" for k, v in ZOOM_BUDGET.items()), f"{ZOOM}prompt=concise",
 ]
 AGENT = "worker.reward.reward_function_kwargs.agent."
-AGENT_PIXELS = dict(frame_max_pixels=12544, frame_min_pixels=3136)
+AGENT_PIXELS = dict(max_frame_pixels=12544, min_frame_pixels=3136)
 VIDEOZOOMER = TINY + [
     "worker.rollout.n=4", "data.max_response_length=1536", "data.mini_rollout_batch_size=null",
     "algorithm.online_filtering=false", "worker.rollout.limit_images=64", "worker.rollout.max_num_batched_tokens=16384",
-    f"{AGENT}turn_tokens=64", f"{AGENT}total_tokens=1536", f"{AGENT}images=64", f"{AGENT}sampling_logprobs=true",
+    f"{AGENT}max_new_tokens=64", f"{AGENT}max_response_tokens=1536", f"{AGENT}max_images=64",
+    f"{AGENT}sampling_logprobs=true",
     *(f"{AGENT}{k}={v}" for k, v in AGENT_PIXELS.items()),
 ]
 
@@ -187,7 +188,7 @@ def test_each_update_changes_the_actor_and_merge_gives_a_model_zoomzero_eval_run
     for mode in ("one-stage", "coarse-to-fine"):
         done = run / f"eval-{mode}"
         run_cli("zoomzero", "eval", "--benchmark", "rows", "--mode", mode, "--model", str(out), "--data", str(rows),
-                "--out", str(done), "--limit", "1", "--no-progress", "--max-tokens", "256", "--min-frame-pixels",
+                "--out", str(done), "--limit", "1", "--no-progress", "--max-visual-tokens", "256", "--min-frame-pixels",
                 "3136", "--max-frame-pixels", "50176", "--prompt", "concise", cwd=run)
         assert len((done / "predictions.jsonl").read_text().splitlines()) == 1
         assert json.loads((done / "metrics.json").read_text())

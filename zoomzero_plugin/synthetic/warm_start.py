@@ -76,13 +76,13 @@ def grounded_response(rng: random.Random, truth: GroundTruth) -> str:
             f"<glue>[({s}, {e})]</glue>")
 
 
-def call_segments(duration: float, call_frames: int, parts: int = 3) -> list[tuple[int, int, int]]:
+def call_segments(duration: float, max_frames_per_call: int, parts: int = 3) -> list[tuple[int, int, int]]:
     """``(start, end, fps)`` of the calls the warm start teaches: up to ``parts`` segments that all end at the video's
-    end (whole seconds) at 1 fps, the k-th lasting k/parts of ``min(duration, call_frames)`` seconds (whole, at least
-    1: every call returns frames). Only the start differs: a 2-layer model does not learn an end that depends on the
-    start (it writes ``[6, 6]``)."""
+    end (whole seconds) at 1 fps, the k-th lasting k/parts of ``min(duration, max_frames_per_call)`` seconds (whole,
+    at least 1: every call returns frames). Only the start differs: a 2-layer model does not learn an end that depends
+    on the start (it writes ``[6, 6]``)."""
     end = math.floor(duration)
-    span = min(end, call_frames)
+    span = min(end, max_frames_per_call)
     lengths = sorted({max(1, span * k // parts) for k in range(1, parts + 1)}, reverse=True)
     return [(end - length, end, 1) for length in lengths]
 
@@ -188,7 +188,7 @@ def agent_examples(rows: Sequence[Mapping[str, Any]], n: int, apply_chat_templat
 
     def images(video: str, frames: Iterable[int]) -> tuple[Any, ...]:
         missing = [f for f in frames if (video, f) not in decoded]
-        read = readers[video].read(missing, budget.frame_max_pixels, budget.frame_min_pixels)
+        read = readers[video].read(missing, budget.max_frame_pixels, budget.min_frame_pixels)
         decoded.update({(video, f): image for f, image in zip(missing, read)})
         return tuple(decoded[video, f] for f in frames)
 
@@ -200,7 +200,7 @@ def agent_examples(rows: Sequence[Mapping[str, Any]], n: int, apply_chat_templat
         trajectory = Trajectory(readers[video].info, budget, prompts)
         first = first_prompt(apply_chat_template, prompts.system,
                              trajectory.user_parts(question_text(truth.question, truth.options)), QWEN_IMAGE)
-        call = call_turn(*rng.choice(call_segments(trajectory.video.duration, budget.call_frames, parts)))
+        call = call_turn(*rng.choice(call_segments(trajectory.video.duration, budget.max_frames_per_call, parts)))
         step = trajectory.step(call)
         if step.observation is None or step.error is not None:
             raise ValueError(f"the warm start's call {call!r} does not run: {step.error}")
