@@ -163,7 +163,7 @@ def summarize(results: dict[str, list[dict[int, dict]]], args: argparse.Namespac
             arm_out["early"][c] = [statistics.fmean(v[:quarter]) for v in per_seed if v]
             arm_out["late"][c] = [statistics.fmean(v[-quarter:]) for v in per_seed if v]
             val_key = "val/reward_score" if c == "overall" else f"val/{c}_reward"
-            val_steps = sorted({s for r in runs for s in r if val_key in r[s]})
+            val_steps = sorted({s for r in runs for s in r if s <= args.steps and val_key in r[s]})
             arm_out["val"][c] = {s: [r[s][val_key] for r in runs if s in r and val_key in r[s]] for s in val_steps}
         for t in TIMINGS:
             values = [r[s][f"timing_s/{t}"] for r in runs for s in steps[1:] if s in r and f"timing_s/{t}" in r[s]]
