@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -124,6 +125,7 @@ def train(args: argparse.Namespace, prepared: dict, arm: str, seed: int, run: Pa
         return read_metrics(metrics)
     run.mkdir(parents=True, exist_ok=True)
     metrics.unlink(missing_ok=True)
+    shutil.rmtree(run / "checkpoints", ignore_errors=True)  # EasyR1 would resume from an unfinished run's last one
     env = {**os.environ, "OMP_NUM_THREADS": "1", "FORCE_QWENVL_VIDEO_READER": "decord", "VLLM_CPU_KVCACHE_SPACE": "1",
            "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}  # the engine inside the worker: ~3 GB less than its own process
     env.pop("EASYR1_PLUGINS_CPU", None)
