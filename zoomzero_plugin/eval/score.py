@@ -84,9 +84,9 @@ def _export(args: argparse.Namespace) -> int:
     if args.out is not None:
         raise UsageError("--export writes a submission, not a report: drop --out")
     try:
-        qids = list(truths_from_rows(read_rows(args.data), allow_hidden=True, source=str(args.data)))
+        truths = truths_from_rows(read_rows(args.data), allow_hidden=True, source=str(args.data))
         predictions, _ = index_predictions(_predictions(args.predictions))
-        lines = submission(args.benchmark, predictions, qids)
+        lines = submission(args.benchmark, predictions, truths)
     except ValueError as e:  # a malformed predictions or rows file, named by the reader
         raise DataError(str(e)) from None
     write_text(args.export, "".join(json.dumps(line) + "\n" for line in lines))
