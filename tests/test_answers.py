@@ -121,6 +121,9 @@ def test_cgbench_reads_the_json_result_then_letters_standing_alone(reply, letter
     ("I think A, or maybe C", None),  # two options named
     ("C", None),  # three options A-C? no: two (A, B)
     ("It is B because B is red", "B"),
+    ("A or C", None),  # a letter opening the reply counts set apart ("A.", "(A)", "A:"), else as any other
+    ("B red cup", "B"),
+    ("A man walks in", "A"),  # the article reads as option A: the only capital standing alone (a known limit)
 ])
 def test_the_package_reply_rule(reply, letter):
     assert letter_of(reply, "AB" if reply == "C" else ABCD, REPLY) == letter

@@ -8,8 +8,8 @@ or only a closed block), whether ``\\boxed{B}`` names it, which phrases are remo
   :func:`answer_letter`): the letter that opens the block (``B``, ``(B)``, ``B. red``, a bare ``b``).
 - :data:`REPLY` — the package's reading of any reply (``zoomzero eval`` and ``zoomzero score`` where a benchmark has
   no reply reader of its own): the block, ``\\boxed{B}``, the letter after the last answer phrase ("The answer is
-  C", "answer: (c)"), a letter opening the reply (``b.`` too), else the only option letter standing alone ("I think
-  it's B" → B: ``I`` is not an option). Only the question's own letters count.
+  C", "answer: (c)"), a letter opening the reply set apart (``B.``, ``(B)``, ``b.`` too), else the only option letter
+  standing alone ("I think it's B" → B: ``I`` is not an option). Only the question's own letters count.
 - :data:`VIDEOMME`, :data:`LONGVIDEOBENCH`, :data:`MLVU`, :data:`LVBENCH`, :data:`CGBENCH` — the benchmarks'
   official reply readers (``eval_your_results.py``, lmms-eval's LongVideoBench task, ``choice_bench.py``,
   ``polish_answer``, ``post_process``), quoted in docs/metrics.md; ``eval.metrics`` names each benchmark's rule.
@@ -101,11 +101,12 @@ _STANDALONE = re.compile(r"\b[A-Z]\b")
 
 def _reply(text: str, start: int, end: int, rule: LetterRule, letters: str) -> Found | None:
     """The package's reading of a free reply: the letter after the last answer phrase (any case), a letter opening
-    the reply, else the only option letter standing alone as a word (repeats allowed)."""
+    the reply set apart (``B``, ``(B) red``, ``B. red``; ``b``, ``b.`` alone), else the only option letter standing
+    alone as a word (repeats allowed: ``"I think it's B"``, ``"B red"``; ``"A or C"`` names none)."""
     lowered = text[start:end].lower()
     after = max((at + len(p) for p in _PHRASES if (at := lowered.rfind(p)) >= 0), default=-1)
     for found in (_lead(text, start + after, end, rule, letters) if after >= 0 else None,
-                  _lead(text, start, end, rule, letters)):
+                  _marked(text, start, end, rule, letters) or _lone(text, start, end, rule.dotted)):
         if found and found[0] in letters:
             return found
     seen: Found | None = None
