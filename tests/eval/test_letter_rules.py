@@ -6,9 +6,9 @@ import json
 import pytest
 
 from zoomzero_plugin.eval.metrics import score_predictions
+from zoomzero_plugin.eval.predictions import index_predictions
 from zoomzero_plugin.eval.runner import evaluate
 from zoomzero_plugin.eval.submission import submission
-from zoomzero_plugin.eval.predictions import index_predictions
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.gvqa.prompts import grounding_row
 from zoomzero_plugin.inference.backend import Generation, Output
