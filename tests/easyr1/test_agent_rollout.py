@@ -466,3 +466,14 @@ def expected_turn_and_observation(tokenizer, video, turn, frame_tokens):
     text = IM_END + observation_block(observation.text(QWEN_IMAGE))
     obs_tokens = len(tokenizer.encode(text, add_special_tokens=False)) + len(observation.frames) * (frame_tokens - 1)
     return len(tokenizer.encode(turn, add_special_tokens=False)) + obs_tokens
+
+
+@pytest.mark.parametrize("truth", ["B", "B.", " (B) ", "b"])
+def test_a_bare_letter_truth_shows_the_rows_own_prompt(truth):
+    """The reward reads "B." (the authors' data writes a period after the letter); the rollout's first user turn
+    reads it as a bare letter too, not as answer JSON (which once failed: 'ground truth is not JSON')."""
+    from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import user_text
+
+    assert user_text(truth, lambda: "the row's prompt") == "the row's prompt"
+    answer = GroundTruth(answer="A", options=("red", "blue"), spans=(), duration=9.0, qid="q", question="Which?")
+    assert user_text(answer.to_json(), lambda: "unused") == question_text("Which?", ["red", "blue"])
