@@ -35,8 +35,9 @@ Found = tuple[str, int]  # a letter and its index in the reply
 
 @dataclass(frozen=True)
 class LetterRule:
-    """One variant of the reader. ``find`` names a finder of :data:`FINDERS`."""
+    """One variant of the reader. ``find`` names a finder of :data:`FINDERS`; ``name`` says whose rule it is."""
 
+    name: str = "this package's template"
     block: str = "last"  # last: the last <answer> block (close optional), else the whole reply | closed: the last
     # closed block, else nothing | none: the whole reply, tags and all
     find: str = "lead"  # how the letter is found in the block (or the reply)
@@ -273,7 +274,8 @@ def _cut(runs: list[tuple[int, int, int]], kept: list[tuple[int, int]]) -> list[
 # --- the named rules -------------------------------------------------------------------------------------------------
 
 TEMPLATE = LetterRule()
-REPLY = LetterRule(find="reply", boxed=True, dotted=True)
+REPLY = LetterRule("this package's reading (answer phrases; the only option letter)", find="reply", boxed=True,
+                   dotted=True)
 LEAD = LetterRule(block="none")  # one answer's text, no tags: ``B``, ``(B)``, ``B. green``, ``b``
 BOXED = LetterRule(block="none", boxed=True)  # an <answer> content of VideoZoomer's: ``\boxed{B}`` or as LEAD
 CLOSED = LetterRule(block="closed", boxed=True)  # VideoZoomer's final turn: the last closed block only
@@ -283,11 +285,12 @@ VIDEOMME_PHRASES = ("The best answer is", "The correct answer is", "The answer i
                     "The best option isThe correct option is", "Best answer:Best option:")
 LONGVIDEOBENCH_PHRASES = ("The best answer is", "The correct answer is", "The answer is", "The answer",
                           "The best option is", "The correct option is", "Best answer:", "Best option:")
-VIDEOMME = LetterRule(find="first", phrases=VIDEOMME_PHRASES, letters="ABCD")  # eval_your_results.py
-LONGVIDEOBENCH = LetterRule(find="first", phrases=LONGVIDEOBENCH_PHRASES, letters="ABCDE")  # lmms-eval's task
-MLVU = LetterRule(find="paren")  # choice_bench.py check_ans
-LVBENCH = LetterRule(find="polish")  # lvbench/utils/answer_util.py polish_answer
-CGBENCH = LetterRule(find="cgbench", letters="ABCDEFGH")  # run/utils.py post_process
+VIDEOMME = LetterRule("Video-MME eval_your_results.py", find="first", phrases=VIDEOMME_PHRASES, letters="ABCD")
+LONGVIDEOBENCH = LetterRule("lmms-eval longvideobench utils.py", find="first", phrases=LONGVIDEOBENCH_PHRASES,
+                            letters="ABCDE")
+MLVU = LetterRule("MLVU choice_bench.py check_ans", find="paren")
+LVBENCH = LetterRule("LVBench answer_util.py polish_answer", find="polish")
+CGBENCH = LetterRule("CG-Bench run/utils.py post_process", find="cgbench", letters="ABCDEFGH")
 
 
 # --- thin names for the callers --------------------------------------------------------------------------------------

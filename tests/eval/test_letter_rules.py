@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from zoomzero_plugin.answers import REPLY
 from zoomzero_plugin.eval.metrics import score_predictions
 from zoomzero_plugin.eval.predictions import index_predictions
 from zoomzero_plugin.eval.runner import evaluate
@@ -94,3 +95,5 @@ def test_zoomzero_eval_reads_model_replies_by_the_benchmarks_rule(tmp_path, benc
     written = [json.loads(line)["answer"] for line in (tmp_path / "out" / "predictions.jsonl").read_text().splitlines()]
     assert written == letters
     assert metrics["no_answer"] == letters.count(None)
+    said = json.loads((tmp_path / "out" / "metrics.json").read_text())["letters"]
+    assert said == {"videomme": "Video-MME eval_your_results.py", "rows": REPLY.name}[benchmark]
