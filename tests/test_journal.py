@@ -11,9 +11,10 @@ from zoomzero_plugin.journal import Journal, check_settings
 
 def test_a_key_is_its_text(tmp_path):
     path = tmp_path / "j.jsonl"
-    path.write_text('{"qid": 1}\n{"qid": "1"}\n')
-    with pytest.raises(ResumeError, match=r":2: qid '1' written twice"):
-        Journal(path)
+    for lines in ('{"qid": "1"}\n{"qid": 1}\n', '{"qid": 1}\n{"qid": "1"}\n'):  # a number after text, and back
+        path.write_text(lines)
+        with pytest.raises(ResumeError, match=":2: qid '?1'? written twice"):
+            Journal(path)
     path.write_text('{"qid": 7}\n')
     journal = Journal(path)
     assert journal.done == {"7"}
