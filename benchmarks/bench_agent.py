@@ -79,10 +79,10 @@ def bench_agent_vs_one_stage(backend, rows, args) -> list[tuple]:
     one = ScriptedBackend(backend, oracle({r["videos"][0]: row_truth(r) for r in rows}))
     agent = ScriptedBackend(backend, agent_script(truths))
     no_tool = ScriptedBackend(backend, no_tool_script(truths))
-    cfg = ModeConfig(budget=ZoomBudget(max_tokens=args.max_tokens, fps=1.0, max_frames=256),
+    cfg = ModeConfig(budget=ZoomBudget(max_visual_tokens=args.max_visual_tokens, fps=1.0, max_frames=256),
                      max_new_tokens=args.max_new_tokens,
-                     agent=AgentConfig(budget=AgentBudget(turn_tokens=args.max_new_tokens)))
-    baseline = replace(cfg, agent=AgentConfig(budget=replace(NO_TOOL_BUDGET, turn_tokens=args.max_new_tokens),
+                     agent=AgentConfig(budget=AgentBudget(max_new_tokens=args.max_new_tokens)))
+    baseline = replace(cfg, agent=AgentConfig(budget=replace(NO_TOOL_BUDGET, max_new_tokens=args.max_new_tokens),
                                               tool=False))
     predict(one, questions[:1], "one-stage", cfg)  # warm-up
     best = fastest({"one-stage": lambda: predict(one, questions, "one-stage", cfg),
@@ -131,7 +131,7 @@ def real_comparison(args) -> int:
     print(f"model: {args.model}; data: {args.data} ({len(rows)} questions); backend: transformers on "
           f"{backend.device}, batch {args.batch_size}, greedy; the paper's budgets "
           "(agent: 64-frame overview at 0.5 fps, "
-          f"<=16 frames a call, <=5 rounds; no tool: <=120 frames at 0.2 fps as one video, one reply)\n")
+          f"<=16 frames a call, <=5 assistant turns; no tool: <=120 frames at 0.2 fps as one video, one reply)\n")
     print("| run | Acc % | answered % | calls / q | frames / q | wall s |")
     print("|---|---|---|---|---|---|")
     for label, acc, answered, calls, frames, wall in compare_tool(backend, rows, args):
@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fps", type=int, default=25, help="source frame rate (libx264 keyframe every 250 frames)")
     parser.add_argument("--clue-seconds", type=float, default=10.0)
     parser.add_argument("--max-new-tokens", type=int, default=64)
-    parser.add_argument("--max-tokens", type=int, default=8192, help="one-stage L_v (default: the paper's 8192)")
+    parser.add_argument("--max-visual-tokens", type=int, default=8192, help="one-stage L_v (default: the paper's 8192)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--workdir", default=str(Path(tempfile.gettempdir()) / "zoomzero-bench"))
     real = parser.add_argument_group("tool vs no tool on a real checkpoint (instead of the scripted tables)")
@@ -229,8 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     backend = TransformersBackend(str(model_dir), device="cpu", batch_size=1)
     print(f"data: {len(rows)} synthetic videos of {args.seconds:g} s, {args.width}x{args.height} @ {args.fps} fps; "
           f"backend: transformers, CPU, tiny random Qwen2.5-VL, batch 1, torch threads {os.environ['OMP_NUM_THREADS']}")
-    print(f"one-stage: L_v={args.max_tokens}, 1 fps, ≤256 frames; agent: 64-frame overview at 0.5 fps (≤100,352 px), "
-          f"one call of ≤16 frames, then the answer; no tool: ≤120 frames at 0.2 fps (12,544..100,352 px) as one "
+    print(f"one-stage: L_v={args.max_visual_tokens}, 1 fps, ≤256 frames; agent: 64-frame overview at 0.5 fps "
+          f"(≤100,352 px), one call of ≤16 frames, then the answer; no tool: ≤120 frames"
+          f" at 0.2 fps (12,544..100,352 px) as one "
           f"video, one reply; responses ≤{args.max_new_tokens} tokens\n")
     table = bench_agent_vs_one_stage(backend, rows, args)
     base = table[0][1]

@@ -201,7 +201,7 @@ worker:
     reward_function: zoomzero:gvqa
     reward_function_kwargs:
       components: [format, iou, accuracy, zoom]
-      zoom: {{enable: true, fps: 2.0, max_tokens: 480, min_frame_pixels: 3136, max_frame_pixels: 50176,
+      zoom: {{enable: true, fps: 2.0, max_visual_tokens: 480, min_frame_pixels: 3136, max_frame_pixels: 50176,
              max_new_tokens: 4}}
 """
 STEER = r"<think>[a-z ]{{150}}</think><answer>[A-D]</answer><glue>\[\(({starts})\.0, ({ends})\.0\)\]</glue>"
@@ -271,8 +271,9 @@ def rollout_rows(repeats: int) -> list[tuple[str, str]]:
                                    structured_outputs=letters)
             return rollout.generate_sequences(batch)
 
-    hook = ZoomHook(ZoomOptions(enable=True, fps=2.0, max_tokens=480, min_frame_pixels=3136, max_frame_pixels=50176,
-                                max_new_tokens=4), tokenizer, processor, coarse_fps=data.video_fps)
+    options = ZoomOptions(enable=True, fps=2.0, max_visual_tokens=480, min_frame_pixels=3136, max_frame_pixels=50176,
+                          max_new_tokens=4)
+    hook = ZoomHook(options, tokenizer, processor, coarse_fps=data.video_fps)
     trainer = SimpleNamespace(actor_rollout_ref_wg=WorkerGroup())
 
     def coarse():

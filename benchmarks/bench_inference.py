@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clue-seconds", type=float, default=10.0)
     parser.add_argument("--window-seconds", type=float, default=256.0)
     parser.add_argument("--max-new-tokens", type=int, default=64)
-    parser.add_argument("--max-tokens", type=int, default=8192, help="L_v (default: the paper's 8192)")
+    parser.add_argument("--max-visual-tokens", type=int, default=8192, help="L_v (default: the paper's 8192)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per variant; the fastest is reported")
     parser.add_argument("--workdir", default=str(Path(tempfile.gettempdir()) / "zoomzero-bench"),
                         help="videos and the tiny model are cached here")
@@ -175,15 +175,15 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
         from zoomzero_plugin.inference.vllm_backend import VLLMBackend
 
-        backend = VLLMBackend(str(model_dir), batch_size=256, enforce_eager=True, max_model_len=args.max_tokens + 2048,
-                              seed=0)
+        backend = VLLMBackend(str(model_dir), batch_size=256, enforce_eager=True,
+                              max_model_len=args.max_visual_tokens + 2048, seed=0)
     else:
         backend = TransformersBackend(str(model_dir), device="cpu", batch_size=1)
-    budget = ZoomBudget(max_tokens=args.max_tokens, fps=1.0, max_frames=256)
+    budget = ZoomBudget(max_visual_tokens=args.max_visual_tokens, fps=1.0, max_frames=256)
     cfg = ModeConfig(budget=budget, max_new_tokens=args.max_new_tokens, window_seconds=args.window_seconds)
     n_windows = -(-int(args.seconds) // int(args.window_seconds))
     engine = "vLLM (CPU engine, all questions per call, prefix cache on)" if vllm else "transformers, batch 1"
-    print(f"backend: {engine}, CPU, tiny random Qwen2.5-VL; L_v={args.max_tokens}, 1 fps, ≤256 frames, "
+    print(f"backend: {engine}, CPU, tiny random Qwen2.5-VL; L_v={args.max_visual_tokens}, 1 fps, ≤256 frames, "
           f"{args.window_seconds:g}-s windows ({n_windows} per video), top-4, responses {args.max_new_tokens} tokens; "
           f"torch threads {os.environ['OMP_NUM_THREADS']}\n")
 

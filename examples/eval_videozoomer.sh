@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # VideoZoomer's <video_zoom> agent on the long-video benchmarks its paper reports (LongVideoBench, MLVU,
-# Video-MME, LVBench): a 64-frame overview at 0.5 fps, then up to 4 calls of <= 16 frames over <= 5 rounds,
+# Video-MME, LVBench): a 64-frame overview at 0.5 fps, then up to 4 calls of <= 16 frames over <= 5 assistant turns,
 # with the authors' evaluation prompt (answer in \boxed{} inside <answer>). Every benchmark whose rows exist
 # is run; each prediction keeps its transcript and report.md adds tool statistics.
 #   MODEL=zsgvivo/videozoomer LVB=lvb_val.jsonl MLVU=mlvu.jsonl VIDEOMME=videomme.jsonl \
 #     LVBENCH=lvbench.jsonl BACKEND=vllm bash examples/eval_videozoomer.sh
 #   DATA=synthetic bash examples/eval_videozoomer.sh      # no data: synthetic benchmark, tiny model, CPU
-# Extra arguments go to every `zoomzero eval` (e.g. --agent-rounds 3, --agent-prompt train, --limit 50).
+# Extra arguments go to every `zoomzero eval` (e.g. --agent-max-assistant-turns 3, --agent-prompt train, --limit 50).
 set -euo pipefail
 source "$(dirname "$0")/_eval_source.sh"
 OUT=${OUT:-runs/eval-videozoomer}

@@ -96,5 +96,5 @@ def test_demo_agent_runs_the_tool_loop(tmp_path, capsys):
     assert "-> error (too_many_frames): Number of frames extracted (" in out
     assert re.search(r"-> clip: (\d+\.\d\d s \[[-a-z]+\](, )?)+\n", out)
     assert re.search(r"Turn 3 \(\d+ tokens\): <think>.*</think><answer>[ABCD]</answer>", out)
-    assert "Budgets used: rounds 3/5, calls 1/4, error turns 1" in out
+    assert "Budgets used: turns 3/5, calls 1/4, error turns 1" in out
     assert re.search(r"Reward: accuracy [01], format 0, tool [01] -> overall", out)

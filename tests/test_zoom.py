@@ -6,7 +6,7 @@ from zoomzero_plugin.video import probe_duration
 
 from .conftest import EVIDENCE_DURATION
 
-PAPER = ZoomBudget(max_tokens=8192, min_frame_pixels=16 * 28 * 28, max_frame_pixels=768 * 28 * 28, fps=1.0,
+PAPER = ZoomBudget(max_visual_tokens=8192, min_frame_pixels=16 * 28 * 28, max_frame_pixels=768 * 28 * 28, fps=1.0,
                    max_frames=768)
 
 
@@ -24,7 +24,7 @@ def test_equation_3_on_the_paper_budget():
 def test_frame_count_is_capped_by_the_minimum_resolution():
     plan = plan_coarse(7200.0, PAPER)  # 2 hours: L_v / V_min = 8192 / 8 = 1024 > max_frames 768
     assert plan.frames == 768 and plan.tokens_per_frame == pytest.approx(8192 / 768, rel=1e-3)
-    small = ZoomBudget(max_tokens=256, min_frame_pixels=16 * 28 * 28, fps=1.0)
+    small = ZoomBudget(max_visual_tokens=256, min_frame_pixels=16 * 28 * 28, fps=1.0)
     assert plan_coarse(7200.0, small).frames == 32  # 256 tokens / 8 tokens per frame
     assert plan_coarse(7200.0, small).frame_pixels == 16 * 28 * 28
 
@@ -46,7 +46,7 @@ def test_qwen_vl_utils_returns_what_the_plan_asked_for(evidence_video):
     import qwen_vl_utils
 
     assert probe_duration(str(evidence_video)) == pytest.approx(EVIDENCE_DURATION)
-    budget = ZoomBudget(max_tokens=60, min_frame_pixels=4 * 28 * 28, max_frame_pixels=768 * 28 * 28, fps=2.0)
+    budget = ZoomBudget(max_visual_tokens=60, min_frame_pixels=4 * 28 * 28, max_frame_pixels=768 * 28 * 28, fps=2.0)
     coarse = plan_coarse(EVIDENCE_DURATION, budget)
     fine = plan_zoom([(3.0, 5.0), (8.0, 9.5)], EVIDENCE_DURATION, budget)
     assert coarse.frames == 24 and fine.frames == 8
@@ -105,9 +105,9 @@ def test_paper_budget_fine_pass(benchmark, spans, frames, tokens_per_frame):
 
 
 def test_budget_presets_follow_the_benchmark():
-    assert paper_budget("nextgqa").max_tokens == 8192 and paper_budget("rextime").max_tokens == 8192
+    assert paper_budget("nextgqa").max_visual_tokens == 8192 and paper_budget("rextime").max_visual_tokens == 8192
     for long in ("cgbench", "videomme", "mlvu", "lvbench"):
-        assert paper_budget(long).max_tokens == 16384 and paper_budget(long).max_frames == 256
+        assert paper_budget(long).max_visual_tokens == 16384 and paper_budget(long).max_frames == 256
     assert paper_budget(None) == ZoomBudget() == paper_budget("rows")
     assert paper_budget("lvbench", factor=32).factor == 32
     b = ZoomBudget()

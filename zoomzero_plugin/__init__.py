@@ -1,9 +1,9 @@
 """zoomzero-plugin: evidence-grounded RL for video LLMs (Zoom-Zero, VideoZoomer) as an EasyR1 plugin.
 
 Two methods over one shared core: the core (this package's top-level modules: spans, tags, answers, question,
-ground truth, rows, video, files, readers, errors, journal, M-RoPE, token masks) is host-free and never imports
-EasyR1, Ray or vLLM; Zoom-Zero lives in :mod:`.gvqa`, VideoZoomer in :mod:`.agent`; ``inference``, ``eval``, ``data``
-and ``synthetic`` are tools over both; ``hosts/easyr1`` is the only code that knows EasyR1.
+ground truth, rows, video, files, readers, errors, journal, sections, renames, M-RoPE, token masks) is host-free
+and never imports EasyR1, Ray or vLLM; Zoom-Zero lives in :mod:`.gvqa`, VideoZoomer in :mod:`.agent`; ``inference``,
+``eval``, ``data`` and ``synthetic`` are tools over both; ``hosts/easyr1`` is the only code that knows EasyR1.
 Every public name loads its module on first use: importing the package (every process of a CPU venv does, through
 the torchvision start-up hook of ``scripts/install-cpu.sh``) costs almost nothing.
 """

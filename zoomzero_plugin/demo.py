@@ -109,7 +109,7 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
     row = read_rows(make_benchmark(workdir / "bench", n_videos=1, seed=args.seed))[0]
     truth, video = row_truth(row), row["videos"][0]
     letters = "ABCD"[: len(truth.options)]
-    budget = ZoomBudget(max_tokens=96, min_frame_pixels=4 * 28 * 28, max_frame_pixels=768 * 28 * 28, fps=2.0)
+    budget = ZoomBudget(max_visual_tokens=96, min_frame_pixels=4 * 28 * 28, max_frame_pixels=768 * 28 * 28, fps=2.0)
 
     coarse = plan_coarse(truth.duration, budget)
     ctx = lm.context(grounding_prompt(truth.question, truth.options, truth.duration), fetch_plan(coarse, video))
@@ -117,7 +117,7 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
           + ", ".join(f"({label}) {o}" for label, o in zip(letters, truth.options)))
     print(f"Truth: ({truth.answer}), evidence at {_fmt(truth.spans)} of a {truth.duration:.0f} s video")
     print(f"Coarse pass: {coarse.frames} frames at {coarse.tokens_per_frame:.1f} tokens/frame "
-          f"(budget {budget.max_tokens} visual tokens)\n")
+          f"(budget {budget.max_visual_tokens} visual tokens)\n")
 
     rng = random.Random(args.seed)
     config = RewardConfig(components=("format", "iou", "accuracy", "zoom"))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -135,14 +136,17 @@ def _flatten(settings: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def check_settings(path: str | os.PathLike, settings: dict[str, Any], *, results: bool = False, repair: bool = False,
-                   name: Callable[[str], str] = str) -> None:
+                   name: Callable[[str], str] = str,
+                   upgrade: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
     """Store ``settings`` (JSON) at ``path`` on the first run; a later run must pass the same.
 
     ``results``: the folder already holds results, so a missing ``path`` means their settings are unknown
     and they are refused (``repair``: the caller vouches for them and this run's settings are stored). A
     damaged ``path`` is refused (``repair``: rewritten with this run's settings). A difference raises
     :class:`~zoomzero_plugin.errors.ResumeError` naming each setting (``name(dotted key)``, e.g. ``--fps``)
-    with both values.
+    with both values. ``upgrade`` turns stored settings (flattened: ``config.budget.fps``) written under the
+    names of the release before into this release's; stored settings that then match are rewritten in the new
+    names (one line says so).
     """
     path = Path(path)
     settings = json.loads(json.dumps(settings))  # tuples as lists, as they are stored
@@ -166,6 +170,11 @@ def check_settings(path: str | os.PathLike, settings: dict[str, Any], *, results
         write_text(path, json.dumps(settings, indent=2) + "\n")
         return
     old, new = _flatten(before), _flatten(settings)
+    renamed = upgrade(old) if upgrade is not None else old
+    if renamed != old and renamed == new:
+        write_text(path, json.dumps(settings, indent=2) + "\n")
+        print(f"zoomzero: {path}: settings renamed to this release's names", file=sys.stderr)
+    old = renamed
     changed = [k for k in dict.fromkeys([*old, *new]) if old.get(k) != new.get(k)]
     if changed:
         shown = ", ".join(f"{name(k)} ({old.get(k, 'unset')!r} there, {new.get(k, 'unset')!r} now)" for k in changed)

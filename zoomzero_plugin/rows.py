@@ -27,7 +27,7 @@ GT_WINDOWS_KEY = "gt_windows"
 # Optional answer-JSON key: true on a test question whose label only the benchmark's server has (ReXTime test);
 # its ``answer`` is a placeholder. Such rows can be evaluated and exported for submission, never scored or trained on.
 LABEL_HIDDEN_KEY = "label_hidden"
-FORMATS = (".jsonl", ".json", ".parquet")
+ROW_SUFFIXES = (".jsonl", ".json", ".parquet")  # the files rows are read from and written to
 
 
 def make_row(
@@ -89,8 +89,8 @@ def label_hidden(truth: GroundTruth) -> bool:
 
 
 def _check_format(path: Path) -> str:
-    if path.suffix not in FORMATS:
-        raise DataError(f"{path}: rows must be {', '.join(FORMATS)}; got '{path.suffix}'")
+    if path.suffix not in ROW_SUFFIXES:
+        raise DataError(f"{path}: rows must be {', '.join(ROW_SUFFIXES)}; got '{path.suffix}'")
     return path.suffix
 
 

@@ -19,8 +19,8 @@ from zoomzero_plugin.agent.transcript import Transcript
 
 def test_the_setting_is_the_scripts():
     b = NO_TOOL_BUDGET
-    assert (b.overview_fps, b.overview_frames, b.frame_max_pixels, b.frame_min_pixels) == (0.2, 120, 100352, 12544)
-    assert (b.turn_tokens, b.rounds, b.calls) == (2048, 1, 0)
+    assert (b.overview_fps, b.max_overview_frames, b.max_frame_pixels, b.min_frame_pixels) == (0.2, 120, 100352, 12544)
+    assert (b.max_new_tokens, b.max_assistant_turns, b.max_calls) == (2048, 1, 0)
     assert NO_TOOL_SYSTEM == "You are a helpful assistant."
 
 

@@ -90,13 +90,13 @@ def execution_observation(message):
 
 
 def test_call_and_image_budgets():
-    t = Trajectory(VideoInfo("v.mp4", 3000, 30.0), AgentBudget(calls=1))
+    t = Trajectory(VideoInfo("v.mp4", 3000, 30.0), AgentBudget(max_calls=1))
     assert t.step(call(1, 2, 2)).error is None
     refused = t.step(call(3, 4, 2))  # the one call is used: the budget turn, not the parse-error one
     assert refused.error.code == "call_budget" and refused.error.kind == "execution"
     assert refused.observation.text() == execution_observation("all 1 calls are used; answer with the frames above")
     assert t.calls == 1 and t.images == 52 and t.errors == 1  # 50 overview + 2 clip frames
-    t = Trajectory(VideoInfo("v.mp4", 3000, 30.0), AgentBudget(images=70))  # overview 50
+    t = Trajectory(VideoInfo("v.mp4", 3000, 30.0), AgentBudget(max_images=70))  # overview 50
     assert t.step(call(0, 8, 2)).error is None  # 66 images
     step = t.step(call(10, 12, 2))  # 4 more: 70, exactly the limit
     assert step.error is None and t.images == 70
@@ -118,9 +118,9 @@ def test_the_last_round():
     assert t.done and t.calls == 4 and t.errors == 1
     with pytest.raises(RuntimeError):
         t.step(ANSWER)
-    two = Trajectory(VideoInfo("v.mp4", 3000, 30.0), AgentBudget(rounds=2))
+    two = Trajectory(VideoInfo("v.mp4", 3000, 30.0), AgentBudget(max_assistant_turns=2))
     assert two.step(call(1, 2, 2)).observation.last_round
-    one = Trajectory(VideoInfo("v.mp4", 3000, 30.0), AgentBudget(rounds=1))
+    one = Trajectory(VideoInfo("v.mp4", 3000, 30.0), AgentBudget(max_assistant_turns=1))
     assert one.step(call(1, 2, 2)).end == END_LAST_ROUND_CALL
 
 
@@ -203,9 +203,11 @@ def test_first_user_turn_replaces_the_video_placeholder():
     assert t.user_parts("no placeholder")[-1] == "no placeholder"
 
 
-@pytest.mark.parametrize("bad", [dict(rounds=0), dict(call_frames=0), dict(overview_fps=0.0), dict(calls=-1),
-                                 dict(overview_frames=200), dict(frame_min_pixels=10**6), dict(turn_tokens=10**6),
-                                 dict(images=True), dict(overview_fps=float("nan"))])
+@pytest.mark.parametrize("bad", [dict(max_assistant_turns=0), dict(max_frames_per_call=0), dict(overview_fps=0.0),
+                                 dict(max_calls=-1),
+                                 dict(max_overview_frames=200), dict(min_frame_pixels=10**6),
+                                 dict(max_new_tokens=10**6),
+                                 dict(max_images=True), dict(overview_fps=float("nan"))])
 def test_budget_validation_names_the_field(bad):
     with pytest.raises(ValueError, match=next(iter(bad))):
         AgentBudget(**bad)
@@ -225,7 +227,7 @@ def test_budgets_may_equal_their_bounds():
 
 
 def test_budget_round_trips_and_rejects_unknown_keys():
-    b = AgentBudget(calls=2, rounds=3)
+    b = AgentBudget(max_calls=2, max_assistant_turns=3)
     assert AgentBudget.from_dict(b.to_dict()) == b
     with pytest.raises(ValueError, match="unknown agent budget key"):
         AgentBudget.from_dict({"frames": 3})

@@ -35,7 +35,7 @@ def test_frames_are_counted_as_the_authors_do():
     assert t.error.code == "too_many_frames"
     assert t.error.message == "Number of frames extracted (17) exceeds the maximum allowed (16)."
     assert parse_turn(call([0, 8], 2)).format_ok  # exactly 16
-    assert parse_turn(call([0, 8], 2), call_frames=15).error.code == "too_many_frames"
+    assert parse_turn(call([0, 8], 2), max_frames_per_call=15).error.code == "too_many_frames"
     assert Call(0.0, 0.3, 1.0).frames == 0 and parse_turn(call([0, 0.3], 1)).error.code == "no_frames"
 
 
@@ -142,15 +142,15 @@ TURNS = st.one_of(st.lists(st.one_of(FRAGMENTS, st.text(max_size=6)), max_size=4
 
 @settings(max_examples=3000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(TURNS, st.integers(1, 64))
-def test_parser_is_total_and_consistent(text, call_frames):
-    t = parse_turn(text, call_frames)
+def test_parser_is_total_and_consistent(text, max_frames):
+    t = parse_turn(text, max_frames)
     assert t.kind in (CALL, ANSWER, NONE)
     assert text.startswith(t.text) and t.text.count("</video_zoom>") <= 1
     if t.kind == CALL:
         assert t.text.endswith("</video_zoom>") and (t.call is not None or t.error is not None)
         if t.error is None:
             assert math.isfinite(t.call.fps) and t.call.fps > 0 and t.call.end > t.call.start
-            assert 1 <= t.call.frames <= call_frames
+            assert 1 <= t.call.frames <= max_frames
     if t.format_ok:
         assert t.kind != NONE and t.text.lstrip().startswith("<think>")
     assert t.letter is None or (len(t.letter) == 1 and t.letter.isupper())

@@ -138,7 +138,7 @@ def test_reward_components_by_hand():
     error_then_answer = play(['<think>x</think><video_zoom>{"segment": [1, 2]}</video_zoom>', ANSWER_B])[1]
     e = score_response(error_then_answer, "B", AgentRewardConfig(tool=1.0))
     assert (e["accuracy"], e["format"], e["tool"], e["calls"], e["call_errors"]) == (1, 0, 0, 0, 1)
-    _, unanswered = play([GOOD_CALL], AgentBudget(rounds=1))  # a call in the only round: no answer
+    _, unanswered = play([GOOD_CALL], AgentBudget(max_assistant_turns=1))  # a call in the only round: no answer
     u = score_response(unanswered, "B")
     assert (u["accuracy"], u["format"], u["answered"], u["overall"]) == (0, 0, 0, 0)
     boxed = score_response("<think>x</think><answer>\\boxed{B}</answer>\n\n<|im_end|>", "B")
@@ -232,8 +232,8 @@ def test_batch_reward_function_convention():
     _, response = play([GOOD_CALL, ANSWER_B])
     scores = compute_score([{"response": response, "response_length": 9, "ground_truth": truth},
                             {"response": ANSWER_B, "response_length": 3, "ground_truth": "b"}],
-                           weights={"tool": 1.0}, agent={"call_frames": 3})
-    assert scores[0]["format"] == 0.0 and scores[0]["tool"] == 1.0  # 4 frames > call_frames=3: malformed call
+                           weights={"tool": 1.0}, agent={"max_frames_per_call": 3})
+    assert scores[0]["format"] == 0.0 and scores[0]["tool"] == 1.0  # 4 frames > max_frames_per_call=3: malformed call
     assert scores[1]["overall"] == pytest.approx(1.0)
     with pytest.raises(ValueError, match="reward input 0: unusable ground truth"):
         compute_score([{"response": "", "ground_truth": "{}"}])

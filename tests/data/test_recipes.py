@@ -21,7 +21,7 @@ YAMLS = sorted(p for p in (Path(__file__).parents[2] / "yamls").glob("*.yaml") i
 # Zoom-Zero's recipes score with zoomzero:gvqa; VideoZoomer's RL recipes (the multi-turn rollout) are checked below.
 VIDEOZOOMER = [p for p in YAMLS if "reward_function: zoomzero:videozoomer" in p.read_text()]
 ZOOMZERO = [p for p in YAMLS if p not in VIDEOZOOMER]
-ZOOM_KEYS = {"enable", "fps", "max_tokens", "min_frame_pixels", "max_frame_pixels", "max_new_tokens", "no_spans",
+ZOOM_KEYS = {"enable", "fps", "max_visual_tokens", "min_frame_pixels", "max_frame_pixels", "max_new_tokens", "no_spans",
              "uniform_frames", "prompt"}
 TABLE5 = ("table5_grpo", "table5_zoom", "table5_tokenadv")
 # Keys whose meaning is plain from the name and EasyR1's docs; every other key line carries a comment.
@@ -71,16 +71,16 @@ def test_recipe_is_a_complete_easyr1_config_with_the_shared_names(path, PPOConfi
     kwargs = config.worker.reward.reward_function_kwargs
     reward = RewardConfig.from_kwargs(kwargs["components"], kwargs["weights"])
     zoom = kwargs["zoom"]
-    assert set(zoom) == ZOOM_KEYS and zoom["no_spans"] in ("zero", "uniform") and kwargs["tokenadv"]["eps"] > 0
+    assert set(zoom) == ZOOM_KEYS and zoom["no_spans"] in ("skip", "uniform") and kwargs["tokenadv"]["eps"] > 0
     assert zoom["prompt"] == "paper" and kwargs["tokenadv"]["std"] == "population"
     assert config.worker.actor.loss_avg_mode == "seq"  # Eq. 2, as the authors' config computes it
     assert ("zoom" in reward.components) == zoom["enable"]
-    budget = ZoomBudget(max_tokens=zoom["max_tokens"], min_frame_pixels=zoom["min_frame_pixels"],
+    budget = ZoomBudget(max_visual_tokens=zoom["max_visual_tokens"], min_frame_pixels=zoom["min_frame_pixels"],
                         max_frame_pixels=zoom["max_frame_pixels"], fps=zoom["fps"])
     # EasyR1's video pitfalls: pixel bounds and fps set deliberately, not left at its image defaults.
     assert config.data.min_pixels == budget.min_frame_pixels and config.data.video_fps == budget.fps
     assert config.data.max_pixels <= 768 * 28 * 28 and config.data.min_pixels < 262144
-    assert config.data.max_prompt_length >= budget.max_tokens + 512  # video tokens + the prompt's text
+    assert config.data.max_prompt_length >= budget.max_visual_tokens + 512  # video tokens + the prompt's text
     assert (
         config.worker.rollout.max_num_batched_tokens >= config.data.max_prompt_length + config.data.max_response_length
     )
@@ -109,14 +109,14 @@ def test_paper_numbers(PPOConfig):
     for name in ("stage1", "stage2", "zoomzero", *TABLE5):
         c = by_name[name]
         zoom = c.worker.reward.reward_function_kwargs["zoom"]
-        assert (zoom["max_tokens"], c.data.video_fps, c.data.min_pixels, c.data.max_pixels) == (
+        assert (zoom["max_visual_tokens"], c.data.video_fps, c.data.min_pixels, c.data.max_pixels) == (
             8192,
             1.0,
             16 * 28 * 28,
             768 * 28 * 28,
         )
-        assert (zoom["max_tokens"], zoom["fps"], zoom["min_frame_pixels"], zoom["max_frame_pixels"]) == (
-            paper.max_tokens, paper.fps, paper.min_frame_pixels, paper.max_frame_pixels)
+        assert (zoom["max_visual_tokens"], zoom["fps"], zoom["min_frame_pixels"], zoom["max_frame_pixels"]) == (
+            paper.max_visual_tokens, paper.fps, paper.min_frame_pixels, paper.max_frame_pixels)
         assert (c.data.video_fps, c.data.min_pixels, c.data.max_pixels) == (
             paper.fps,
             paper.min_frame_pixels,
@@ -267,7 +267,8 @@ def test_videozoomer_recipe_is_a_complete_easyr1_config(path, PPOConfig):
     )
     agent = AgentOptions.from_kwargs(config.worker.reward.reward_function_kwargs)
     assert agent.enable and agent.prompt == "train"
-    assert agent.budget.total_tokens <= data.max_response_length and agent.budget.images <= rollout.limit_images
+    budget = agent.budget
+    assert budget.max_response_tokens <= data.max_response_length and budget.max_images <= rollout.limit_images
     assert rollout.max_num_batched_tokens >= data.max_prompt_length + data.max_response_length
     assert config.algorithm.use_kl_loss and config.algorithm.kl_penalty == "low_var_kl"
     assert (config.algorithm.online_filtering, config.algorithm.filter_key) == (True, "accuracy")
@@ -286,8 +287,10 @@ def test_videozoomer_authors_rl_numbers(PPOConfig):
     assert (c.algorithm.adv_estimator, c.worker.rollout.n, c.data.rollout_batch_size) == ("grpo", 16, 128)
     assert (c.worker.actor.optim.lr, c.worker.actor.clip_ratio_low, c.worker.actor.clip_ratio_high) == (1e-6, 0.2, 0.27)
     assert (c.algorithm.kl_coef, c.algorithm.kl_penalty, c.worker.actor.global_batch_size) == (1e-3, "low_var_kl", 32)
-    assert (b.overview_frames, b.overview_fps, b.call_frames, b.calls, b.rounds, b.images) == (64, 0.5, 16, 4, 5, 128)
-    assert (b.turn_tokens, b.total_tokens, b.frame_min_pixels, b.frame_max_pixels) == (4096, 32768, 25088, 100352)
+    assert (b.max_overview_frames, b.overview_fps, b.max_frames_per_call) == (64, 0.5, 16)
+    assert (b.max_calls, b.max_assistant_turns, b.max_images) == (4, 5, 128)
+    assert (b.max_new_tokens, b.max_response_tokens) == (4096, 32768)
+    assert (b.min_frame_pixels, b.max_frame_pixels) == (25088, 100352)
     weights = c.worker.reward.reward_function_kwargs["weights"]
     assert (weights["accuracy"], weights["format"], weights["tool"]) == (0.9, 0.1, 0.0)
     assert (c.worker.rollout.val_override_config["n"], c.worker.rollout.val_override_config["temperature"]) == (1, 0.0)

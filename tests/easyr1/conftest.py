@@ -78,11 +78,11 @@ worker:
       zoom:
         enable: true
         fps: 2.0
-        max_tokens: 256
+        max_visual_tokens: 256
         min_frame_pixels: 3136
         max_frame_pixels: 50176
         max_new_tokens: 4
-        no_spans: zero
+        no_spans: skip
       tokenadv: {{eps: 1.0e-6}}
 trainer:
   total_epochs: 1

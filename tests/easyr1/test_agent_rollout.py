@@ -62,7 +62,7 @@ worker:
     num_cpus: 0
     reward_function_kwargs:
       weights: {{accuracy: 0.9, format: 0.1, tool: 0.0}}
-      agent: {{prompt: train, turn_tokens: 160, total_tokens: 1600, sampling_logprobs: true}}
+      agent: {{prompt: train, max_new_tokens: 160, max_response_tokens: 1600, sampling_logprobs: true}}
       tokenadv: {{over_turns: true}}
 trainer:
   total_epochs: 1
@@ -398,7 +398,7 @@ def truncated(agent_recipe, agent_rows, easyr1_tokenizer, easyr1_processor, tiny
                     meta_info_keys=["min_pixels", "max_pixels", "video_fps"])
     engine = TinyEngine(tiny_model, easyr1_processor, AgentGuide())
     options = AgentOptions.from_kwargs(
-        {"agent": {"turn_tokens": 160, "total_tokens": total, "sampling_logprobs": True}}
+        {"agent": {"max_new_tokens": 160, "max_response_tokens": total, "sampling_logprobs": True}}
     )
     group = RoutedWorkerGroup(TinyRolloutWorkerGroup(config, easyr1_tokenizer, engine), ROLLOUT, options.to_dict())
     return SimpleNamespace(batch=group.generate_sequences(gen), total=total, model=tiny_model)
@@ -429,7 +429,7 @@ def test_an_observation_is_appended_only_with_room_for_one_more_token(spare, app
                                                                       easyr1_processor):
     """The rule at its threshold: after a call turn of T tokens and an observation of O tokens, a budget of
     T + O leaves no room for a sampled token (the observation is not appended, the trajectory ends at
-    total_tokens); T + O + 1 leaves exactly one (it is appended, and the next turn may generate 1 token)."""
+    max_response_tokens); T + O + 1 leaves exactly one (it is appended, and the next turn may generate 1 token)."""
     from zoomzero_plugin.hosts.easyr1.generation import ROW_FIELDS_KEY
     from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import AgentRollout
     from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
@@ -437,7 +437,8 @@ def test_an_observation_is_appended_only_with_room_for_one_more_token(spare, app
     row = json.loads(agent_rows.read_text().splitlines()[0])
     turn = SCRIPTS[0][1][0]  # call(2, 6, 1): 4 frames of 112x84 -> 4 x 3 merged patches = 12 tokens each
     total = expected_turn_and_observation(easyr1_tokenizer, row["videos"][0], turn, frame_tokens=12) + spare
-    options = AgentOptions.from_kwargs({"agent": {"prompt": "train", "turn_tokens": 160, "total_tokens": total}})
+    section = {"prompt": "train", "max_new_tokens": 160, "max_response_tokens": total}
+    options = AgentOptions.from_kwargs({"agent": section})
     worker = SimpleNamespace(tokenizer=easyr1_tokenizer, processor=easyr1_processor, prompt_length=2048,
                              response_length=total)
     rollout = AgentRollout(worker, options)

@@ -51,7 +51,7 @@ def test_dry_run_console_script_validates_and_prints_effective_settings(recipe_p
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "zoomzero" in out and "Advantage estimator: tokenadv (plugin)" in out
-    assert '"max_tokens": 256' in out and '"glue_components": ["format", "zoom", "iou"]' in out
+    assert '"max_visual_tokens": 256' in out and '"glue_components": ["format", "zoom", "iou"]' in out
     assert "gvqa/gvqa_reward.py" in out and "prompt lengths of the first 2 rows" in out
     assert "no Ray cluster was started" in out
     if not vllm_stub.real_vllm_importable():  # the launcher itself stood in for vLLM
@@ -126,7 +126,7 @@ def test_train_hands_over_to_easyr1_main_with_the_runtime_env_hook(recipe_path, 
         monkeypatch.delenv(name)
     assert main(["train", str(recipe_path), "trainer.total_epochs=2", "--check-rows", "0"]) == 0
     assert seen["hook"] == ENV_HOOK
-    assert seen["seq"] == "285"  # ceil(zoom.max_tokens 256 / 0.9): the coarse pass gets the zoom budget L_v
+    assert seen["seq"] == "285"  # ceil(zoom.max_visual_tokens 256 / 0.9): the coarse pass gets the zoom budget L_v
     assert ray_runtime_env_hook(None)["env_vars"]["MODEL_SEQ_LEN"] == "285"  # and every Ray worker does
     if not load_recipe(recipe_path).adapted:  # EasyR1 0.3.2: the user's own recipe and overrides, untouched
         assert seen["argv"] == ["verl.trainer.main", f"config={recipe_path}", "trainer.total_epochs=2"]
@@ -177,7 +177,7 @@ def test_job_env_budget_follows_the_models_token_size(ppo_config):
     ppo_config.worker.actor.model.model_path = "Qwen/Qwen3-VL-8B-Instruct"  # 32-px tokens, not downloaded
     assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": str(math.ceil(256 / 0.9 * (32 / 28) ** 2))}
     # the zoom pass off (an ablation): the coarse pass keeps L_v, not qwen-vl-utils' 128k-token default
-    ppo_config.worker.reward.reward_function_kwargs["zoom"] = {"enable": False, "max_tokens": 256}
+    ppo_config.worker.reward.reward_function_kwargs["zoom"] = {"enable": False, "max_visual_tokens": 256}
     assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": str(math.ceil(256 / 0.9 * (32 / 28) ** 2))}
     del ppo_config.worker.reward.reward_function_kwargs["zoom"]  # no zoom section: the paper's L_v, 8,192
     assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": "11889"}  # ceil(8192 / 0.9 * (32/28)²)

@@ -9,7 +9,7 @@ from zoomzero_plugin.hosts.easyr1.clips import decode_clip_spec, make_clip_spec
 from zoomzero_plugin.hosts.easyr1.zoomzero.options import TokenAdvOptions, ZoomOptions
 from zoomzero_plugin.synthetic.videos import dominant_color
 
-BUDGET = ZoomBudget(max_tokens=256, min_frame_pixels=3136, max_frame_pixels=50176, fps=2.0)
+BUDGET = ZoomBudget(max_visual_tokens=256, min_frame_pixels=3136, max_frame_pixels=50176, fps=2.0)
 
 
 def colours(frames):
@@ -62,7 +62,7 @@ def test_uniform_budget_gives_the_requested_frames():
 
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10, 10**7), st.floats(allow_nan=True), st.text(max_size=8))
 SECTION = st.dictionaries(
-    st.sampled_from(["enable", "fps", "max_tokens", "min_frame_pixels", "max_frame_pixels", "max_new_tokens",
+    st.sampled_from(["enable", "fps", "max_visual_tokens", "min_frame_pixels", "max_frame_pixels", "max_new_tokens",
                      "no_spans", "uniform_frames", "eps", "glue_components", "typo"]),
     st.one_of(SCALARS, st.lists(st.sampled_from(["format", "iou", "zoom", "x"]), max_size=3)),
     max_size=6,
@@ -70,7 +70,7 @@ SECTION = st.dictionaries(
 
 
 @settings(max_examples=300, deadline=None)
-@example(zoom={"max_tokens": float("inf")}, tokenadv={"eps": float("nan")})
+@example(zoom={"max_visual_tokens": float("inf")}, tokenadv={"eps": float("nan")})
 @given(zoom=st.one_of(st.none(), SECTION, SCALARS), tokenadv=st.one_of(st.none(), SECTION, SCALARS))
 def test_option_parsing_is_total(zoom, tokenadv):
     """Any recipe input gives valid options or a ValueError naming the key; never another exception."""
@@ -83,6 +83,6 @@ def test_option_parsing_is_total(zoom, tokenadv):
             continue
         if isinstance(options, ZoomOptions):
             options.budget()
-            assert options.no_spans in ("zero", "uniform") and options.max_new_tokens >= 1
+            assert options.no_spans in ("skip", "uniform") and options.max_new_tokens >= 1
         else:
             assert options.eps > 0 and options.glue_components

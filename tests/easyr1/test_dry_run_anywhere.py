@@ -68,7 +68,8 @@ def test_an_unsafe_yaml_tag_is_named_and_never_run(recipe_path, tmp_path, capsys
             ["worker.reward.reward_function_kwargs.zoom.fps=fast"],
             "reward_function_kwargs.zoom.fps: 'fast' is not a valid float",
         ),
-        (["worker.reward.reward_function_kwargs.zoom.max_tokens=1e400"], "reward_function_kwargs.zoom.max_tokens"),
+        (["worker.reward.reward_function_kwargs.zoom.max_visual_tokens=1e400"],
+         "reward_function_kwargs.zoom.max_visual_tokens"),
         (["data.max_prompt_length=long"], "data.max_prompt_length"),
     ],
 )

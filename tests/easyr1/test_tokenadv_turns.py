@@ -87,19 +87,20 @@ def test_over_turns_changes_the_default_groups_only():
 
 
 def test_agent_options_take_the_budget_fields_and_refuse_the_rest():
-    options = AgentOptions.from_kwargs({"agent": {"rounds": 3, "call_frames": 8, "prompt": "eval"}})
-    assert (
-        options.enable and options.budget.rounds == 3 and options.budget.call_frames == 8 and options.prompt == "eval"
-    )
+    section = {"max_assistant_turns": 3, "max_frames_per_call": 8, "prompt": "eval"}
+    options = AgentOptions.from_kwargs({"agent": section})
+    budget = options.budget
+    assert options.enable and budget.max_assistant_turns == 3 and budget.max_frames_per_call == 8
+    assert options.prompt == "eval"
     assert AgentOptions.from_kwargs({"agent": options.to_dict()}) == options
     assert not AgentOptions.from_kwargs({}).enable
     assert not AgentOptions.from_kwargs({"agent": {"enable": False}}).enable
-    with pytest.raises(ValueError, match=r"unknown option\(s\) \['turns'\].*'call_frames'"):
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['turns'\].*'max_frames_per_call'"):
         AgentOptions.from_kwargs({"agent": {"turns": 3}})
-    with pytest.raises(ValueError, match="agent: invalid agent budget: rounds must be an integer >= 1"):
-        AgentOptions.from_kwargs({"agent": {"rounds": 0}})
-    with pytest.raises(ValueError, match="agent.rounds: 2.5 is not a valid int"):
-        AgentOptions.from_kwargs({"agent": {"rounds": 2.5}})
+    with pytest.raises(ValueError, match="agent: invalid agent budget: max_assistant_turns must be an integer >= 1"):
+        AgentOptions.from_kwargs({"agent": {"max_assistant_turns": 0}})
+    with pytest.raises(ValueError, match="agent.max_assistant_turns: 2.5 is not a valid int"):
+        AgentOptions.from_kwargs({"agent": {"max_assistant_turns": 2.5}})
     with pytest.raises(ValueError, match="prompt must be one of"):
         AgentOptions.from_kwargs({"agent": {"prompt": "mine"}})
     with pytest.raises(ValueError, match="give the budget's fields directly"):

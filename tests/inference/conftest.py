@@ -12,7 +12,7 @@ import pytest
 from zoomzero_plugin.gvqa.zoom import ZoomBudget
 from zoomzero_plugin.inference.scripted import ScriptedBackend, template
 
-SMALL = ZoomBudget(max_tokens=64, min_frame_pixels=4 * 28 * 28, fps=1.0, max_frames=256)
+SMALL = ZoomBudget(max_visual_tokens=64, min_frame_pixels=4 * 28 * 28, fps=1.0, max_frames=256)
 grounded = template
 
 __all__ = ["SMALL", "ScriptedBackend", "grounded"]

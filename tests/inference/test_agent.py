@@ -19,7 +19,7 @@ from zoomzero_plugin.rows import read_rows, row_truth
 
 from .conftest import ScriptedBackend
 
-CFG = ModeConfig(agent=AgentConfig(budget=AgentBudget(turn_tokens=16)))
+CFG = ModeConfig(agent=AgentConfig(budget=AgentBudget(max_new_tokens=16)))
 
 
 def call(s, e, fps):
@@ -108,11 +108,11 @@ def test_every_round_sends_the_whole_conversation_and_its_images(tiny_backend, b
 
 def test_the_total_token_budget_ends_a_trajectory(tiny_backend, bench_rows):
     rows = read_rows(bench_rows)[1:2]
-    cfg = ModeConfig(agent=AgentConfig(budget=AgentBudget(turn_tokens=64, total_tokens=100)))
+    cfg = ModeConfig(agent=AgentConfig(budget=AgentBudget(max_new_tokens=64, max_response_tokens=100)))
     (pred,) = predict(scripted(tiny_backend, read_rows(bench_rows)), [Question.from_row(r) for r in rows], "agent", cfg)
     turns = pred.record["transcript"]["turns"]
     assert pred.record["end"] == "total_tokens" and len(turns) == 1 and turns[0]["clip"] is not None
-    cfg = ModeConfig(agent=AgentConfig(budget=AgentBudget(turn_tokens=10, total_tokens=10)))
+    cfg = ModeConfig(agent=AgentConfig(budget=AgentBudget(max_new_tokens=10, max_response_tokens=10)))
     (pred,) = predict(scripted(tiny_backend, read_rows(bench_rows)), [Question.from_row(r) for r in rows], "agent", cfg)
     (turn,) = pred.record["transcript"]["turns"]
     assert pred.record["end"] == "total_tokens" and turn["tokens"] == 10 and turn["kind"] == "none"
@@ -149,7 +149,7 @@ def test_eval_mode_agent_writes_tool_statistics(tiny_backend, bench_rows, tmp_pa
     for png in ("agent_calls.png", "agent_accuracy_by_calls.png", "agent_frames.png", "agent_errors.png"):
         assert (tmp_path / png).stat().st_size > 1000 and f"]({png})" in report
     run = json.loads((tmp_path / "run.json").read_text())
-    assert run["config"]["agent"]["budget"]["rounds"] == 5 and run["config"]["agent"]["prompt"] == "eval"
+    assert run["config"]["agent"]["budget"]["max_assistant_turns"] == 5 and run["config"]["agent"]["prompt"] == "eval"
 
 
 def test_agent_config_is_validated():
@@ -178,7 +178,8 @@ def test_the_no_tool_baseline_reads_the_video_as_one_video(tiny_backend, bench_r
     _, script = no_tool_script(rows, replies)
     scripted_ = ScriptedBackend(tiny_backend, script)
     backend = Batches(scripted_, stop=(), max_new_tokens=16)
-    cfg = ModeConfig(agent=AgentConfig(budget=replace(NO_TOOL_BUDGET, turn_tokens=16, total_tokens=16), tool=False))
+    budget = replace(NO_TOOL_BUDGET, max_new_tokens=16, max_response_tokens=16)
+    cfg = ModeConfig(agent=AgentConfig(budget=budget, tool=False))
     preds = predict(backend, [Question.from_row(r) for r in rows], "agent", cfg)
     assert backend.sizes == [3]  # one generate for every question
     request = scripted_.calls[0][0]
@@ -214,7 +215,8 @@ def test_eval_no_tool_reports_the_baseline(tiny_backend, bench_rows, tmp_path):
     rows = read_rows(bench_rows)[:3]
     truths = [row_truth(r) for r in rows]
     _, script = no_tool_script(rows, [f"({truths[0].answer}) yes", f"{wrong(truths[1].answer)}.", "hmm"])
-    cfg = ModeConfig(agent=AgentConfig(budget=replace(NO_TOOL_BUDGET, turn_tokens=8, total_tokens=8), tool=False))
+    budget = replace(NO_TOOL_BUDGET, max_new_tokens=8, max_response_tokens=8)
+    cfg = ModeConfig(agent=AgentConfig(budget=budget, tool=False))
     metrics = evaluate(ScriptedBackend(tiny_backend, script), rows, tmp_path, benchmark="rows", mode="agent", cfg=cfg,
                        batch_size=3, progress=False)
     assert metrics["Acc"] == pytest.approx(100 / 3)  # one of three right

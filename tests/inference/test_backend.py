@@ -89,15 +89,16 @@ def test_batches_match_single_requests_and_report_what_was_decoded(tiny_backend,
     coarse, fine = batched[0], batched[1]
     assert [(c.start, c.end, c.frames) for c in fine.clips] == [(3.0, 5.0, 2), (8.0, 9.5, 2)]
     assert all(c.start <= c.first <= c.last <= c.end for c in fine.clips)
-    assert coarse.frames == 12 and coarse.video_tokens <= SMALL.max_tokens and fine.video_tokens <= SMALL.max_tokens
+    assert coarse.frames == 12 and coarse.video_tokens <= SMALL.max_visual_tokens
+    assert fine.video_tokens <= SMALL.max_visual_tokens
     assert fine.clips[0].height * fine.clips[0].width > coarse.clips[0].height * coarse.clips[0].width
     assert set(coarse.timing) == {"decode_s", "prepare_s", "generate_s"}
 
 
 def test_processor_gets_each_clips_sampling_rate(tiny_backend, evidence_video):
     """second_per_grid_ts = temporal patch / sample fps: 2 s per grid at 1 fps, 1 s at 2 fps."""
-    slow = _coarse(evidence_video, ZoomBudget(max_tokens=64, min_frame_pixels=4 * 28 * 28, fps=1.0))
-    fast = _coarse(evidence_video, ZoomBudget(max_tokens=64, min_frame_pixels=4 * 28 * 28, fps=2.0))
+    slow = _coarse(evidence_video, ZoomBudget(max_visual_tokens=64, min_frame_pixels=4 * 28 * 28, fps=1.0))
+    fast = _coarse(evidence_video, ZoomBudget(max_visual_tokens=64, min_frame_pixels=4 * 28 * 28, fps=2.0))
     inputs, gens = tiny_backend.prepare([slow, fast])
     assert inputs["second_per_grid_ts"].tolist() == pytest.approx([2.0, 1.0])
     assert [g.frames for g in gens] == [12, 24]

@@ -109,7 +109,7 @@ def test_filter_keeps_rows_by_the_sampled_responses(tiny_backend, bench_rows, tm
 def test_filter_cli_with_the_quality_check_on_the_real_model(tiny_model_dir, bench_rows, tmp_path, capsys):
     out = tmp_path / "kept.jsonl"
     code = zoomzero(["data", "filter", "--model", str(tiny_model_dir), "--data", str(bench_rows), "--out", str(out),
-                     "--n", "3", "--limit", "2", "--quality-check", "--max-tokens", "64", "--min-frame-pixels",
+                     "--n", "3", "--limit", "2", "--quality-check", "--max-visual-tokens", "64", "--min-frame-pixels",
                      str(4 * 28 * 28), "--max-new-tokens", "8", "--no-progress"])
     assert code == 0
     summary = json.loads(capsys.readouterr().out)

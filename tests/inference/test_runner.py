@@ -18,7 +18,7 @@ from zoomzero_plugin.synthetic.benchmark import make_benchmark
 from .conftest import SMALL
 
 CFG = ModeConfig(budget=SMALL, max_new_tokens=16, window_seconds=4.0)
-SMALL_FLAGS = ["--max-tokens", "64", "--min-frame-pixels", str(4 * 28 * 28), "--no-progress"]
+SMALL_FLAGS = ["--max-visual-tokens", "64", "--min-frame-pixels", str(4 * 28 * 28), "--no-progress"]
 
 
 class Counting:
@@ -66,6 +66,26 @@ def test_a_finished_question_is_never_asked_again(tiny_backend, bench_rows, tmp_
         evaluate(backend, rows, tmp_path, benchmark="rows", mode="coarse-to-fine", cfg=CFG, progress=False)
     with pytest.raises(ResumeError, match="not in the data"):
         evaluate(backend, rows[2:], tmp_path, benchmark="rows", mode="one-stage", cfg=CFG, progress=False)
+
+
+def test_a_run_folder_of_the_release_before_resumes(tiny_backend, bench_rows, tmp_path, capsys):
+    rows = read_rows(bench_rows)
+    evaluate(tiny_backend, rows[:2], tmp_path, benchmark="rows", mode="iterative", cfg=CFG, progress=False)
+    before = (tmp_path / "predictions.jsonl").read_text()
+    run = json.loads((tmp_path / "run.json").read_text())
+    config = run["config"]  # as the release before stored it: its names, typed here
+    config["budget"]["max_tokens"] = config["budget"].pop("max_visual_tokens")
+    config["rounds"] = config.pop("max_fine_passes")
+    config["no_spans"] = "coarse"
+    (tmp_path / "run.json").write_text(json.dumps(run))
+    evaluate(tiny_backend, rows, tmp_path, benchmark="rows", mode="iterative", cfg=CFG, progress=False)
+    after = (tmp_path / "predictions.jsonl").read_text()
+    assert after.startswith(before)  # resumed: the two done questions kept, not asked again (ResumeError otherwise)
+    records = [json.loads(line) for line in after.splitlines()]
+    assert len(records) == len(rows) == len({r["qid"] for r in records})
+    stored = json.loads((tmp_path / "run.json").read_text())["config"]
+    assert (stored["budget"]["max_visual_tokens"], stored["max_fine_passes"], stored["no_spans"]) == (64, 3, "skip")
+    assert "settings renamed to this release's names" in capsys.readouterr().err
 
 
 def test_killed_run_resumes_to_the_same_predictions(tiny_model_dir, tmp_path):
@@ -117,7 +137,8 @@ def test_cli_registers_eval_and_explains_its_flags(capsys, tmp_path):
         zoomzero(["eval", "--help"])
     assert e.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
-    for flag in ("--benchmark", "--mode", "--window-seconds", "--top-k", "--rounds", "--max-tokens", "--demo",
+    for flag in ("--benchmark", "--mode", "--window-seconds", "--top-k", "--max-fine-passes", "--max-visual-tokens",
+                 "--demo",
                  "(default: 256.0)", "(default: 4)", "--prompt {paper,concise}",
                  "(default: 8192 (short videos) or 16384 (long videos), by --benchmark)"):
         assert flag in text
@@ -175,12 +196,14 @@ def test_budget_defaults_are_the_papers_for_the_benchmark():
         return resolve(args, benchmark=args.benchmark)
 
     assert (
-        values("--benchmark", "lvbench")["max_tokens"] == 16384 and values("--benchmark", "mlvu")["max_frames"] == 256
+        values("--benchmark", "lvbench")["max_visual_tokens"] == 16384
+        and values("--benchmark", "mlvu")["max_frames"] == 256
     )
-    assert values("--benchmark", "nextgqa")["max_tokens"] == 8192 and values("--benchmark", "rextime")["fps"] == 1.0
-    assert values("--benchmark", "videomme", "--max-tokens", "4096")["max_tokens"] == 4096  # a flag wins
+    assert values("--benchmark", "nextgqa")["max_visual_tokens"] == 8192
+    assert values("--benchmark", "rextime")["fps"] == 1.0
+    assert values("--benchmark", "videomme", "--max-visual-tokens", "4096")["max_visual_tokens"] == 4096  # a flag wins
     cfg = mode_config(values("--benchmark", "cgbench"))
-    assert cfg.budget.max_tokens == 16384 and cfg.prompt == "paper"
+    assert cfg.budget.max_visual_tokens == 16384 and cfg.prompt == "paper"
     assert mode_config(values("--benchmark", "rows", "--prompt", "concise")).prompt == "concise"
 
 
@@ -197,10 +220,10 @@ def test_no_tool_takes_the_authors_no_tool_budget_unless_a_flag_is_given(capsys,
         return mode_config(resolve(parser.parse_args(["--out", "x", "--mode", "agent", *argv]))).agent
 
     plain, baseline = agent(), agent("--no-tool")
-    assert plain.tool and plain.budget.overview_fps == 0.5 and plain.budget.rounds == 5
-    assert not baseline.tool and (baseline.budget.overview_fps, baseline.budget.overview_frames) == (0.2, 120)
-    assert (baseline.budget.frame_min_pixels, baseline.budget.turn_tokens) == (12544, 2048)
-    assert agent("--no-tool", "--agent-overview-frames", "32").budget.overview_frames == 32  # a flag wins
+    assert plain.tool and plain.budget.overview_fps == 0.5 and plain.budget.max_assistant_turns == 5
+    assert not baseline.tool and (baseline.budget.overview_fps, baseline.budget.max_overview_frames) == (0.2, 120)
+    assert (baseline.budget.min_frame_pixels, baseline.budget.max_new_tokens) == (12544, 2048)
+    assert agent("--no-tool", "--agent-overview-frames", "32").budget.max_overview_frames == 32  # a flag wins
     common = ["eval", "--benchmark", "rows", "--model", "m", "--data", str(tmp_path / "d.jsonl"),
               "--out", str(tmp_path)]
     assert zoomzero([*common, "--no-tool"]) == 2

@@ -26,22 +26,24 @@ def test_defaults_are_the_papers_and_zoomzero_evals():
         "ckpt", "one-stage", "transformers", 1, None)
     short, long = args.values("nextgqa"), args.values("videomme")
     # the paper: 8,192 visual tokens at 1 fps for NExT-GQA, 16,384 for the long-video benchmarks; <=256 frames;
-    # 256-s windows, top-4; responses <= 512 tokens; VideoZoomer: 5 rounds, 16 frames a call, 64-frame overview
-    assert (short["max_tokens"], long["max_tokens"], short["fps"], short["max_frames"]) == (8192, 16384, 1.0, 256)
+    # 256-s windows, top-4; responses <= 512 tokens; VideoZoomer: 5 assistant turns, 16 frames a call, 64-frame overview
+    assert (short["max_visual_tokens"], long["max_visual_tokens"]) == (8192, 16384)
+    assert (short["fps"], short["max_frames"]) == (1.0, 256)
     assert (short["window_seconds"], short["top_k"], short["max_new_tokens"]) == (256.0, 4, 512)
-    assert (short["agent_rounds"], short["agent_call_frames"], short["agent_overview_frames"]) == (5, 16, 64)
+    assert (short["agent_max_assistant_turns"], short["agent_max_frames_per_call"],
+            short["agent_max_overview_frames"]) == (5, 16, 64)
     assert short == eval_values([], "nextgqa") and long == eval_values([], "videomme")
 
 
 def test_values_are_read_as_zoomzero_eval_reads_its_flags():
     # as lmms-eval hands them over: "8192" -> int, "-2" -> float, "2.5" -> float, "iterative" -> str
-    given = {"model": "ckpt", "mode": "iterative", "max_tokens": 4096, "fps": 2, "min_shrink": 0.25,
-             "agent-rounds": 3, "window_times": "absolute", "benchmark": "lvbench"}
+    given = {"model": "ckpt", "mode": "iterative", "max_visual_tokens": 4096, "fps": 2, "min_shrink": 0.25,
+             "agent-max-assistant-turns": 3, "window_times": "absolute", "benchmark": "lvbench"}
     args = parse_model_args(given)
-    flags = ["--mode", "iterative", "--max-tokens", "4096", "--fps", "2", "--min-shrink", "0.25",
-             "--agent-rounds", "3", "--window-times", "absolute", "--benchmark", "lvbench"]
+    flags = ["--mode", "iterative", "--max-visual-tokens", "4096", "--fps", "2", "--min-shrink", "0.25",
+             "--agent-max-assistant-turns", "3", "--window-times", "absolute", "--benchmark", "lvbench"]
     assert args.values("nextgqa") == eval_values(flags)  # benchmark= wins over the task's
-    assert args.values(None)["max_tokens"] == 4096 and args.mode == "iterative"
+    assert args.values(None)["max_visual_tokens"] == 4096 and args.mode == "iterative"
     assert args.config("nextgqa", factor=32).budget.factor == 32
 
 
@@ -64,10 +66,10 @@ def test_lmms_evals_own_batch_size_and_device_apply_unless_given_here():
 
 def test_every_problem_is_named_at_once():
     with pytest.raises(UsageError) as e:
-        parse_model_args({"mode": "zoomy", "max_tokns": 5, "out": "x", "fps": "abc"})
+        parse_model_args({"mode": "zoomy", "max_visual_tokns": 5, "out": "x", "fps": "abc"})
     message = str(e.value)
     assert "mode=zoomy: choose from one-stage, coarse-to-fine, divide-and-conquer, iterative, agent" in message
-    assert "unknown 'max_tokns' (did you mean max_tokens" in message
+    assert "unknown 'max_visual_tokns' (did you mean max_visual_tokens" in message
     assert "'out' is a `zoomzero eval` option not taken here: lmms-eval's --output_path" in message
     assert "fps=abc: expected a number" in message
     assert "model=CHECKPOINT is required" in message
@@ -77,8 +79,8 @@ def test_every_problem_is_named_at_once():
 def test_ranges_are_checked_as_zoomzero_eval_checks_them_in_model_args_words():
     # lmms-eval turns "-5" into the float -5.0: it is read back as the integer -5, then found out of range
     with pytest.raises(UsageError) as e:
-        parse_model_args({"model": "m", "max_tokens": -5.0, "min_shrink": 2.0, "agent_temperature": -1})
-    assert str(e.value).startswith("max_tokens must be > 0, got -5; min_shrink must be in [0, 1), got 2.0")
+        parse_model_args({"model": "m", "max_visual_tokens": -5.0, "min_shrink": 2.0, "agent_temperature": -1})
+    assert str(e.value).startswith("max_visual_tokens must be > 0, got -5; min_shrink must be in [0, 1), got 2.0")
     with pytest.raises(UsageError, match="max_frame_pixels .* must be >= min_frame_pixels"):
         parse_model_args({"model": "m", "min_frame_pixels": 1000, "max_frame_pixels": 999})
     with pytest.raises(UsageError, match="agent temperature must be >= 0"):
@@ -90,5 +92,5 @@ def test_a_task_gets_the_budget_of_the_benchmark_its_name_starts_with():
                                       "videomme_w_subtitle", "mmmu_val")] == [
         "nextgqa", "cgbench", "longvideobench", "lvbench", "mlvu", "videomme", None]
     args = parse_model_args({"model": "m"})
-    assert args.values(benchmark_of("cgbench_grounding"))["max_tokens"] == 16384  # CG-Bench: long videos
-    assert args.values(benchmark_of("mmmu_val"))["max_tokens"] == 8192  # unknown: the short-video budget
+    assert args.values(benchmark_of("cgbench_grounding"))["max_visual_tokens"] == 16384  # CG-Bench: long videos
+    assert args.values(benchmark_of("mmmu_val"))["max_visual_tokens"] == 8192  # unknown: the short-video budget

@@ -96,8 +96,8 @@ def test_bad_model_args_end_with_one_line(synthetic, tiny_model_dir, tmp_path):
     assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
     assert done.stderr.strip().splitlines()[-1] == (
         "lmms-eval --model zoomzero: mode=zoomy: choose from one-stage, coarse-to-fine, divide-and-conquer, "
-        "iterative, agent; unknown 'agent_turns' (did you mean agent_turn_tokens or agent_rounds or "
-        "agent_temperature?)")
+        "iterative, agent; unknown 'agent_turns' (did you mean agent_temperature or agent_max_assistant_turns or "
+        "agent_prompt?)")
 
 
 # --- simple_evaluate with scripted words: answers and spans chosen, everything else real ------------------------

@@ -226,7 +226,7 @@ def test_real_agent_evaluation_predictions_replay_consistently(tmp_path, sft_row
         return said[qid][int(round_)]
 
     backend = ScriptedBackend(TransformersBackend(str(tiny_model_dir), device="cpu", batch_size=3), script)
-    cfg = ModeConfig(agent=AgentConfig(budget=AgentBudget(turn_tokens=64)))
+    cfg = ModeConfig(agent=AgentConfig(budget=AgentBudget(max_new_tokens=64)))
     evaluate(backend, rows, tmp_path / "run", benchmark="rows", mode="agent", cfg=cfg, batch_size=3, progress=False)
     out = tmp_path / "out"
     assert export("--source", "predictions", "--predictions", tmp_path / "run" / "predictions.jsonl", out=out,

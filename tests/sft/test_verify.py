@@ -81,7 +81,7 @@ def test_min_calls_threshold():
 
 
 def test_image_budget_is_a_broken_budget():
-    budget = AgentBudget(overview_frames=50, images=60)  # the overview of 50 frames + 10 left
+    budget = AgentBudget(max_overview_frames=50, max_images=60)  # the overview of 50 frames + 10 left
     assert verdict([call(0, 5, 2), ANSWER], budget=budget) is None  # 10 frames: exactly the rest
     assert verdict([call(0, 5.5, 2), ANSWER], budget=budget) == "broken_budget"  # 11
 

@@ -40,9 +40,9 @@ TOLERANCE = 1e-5  # float32 on both sides; measured here: 9.5e-7 over 950 tokens
 # every prompt x n in one batch (vLLM 0.11's CPU engine fails seeded sampling in chunked prefill), shorter turns.
 OVERRIDES = ["worker.rollout.enforce_eager=true", "worker.rollout.dtype=fp32", "worker.rollout.limit_images=64",
              "worker.rollout.max_num_batched_tokens=16384", "data.max_response_length=1536",
-             "worker.reward.reward_function_kwargs.agent.turn_tokens=64",
-             "worker.reward.reward_function_kwargs.agent.total_tokens=1536",
-             "worker.reward.reward_function_kwargs.agent.images=64"]
+             "worker.reward.reward_function_kwargs.agent.max_new_tokens=64",
+             "worker.reward.reward_function_kwargs.agent.max_response_tokens=1536",
+             "worker.reward.reward_function_kwargs.agent.max_images=64"]
 
 
 @pytest.fixture(scope="module")

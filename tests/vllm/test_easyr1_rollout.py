@@ -239,7 +239,7 @@ def test_zoom_clip_temporal_positions_equal_the_actors(rollout, easyr1_setup, tm
     video = write_video(tmp_path / "v.mp4", duration=12.0, fps=4, width=224, height=168,
                         evidence=(Evidence(3.0, 5.0, "red"),))
     plan = plan_zoom(
-        [(3.0, 6.5)], 12.0, ZoomBudget(max_tokens=256, min_frame_pixels=3136, max_frame_pixels=50176, fps=2.0)
+        [(3.0, 6.5)], 12.0, ZoomBudget(max_visual_tokens=256, min_frame_pixels=3136, max_frame_pixels=50176, fps=2.0)
     )
     assert plan.frames == 8
     spec = make_clip_spec(str(video), plan.video_elements(str(video)), plan.budget.factor // 2)

@@ -22,7 +22,7 @@ from zoomzero_plugin.inference.scripted import ScriptedBackend, template
 from zoomzero_plugin.synthetic.benchmark import make_benchmark
 
 MODES = ("one-stage", "coarse-to-fine", "divide-and-conquer", "iterative")
-FLAGS = ["--benchmark", "rows", "--max-tokens", "64", "--min-frame-pixels", "3136", "--max-new-tokens", "12",
+FLAGS = ["--benchmark", "rows", "--max-visual-tokens", "64", "--min-frame-pixels", "3136", "--max-new-tokens", "12",
          "--window-seconds", "4", "--no-progress", "--batch-size", "4"]
 TOLERANCE = 1e-3
 
@@ -143,7 +143,8 @@ def test_no_tool_baseline_runs_as_on_the_transformers_backend(backends, rows):
     from zoomzero_plugin.rows import read_rows
 
     questions = [Question.from_row(r) for r in read_rows(rows)[:2]]
-    cfg = ModeConfig(agent=AgentConfig(budget=replace(NO_TOOL_BUDGET, turn_tokens=8, total_tokens=8), tool=False))
+    budget = replace(NO_TOOL_BUDGET, max_new_tokens=8, max_response_tokens=8)
+    cfg = ModeConfig(agent=AgentConfig(budget=budget, tool=False))
     got = predict(backends["vllm"], questions, "agent", cfg)
     want = predict(backends["transformers"], questions, "agent", cfg)
     assert [p.record for p in got] == [p.record for p in want]

@@ -30,12 +30,12 @@ NO_TOOL = "notool"  # the transcripts' prompt name
 NO_TOOL_SYSTEM = "You are a helpful assistant."  # eval_video_notool.sh: data.system_prompt
 NO_TOOL_BUDGET = AgentBudget(
     overview_fps=0.2,  # data.video_fps
-    overview_frames=120,  # data.frames_upbound
-    frame_min_pixels=12544,  # data.min_pixels (data.max_pixels: 100,352 as the agent's)
-    rounds=1,
-    calls=0,
-    turn_tokens=2048,  # data.max_response_length
-    total_tokens=2048,
+    max_overview_frames=120,  # data.frames_upbound
+    min_frame_pixels=12544,  # data.min_pixels (data.max_pixels: 100,352 as the agent's)
+    max_assistant_turns=1,
+    max_calls=0,
+    max_new_tokens=2048,  # data.max_response_length
+    max_response_tokens=2048,
 )
 # the last <answer> content read as the agent's final answer is; a reply without tags by \boxed{B} or by opening
 # with a letter set apart (``B``, ``(B) text``, ``B. text``, ``B: text``, ``B, text``; not ``A man …``)

@@ -1,6 +1,11 @@
 """The agent's budgets: what one VideoZoomer trajectory may see and say. Defaults are the paper's (and the
-authors' released scripts'): a 64-frame overview at 0.5 fps, ≤16 frames a call, ≤4 calls, ≤5 rounds,
+authors' released scripts'): a 64-frame overview at 0.5 fps, ≤16 frames a call, ≤4 calls, ≤5 assistant turns,
 128 images, 4,096 tokens a turn and 32,768 response tokens in all.
+
+This is the one home of the agent's defaults: the rollout's recipe section, ``zoomzero eval``'s ``--agent-*`` flags,
+``data export-sft``'s budget flags, the reward and the frame reader take theirs from here. A limit says what it
+limits (``max_…``/``min_…``, as verl's ``max_assistant_turns``); :data:`AGENT_BUDGET_RENAMED` lists the names of the
+release before.
 """
 
 from __future__ import annotations
@@ -8,8 +13,11 @@ from __future__ import annotations
 import ast
 import inspect
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
+
+from ..sections import build
 
 
 @dataclass(frozen=True)
@@ -20,64 +28,66 @@ class AgentBudget:
     """Frames per second of video sampled for the overview (the first user turn), in 1/s. The authors'
     sampler keeps every ``round(native_fps / overview_fps)``-th frame."""
 
-    overview_frames: int = 64
+    max_overview_frames: int = 64
     """Overview frames at most; a longer video gets this many frames spread uniformly over its whole length."""
 
-    call_frames: int = 16
+    max_frames_per_call: int = 16
     """Frames one ``<video_zoom>`` call may ask for, counted as ``int(fps · (end − start))``; a call asking for
     more is an error turn (never a silent clamp)."""
 
-    calls: int = 4
+    max_calls: int = 4
     """Executed (successful) calls per trajectory at most; a further call is an error turn."""
 
-    rounds: int = 5
-    """Assistant turns per trajectory at most. The observation after turn ``rounds − 1`` tells the model not to
+    max_assistant_turns: int = 5
+    """Assistant turns per trajectory at most. The observation after the next-to-last turn tells the model not to
     call again; a call in the last turn ends the trajectory unanswered."""
 
-    images: int = 128
+    max_images: int = 128
     """Images (overview + every clip frame) in one conversation at most; a call that would pass it is an error."""
 
-    turn_tokens: int = 4096
-    """Tokens one assistant turn may generate (``max_new_tokens`` of each round)."""
+    max_new_tokens: int = 4096
+    """Tokens one assistant turn may generate (the ``max_new_tokens`` of each turn's generation)."""
 
-    total_tokens: int = 32768
+    max_response_tokens: int = 32768
     """Response tokens in all, after the first prompt: assistant turns + observations (image tokens included).
     A trajectory that reaches it ends (reason ``total_tokens``)."""
 
-    frame_max_pixels: int = 100352
+    max_frame_pixels: int = 100352
     """Pixels (height × width) per frame at most: a larger frame is shrunk, aspect kept; a smaller one is never
     enlarged (the model's processor then rounds each side to its patch grid)."""
 
-    frame_min_pixels: int = 25088
-    """A frame shrunk to ``frame_max_pixels`` is scaled back up to at least this many pixels (the authors' rule)."""
+    min_frame_pixels: int = 25088
+    """A frame shrunk to ``max_frame_pixels`` is scaled back up to at least this many pixels (the authors' rule)."""
 
     def __post_init__(self) -> None:
         problems = []
-        positive_ints = ("overview_frames", "call_frames", "rounds", "images", "turn_tokens", "total_tokens",
-                         "frame_max_pixels", "frame_min_pixels")
+        positive_ints = ("max_overview_frames", "max_frames_per_call", "max_assistant_turns", "max_images",
+                         "max_new_tokens", "max_response_tokens", "max_frame_pixels", "min_frame_pixels")
         for name in positive_ints:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 problems.append(f"{name} must be an integer >= 1, got {value!r}")
-        if isinstance(self.calls, bool) or not isinstance(self.calls, int) or self.calls < 0:
-            problems.append(f"calls must be an integer >= 0, got {self.calls!r}")
+        if isinstance(self.max_calls, bool) or not isinstance(self.max_calls, int) or self.max_calls < 0:
+            problems.append(f"max_calls must be an integer >= 0, got {self.max_calls!r}")
         fps = self.overview_fps
         if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not math.isfinite(fps) or fps <= 0:
             problems.append(f"overview_fps must be a finite number > 0, got {fps!r}")
-        if not problems and self.frame_min_pixels > self.frame_max_pixels:
-            problems.append(f"frame_min_pixels ({self.frame_min_pixels}) must be <= frame_max_pixels "
-                            f"({self.frame_max_pixels})")
-        if not problems and self.overview_frames > self.images:
-            problems.append(f"overview_frames ({self.overview_frames}) must be <= images ({self.images})")
-        if not problems and self.turn_tokens > self.total_tokens:
-            problems.append(f"turn_tokens ({self.turn_tokens}) must be <= total_tokens ({self.total_tokens})")
+        if not problems and self.min_frame_pixels > self.max_frame_pixels:
+            problems.append(f"min_frame_pixels ({self.min_frame_pixels}) must be <= max_frame_pixels "
+                            f"({self.max_frame_pixels})")
+        if not problems and self.max_overview_frames > self.max_images:
+            problems.append(f"max_overview_frames ({self.max_overview_frames}) must be <= max_images "
+                            f"({self.max_images})")
+        if not problems and self.max_new_tokens > self.max_response_tokens:
+            problems.append(f"max_new_tokens ({self.max_new_tokens}) must be <= max_response_tokens "
+                            f"({self.max_response_tokens})")
         if problems:
             raise ValueError("invalid agent budget: " + "; ".join(problems))
 
     @property
-    def last_round(self) -> int:
+    def last_turn(self) -> int:
         """Index (from 0) of the last assistant turn, the one that may not call."""
-        return self.rounds - 1
+        return self.max_assistant_turns - 1
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -90,6 +100,34 @@ class AgentBudget:
         if unknown:
             raise ValueError(f"unknown agent budget key(s) {unknown}; known: {sorted(known)}")
         return cls(**values)
+
+    @classmethod
+    def from_section(cls, section: Mapping[str, Any] | None, where: str) -> AgentBudget:
+        """The budget a recipe section gives (the rollout's ``agent:`` section, read by the rollout and the reward
+        alike): its budget keys, old names (:data:`AGENT_BUDGET_RENAMED`) read as new ones; the section's other keys
+        are its owner's. ValueError names ``where.key``."""
+        names = {f.name for f in fields(cls)} | set(AGENT_BUDGET_RENAMED)
+        picked = {k: v for k, v in (section or {}).items() if k in names}
+        return build(cls, picked, where, renamed=AGENT_BUDGET_RENAMED)
+
+    @staticmethod
+    def is_key(name: str) -> bool:
+        """Whether ``name`` is a budget key of a recipe section (a field, or the old name of one)."""
+        return name in AGENT_BUDGET_RENAMED or name in {f.name for f in fields(AgentBudget)}
+
+
+# The names of the release before (recipe keys, flags, stored settings): old -> new, accepted for one release.
+AGENT_BUDGET_RENAMED = {
+    "overview_frames": "max_overview_frames",
+    "call_frames": "max_frames_per_call",
+    "calls": "max_calls",
+    "rounds": "max_assistant_turns",
+    "images": "max_images",
+    "turn_tokens": "max_new_tokens",
+    "total_tokens": "max_response_tokens",
+    "frame_max_pixels": "max_frame_pixels",
+    "frame_min_pixels": "min_frame_pixels",
+}
 
 
 def field_help() -> dict[str, str]:

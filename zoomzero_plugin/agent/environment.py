@@ -11,7 +11,7 @@ A :class:`Trajectory` starts with the overview (which frames of the video the fi
 
 Frame times follow the authors' code exactly (REFERENCE: ``function_tools.extract_video_clip``,
 ``multimodal_dataset.process_video``): the overview keeps every ``max(1, round(native_fps / overview_fps))``-th
-frame, or ``overview_frames`` frames by ``linspace(0, frames − 1)`` when that is more; a clip takes
+frame, or ``max_overview_frames`` frames by ``linspace(0, frames − 1)`` when that is more; a clip takes
 ``int(fps · (end − start))`` frames by ``linspace(int(start · native_fps), int(end · native_fps))`` with both ends
 included, clamped to the video. A frame's time is its index / native fps.
 """
@@ -34,7 +34,7 @@ from .protocol import ANSWER, CALL, EXECUTION, Call, ToolError, Turn, parse_turn
 END_ANSWER = "answer"  # the model answered
 END_NO_ANSWER = "no_answer"  # a turn with neither a call nor an answer
 END_LAST_ROUND_CALL = "last_round_call"  # a call where none may be made: dropped, no answer
-END_TOTAL_TOKENS = "total_tokens"  # the response reached AgentBudget.total_tokens
+END_TOTAL_TOKENS = "total_tokens"  # the response reached AgentBudget.max_response_tokens
 ENDS = (END_ANSWER, END_NO_ANSWER, END_LAST_ROUND_CALL, END_TOTAL_TOKENS)
 
 
@@ -83,8 +83,8 @@ def overview_indices(video: VideoInfo, budget: AgentBudget) -> list[int]:
     """Native frame indices of the overview (the authors' sampler; see the module docstring)."""
     step = max(1, round(video.fps / budget.overview_fps))
     indices = list(range(0, video.frames, step))
-    if len(indices) > budget.overview_frames:
-        indices = np.linspace(0, video.frames - 1, budget.overview_frames, dtype=int).tolist()
+    if len(indices) > budget.max_overview_frames:
+        indices = np.linspace(0, video.frames - 1, budget.max_overview_frames, dtype=int).tolist()
     return indices
 
 
@@ -170,18 +170,18 @@ class Trajectory:
         return tuple(p for p in (before, *self.overview, after) if not isinstance(p, str) or p)
 
     def tokens_left(self, prompt_tokens: int) -> int:
-        """Response tokens left of ``total_tokens``, given the tokens of the whole prompt the next turn reads
+        """Response tokens left of ``max_response_tokens``, given the tokens of the whole prompt the next turn reads
         (image tokens included; the first call fixes the first prompt's length). ≤ 0: stop here."""
         if self._first_prompt_tokens is None:
             self._first_prompt_tokens = prompt_tokens
-        return self.budget.total_tokens - (prompt_tokens - self._first_prompt_tokens)
+        return self.budget.max_response_tokens - (prompt_tokens - self._first_prompt_tokens)
 
     def max_new_tokens(self, prompt_tokens: int) -> int:
         """Tokens the next turn may generate: the turn budget or what is left of the total, the smaller."""
-        return min(self.budget.turn_tokens, self.tokens_left(prompt_tokens))
+        return min(self.budget.max_new_tokens, self.tokens_left(prompt_tokens))
 
     def stop(self, reason: str) -> None:
-        """End the trajectory from outside (e.g. ``total_tokens`` when :meth:`max_new_tokens` is ≤ 0)."""
+        """End the trajectory from outside (e.g. reason ``total_tokens`` when :meth:`max_new_tokens` is ≤ 0)."""
         if reason not in ENDS:
             raise ValueError(f"unknown end reason {reason!r}; known: {ENDS}")
         if self.end is None:
@@ -190,12 +190,12 @@ class Trajectory:
     def step(self, text: object, cut: bool = False) -> Step:
         """Read the next assistant turn and decide what follows. Raises RuntimeError once ``done``.
 
-        ``cut``: the turn was cut short by ``total_tokens``: it ends the trajectory (an answer it still holds
+        ``cut``: the turn was cut short by ``max_response_tokens``: it ends the trajectory (an answer it still holds
         counts; a call is not run)."""
         if self.done:
             raise RuntimeError(f"the trajectory has ended ({self.end}); no further turn is read")
-        turn = parse_turn(text, self.budget.call_frames)
-        last = self.round == self.budget.last_round
+        turn = parse_turn(text, self.budget.max_frames_per_call)
+        last = self.round == self.budget.last_turn
         if cut and turn.kind != ANSWER:
             step = Step(turn, end=END_TOTAL_TOKENS)
         elif turn.kind != CALL:
@@ -203,7 +203,7 @@ class Trajectory:
         elif last:
             self.errors += 1
             error = ToolError("last_round_call", f"no call may be made in the last round (round {self.round + 1} "
-                                                 f"of {self.budget.rounds}); the call was dropped")
+                                                 f"of {self.budget.max_assistant_turns}); the call was dropped")
             step = Step(turn, error=error, end=END_LAST_ROUND_CALL)
         else:
             step = self._run(turn)
@@ -214,7 +214,7 @@ class Trajectory:
 
     def _run(self, turn: Turn) -> Step:
         error = turn.error or self._check(turn.call)  # type: ignore[arg-type]
-        note = (self.prompts.last_round,) if self.round == self.budget.rounds - 2 else ()
+        note = (self.prompts.last_round,) if self.round == self.budget.max_assistant_turns - 2 else ()
         if error is not None:
             self.errors += 1
             observation = Observation((self.prompts.error_text(error.kind, error.message), *note), error, bool(note))
@@ -231,12 +231,12 @@ class Trajectory:
         if call.start >= duration or call.end <= 0:
             return ToolError("outside_video", f"the segment [{call.start:g}, {call.end:g}] lies outside the video "
                                               f"(0 to {duration:.2f} seconds)", EXECUTION)
-        if self.calls >= self.budget.calls:
-            return ToolError("call_budget", f"all {self.budget.calls} calls are used; answer with the frames above",
+        if self.calls >= self.budget.max_calls:
+            return ToolError("call_budget", f"all {self.budget.max_calls} calls are used; answer with the frames above",
                              EXECUTION)
         n = call.frames or 0
-        if self.images + n > self.budget.images:
-            left = self.budget.images - self.images
+        if self.images + n > self.budget.max_images:
+            left = self.budget.max_images - self.images
             return ToolError("image_budget", f"the clip's {n} frames exceed the {left} frames left of the "
-                                             f"{self.budget.images} a conversation may hold", EXECUTION)
+                                             f"{self.budget.max_images} a conversation may hold", EXECUTION)
         return None

@@ -5,8 +5,8 @@ A :class:`FrameReader` keeps one open decord reader per video, so the overview a
 ``get_batch`` each: seek to the nearest key frame, decode forward to the frames asked for. The cost of a clip
 grows with its frames (and the key-frame spacing), not with the video's length.
 
-Resizing follows the authors' extractor: a frame larger than ``frame_max_pixels`` is scaled by
-``sqrt(max / pixels)`` (sides truncated to integers, Lanczos); if that falls under ``frame_min_pixels`` it is
+Resizing follows the authors' extractor: a frame larger than ``max_frame_pixels`` is scaled by
+``sqrt(max / pixels)`` (sides truncated to integers, Lanczos); if that falls under ``min_frame_pixels`` it is
 scaled back up to it; a smaller frame is never enlarged. The model's processor then rounds each side to its
 patch grid, as the authors' processor did. (qwen-vl-utils' ``fetch_video`` is not used here: it rounds frame
 counts to even numbers and spaces frames by its own rule, which would change the times the checkpoint reads.)
@@ -63,8 +63,8 @@ class FrameReader:
                 f"{path}: cannot read the video ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
             ) from None
 
-    def read(self, indices: Sequence[int], max_pixels: int = AgentBudget.frame_max_pixels,
-             min_pixels: int = AgentBudget.frame_min_pixels) -> list[Any]:
+    def read(self, indices: Sequence[int], max_pixels: int = AgentBudget.max_frame_pixels,
+             min_pixels: int = AgentBudget.min_frame_pixels) -> list[Any]:
         """The frames at ``indices`` (one batched decode), resized by :func:`fit_size` within the pixel limits;
         returns PIL RGB images."""
         from PIL import Image

@@ -6,9 +6,9 @@ ends the trajectory with ``<think>…</think><answer>X</answer>``. :func:`parse_
 ``json.loads``; no regular expression).
 
 What is checked here needs no video: how a call reads (one JSON object with ``segment`` and ``fps``), its
-values (finite, ``fps > 0``, ``end > start``, 1..``call_frames`` frames counted as ``int(fps · (end − start))``,
+values (finite, ``fps > 0``, ``end > start``, 1..``max_frames_per_call`` frames counted as ``int(fps · (end − start))``,
 the authors' count) and the turn's format. Checks against the video and the trajectory's budgets (a segment
-outside the video, calls or images used up, the last round) belong to :mod:`.environment`.
+outside the video, calls or images used up, the last turn) belong to :mod:`.environment`.
 
 Which calls run follows this package's rules (stricter than the release's; docs/fidelity.md). What the model
 *reads* when a call cannot be read is the release's text: :func:`release_message` performs the operations the
@@ -27,6 +27,7 @@ from typing import Any
 
 from ..answers import ANSWER_CLOSE, ANSWER_OPEN, as_text, last_answer
 from ..tags import block_ranges
+from .budget import AgentBudget
 
 CALL_TAG = "video_zoom"
 CALL_OPEN, CALL_CLOSE = f"<{CALL_TAG}>", f"</{CALL_TAG}>"
@@ -77,7 +78,7 @@ class Call:
         n = self.fps * (self.end - self.start)
         return int(n) if math.isfinite(n) else None
 
-    def problem(self, call_frames: int) -> ToolError | None:
+    def problem(self, max_frames: int) -> ToolError | None:
         """What makes these values unusable on any video, or None."""
         if not all(math.isfinite(x) for x in (self.start, self.end, self.fps)):
             return ToolError("not_finite", f"the segment [{self.start}, {self.end}] and fps {self.fps} must be "
@@ -91,10 +92,10 @@ class Call:
         if n is None or n < 1:
             return ToolError("no_frames", f"the segment [{self.start:g}, {self.end:g}] at fps {self.fps:g} gives "
                                           f"{n} frames; ask for at least 1")
-        if n > call_frames:
+        if n > max_frames:
             # the authors' extractor's own words
             return ToolError("too_many_frames", f"Number of frames extracted ({n}) exceeds the maximum allowed "
-                                                f"({call_frames}).")
+                                                f"({max_frames}).")
         return None
 
     def to_dict(self) -> dict[str, Any]:
@@ -239,12 +240,12 @@ def read_call(content: str) -> Call | ToolError:
     return Call(start, end, rate)  # type: ignore[arg-type]
 
 
-def parse_turn(text: object, call_frames: int = 16) -> Turn:
-    """Read one assistant turn (never raises). ``call_frames`` is the per-call frame budget a well-formed call
-    must respect. Text after the first ``</video_zoom>`` is dropped, as the rollout's stop string does."""
+def parse_turn(text: object, max_frames_per_call: int = AgentBudget.max_frames_per_call) -> Turn:
+    """Read one assistant turn (never raises). ``max_frames_per_call`` is the per-call frame budget a well-formed
+    call must respect. Text after the first ``</video_zoom>`` is dropped, as the rollout's stop string does."""
     text = cut_turn(as_text(text))
     if text.endswith(STOP):
-        return _call_turn(text, call_frames)
+        return _call_turn(text, max_frames_per_call)
     if ANSWER_CLOSE in text or ANSWER_OPEN in text:
         return _answer_turn(text)
     problems = ["unterminated_call"] if CALL_OPEN in text else ["no_call_or_answer"]
@@ -260,7 +261,7 @@ def _think_problems(text: str, before: int) -> list[str]:
     return [] if 0 <= close and close + len(THINK_CLOSE) <= before else ["think_not_closed"]
 
 
-def _call_turn(text: str, call_frames: int) -> Turn:
+def _call_turn(text: str, max_frames: int) -> Turn:
     close = len(text) - len(CALL_CLOSE)
     opens = text.count(CALL_OPEN)
     first_open = text.find(CALL_OPEN)
@@ -274,7 +275,7 @@ def _call_turn(text: str, call_frames: int) -> Turn:
         problems.append("call_tags")
     else:
         read = read_call(text[first_open + len(CALL_OPEN) : close])
-        call, error = (read, read.problem(call_frames)) if isinstance(read, Call) else (None, read)
+        call, error = (read, read.problem(max_frames)) if isinstance(read, Call) else (None, read)
     if error is not None and error.kind == PARSE and opens:
         error = _as_released(error, text[first_open + len(CALL_OPEN) : close])
     if error is not None:

@@ -6,7 +6,7 @@ configs pay no tool term), each component in {0, 1}:
 - accuracy: the *final* turn is an answer turn and its ``<answer>`` names the right letter (``B``, ``(B)``,
   ``B. text`` or ``\\boxed{B}``, as the evaluation prompt asks);
 - format: every non-final turn is one well-formed call (think, then exactly one ``<video_zoom>`` holding one
-  JSON object with sane values and at most ``call_frames`` frames, no answer tags) and the final turn is
+  JSON object with sane values and at most ``max_frames_per_call`` frames, no answer tags) and the final turn is
   think + exactly one answer, nothing after it but whitespace;
 - tool: accuracy is 1 and at least one call returned frames (its observation shows the clip).
 
@@ -25,6 +25,7 @@ from typing import Any
 
 from ..ground_truth import GroundTruth, truth_letter
 from ..spans import Span, iou
+from .budget import AgentBudget
 from .prompts import CLIP_HEADER
 from .protocol import ANSWER, CALL, parse_turn
 from .render import ASSISTANT, split_response
@@ -35,28 +36,32 @@ _WRAP = "<tool_response>"
 
 @dataclass(frozen=True)
 class AgentRewardConfig:
-    """Weights of the components (finite, ≥ 0) and the per-call frame budget a well-formed call respects."""
+    """Weights of the components (finite, ≥ 0) and the per-call frame budget a well-formed call respects (the
+    agent's budget's, :attr:`AgentBudget.max_frames_per_call`)."""
 
     accuracy: float = 0.9
     format: float = 0.1
     tool: float = 0.0
-    call_frames: int = 16
+    max_frames_per_call: int = AgentBudget.max_frames_per_call
 
     def __post_init__(self) -> None:
         for name in COMPONENTS:
             w = getattr(self, name)
             if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0:
                 raise ValueError(f"reward weight {name}={w!r} must be a finite number >= 0")
-        if isinstance(self.call_frames, bool) or not isinstance(self.call_frames, int) or self.call_frames < 1:
-            raise ValueError(f"call_frames must be an integer >= 1, got {self.call_frames!r}")
+        frames = self.max_frames_per_call
+        if isinstance(frames, bool) or not isinstance(frames, int) or frames < 1:
+            raise ValueError(f"max_frames_per_call must be an integer >= 1, got {frames!r}")
 
     @classmethod
-    def from_kwargs(cls, weights: Mapping[str, float] | None = None, call_frames: int = 16) -> AgentRewardConfig:
+    def from_kwargs(cls, weights: Mapping[str, float] | None = None,
+                    budget: AgentBudget = AgentBudget()) -> AgentRewardConfig:
+        """The weights of ``reward_function_kwargs.weights`` (any subset) under ``budget``."""
         weights = dict(weights or {})
         unknown = sorted(set(weights) - set(COMPONENTS))
         if unknown:
             raise ValueError(f"unknown reward weight(s) {unknown}; known: {list(COMPONENTS)}")
-        return cls(**{k: float(v) for k, v in weights.items()}, call_frames=int(call_frames))
+        return cls(**{k: float(v) for k, v in weights.items()}, max_frames_per_call=budget.max_frames_per_call)
 
 
 def read_truth(raw: Any) -> tuple[str, tuple[Span, ...], float | None]:
@@ -86,7 +91,7 @@ def score_turns(assistant: Sequence[str], observations: Sequence[str], truth: st
     """Score a trajectory given its assistant turns and the observations that followed them (one fewer, or as
     many when the response was cut inside an observation); ``truth`` is the answer letter, ``spans`` the
     question's ground-truth spans (seconds; may be empty) and ``duration`` the video's length in seconds."""
-    turns = [parse_turn(t, config.call_frames) for t in assistant]
+    turns = [parse_turn(t, config.max_frames_per_call) for t in assistant]
     final = turns[-1] if turns else None
     accuracy = float(final is not None and final.kind == ANSWER and final.letter is not None
                      and final.letter == truth)

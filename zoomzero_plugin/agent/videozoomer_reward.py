@@ -7,8 +7,9 @@ letter), and expects one dict per response with ``overall``; the other keys (acc
 has_spans, turns, calls, call_errors, clip_frames, answered) are logged as ``reward/<key>``. ``grounding`` needs
 the row's spans and duration: a bare letter as ground truth has neither, so it falls back to the tool term.
 
-kwargs: ``weights`` ``{"accuracy": 0.9, "format": 0.1, "tool": 0.0}`` (any subset); ``agent``: the agent's
-budget section (its ``call_frames`` bounds a well-formed call; the rest is the rollout's).
+kwargs: ``weights`` ``{"accuracy": 0.9, "format": 0.1, "tool": 0.0}`` (any subset); ``agent``: the rollout's section,
+whose budget keys are read as the rollout reads them (:meth:`AgentBudget.from_section`: its ``max_frames_per_call``
+bounds a well-formed call; the other keys are the rollout's).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from zoomzero_plugin.agent.budget import AgentBudget
 from zoomzero_plugin.agent.reward import AgentRewardConfig, read_truth, score_response
 
 REWARD_TYPE = "batch"
+SECTION = "reward_function_kwargs.agent"  # the recipe section of the budget, as errors name it
 
 
 def compute_score(
@@ -29,9 +31,7 @@ def compute_score(
     tokenadv: Mapping[str, Any] | None = None,  # read by the advantage step, not here
 ) -> list[dict[str, float]]:
     """Score a batch; see the module docstring for the convention."""
-    config = AgentRewardConfig.from_kwargs(
-        weights, call_frames=int((agent or {}).get("call_frames", AgentBudget.call_frames))
-    )
+    config = AgentRewardConfig.from_kwargs(weights, AgentBudget.from_section(agent, SECTION))
     truths: dict[str, tuple] = {}  # the n responses to one prompt share its ground-truth string
     scores = []
     for i, item in enumerate(reward_inputs):

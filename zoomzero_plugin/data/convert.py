@@ -22,7 +22,7 @@ from ..errors import DataError, UsageError
 from ..files import check_writable, write_json
 from ..gvqa.prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
 from ..readers import read_json
-from ..rows import FORMATS as ROW_SUFFIXES, write_rows
+from ..rows import ROW_SUFFIXES, write_rows
 from .formats import FORMATS
 from .formats.mcq_table import parse_columns
 from .pipeline import Options, convert, video_roots_exist

@@ -39,11 +39,12 @@ from typing import Any
 from ..errors import DataError, UsageError
 from ..files import check_writable, write_text
 from ..gvqa.parsing import parse_response
-from ..gvqa.zoom import plan_coarse, plan_zoom
+from ..gvqa.zoom import ZOOM_BUDGET_RENAMED, plan_coarse, plan_zoom
 from ..inference.backend import Request, SamplingParams, load_backend
 from ..inference.options import add_budget_arguments, add_flag, budget_from, check_values, resolve
 from ..inference.passes import Question, answer_pass
 from ..journal import Journal, check_settings
+from ..renames import flag, upgrade_settings
 from ..rows import label_hidden, read_rows, write_rows
 from ..spans import iou
 
@@ -169,7 +170,9 @@ def filter_rows(backend, rows: list[dict[str, Any]], out: str | Path, budget, cf
     check_settings(out.with_name(out.stem + ".filter.json"),
                    {**(settings or {}), **sampling, "budget": asdict(budget), "max_new_tokens": max_new_tokens},
                    results=journal.is_file() and journal.stat().st_size > 0, repair=repair,
-                   name=lambda key: "--" + key.rsplit(".", 1)[-1].replace("_", "-"))
+                   name=lambda key: flag(key.rsplit(".", 1)[-1]),
+                   upgrade=lambda flat: upgrade_settings(flat, {f"budget.{o}": f"budget.{n}"
+                                                                for o, n in ZOOM_BUDGET_RENAMED.items()}))
     decisions = Journal(journal, repair=repair)
     todo = [i for i, q in enumerate(qids) if q not in decisions.done]
     with tqdm(total=len(rows), initial=len(rows) - len(todo), unit="row", desc="filter", disable=not progress) as bar:

@@ -10,7 +10,7 @@ Modes (Zoom-Zero §5.3, App. D): one-stage · coarse-to-fine · divide-and-conqu
 Defaults are the paper's: the prompt word for word (rows carry it: `zoomzero data convert`); 8,192
 visual tokens at 1 fps for NExT-GQA and ReXTime, 16,384 for CG-Bench, Video-MME, MLVU and LVBench; 8..384
 tokens per frame; ≤256 frames; 256-s windows, top-4 windows, responses ≤512 tokens.
-Mode agent (VideoZoomer): the model calls <video_zoom> over up to 5 rounds after a 64-frame overview
+Mode agent (VideoZoomer): the model calls <video_zoom> over up to 5 assistant turns after a 64-frame overview
 (≤16 frames a call, ≤4 calls); predictions keep each transcript, report.md adds tool statistics.
 --mode agent --no-tool: the authors' baseline without the tool (their eval_video_notool.sh: the video as one
 video at 0.2 fps, ≤120 frames, one reply), to measure what the tool adds.
@@ -34,20 +34,22 @@ from typing import Any
 
 from ..errors import DataError, ResumeError, UsageError, ZoomzeroError, cli_edge
 from ..files import check_writable
-from ..gvqa.prompts import PROMPT_STYLES
 from ..inference.backend import load_backend
-from ..inference.modes import MODES, Prediction, predict
+from ..inference.modes import MODES, ModeOutput, predict
 from ..inference.options import (
     DEFAULTS,
+    RENAMED_SETTINGS,
+    RENAMED_VALUES,
     add_agent_arguments,
     add_budget_arguments,
-    add_flag,
+    add_mode_arguments,
     check_values,
     mode_config,
     resolve,
 )
 from ..inference.passes import Question
 from ..journal import Journal, check_settings
+from ..renames import flag, upgrade_settings
 from ..rows import label_hidden, read_rows
 from .demo import prepare_demo
 from .metrics import BENCHMARKS as METRIC_SETS, get_benchmark
@@ -91,25 +93,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_budget_arguments(parser)
 
-    modes = parser.add_argument_group("modes")
-    add_flag(modes, "prompt", "prompt style of the fine-pass and window prompts (the coarse pass uses the row's own)",
-             choices=PROMPT_STYLES)
-    add_flag(modes, "max_new_tokens", "response tokens of grounding passes", type=int)
-    add_flag(modes, "fine_answer", "fine pass: score the option letters (authors' judge) or generate",
-          choices=("letters", "generate"))
-    add_flag(modes, "no_spans", "no valid spans: keep the coarse answer, or run the fine pass on uniform frames",
-          choices=("coarse", "uniform"))
-    add_flag(modes, "uniform_frames", "frames of the uniform fallback", type=int)
-    add_flag(modes, "window_seconds", "divide-and-conquer window length", type=float)
-    add_flag(modes, "window_times", "windows shown from 0 s (spans shifted back) or told their absolute range; "
-             "auto: absolute for models that read timestamps (Qwen3-VL)", choices=("auto", "relative", "absolute"))
-    add_flag(modes, "window_budget", "every window gets L_v (full) or the windows share it (split)",
-          choices=("full", "split"))
-    add_flag(modes, "top_k", "windows whose spans the fine pass reads", type=int)
-    add_flag(modes, "dc_final", "final answer: the fine pass's, or the more confident of it and the top window",
-          choices=("fine", "confident"))
-    add_flag(modes, "rounds", "iterative: fine passes in all (1 = coarse-to-fine)", type=int)
-    add_flag(modes, "min_shrink", "iterative: a round must cut the span length by more than this fraction", type=float)
+    add_mode_arguments(parser.add_argument_group("modes"))
     add_agent_arguments(parser)
 
 
@@ -139,7 +123,7 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
         config.pop("agent", None)
     held = any((out_dir / name).is_file() and (out_dir / name).stat().st_size for name in (PREDICTIONS, TIMINGS))
     check_settings(out_dir / SETTINGS, {"benchmark": benchmark, "mode": mode, "config": config, **(settings or {})},
-                   results=held, repair=repair, name=setting_flag)
+                   results=held, repair=repair, name=setting_flag, upgrade=upgrade_run_settings)
     predictions = Journal(out_dir / PREDICTIONS, repair=repair)
     timings = Journal(out_dir / TIMINGS, repair=repair)
     foreign = predictions.done - set(qids)
@@ -174,11 +158,19 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
     return finalize(out_dir, benchmark, truths, reduction)
 
 
+def upgrade_run_settings(flat: dict[str, Any]) -> dict[str, Any]:
+    """Settings of run.json (flattened) stored under the names of the release before, in this release's."""
+    return upgrade_settings(flat, {f"config.{o}": f"config.{n}" for o, n in RENAMED_SETTINGS.items()},
+                            {f"config.{k}": v for k, v in RENAMED_VALUES.items()})
+
+
 def setting_flag(key: str) -> str:
     """The command-line flag behind a stored setting (``config.budget.fps`` → ``--fps``)."""
     last = key.rsplit(".", 1)[-1]
+    if key.startswith("config.agent.budget."):
+        return flag("agent_" + last)
     if last in DEFAULTS or key in ("benchmark", "mode", "model", "data", "backend"):
-        return "--" + last.replace("_", "-")
+        return flag(last)
     return {"config.budget.factor": "the model's pixels per token side (--model)",
             "config.agent.tool": "--no-tool"}.get(key, key)
 
@@ -204,7 +196,7 @@ def _predict_batch(backend, batch, mode: str, cfg, skip_errors: bool):
             return [p for q in batch for p in _predict_batch(backend, [q], mode, cfg, skip_errors)]
         record = {"qid": batch[0].qid, "answer": None, "spans": [], "confidence": None, "mode": mode,
                   "fallback": None, "passes": [], "error": f"{type(e).__name__}: {e}"}
-        return [Prediction(record, {"qid": batch[0].qid, "passes": [], "total_s": 0.0})]
+        return [ModeOutput(record, {"qid": batch[0].qid, "passes": [], "total_s": 0.0})]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -249,7 +241,7 @@ def run(args: argparse.Namespace) -> int:
     if args.attn_implementation:
         kwargs["attn_implementation"] = args.attn_implementation
     if args.backend == "vllm" and args.mode == "agent":
-        kwargs["max_images"] = cfg.agent.budget.images
+        kwargs["max_images"] = cfg.agent.budget.max_images
     backend = load_backend(args.backend, args.model, **kwargs)  # checks the model first: ModelError at once
     cfg = mode_config(values, factor=backend.factor)
     settings = {"model": str(args.model), "data": str(Path(args.data).resolve()), "backend": args.backend}

@@ -36,7 +36,7 @@ class ZoomBudget:
     ``P / (factor² · temporal_patch)`` context tokens (:meth:`frame_tokens`).
     """
 
-    max_tokens: int = 8192
+    max_visual_tokens: int = 8192
     """L_v: visual context tokens one pass may spend (= qwen-vl-utils ``total_pixels / factor²``)."""
     min_frame_pixels: int = 16 * 28 * 28
     """V_min as pixels per frame (16·28² = 12,544 px: 8 tokens per frame, 16 per two-frame temporal patch)."""
@@ -58,8 +58,8 @@ class ZoomBudget:
             raise ValueError(
                 f"need 0 < min_frame_pixels <= max_frame_pixels, got {self.min_frame_pixels}, {self.max_frame_pixels}"
             )
-        if self.max_tokens <= 0 or self.fps <= 0 or self.max_frames < 2 or self.min_clip_seconds <= 0:
-            raise ValueError(f"max_tokens, fps, min_clip_seconds must be > 0 and max_frames >= 2: {self}")
+        if self.max_visual_tokens <= 0 or self.fps <= 0 or self.max_frames < 2 or self.min_clip_seconds <= 0:
+            raise ValueError(f"max_visual_tokens, fps, min_clip_seconds must be > 0 and max_frames >= 2: {self}")
 
     def frame_tokens(self, pixels: float) -> float:
         """Context tokens one frame of ``pixels`` costs."""
@@ -70,8 +70,14 @@ class ZoomBudget:
 # numbers): short grounded-QA videos 8,192 tokens at 1 fps; long videos 16,384 tokens, at most 256 frames.
 PAPER_BUDGETS: dict[str, ZoomBudget] = {
     "short": ZoomBudget(),
-    "long": ZoomBudget(max_tokens=16384),
+    "long": ZoomBudget(max_visual_tokens=16384),
 }
+# What the fine pass does when the coarse pass gives no valid span, in evaluation and in RL alike: skip it (the
+# coarse answer stands; in RL the zoom reward is 0) | uniform: it reads uniform frames over the whole video (the
+# authors' released code).
+NO_SPANS = ("skip", "uniform")
+NO_SPANS_RENAMED = {"coarse": "skip", "zero": "skip"}  # the release before: evaluation's coarse, RL's zero
+ZOOM_BUDGET_RENAMED = {"max_tokens": "max_visual_tokens"}  # ZoomBudget's fields, the release before: old -> new
 BENCHMARK_BUDGETS: dict[str, str] = {
     "nextgqa": "short", "rextime": "short",
     "cgbench": "long", "videomme": "long", "mlvu": "long", "lvbench": "long",
@@ -151,10 +157,10 @@ def plan_pass(spans: list[Span] | tuple[Span, ...], duration: float, budget: Zoo
     seconds = sum(e - s for s, e in spans)
     v_min = budget.frame_tokens(budget.min_frame_pixels)
     v_max = budget.frame_tokens(budget.max_frame_pixels)
-    n_total = min(seconds * budget.fps, budget.max_tokens / v_min, budget.max_frames)
+    n_total = min(seconds * budget.fps, budget.max_visual_tokens / v_min, budget.max_frames)
     clips = tuple(Clip(s, e, _even(n_total * (e - s) / seconds)) for s, e in spans)
     n = sum(c.nframes for c in clips)
-    v_res = max(v_min, min(budget.max_tokens / n, v_max))
+    v_res = max(v_min, min(budget.max_visual_tokens / n, v_max))
     pixels = int(v_res * budget.factor**2 * budget.temporal_patch)
     return ZoomPlan(clips=clips, frame_pixels=max(budget.min_frame_pixels, pixels), budget=budget)
 

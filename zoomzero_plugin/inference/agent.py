@@ -40,14 +40,14 @@ from ..agent.protocol import STOP
 from ..agent.render import QWEN_IMAGE
 from .backend import Backend, Generation, Request, SamplingParams
 from .passes import Question
-from .prediction import Prediction
+from .prediction import ModeOutput
 
 
 @dataclass(frozen=True)
 class AgentConfig:
     """The agent's budgets, which of the authors' prompts it reads, and how it samples (greedy by default, as the
     authors validate). ``tool=False``: the authors' no-tool baseline (its own system prompt; ``budget``'s overview
-    fields set its frames, ``turn_tokens`` its reply; :func:`no_tool` gives their setting)."""
+    fields set its frames, ``max_new_tokens`` its reply; :func:`no_tool` gives their setting)."""
 
     budget: AgentBudget = field(default_factory=AgentBudget)
     prompt: str = DEFAULT_PROMPT  # train | eval | sft (agent.prompts.PROMPTS); unused without the tool
@@ -66,7 +66,7 @@ class AgentConfig:
 
     def sampling(self) -> SamplingParams:
         stop = (STOP,) if self.tool else ()  # the no-tool rollout has no stop string
-        return SamplingParams(max_new_tokens=self.budget.turn_tokens, temperature=self.temperature, stop=stop)
+        return SamplingParams(max_new_tokens=self.budget.max_new_tokens, temperature=self.temperature, stop=stop)
 
 
 def chat_template(backend: Backend):
@@ -119,12 +119,12 @@ class _Run:
         observation = step.observation
         if observation is not None and observation.frames:
             start = time.perf_counter()
-            self.images += self.reader.read([f.frame for f in observation.frames], traj.budget.frame_max_pixels,
-                                           traj.budget.frame_min_pixels)
+            self.images += self.reader.read([f.frame for f in observation.frames], traj.budget.max_frame_pixels,
+                                           traj.budget.min_frame_pixels)
             self.decode_s += time.perf_counter() - start
         self.pairs.append((step.turn.text, observation.text(QWEN_IMAGE) if observation is not None else None))
 
-    def prediction(self) -> Prediction:
+    def prediction(self) -> ModeOutput:
         q, traj = self.question, self.trajectory
         transcript = Transcript.from_trajectory(traj, self.tokens)
         answer = transcript.answer if transcript.answer in q.letters else None
@@ -134,19 +134,19 @@ class _Run:
         generate = sum(r.get("generate_s", 0.0) + r.get("prepare_s", 0.0) for r in self.rounds)
         timing = {"qid": q.qid, "rounds": self.rounds, "decode_s": round(self.decode_s, 6),
                   "total_s": round(generate + self.decode_s, 6)}
-        return Prediction(record, timing)
+        return ModeOutput(record, timing)
 
 
 def _start(q: Question, cfg: AgentConfig, template) -> _Run:
     start = time.perf_counter()
     reader = FrameReader(q.video)
     traj = Trajectory(reader.info, cfg.budget, get_prompts(cfg.prompt))
-    images = reader.read([f.frame for f in traj.overview], cfg.budget.frame_max_pixels, cfg.budget.frame_min_pixels)
+    images = reader.read([f.frame for f in traj.overview], cfg.budget.max_frame_pixels, cfg.budget.min_frame_pixels)
     first = first_prompt(template, traj.prompts.system, traj.user_parts(question_text(q.question, q.options)))
     return _Run(q, reader, traj, first, images, decode_s=time.perf_counter() - start)
 
 
-def _no_tool_prediction(q: Question, reader: FrameReader, frames, gen: Generation, decode_s: float) -> Prediction:
+def _no_tool_prediction(q: Question, reader: FrameReader, frames, gen: Generation, decode_s: float) -> ModeOutput:
     out = gen.outputs[0]
     transcript = no_tool_transcript(reader.info, frames, out.text, len(out.token_ids))
     answer = transcript.answer if transcript.answer in q.letters else None
@@ -156,10 +156,10 @@ def _no_tool_prediction(q: Question, reader: FrameReader, frames, gen: Generatio
     rounds = [{k: round(gen.timing.get(k, 0.0), 6) for k in ("prepare_s", "generate_s")}]
     timing = {"qid": q.qid, "rounds": rounds, "decode_s": round(decode_s, 6),
               "total_s": round(sum(rounds[0].values()) + decode_s, 6)}
-    return Prediction(record, timing)
+    return ModeOutput(record, timing)
 
 
-def no_tool_mode(backend: Backend, qs: Sequence[Question], agent: AgentConfig) -> list[Prediction]:
+def no_tool_mode(backend: Backend, qs: Sequence[Question], agent: AgentConfig) -> list[ModeOutput]:
     """The authors' no-tool baseline: one reply per question to the video as one video, in one ``generate``."""
     template = chat_template(backend)
     requests, inputs = [], []
@@ -167,7 +167,7 @@ def no_tool_mode(backend: Backend, qs: Sequence[Question], agent: AgentConfig) -
         start = time.perf_counter()
         reader = FrameReader(q.video)
         frames = video_frames(reader.info, agent.budget)
-        images = reader.read([f.frame for f in frames], agent.budget.frame_max_pixels, agent.budget.frame_min_pixels)
+        images = reader.read([f.frame for f in frames], agent.budget.max_frame_pixels, agent.budget.min_frame_pixels)
         prompt = no_tool_prompt(template, question_text(q.question, q.options))
         requests.append(Request(prompt, frames=tuple(images), formatted=True, tag=q.qid))
         inputs.append((reader, frames, time.perf_counter() - start))
@@ -182,7 +182,7 @@ class WithAgent(Protocol):
     agent: AgentConfig
 
 
-def agent_mode(backend: Backend, qs: Sequence[Question], cfg: WithAgent) -> list[Prediction]:
+def agent_mode(backend: Backend, qs: Sequence[Question], cfg: WithAgent) -> list[ModeOutput]:
     """Run every question's trajectory to its end; one ``generate`` per round over the trajectories still going."""
     agent: AgentConfig = cfg.agent
     if not agent.tool:

@@ -3,15 +3,15 @@
 - ``one-stage``: the coarse pass over the whole video answers and grounds.
 - ``coarse-to-fine``: coarse pass, then an answer-only fine pass on the predicted spans under the same
   token budget (Eq. 3: fewer frames, more tokens each). Final answer: the fine pass's; without valid
-  spans, the coarse answer (or, with ``no_spans="uniform"``, a fine pass over uniform frames, as the
-  authors' released code does).
+  spans, the coarse answer (``no_spans="skip"``; or, with ``no_spans="uniform"``, a fine pass over uniform frames,
+  as the authors' released code does).
 - ``divide-and-conquer``: non-overlapping windows each ground and answer; confidence is the probability
   of the answer-letter token; the spans of the top-k windows are merged and a fine pass reads them.
-- ``iterative``: coarse pass, then up to ``rounds - 1`` grounding passes on the previous spans (kept only
-  while the spans shrink), then the answer-only fine pass. ``rounds=1`` is coarse-to-fine.
+- ``iterative``: coarse pass, then up to ``max_fine_passes - 1`` grounding passes on the previous spans (kept only
+  while the spans shrink), then the answer-only fine pass. ``max_fine_passes=1`` is coarse-to-fine.
 - ``agent``: VideoZoomer's ``<video_zoom>`` tool loop (:mod:`.agent`), with its own budgets (``agent``).
 
-Every mode returns one :class:`Prediction` per question: the record for ``predictions.jsonl``
+Every mode returns one :class:`ModeOutput` per question: the record for ``predictions.jsonl``
 (``qid``, ``answer``, ``spans``, ``confidence`` + ``mode``, ``fallback`` and every pass) and its timings.
 """
 
@@ -21,12 +21,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..gvqa.prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
-from ..gvqa.zoom import ZoomBudget, ZoomPlan, plan_coarse, plan_pass, plan_zoom
+from ..gvqa.zoom import NO_SPANS, ZoomBudget, ZoomPlan, plan_coarse, plan_pass, plan_zoom
 from ..spans import Span, merge_spans, total_length
 from .agent import AgentConfig, agent_mode
 from .backend import Backend, SamplingParams
 from .passes import PassResult, Question, answer_pass, grounding_pass
-from .prediction import Prediction
+from .prediction import ModeOutput
 from .prompts import part_prompt, window_prompt
 
 
@@ -38,27 +38,28 @@ class ModeConfig:
     prompt: str = DEFAULT_PROMPT_STYLE  # paper | concise: the style of the fine-pass and window prompts
     max_new_tokens: int = 512  # grounding passes (responses ≤ 512 tokens in the paper)
     fine_answer: str = "letters"  # letters: next-token argmax over the option letters | generate
-    no_spans: str = "coarse"  # coarse: keep the coarse answer | uniform: fine pass over uniform frames
-    uniform_frames: int = 20  # authors' code: ~20 uniform frames when no span is valid
+    no_spans: str = "skip"  # no valid span: skip the fine pass (the coarse answer stands) | uniform (zoom.NO_SPANS)
+    uniform_frames: int = 20  # frames of no_spans=uniform over the whole video (authors' eval code: ~20)
     window_seconds: float = 256.0
     window_times: str = "auto"  # relative: a window is shown as a video from 0 (spans shifted back) | absolute |
     # auto: absolute for models that read frame timestamps as text (Qwen3-VL), relative otherwise (Qwen2.5-VL)
     window_budget: str = "full"  # full: every window gets L_v (authors) | split: L_v shared by the windows
     top_k: int = 4
     dc_final: str = "fine"  # fine | confident: the more confident of the fine pass and the top window
-    rounds: int = 3  # iterative: fine passes in all, the last one answer-only
+    max_fine_passes: int = 3  # iterative: fine passes in all at most, the last one answer-only
     min_shrink: float = 0.0  # iterative: a round must cut the span length by more than this fraction
     agent: AgentConfig = field(default_factory=AgentConfig)  # the agent mode's budgets, prompt and sampling
 
     def __post_init__(self) -> None:
-        choices = {"prompt": PROMPT_STYLES, "fine_answer": ("letters", "generate"), "no_spans": ("coarse", "uniform"),
+        choices = {"prompt": PROMPT_STYLES, "fine_answer": ("letters", "generate"), "no_spans": NO_SPANS,
                    "window_times": ("auto", "relative", "absolute"), "window_budget": ("full", "split"),
                    "dc_final": ("fine", "confident")}
         for key, allowed in choices.items():
             if getattr(self, key) not in allowed:
                 raise ValueError(f"{key} must be one of {allowed}, got {getattr(self, key)!r}")
-        if self.window_seconds <= 0 or self.top_k < 1 or self.rounds < 1 or self.uniform_frames < 2:
-            raise ValueError(f"window_seconds > 0, top_k >= 1, rounds >= 1, uniform_frames >= 2 required: {self}")
+        if self.window_seconds <= 0 or self.top_k < 1 or self.max_fine_passes < 1 or self.uniform_frames < 2:
+            raise ValueError(f"window_seconds > 0, top_k >= 1, max_fine_passes >= 1, uniform_frames >= 2 required: "
+                             f"{self}")
         if not 0 <= self.min_shrink < 1:
             raise ValueError(f"min_shrink must be in [0, 1), got {self.min_shrink}")
 
@@ -66,8 +67,11 @@ class ModeConfig:
         return SamplingParams(max_new_tokens=self.max_new_tokens, logprobs=True)
 
 
+MODE_RENAMED = {"rounds": "max_fine_passes"}  # ModeConfig's fields, the release before: old -> new
+
+
 def _predict(q: Question, mode: str, final: PassResult | None, spans: Sequence[Span], passes: Sequence[PassResult],
-             fallback: str | None = None) -> Prediction:
+             fallback: str | None = None) -> ModeOutput:
     record = {
         "qid": q.qid,
         "answer": final.answer if final else None,
@@ -79,7 +83,7 @@ def _predict(q: Question, mode: str, final: PassResult | None, spans: Sequence[S
     }
     timing = {"qid": q.qid, "passes": [p.timing() for p in passes],
               "total_s": round(sum(sum(p.generation.timing.values()) for p in passes), 6)}
-    return Prediction(record, timing)
+    return ModeOutput(record, timing)
 
 
 def _coarse(backend: Backend, qs: Sequence[Question], cfg: ModeConfig) -> list[PassResult]:
@@ -115,7 +119,7 @@ def _zoom_then_answer(backend: Backend, qs: Sequence[Question], spans: Sequence[
     return results
 
 
-def one_stage(backend: Backend, qs: Sequence[Question], cfg: ModeConfig) -> list[Prediction]:
+def one_stage(backend: Backend, qs: Sequence[Question], cfg: ModeConfig) -> list[ModeOutput]:
     return [_predict(q, "one-stage", c, c.spans, [c]) for q, c in zip(qs, _coarse(backend, qs, cfg))]
 
 
@@ -127,7 +131,7 @@ def _final(coarse: PassResult, fine: PassResult | None) -> tuple[PassResult, str
     return fine, None
 
 
-def coarse_to_fine(backend: Backend, qs: Sequence[Question], cfg: ModeConfig) -> list[Prediction]:
+def coarse_to_fine(backend: Backend, qs: Sequence[Question], cfg: ModeConfig) -> list[ModeOutput]:
     coarse = _coarse(backend, qs, cfg)
     fine = _zoom_then_answer(backend, qs, [c.spans for c in coarse], cfg)
     out = []
@@ -153,7 +157,7 @@ def _window_budget(cfg: ModeConfig, n: int) -> ZoomBudget:
     if cfg.window_budget == "full" or n == 1:
         return cfg.budget
     v_min = cfg.budget.frame_tokens(cfg.budget.min_frame_pixels)
-    return replace(cfg.budget, max_tokens=max(int(cfg.budget.max_tokens / n), int(2 * v_min) + 1))
+    return replace(cfg.budget, max_visual_tokens=max(int(cfg.budget.max_visual_tokens / n), int(2 * v_min) + 1))
 
 
 def _ranked(results: Sequence[PassResult]) -> list[PassResult]:
@@ -161,7 +165,7 @@ def _ranked(results: Sequence[PassResult]) -> list[PassResult]:
     return sorted(answered, key=lambda r: -(r.confidence or 0.0))
 
 
-def divide_and_conquer(backend: Backend, qs: Sequence[Question], cfg: ModeConfig) -> list[Prediction]:
+def divide_and_conquer(backend: Backend, qs: Sequence[Question], cfg: ModeConfig) -> list[ModeOutput]:
     items, shifts, durations, owner = [], [], [], []
     absolute = cfg.window_times == "absolute" or (
         cfg.window_times == "auto" and getattr(backend, "absolute_time", False)
@@ -215,14 +219,14 @@ def _intersect(a: Sequence[Span], b: Sequence[Span]) -> list[Span]:
     return out
 
 
-def iterative_zoom(backend: Backend, qs: Sequence[Question], cfg: ModeConfig) -> list[Prediction]:
+def iterative_zoom(backend: Backend, qs: Sequence[Question], cfg: ModeConfig) -> list[ModeOutput]:
     coarse = _coarse(backend, qs, cfg)
     passes = [[c] for c in coarse]
     spans = [list(c.spans) for c in coarse]
     answered = list(coarse)  # the latest pass with a valid answer
     active = [i for i, s in enumerate(spans) if s]
     stops: list[str | None] = [None] * len(qs)
-    for round_ in range(1, cfg.rounds):
+    for round_ in range(1, cfg.max_fine_passes):
         if not active:
             break
         items = []
@@ -254,7 +258,7 @@ def iterative_zoom(backend: Backend, qs: Sequence[Question], cfg: ModeConfig) ->
     return out
 
 
-MODES: dict[str, Callable[[Backend, Sequence[Question], ModeConfig], list[Prediction]]] = {
+MODES: dict[str, Callable[[Backend, Sequence[Question], ModeConfig], list[ModeOutput]]] = {
     "one-stage": one_stage,
     "coarse-to-fine": coarse_to_fine,
     "divide-and-conquer": divide_and_conquer,
@@ -265,7 +269,7 @@ MODES: dict[str, Callable[[Backend, Sequence[Question], ModeConfig], list[Predic
 
 def predict(
     backend: Backend, questions: Sequence[Question], mode: str, cfg: ModeConfig = ModeConfig()
-) -> list[Prediction]:
+) -> list[ModeOutput]:
     """Run ``mode`` over ``questions`` (one batch of backend calls per pass)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; choose from {sorted(MODES)}")

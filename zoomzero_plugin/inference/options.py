@@ -4,6 +4,8 @@ Every flag defaults to ``None`` so :func:`resolve` can tell "not given" from "gi
 value, or the CPU demo's (``DEMO_DEFAULTS``) when the command runs as a demo. The paper's values are not typed here:
 budget flags take :class:`~zoomzero_plugin.gvqa.zoom.ZoomBudget`'s (the benchmark's preset,
 :func:`~zoomzero_plugin.gvqa.zoom.paper_budget`), mode flags :class:`~zoomzero_plugin.inference.modes.ModeConfig`'s.
+A flag is its field's name (``--max-visual-tokens`` is ``ZoomBudget.max_visual_tokens``; ``--agent-max-calls`` is
+``AgentBudget.max_calls``); the flags of the release before (:data:`RENAMED_FLAGS`) still work, with a message.
 """
 
 from __future__ import annotations
@@ -14,13 +16,15 @@ from typing import Any
 
 from ..agent import DEFAULT_PROMPT, PROMPTS, AgentBudget
 from ..agent.baseline import NO_TOOL_BUDGET
-from ..agent.budget import field_help
+from ..agent.budget import AGENT_BUDGET_RENAMED, field_help
 from ..errors import UsageError
-from ..gvqa.zoom import PAPER_BUDGETS, ZoomBudget, paper_budget
+from ..gvqa.prompts import PROMPT_STYLES
+from ..gvqa.zoom import NO_SPANS, NO_SPANS_RENAMED, PAPER_BUDGETS, ZOOM_BUDGET_RENAMED, ZoomBudget, paper_budget
+from ..renames import add_renamed_flags, flag, value_type
 from .agent import AgentConfig
-from .modes import ModeConfig
+from .modes import MODE_RENAMED, ModeConfig
 
-_BUDGET_KEYS = ("max_tokens", "fps", "min_frame_pixels", "max_frame_pixels", "max_frames", "min_clip_seconds")
+_BUDGET_KEYS = ("max_visual_tokens", "fps", "min_frame_pixels", "max_frame_pixels", "max_frames", "min_clip_seconds")
 _MODE_KEYS = tuple(f.name for f in fields(ModeConfig) if f.name not in ("budget", "agent"))
 DEFAULTS: dict[str, Any] = {
     **{k: getattr(ZoomBudget(), k) for k in _BUDGET_KEYS},
@@ -32,12 +36,20 @@ DEFAULTS.update({key: getattr(AgentBudget(), name) for key, name in AGENT_BUDGET
 DEFAULTS.update(agent_prompt=DEFAULT_PROMPT, agent_temperature=0.0, agent_no_tool=False)
 # --no-tool: the budget defaults of the authors' no-tool evaluation
 NO_TOOL_DEFAULTS = {key: getattr(NO_TOOL_BUDGET, name) for key, name in AGENT_BUDGET_KEYS.items()}
+# The flags (as dests) of the release before: old -> new, accepted with a message for one release.
+RENAMED_FLAGS = {**ZOOM_BUDGET_RENAMED, **MODE_RENAMED,
+                 **{f"agent_{o}": f"agent_{n}" for o, n in AGENT_BUDGET_RENAMED.items()}}
+
+# ModeConfig as stored (dataclasses.asdict, dotted) in the names of the release before: old -> new, and old values.
+RENAMED_SETTINGS = {**{f"budget.{o}": f"budget.{n}" for o, n in ZOOM_BUDGET_RENAMED.items()}, **MODE_RENAMED,
+                    **{f"agent.budget.{o}": f"agent.budget.{n}" for o, n in AGENT_BUDGET_RENAMED.items()}}
+RENAMED_VALUES = {"no_spans": NO_SPANS_RENAMED}
 
 # A small visual budget and short responses keep the demo to seconds on a CPU; the random model writes no
 # spans, so its fine pass reads uniform frames (the authors' code's fallback).
 DEMO_DEFAULTS: dict[str, Any] = {
-    "max_tokens": 128, "min_frame_pixels": 4 * 28 * 28, "max_new_tokens": 32, "no_spans": "uniform",
-    "window_seconds": 4.0, "uniform_frames": 8, "agent_turn_tokens": 48,
+    "max_visual_tokens": 128, "min_frame_pixels": 4 * 28 * 28, "max_new_tokens": 32, "no_spans": "uniform",
+    "window_seconds": 4.0, "uniform_frames": 8, "agent_max_new_tokens": 48,
 }
 
 
@@ -49,19 +61,20 @@ def _default_text(name: str) -> str:
 
 
 def add_flag(parser: argparse._ActionsContainer, name: str, help: str, **kwargs: Any) -> None:
-    parser.add_argument("--" + name.replace("_", "-"), dest=name, default=None,
+    parser.add_argument(flag(name), dest=name, default=None,
                         help=f"{help} (default: {_default_text(name)})", **kwargs)
 
 
 def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("visual token budget (Zoom-Zero Eq. 3; the same for every pass; defaults: "
                                       "the paper's for the benchmark)")
-    add_flag(group, "max_tokens", "L_v: visual tokens per pass", type=int)
+    add_flag(group, "max_visual_tokens", "L_v: visual tokens per pass", type=int)
     add_flag(group, "fps", "s: frames per second sampled over the seconds a pass reads", type=float)
     add_flag(group, "min_frame_pixels", "V_min as pixels per frame", type=int)
     add_flag(group, "max_frame_pixels", "V_max as pixels per frame", type=int)
     add_flag(group, "max_frames", "frames per pass at most (the paper's coarse pass: 256)", type=int)
     add_flag(group, "min_clip_seconds", "shorter predicted spans are widened to this", type=float)
+    add_renamed_flags(group, ZOOM_BUDGET_RENAMED)
 
 
 def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
@@ -78,6 +91,30 @@ def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
                        help="the authors' no-tool baseline (scripts/eval_video_notool.sh): system prompt \"You are a "
                             "helpful assistant.\", the video as one video of frames at 0.2 fps (<= 120, "
                             "12,544..100,352 px), one reply of <= 2,048 tokens; the --agent-* budget flags still apply")
+    add_renamed_flags(group, AGENT_BUDGET_RENAMED, prefix="agent_")
+
+
+def add_mode_arguments(group: argparse._ActionsContainer) -> None:
+    """The modes' own knobs (ModeConfig's fields but the budgets)."""
+    add_flag(group, "prompt", "prompt style of the fine-pass and window prompts (the coarse pass uses the row's own)",
+             choices=PROMPT_STYLES)
+    add_flag(group, "max_new_tokens", "response tokens of grounding passes", type=int)
+    add_flag(group, "fine_answer", "fine pass: score the option letters (authors' judge) or generate",
+             choices=("letters", "generate"))
+    add_flag(group, "no_spans", "no valid spans: skip the fine pass (the coarse answer stands), or run it on uniform "
+             "frames", choices=NO_SPANS, type=value_type(NO_SPANS_RENAMED, "--no-spans"))
+    add_flag(group, "uniform_frames", "frames of the uniform fallback (--no-spans uniform)", type=int)
+    add_flag(group, "window_seconds", "divide-and-conquer window length", type=float)
+    add_flag(group, "window_times", "windows shown from 0 s (spans shifted back) or told their absolute range; "
+             "auto: absolute for models that read timestamps (Qwen3-VL)", choices=("auto", "relative", "absolute"))
+    add_flag(group, "window_budget", "every window gets L_v (full) or the windows share it (split)",
+             choices=("full", "split"))
+    add_flag(group, "top_k", "windows whose spans the fine pass reads", type=int)
+    add_flag(group, "dc_final", "final answer: the fine pass's, or the more confident of it and the top window",
+             choices=("fine", "confident"))
+    add_flag(group, "max_fine_passes", "iterative: fine passes in all at most (1 = coarse-to-fine)", type=int)
+    add_flag(group, "min_shrink", "iterative: a round must cut the span length by more than this fraction", type=float)
+    add_renamed_flags(group, MODE_RENAMED)
 
 
 def resolve(args: argparse.Namespace, demo: bool = False, benchmark: str | None = None) -> dict[str, Any]:
@@ -94,18 +131,18 @@ def resolve(args: argparse.Namespace, demo: bool = False, benchmark: str | None 
 
 # flag -> (test, what it must be)
 _RULES: dict[str, tuple[Any, str]] = {
-    "max_tokens": (lambda v: v > 0, "> 0"), "fps": (lambda v: v > 0, "> 0"),
+    "max_visual_tokens": (lambda v: v > 0, "> 0"), "fps": (lambda v: v > 0, "> 0"),
     "min_frame_pixels": (lambda v: v > 0, "> 0"), "max_frames": (lambda v: v >= 2, ">= 2"),
     "min_clip_seconds": (lambda v: v > 0, "> 0"), "max_new_tokens": (lambda v: v >= 1, ">= 1"),
     "uniform_frames": (lambda v: v >= 2, ">= 2"), "window_seconds": (lambda v: v > 0, "> 0"),
-    "top_k": (lambda v: v >= 1, ">= 1"), "rounds": (lambda v: v >= 1, ">= 1"),
+    "top_k": (lambda v: v >= 1, ">= 1"), "max_fine_passes": (lambda v: v >= 1, ">= 1"),
     "min_shrink": (lambda v: 0 <= v < 1, "in [0, 1)"),
 }
 
 
 def check_values(values: dict[str, Any]) -> None:
     """Raise UsageError naming every flag whose resolved value is out of range (NaN included)."""
-    bad = [f"--{k.replace('_', '-')} must be {what}, got {values[k]}" for k, (ok, what) in _RULES.items()
+    bad = [f"{flag(k)} must be {what}, got {values[k]}" for k, (ok, what) in _RULES.items()
            if k in values and not ok(values[k])]
     if not values["min_frame_pixels"] <= values["max_frame_pixels"]:
         bad.append(f"--max-frame-pixels ({values['max_frame_pixels']}) must be >= --min-frame-pixels "

@@ -7,7 +7,7 @@ from typing import Any
 
 
 @dataclass
-class Prediction:
+class ModeOutput:
     """``record``: one line of ``predictions.jsonl`` (``qid``, ``answer``, ``spans``, ``confidence``, ``mode`` and
     the mode's own keys); ``timing``: one line of ``timings.jsonl`` (kept apart so predictions compare exactly)."""
 

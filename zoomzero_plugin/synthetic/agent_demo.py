@@ -46,7 +46,7 @@ def run_agent_demo(workdir: Path, seed: int = 0, temperature: float = 1.0) -> No
                         evidence=[Evidence(start, start + 3.0, options[letter])])
     question = Question("agent-demo", str(video), "What colour is the square that appears in the video?",
                         tuple(options), DURATION)
-    budget = AgentBudget(turn_tokens=128)
+    budget = AgentBudget(max_new_tokens=128)
     backend = TemplateAgentBackend(lm, [WIDE_CALL, CALL, ANSWER], DURATION, "ABCD", rng, temperature=temperature)
     (prediction,) = agent_mode(backend, [question], ModeConfig(agent=AgentConfig(budget=budget)))
     transcript = Transcript.from_dict(prediction.record["transcript"])
@@ -64,15 +64,16 @@ def run_agent_demo(workdir: Path, seed: int = 0, temperature: float = 1.0) -> No
         if turn.error:
             print(f"  -> error ({turn.error['code']}): {turn.error.get('note') or turn.error['message']}")
         if turn.clip:
-            clip = reader.read(turn.clip["frames"], budget.frame_max_pixels, budget.frame_min_pixels)
+            clip = reader.read(turn.clip["frames"], budget.max_frame_pixels, budget.min_frame_pixels)
             shown = [dominant_color(np.asarray(im)) or "-" for im in clip]
             print("  -> clip: " + ", ".join(f"{t:.2f} s [{c}]" for t, c in zip(turn.clip["times"], shown)))
         if turn.observation:
             preview = turn.observation.replace("\n", "\\n")
             print(f"  observation: {preview[:150]}{' …' if len(preview) > 150 else ''}")
     print(f"\nEnded: {transcript.end}; answer ({transcript.answer or '-'}); truth ({'ABCD'[letter]})")
-    print(f"Budgets used: rounds {transcript.rounds}/{budget.rounds}, calls {transcript.calls}/{budget.calls}, "
-          f"error turns {transcript.errors}, images {transcript.images}/{budget.images} "
+    print(f"Budgets used: turns {transcript.rounds}/{budget.max_assistant_turns}, calls {transcript.calls}/"
+          f"{budget.max_calls}, "
+          f"error turns {transcript.errors}, images {transcript.images}/{budget.max_images} "
           f"({len(times)} overview + {transcript.clip_frames} clip), response tokens "
           f"{sum(t.tokens or 0 for t in transcript.turns)} generated")
     config = AgentRewardConfig(tool=TOOL_WEIGHT)

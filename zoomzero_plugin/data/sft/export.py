@@ -44,10 +44,11 @@ from pathlib import Path
 from typing import Any
 
 from ...agent import AgentBudget, VideoInfo
-from ...agent.budget import field_help
+from ...agent.budget import AGENT_BUDGET_RENAMED, field_help
 from ...agent.frames import probe
 from ...errors import DataError, UsageError, VideoError
 from ...files import write_json, write_text
+from ...renames import add_renamed_flags, flag
 from ...rows import read_rows
 from .llamafactory import LlamaFactoryCheck
 from .sharegpt import (
@@ -62,11 +63,11 @@ from .sharegpt import (
 )
 from .sources import (
     SOURCES,
+    AgentQuestion,
     Candidate,
-    FrameCache,
-    Question,
     ReplyJournal,
     TeacherSession,
+    VideoFrames,
     prediction_candidates,
     questions_from_rows,
     read_transcripts,
@@ -76,8 +77,8 @@ from .sources import (
 from .teacher import TeacherClient, TeacherConfig
 
 # LLaMA-Factory settings the length check uses; the defaults are yamls/videozoomer_sft.yaml's (a test keeps
-# them equal).
-CHECK_DEFAULTS = {"template": "qwen2_vl", "cutoff_len": 32768, "image_max_pixels": 100352}
+# them equal): its images are the agent's frames, so image_max_pixels is the agent's frame limit.
+CHECK_DEFAULTS = {"template": "qwen2_vl", "cutoff_len": 32768, "image_max_pixels": AgentBudget.max_frame_pixels}
 SUMMARY, FILE = "summary.json", DATASET_NAME + ".jsonl"
 
 
@@ -104,7 +105,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     t.add_argument("--teacher-model", help="model name the endpoint serves")
     t.add_argument("--teacher-api-key-env", default="OPENAI_API_KEY", help="env var holding the API key")
     t.add_argument("--teacher-temperature", type=float, default=1.0, help="sampling temperature (1.0, as the authors)")
-    t.add_argument("--teacher-max-tokens", type=int, help="tokens per teacher turn (default: --turn-tokens, 4096)")
+    t.add_argument("--teacher-max-new-tokens", type=int,
+                   help=f"tokens per teacher turn (default: --max-new-tokens, {AgentBudget.max_new_tokens})")
     t.add_argument("--teacher-rpm", type=float, default=0.0, help="requests per minute at most (0: no limit)")
     t.add_argument("--teacher-retries", type=int, default=6, help="retries of a failed request (6)")
     t.add_argument("--teacher-timeout", type=float, default=300.0, help="seconds per request (300)")
@@ -114,6 +116,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="prompt variant the teacher plays with (sft: the authors' data-generation prompt)")
     t.add_argument("--journal", help="teacher reply journal (default: OUT.journal.jsonl beside --out)")
     t.add_argument("--restart", action="store_true", help="discard the journal and ask the teacher again")
+    add_renamed_flags(t, {"teacher_max_tokens": "teacher_max_new_tokens"})
 
     c = parser.add_argument_group("LLaMA-Factory check (measured with its own template and tokenizer)")
     c.add_argument("--model", help="Qwen2.5-VL folder whose tokenizer/processor the training uses")
@@ -129,8 +132,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     b = parser.add_argument_group("agent budgets (the paper's defaults)")
     helps = field_help()
     for f in fields(AgentBudget):
-        b.add_argument("--" + f.name.replace("_", "-"), type=type(f.default), help=f"{helps.get(f.name, '')} "
-                       f"({f.default})")
+        b.add_argument(flag(f.name), type=type(f.default), help=f"{helps.get(f.name, '')} ({f.default})")
+    add_renamed_flags(b, AGENT_BUDGET_RENAMED)
 
 
 def _budget(args: argparse.Namespace) -> AgentBudget:
@@ -184,7 +187,7 @@ def _check_settings(args: argparse.Namespace) -> tuple[dict[str, Any], str | Non
     return recipe, model
 
 
-def _videos(questions: dict[str, Question]) -> dict[str, VideoInfo]:
+def _videos(questions: dict[str, AgentQuestion]) -> dict[str, VideoInfo]:
     """Probe every video once, before any request; VideoError names the first unreadable ones."""
     infos, bad = {}, []
     for path in sorted({q.video for q in questions.values()}):
@@ -242,7 +245,7 @@ def write_dataset(samples: Sequence[Sample], stage: Path, budget: AgentBudget, n
     from tqdm import tqdm
 
     for sample in tqdm(samples, desc="frames", unit="sample", disable=not progress):
-        write_frames(sample, FrameCache(sample.video, budget).get(sample.frames), stage)
+        write_frames(sample, VideoFrames(sample.video, budget).get(sample.frames), stage)
     write_text(stage / FILE, jsonl([s.row() for s in samples]))
     write_json(stage / "dataset_info.json", dataset_info(name, FILE))
 
@@ -317,7 +320,7 @@ def run(args: argparse.Namespace) -> int:
     if set(args.source) & {"teacher", "reflection"}:
         cfg = TeacherConfig(url=args.teacher_url, model=args.teacher_model, api_key_env=args.teacher_api_key_env,
                             temperature=args.teacher_temperature,
-                            max_tokens=args.teacher_max_tokens or budget.turn_tokens,
+                            max_new_tokens=args.teacher_max_new_tokens or budget.max_new_tokens,
                             timeout=args.teacher_timeout, retries=args.teacher_retries, rpm=args.teacher_rpm)
         journal_path = Path(args.journal or out.with_name(out.name + ".journal.jsonl"))
         if args.restart:
@@ -368,7 +371,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _transcripts(args: argparse.Namespace, questions: dict[str, Question]):
+def _transcripts(args: argparse.Namespace, questions: dict[str, AgentQuestion]):
     """The --predictions transcripts of questions in --data (their videos found), and the files whose cut last
     line was skipped (said at once on stderr, and kept in summary.json)."""
     transcripts, torn = read_transcripts(args.predictions) if args.predictions else ([], [])
@@ -380,7 +383,7 @@ def _transcripts(args: argparse.Namespace, questions: dict[str, Question]):
     return [(q, _with_video(t, questions[q])) for q, t in transcripts if q in questions], torn
 
 
-def _with_video(transcript, question: Question):
+def _with_video(transcript, question: AgentQuestion):
     """A transcript whose video path is gone (moved data) reads the dataset row's video instead."""
     if Path(str(transcript.video.get("path", ""))).is_file():
         return transcript

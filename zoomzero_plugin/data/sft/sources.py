@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,13 +27,14 @@ from typing import Any
 
 from ...agent import AgentBudget, Trajectory, VideoInfo, get_prompts, question_text
 from ...agent.baseline import NO_TOOL
+from ...agent.budget import AGENT_BUDGET_RENAMED
 from ...agent.frames import FrameReader
 from ...agent.prompts import REFLECTION_SYSTEM
 from ...agent.transcript import IMAGE, Transcript
 from ...errors import DataError, ResumeError
 from ...eval.predictions import PredictionsFile, load_predictions
 from ...ground_truth import GroundTruth
-from ...inference.passes import Question as RowQuestion
+from ...inference.passes import Question
 from ...journal import Journal
 from .sharegpt import conversation
 from .teacher import TeacherClient, openai_messages
@@ -43,7 +44,7 @@ SOURCES = ("teacher", "predictions", "reflection")
 
 
 @dataclass(frozen=True)
-class Question:
+class AgentQuestion:
     """One dataset row as the agent sees it: the video, the truth, the first user turn's text."""
 
     qid: str
@@ -66,11 +67,11 @@ class Candidate:
     verdict: Verdict
 
 
-def questions_from_rows(rows: Sequence[dict[str, Any]], where: str) -> dict[str, Question]:
-    """qid → Question. The rows are checked as ``zoomzero eval`` checks them (answer column, exactly one video,
+def questions_from_rows(rows: Sequence[dict[str, Any]], where: str) -> dict[str, AgentQuestion]:
+    """qid → AgentQuestion. The rows are checked as ``zoomzero eval`` checks them (answer column, exactly one video,
     unique qids; the videos themselves are probed later): one DataError naming the bad rows."""
-    checked = RowQuestion.from_rows(rows, where, videos=False)
-    return {q.qid: Question(q.qid, q.video, q.truth) for q in checked}
+    checked = Question.from_rows(rows, where, videos=False)
+    return {q.qid: AgentQuestion(q.qid, q.video, q.truth) for q in checked}
 
 
 def _digest(*parts: Any) -> str:
@@ -86,11 +87,12 @@ class ReplyJournal:
         self._lock = threading.Lock()
         self.replayed = 0
 
-    def get(self, key: str, digest: str) -> str | None:
+    def get(self, key: str, digest: str, *also: str) -> str | None:
+        """The reply journalled under ``key``, if its request's digest is ``digest`` (or one of ``also``)."""
         record = self._by_key.get(key)
         if record is None:
             return None
-        if record.get("digest") != digest:
+        if record.get("digest") not in (digest, *also):
             raise ResumeError(f"{self._journal.path}: the request {key} differs from the one journalled (another "
                               "teacher model, temperature, prompt or budget?); use another --journal or --restart")
         with self._lock:
@@ -103,7 +105,7 @@ class ReplyJournal:
             self._by_key[key] = {"key": key, "digest": digest, "reply": reply}
 
 
-class FrameCache:
+class VideoFrames:
     """Decoded frames of one video, by native index (a trajectory asks for the overview, then each clip)."""
 
     def __init__(self, path: str, budget: AgentBudget):
@@ -115,7 +117,7 @@ class FrameCache:
         todo = sorted({i for i in indices if i not in self._frames})
         if todo:
             self._frames.update(
-                zip(todo, self.reader.read(todo, self.budget.frame_max_pixels, self.budget.frame_min_pixels))
+                zip(todo, self.reader.read(todo, self.budget.max_frame_pixels, self.budget.min_frame_pixels))
             )
         return [self._frames[i] for i in indices]
 
@@ -126,16 +128,19 @@ class TeacherSession:
     def __init__(self, client: TeacherClient, journal: ReplyJournal, budget: AgentBudget):
         self.client, self.journal, self.budget = client, journal, budget
 
-    def _settings(self) -> dict[str, Any]:
+    def _settings(self, names: Mapping[str, str] = {}) -> dict[str, Any]:  # noqa: B006 - read only
+        """What a reply depends on besides the messages; the budget's fields named by ``names`` (new -> old)."""
         cfg = self.client.cfg
-        return {"model": cfg.model, "temperature": cfg.temperature, "max_tokens": cfg.max_tokens,
-                "budget": self.budget.to_dict()}
+        budget = {names.get(k, k): v for k, v in self.budget.to_dict().items()}
+        return {"model": cfg.model, "temperature": cfg.temperature, "max_tokens": cfg.max_new_tokens, "budget": budget}
 
-    def reply(self, key: str, messages: list[dict[str, str]], frames: list[int], cache: Callable[[], FrameCache]
+    def reply(self, key: str, messages: list[dict[str, str]], frames: list[int], cache: Callable[[], VideoFrames]
               ) -> str:
         """The teacher's reply to ``messages`` (``<image>`` k shows native frame ``frames[k]``)."""
         digest = _digest(self._settings(), messages, frames)
-        known = self.journal.get(key, digest)
+        # a journal of the release before digested the budget under its old field names: still valid
+        before = _digest(self._settings({new: old for old, new in AGENT_BUDGET_RENAMED.items()}), messages, frames)
+        known = self.journal.get(key, digest, before)
         if known is not None:
             return known
         text = self.client.chat(openai_messages(messages, cache().get(frames)))
@@ -143,7 +148,7 @@ class TeacherSession:
         return text
 
     def continue_trajectory(self, key: str, traj: Trajectory, teacher_messages: list[dict[str, str]],
-                            teacher_frames: list[int], cache: Callable[[], FrameCache]) -> None:
+                            teacher_frames: list[int], cache: Callable[[], VideoFrames]) -> None:
         """Let the teacher take the assistant turns of ``traj`` until it ends; the teacher reads
         ``teacher_messages`` (extended turn by turn with its replies and the environment's observations)."""
         turn = 0
@@ -157,24 +162,24 @@ class TeacherSession:
             turn += 1
 
 
-def _lazy_cache(path: str, budget: AgentBudget) -> Callable[[], FrameCache]:
-    box: list[FrameCache] = []
+def _lazy_cache(path: str, budget: AgentBudget) -> Callable[[], VideoFrames]:
+    box: list[VideoFrames] = []
 
-    def get() -> FrameCache:
+    def get() -> VideoFrames:
         if not box:
-            box.append(FrameCache(path, budget))
+            box.append(VideoFrames(path, budget))
         return box[0]
 
     return get
 
 
-def teacher_candidates(session: TeacherSession, questions: Iterable[Question], videos: dict[str, VideoInfo],
+def teacher_candidates(session: TeacherSession, questions: Iterable[AgentQuestion], videos: dict[str, VideoInfo],
                        samples: int, prompt: str, min_calls: int, workers: int = 4,
                        progress: Callable[[int], None] | None = None) -> list[Candidate]:
     """(a) ``samples`` teacher trajectories per question, played in ``workers`` threads."""
     jobs = [(q, k) for q in questions for k in range(samples)]
 
-    def run(job: tuple[Question, int]) -> Candidate:
+    def run(job: tuple[AgentQuestion, int]) -> Candidate:
         q, k = job
         traj = Trajectory(videos[q.video], session.budget, get_prompts(prompt))
         messages, frames = conversation(traj, q.user_text)
@@ -225,11 +230,11 @@ def read_transcripts(paths: Sequence[str | Path]) -> tuple[list[tuple[str, Trans
     return out, torn
 
 
-def _user_text(transcript: Transcript, question: Question) -> str:
+def _user_text(transcript: Transcript, question: AgentQuestion) -> str:
     return str(transcript.extra.get("user") or question.user_text)
 
 
-def prediction_candidates(transcripts: Sequence[tuple[str, Transcript]], questions: dict[str, Question],
+def prediction_candidates(transcripts: Sequence[tuple[str, Transcript]], questions: dict[str, AgentQuestion],
                           budget: AgentBudget, min_calls: int) -> list[Candidate]:
     """(b) every stored transcript, replayed and judged (rejection sampling keeps the verified-correct)."""
     counts: dict[str, int] = {}
@@ -251,7 +256,7 @@ def reflection_request(traj: Trajectory, user_text: str) -> tuple[list[dict[str,
 
 
 def reflection_candidates(session: TeacherSession, transcripts: Sequence[tuple[str, Transcript]],
-                          questions: dict[str, Question], min_calls: int, workers: int = 4,
+                          questions: dict[str, AgentQuestion], min_calls: int, workers: int = 4,
                           progress: Callable[[int], None] | None = None) -> tuple[list[Candidate], dict[str, int]]:
     """(c) failed trajectories with ≥ 1 call, corrected by the teacher. Returns the candidates and how many
     transcripts were not eligible, by reason (``not_failed``, ``no_call``, ``no_room``, ``inconsistent``)."""
@@ -267,7 +272,7 @@ def reflection_candidates(session: TeacherSession, transcripts: Sequence[tuple[s
             # the failed trajectory without its final turn must leave the teacher a round to call in
             prefix, _ = replay(full.trajectory.video, [s.turn.text for s in full.trajectory.steps[:-1]],
                                session.budget, transcript.prompt)
-            why = "no_room" if prefix.done or prefix.round >= session.budget.last_round else None
+            why = "no_room" if prefix.done or prefix.round >= session.budget.last_turn else None
         if why is not None:
             skipped[why] = skipped.get(why, 0) + 1
             continue

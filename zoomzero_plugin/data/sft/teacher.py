@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...agent.budget import AgentBudget
 from ...errors import ModelError, UsageError
 
 IMAGE_PLACEHOLDER = "<image>"
@@ -40,7 +41,7 @@ class TeacherConfig:
     model: str
     api_key_env: str = "OPENAI_API_KEY"
     temperature: float = 1.0
-    max_tokens: int = 4096
+    max_new_tokens: int = AgentBudget.max_new_tokens  # tokens per reply (the request's max_tokens)
     timeout: float = 300.0
     retries: int = 6
     backoff: float = 1.0
@@ -52,7 +53,7 @@ class TeacherConfig:
             raise UsageError(f"--teacher-url {self.url!r}: give an http(s) URL such as http://127.0.0.1:8000/v1")
         if not self.model:
             raise UsageError("--teacher-model is empty: name the model the endpoint serves")
-        for name in ("timeout", "backoff", "backoff_max", "rpm", "max_tokens", "retries"):
+        for name in ("timeout", "backoff", "backoff_max", "rpm", "max_new_tokens", "retries"):
             value = getattr(self, name)
             if not value >= 0 or value == float("inf"):
                 raise UsageError(f"teacher {name} {value!r}: must be a finite number >= 0")
@@ -107,7 +108,7 @@ class TeacherClient:
     def body(self, messages: Sequence[dict[str, Any]]) -> bytes:
         """The exact JSON request body for ``messages`` (stable: used to key resume journals)."""
         return json.dumps({"model": self.cfg.model, "messages": list(messages), "temperature": self.cfg.temperature,
-                           "max_tokens": self.cfg.max_tokens, "n": 1}, ensure_ascii=False,
+                           "max_tokens": self.cfg.max_new_tokens, "n": 1}, ensure_ascii=False,
                           sort_keys=True).encode("utf-8")
 
     def chat(self, messages: Sequence[dict[str, Any]]) -> str:

@@ -108,9 +108,13 @@ class FrameCache:
         return images
 
     def image(self, ref: Mapping[str, Any]) -> Any:
-        """The PIL image a frame reference names."""
-        images = self.group(ref["video"], ref["frames"], ref.get("max_pixels", 100352), ref.get("min_pixels", 25088),
-                            ref.get("group"))
+        """The PIL image a frame reference names (its pixel limits are the reference's own: :func:`frame_refs`
+        writes them; the plugin that makes references owns their defaults)."""
+        missing = [k for k in ("max_pixels", "min_pixels") if k not in ref]
+        if missing:
+            raise ValueError(f"frame reference {dict(ref)!r:.200} has no {' or '.join(missing)}: make references "
+                             "with frame_refs.frame_refs()")
+        images = self.group(ref["video"], ref["frames"], ref["max_pixels"], ref["min_pixels"], ref.get("group"))
         return images[ref["pick"]]
 
     def clear(self) -> None:

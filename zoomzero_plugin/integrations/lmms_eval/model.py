@@ -65,7 +65,7 @@ class ZoomZero(lmms):
         if loaded is None:
             kwargs: dict[str, Any] = {**self.args.backend_kwargs, "batch_size": self.args.batch_size}
             if self.args.backend == "vllm" and self.args.mode == "agent":
-                kwargs["max_images"] = self.args.config(None).agent.budget.images
+                kwargs["max_images"] = self.args.config(None).agent.budget.max_images
             try:
                 loaded = load_backend(self.args.backend, self.args.model, **kwargs)
             except ZoomzeroError as e:  # its message names zoomzero eval's flags (--model, --backend)

@@ -1,7 +1,8 @@
 """``--model_args`` of lmms-eval's ``zoomzero`` model: ``zoomzero eval``'s options, by their names and defaults.
 
-There is no table here: a key is the ``dest`` of a ``zoomzero eval`` flag (``max_tokens=16384`` is
-``--max-tokens 16384``; ``-`` is accepted for ``_``), read with that flag's own type and choices, and an option not
+There is no table here: a key is the ``dest`` of a ``zoomzero eval`` flag (``max_visual_tokens=16384`` is
+``--max-visual-tokens 16384``; ``-`` is accepted for ``_``; the old name of a renamed flag, ``max_tokens``, still works
+for one release, with a message), read with that flag's own type and choices, and an option not
 given takes the value ``zoomzero eval`` would give it (:func:`zoomzero_plugin.inference.options.resolve`: the paper's,
 the visual budget by benchmark). The checkpoint is ``model=`` (or ``pretrained=``, lmms-eval's usual word). One
 key is this model's own: ``predictions=FILE`` writes every question's whole prediction record there (the lines of
@@ -25,6 +26,7 @@ from ...eval.metrics import BENCHMARKS
 from ...eval.runner import add_arguments
 from ...inference.modes import ModeConfig
 from ...inference.options import check_values, mode_config, resolve
+from ...renames import RenamedFlag, deprecated
 
 ALIASES = {"pretrained": "model"}  # lmms-eval's usual name for the checkpoint
 # zoomzero eval's options that lmms-eval or the task replace: key -> what does it here
@@ -72,15 +74,27 @@ def benchmark_of(task: str) -> str | None:
     return max(names, key=len) if names else None
 
 
-def eval_options() -> dict[str, argparse.Action]:
-    """``zoomzero eval``'s options by ``dest``, less those of :data:`NOT_HERE`."""
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(add_help=False)
     add_arguments(parser)
-    return {a.dest: a for a in parser._actions if a.dest not in NOT_HERE}
+    return parser
 
 
-def _key(raw: str) -> str:
+def eval_options() -> dict[str, argparse.Action]:
+    """``zoomzero eval``'s options by ``dest``, less those of :data:`NOT_HERE` and the renamed flags' old names."""
+    return {a.dest: a for a in _parser()._actions if a.dest not in NOT_HERE and not isinstance(a, RenamedFlag)}
+
+
+def renamed_keys() -> dict[str, str]:
+    """Old key -> new key, from ``zoomzero eval``'s renamed flags (``max_tokens`` -> ``max_visual_tokens``)."""
+    return {a.option_strings[0][2:].replace("-", "_"): a.dest for a in _parser()._actions if isinstance(a, RenamedFlag)}
+
+
+def _key(raw: str, renamed: Mapping[str, str] = {}) -> str:  # noqa: B006 - read only
     key = str(raw).strip().replace("-", "_")
+    if key in renamed:
+        deprecated(f"--model_args {key}", renamed[key])
+        return renamed[key]
     return ALIASES.get(key, key)
 
 
@@ -105,7 +119,8 @@ def _unknown(key: str, known: list[str]) -> str:
 
 
 def as_model_args(message: str) -> str:
-    """A message of :func:`check_values` (``--max-tokens must be …``) in ``--model_args`` words (``max_tokens``)."""
+    """A message of :func:`check_values` (``--max-visual-tokens must be …``) in ``--model_args`` words
+    (``max_visual_tokens``)."""
     return re.sub(r"--([a-z][a-z-]*)", lambda m: m.group(1).replace("-", "_"), message)
 
 
@@ -113,8 +128,9 @@ def _read_all(given: Mapping[str, Any], lmms: Mapping[str, Any], actions: dict[s
               ) -> tuple[dict[str, Any], list[str]]:
     taken: dict[str, Any] = {}
     problems: list[str] = []
+    renamed = renamed_keys()
     for raw_key, raw in given.items():
-        key = _key(raw_key)
+        key = _key(raw_key, renamed)
         if key == PREDICTIONS:
             taken[key] = str(raw)
         elif key in NOT_HERE:

@@ -12,9 +12,9 @@ trainer's generation here when ``reward_function_kwargs.agent`` is set). The pro
    that ``n = 1`` per trajectory), stopping at ``</video_zoom>``; each turn goes through
    :meth:`~zoomzero_plugin.agent.Trajectory.step`; a call's clip (or an error text) becomes an observation turn
    appended after an ``<|im_end|>``, exactly as :mod:`zoomzero_plugin.agent.render` writes it.
-3. Budgets: each turn may generate ``min(turn_tokens, what is left of total_tokens)``; an observation that would
-   not fit ``total_tokens`` (with room for one more token) is not appended and the trajectory ends there
-   (``total_tokens``), so a response is cut at a turn boundary, never inside an image.
+3. Budgets: each turn may generate ``min(max_new_tokens, what is left of max_response_tokens)``; an observation that
+   would not fit ``max_response_tokens`` (with room for one more token) is not appended and the trajectory ends
+   there (``total_tokens``), so a response is cut at a turn boundary, never inside an image.
 4. :func:`~..multiturn.assemble` lays the trajectories out for EasyR1 (observations in the sequence, masked out of
    the loss; every sample its own media; M-RoPE over the whole sequence).
 
@@ -101,7 +101,7 @@ class Sample:
     conversation: Conversation
     video: str
     grid: tuple[int, int]  # every frame of the video: same size, same tokens
-    truncated: bool = False  # the response reached total_tokens
+    truncated: bool = False  # the response reached max_response_tokens
 
     @property
     def active(self) -> bool:
@@ -136,7 +136,7 @@ class AgentRollout:
         image_token = getattr(self.processor, "image_token", "<|image_pad|>")
         self.layout = Layout(self.tokenizer.convert_tokens_to_ids(image_token), self.tokenizer.pad_token_id,
                              worker.prompt_length, worker.response_length)
-        self.total = min(self.budget.total_tokens, worker.response_length)
+        self.total = min(self.budget.max_response_tokens, worker.response_length)
         self.eos = {self.tokenizer.eos_token_id}
         self.encode = SegmentEncoder(self.tokenizer)
         self.cache = frame_cache(options.frame_cache_mb)
@@ -145,7 +145,7 @@ class AgentRollout:
 
     def refs(self, video: str, frames: Sequence[int]) -> list[dict[str, Any]]:
         b = self.budget
-        return frame_refs.frame_refs(video, frames, b.frame_max_pixels, b.frame_min_pixels)
+        return frame_refs.frame_refs(video, frames, b.max_frame_pixels, b.min_frame_pixels)
 
     def start(self, prompt_ids: Sequence[int], media: Mapping[str, Any], n: int) -> list[Sample]:
         """``n`` fresh trajectories of one row (same first prompt and overview)."""
@@ -171,18 +171,18 @@ class AgentRollout:
 
     def limit(self, sample: Sample) -> int:
         """Tokens the sample's next turn may generate."""
-        return min(self.budget.turn_tokens, self.total - sample.conversation.response_tokens)
+        return min(self.budget.max_new_tokens, self.total - sample.conversation.response_tokens)
 
     def advance(self, samples: Sequence[Sample], completions: Sequence[Any]) -> None:
         """Read one round: append each sample's sampled turn, step its environment, and append the observation
         when it fits (turns decoded and observations encoded in one batch each).
 
-        A turn the total budget stopped (it ran to what was left of ``total_tokens`` without ending) is ``cut``:
+        A turn the total budget stopped (it ran to what was left of ``max_response_tokens`` without ending) is ``cut``:
         it ends the trajectory (an answer it holds counts, a call is not run), as in agent evaluation."""
         turns = []
         for sample, c in zip(samples, completions):
             left = self.total - sample.conversation.response_tokens
-            limit = min(self.budget.turn_tokens, left)
+            limit = min(self.budget.max_new_tokens, left)
             ended = bool(c.token_ids) and c.token_ids[-1] in self.eos
             turns.append((left, limit, ended, (c.token_ids[:-1] if ended else c.token_ids)[:limit]))
         texts = decode_rows(self.tokenizer, [body for *_, body in turns], skip_special_tokens=False)
@@ -190,7 +190,7 @@ class AgentRollout:
         for sample, c, (left, limit, ended, _), text in zip(samples, completions, turns, texts):
             tokens = c.token_ids
             stopped = len(tokens) > limit or (len(tokens) == limit and not ended and not text.endswith(STOP))
-            cut = stopped and left <= self.budget.turn_tokens
+            cut = stopped and left <= self.budget.max_new_tokens
             logprobs = c.logprobs[:limit] if c.logprobs is not None else None
             sample.conversation.append(Piece(list(tokens[:limit]), sampled=True, logprobs=logprobs))
             sample.truncated = cut
@@ -284,7 +284,7 @@ def metrics(batch: Any, reward_metrics: Mapping[str, Sequence[Any]]) -> dict[str
 
 ROLLOUT = Rollout(
     name=NAME, options=select, generate=generate, metrics=metrics, row_fields=("ground_truth",),
-    summary="VideoZoomer: n multi-turn <video_zoom> trajectories per prompt (overview, <= 4 clips, <= 5 rounds), "
+    summary="VideoZoomer: n multi-turn <video_zoom> trajectories per prompt (overview, <= 4 clips, <= 5 turns), "
     "one engine call per round; observations in the sequence, out of the loss; M-RoPE over the whole sequence",
 )
 
@@ -311,7 +311,7 @@ def measure_first_prompt(
     """What the rollout's first prompt for this row will hold (decodes one frame of the video)."""
     reader = FrameReader(video)
     trajectory = Trajectory(reader.info, options.budget, get_prompts(options.prompt))
-    frame = reader.read([0], options.budget.frame_max_pixels, options.budget.frame_min_pixels)[0]
+    frame = reader.read([0], options.budget.max_frame_pixels, options.budget.min_frame_pixels)[0]
     h, w = merged_grid(processor.image_processor, frame.width, frame.height)
     text = first_prompt(tokenizer.apply_chat_template, trajectory.prompts.system, trajectory.user_parts(user_text),
                         QWEN_IMAGE)
@@ -360,16 +360,16 @@ def describe(config: Any, options: AgentOptions) -> dict[str, Any]:
     """The dry run's view: the rollout, its budgets, the first prompt of train row 0, the reward."""
     b = options.budget
     kwargs = config.worker.reward.reward_function_kwargs or {}
-    reward = AgentRewardConfig.from_kwargs(kwargs.get("weights"), b.call_frames)
+    reward = AgentRewardConfig.from_kwargs(kwargs.get("weights"), b)
     out: dict[str, Any] = {
         "rollout": f"{NAME} (plugin rollout: owns generation; prompt variant '{options.prompt}')",
         "agent budgets": {
-            "overview": f"{b.overview_frames} frames at {b.overview_fps} fps",
-            "per call": f"<= {b.call_frames} frames", "calls": b.calls, "rounds": b.rounds, "images": b.images,
-            "tokens per turn": b.turn_tokens,
-            "response tokens": f"{min(b.total_tokens, config.data.max_response_length)} (total_tokens "
-                               f"{b.total_tokens}, data.max_response_length {config.data.max_response_length})",
-            "frame pixels": f"{b.frame_min_pixels}..{b.frame_max_pixels}",
+            "overview": f"{b.max_overview_frames} frames at {b.overview_fps} fps",
+            "per call": f"<= {b.max_frames_per_call} frames", "calls": b.max_calls,
+            "assistant turns": b.max_assistant_turns, "images": b.max_images, "tokens per turn": b.max_new_tokens,
+            "response tokens": f"{min(b.max_response_tokens, config.data.max_response_length)} (max_response_tokens "
+                               f"{b.max_response_tokens}, data.max_response_length {config.data.max_response_length})",
+            "frame pixels": f"{b.min_frame_pixels}..{b.max_frame_pixels}",
         },
         "reward": {"function": "zoomzero:videozoomer", "weights": {"accuracy": reward.accuracy,
                    "format": reward.format, "tool": reward.tool}},

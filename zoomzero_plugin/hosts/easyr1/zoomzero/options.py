@@ -2,20 +2,21 @@
 
 ```yaml
 reward_function_kwargs:
-  zoom: {enable: true, fps: 1.0, max_tokens: 8192, min_frame_pixels: 12544, max_frame_pixels: 602112,
-         max_new_tokens: 4, no_spans: zero, uniform_frames: 16, prompt: paper}
+  zoom: {enable: true, fps: 1.0, max_visual_tokens: 8192, min_frame_pixels: 12544, max_frame_pixels: 602112,
+         max_new_tokens: 4, no_spans: skip, uniform_frames: 16, prompt: paper}
   tokenadv: {eps: 1.0e-6, std: population, over_turns: false}
-  agent: {prompt: train, rounds: 5, calls: 4, call_frames: 16, total_tokens: 32768, …}
+  agent: {prompt: train, max_assistant_turns: 5, max_calls: 4, max_frames_per_call: 16, max_response_tokens: 32768, …}
 ```
 A ``zoom`` or ``agent`` section turns the zoom pass or the VideoZoomer rollout on unless it says ``enable: false``.
-``agent`` takes :class:`~zoomzero_plugin.agent.AgentBudget`'s fields besides its own. Unknown keys are errors. The
-budget defaults are :class:`~zoomzero_plugin.gvqa.zoom.ZoomBudget`'s (the paper's), not typed again here. ``max_tokens``
-is L_v of both passes: the coarse pass gets it through ``MODEL_SEQ_LEN`` even when the zoom pass is off.
+``agent`` takes :class:`~zoomzero_plugin.agent.AgentBudget`'s fields besides its own. Unknown keys are errors; the
+names of the release before (``zoom.max_tokens``, ``agent.rounds``, …) are read as the new ones, with a one-line
+message. The budget defaults are :class:`~zoomzero_plugin.gvqa.zoom.ZoomBudget`'s and
+:class:`~zoomzero_plugin.agent.AgentBudget`'s (the papers'), not typed again here. ``max_visual_tokens`` is L_v of
+both passes: the coarse pass gets it through ``MODEL_SEQ_LEN`` even when the zoom pass is off.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -24,7 +25,9 @@ from zoomzero_plugin.agent.budget import AgentBudget
 from zoomzero_plugin.agent.prompts import PROMPTS
 from zoomzero_plugin.gvqa.advantages import ANSWER_COMPONENTS, GLUE_COMPONENTS, STD_KINDS
 from zoomzero_plugin.gvqa.prompts import DEFAULT_PROMPT_STYLE, check_style
-from zoomzero_plugin.gvqa.zoom import ZoomBudget
+from zoomzero_plugin.gvqa.zoom import NO_SPANS, NO_SPANS_RENAMED, ZOOM_BUDGET_RENAMED, ZoomBudget
+from zoomzero_plugin.renames import rename_value
+from zoomzero_plugin.sections import build
 
 _PAPER = ZoomBudget()  # the paper's budget: the one source of the zoom pass's defaults
 
@@ -38,39 +41,6 @@ def _section(kwargs: Mapping[str, Any] | None, name: str) -> Mapping[str, Any] |
     return section
 
 
-def _build(cls, section: Mapping[str, Any], name: str, defaults: Mapping[str, Any] = {}):  # noqa: B006 - read only
-    known = {f.name: f for f in fields(cls)}
-    unknown = sorted(set(section) - set(known))
-    if unknown:
-        raise ValueError(f"{KWARGS}.{name}: unknown option(s) {unknown}; known: {sorted(known)}")
-    values = {**defaults, **section}
-    try:
-        return cls(**{k: _coerce(known[k].type, v, f"{KWARGS}.{name}.{k}") for k, v in values.items()})
-    except (TypeError, ValueError) as e:
-        raise ValueError(str(e) if str(e).startswith(KWARGS) else f"{KWARGS}.{name}: {e}") from None
-
-
-def _coerce(kind: str, value: Any, key: str) -> Any:
-    try:
-        if kind == "bool":
-            if not isinstance(value, bool):
-                raise TypeError
-            return value
-        if kind == "int":
-            if isinstance(value, bool) or float(value) != int(value):
-                raise TypeError
-            return int(value)
-        if kind == "float":
-            if isinstance(value, bool) or not math.isfinite(float(value)):
-                raise TypeError
-            return float(value)
-        if kind == "tuple[str, ...]":
-            return tuple(str(v) for v in ([value] if isinstance(value, str) else value))
-        return value
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{key}: {value!r} is not a valid {kind}") from None
-
-
 @dataclass(frozen=True)
 class ZoomOptions:
     """The zoom pass (Zoom-Zero §4.1–4.2): Eq. 3 budget over the predicted spans, answer-only prompt."""
@@ -79,7 +49,7 @@ class ZoomOptions:
     """Run the fine pass after each rollout (its answer is the zoom reward)."""
     fps: float = _PAPER.fps
     """s in Eq. 3: frames per second sampled over the predicted spans."""
-    max_tokens: int = _PAPER.max_tokens
+    max_visual_tokens: int = _PAPER.max_visual_tokens
     """L_v: visual context tokens of a pass (the coarse pass's too, through MODEL_SEQ_LEN)."""
     min_frame_pixels: int = _PAPER.min_frame_pixels
     """V_min as pixels per frame."""
@@ -87,8 +57,8 @@ class ZoomOptions:
     """V_max as pixels per frame."""
     max_new_tokens: int = 4
     """Tokens the fine pass may generate: a letter, or ``<answer>B`` (read with or without its closing tag)."""
-    no_spans: str = "zero"
-    """zero: zoom reward 0 without valid spans | uniform: the fine pass reads uniform frames (authors' code)."""
+    no_spans: str = "skip"
+    """skip: no fine pass without valid spans (zoom reward 0) | uniform: it reads uniform frames (authors' code)."""
     uniform_frames: int = 16
     """Frames over the whole video for ``no_spans: uniform``."""
     max_frames: int = _PAPER.max_frames
@@ -99,8 +69,8 @@ class ZoomOptions:
     """paper: the authors' fine-pass prompt | concise: this package's wording."""
 
     def __post_init__(self) -> None:
-        if self.no_spans not in ("zero", "uniform"):
-            raise ValueError(f"{KWARGS}.zoom.no_spans must be 'zero' or 'uniform', got {self.no_spans!r}")
+        if self.no_spans not in NO_SPANS:
+            raise ValueError(f"{KWARGS}.zoom.no_spans must be one of {NO_SPANS}, got {self.no_spans!r}")
         if self.max_new_tokens < 1 or self.uniform_frames < 2:
             raise ValueError(f"{KWARGS}.zoom: max_new_tokens must be >= 1 and uniform_frames >= 2")
         try:
@@ -112,11 +82,17 @@ class ZoomOptions:
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any] | None) -> ZoomOptions:
         section = _section(kwargs, "zoom")
-        return cls() if section is None else _build(cls, section, "zoom", {"enable": True})
+        if section is None:
+            return cls()
+        where = f"{KWARGS}.zoom"
+        if "no_spans" in section:
+            section = {**section, "no_spans": rename_value(section["no_spans"], NO_SPANS_RENAMED, where + ".no_spans:")}
+        return build(cls, section, where, {"enable": True}, renamed=ZOOM_BUDGET_RENAMED)
 
     def budget(self, factor: int = 28, temporal_patch: int = 2) -> ZoomBudget:
         return ZoomBudget(
-            max_tokens=self.max_tokens, min_frame_pixels=self.min_frame_pixels, max_frame_pixels=self.max_frame_pixels,
+            max_visual_tokens=self.max_visual_tokens, min_frame_pixels=self.min_frame_pixels,
+            max_frame_pixels=self.max_frame_pixels,
             fps=self.fps, factor=factor, temporal_patch=temporal_patch, max_frames=self.max_frames,
             min_clip_seconds=self.min_clip_seconds,
         )
@@ -166,7 +142,7 @@ class TokenAdvOptions:
             return cls()
         defaults = {"glue_components": TURN_CALL_COMPONENTS, "answer_components": TURN_ANSWER_COMPONENTS} \
             if section.get("over_turns") is True else {}
-        return _build(cls, section, "tokenadv", defaults)
+        return build(cls, section, f"{KWARGS}.tokenadv", defaults)
 
 
 @dataclass(frozen=True)
@@ -195,16 +171,16 @@ class AgentOptions:
         section = _section(kwargs, "agent")
         if section is None:
             return cls()
-        budget_fields = {f.name: f for f in fields(AgentBudget)}
-        own = {k: v for k, v in section.items() if k not in budget_fields}
+        where, budget_fields = f"{KWARGS}.agent", sorted(f.name for f in fields(AgentBudget))
+        own = {k: v for k, v in section.items() if not AgentBudget.is_key(k)}
         if "budget" in own:
-            raise ValueError(f"{KWARGS}.agent: give the budget's fields directly ({sorted(budget_fields)})")
+            raise ValueError(f"{where}: give the budget's fields directly ({budget_fields})")
         unknown = sorted(set(own) - {f.name for f in fields(cls)})
         if unknown:
             known = sorted({f.name for f in fields(cls)} - {"budget"} | set(budget_fields))
-            raise ValueError(f"{KWARGS}.agent: unknown option(s) {unknown}; known: {known}")
-        budget = _build(AgentBudget, {k: v for k, v in section.items() if k in budget_fields}, "agent")
-        return replace(_build(cls, own, "agent", {"enable": True}), budget=budget)
+            raise ValueError(f"{where}: unknown option(s) {unknown}; known: {known}")
+        budget = AgentBudget.from_section(section, where)  # as the reward reads it
+        return replace(build(cls, own, where, {"enable": True}), budget=budget)
 
     def to_dict(self) -> dict[str, Any]:
         """The section that builds these options again (what travels to the rollout workers)."""

@@ -141,9 +141,9 @@ def easyr1_check_config(config: Any) -> list[str]:
             )
         rollout = config.worker.rollout
         context = rollout.max_model_len or config.data.max_prompt_length + config.data.max_response_length
-        if zoom.max_tokens + TEXT_ALLOWANCE + zoom.max_new_tokens > context:
+        if zoom.max_visual_tokens + TEXT_ALLOWANCE + zoom.max_new_tokens > context:
             problems.append(
-                f"{KWARGS}.zoom.max_tokens={zoom.max_tokens} visual tokens (+~{TEXT_ALLOWANCE} text, "
+                f"{KWARGS}.zoom.max_visual_tokens={zoom.max_visual_tokens} visual tokens (+~{TEXT_ALLOWANCE} text, "
                 f"+{zoom.max_new_tokens} "
                 f"answer) do not fit the rollout context of {context} tokens (worker.rollout.max_model_len, or "
                 "data.max_prompt_length + data.max_response_length)"
@@ -179,13 +179,14 @@ def agent_problems(config: Any, agent: AgentOptions, zoom: ZoomOptions | None) -
     if zoom is not None and zoom.enable:
         problems.append(f"{KWARGS}.agent and {KWARGS}.zoom are two different methods: enable one of them")
     response = config.data.max_response_length
-    if agent.budget.total_tokens > response:
-        problems.append(f"{KWARGS}.agent.total_tokens={agent.budget.total_tokens} exceeds data.max_response_length="
-                        f"{response}, the response width every trajectory must fit (observations included)")
+    if agent.budget.max_response_tokens > response:
+        problems.append(f"{KWARGS}.agent.max_response_tokens={agent.budget.max_response_tokens} exceeds "
+                        f"data.max_response_length={response}, the response width every trajectory must fit "
+                        "(observations included)")
     limit = config.worker.rollout.limit_images
-    if limit and limit < agent.budget.images:
-        problems.append(f"worker.rollout.limit_images={limit} is below {KWARGS}.agent.images={agent.budget.images}: "
-                        "vLLM would refuse a conversation with more images")
+    if limit and limit < agent.budget.max_images:
+        problems.append(f"worker.rollout.limit_images={limit} is below {KWARGS}.agent.max_images="
+                        f"{agent.budget.max_images}: vLLM would refuse a conversation with more images")
     model_type = _model_type(config.worker.actor.model.model_path)
     if model_type is not None and model_type not in ("qwen2_vl", "qwen2_5_vl"):
         problems.append(f"the VideoZoomer rollout computes Qwen2-VL / Qwen2.5-VL image positions; the model is "
@@ -257,7 +258,7 @@ def uses_zoomzero(config: Any) -> bool:
 
 @hookimpl
 def easyr1_job_env(config: Any) -> dict[str, str]:
-    """MODEL_SEQ_LEN from zoom.max_tokens, so the coarse pass has the visual budget L_v, zoom pass on or off
+    """MODEL_SEQ_LEN from zoom.max_visual_tokens, so the coarse pass has the visual budget L_v, zoom pass on or off
     (not for the VideoZoomer rollout: it shows frames as images, and qwen-vl-utils' video budget is not read)."""
     if not uses_zoomzero(config) or AgentOptions.from_kwargs(_kwargs(config)).enable:
         return {}
@@ -266,7 +267,7 @@ def easyr1_job_env(config: Any) -> dict[str, str]:
     # with 14-px patches and passes no total_pixels), so without this the coarse pass would get ~115k
     # tokens per video. A model with 32-px tokens (Qwen3-VL) gets (32/28)² more to reach the same L_v.
     factor = _token_pixels(config.worker.actor.model.model_path)
-    return {"MODEL_SEQ_LEN": str(math.ceil(zoom.max_tokens / 0.9 * (factor / 28) ** 2))}
+    return {"MODEL_SEQ_LEN": str(math.ceil(zoom.max_visual_tokens / 0.9 * (factor / 28) ** 2))}
 
 
 def _model_type(model_path: str) -> str | None:
