@@ -216,12 +216,12 @@ def test_budget_validation_names_the_field(bad):
 def test_budgets_may_equal_their_bounds():
     """Each cross-field bound is <=: an overview as large as the image budget, one turn as long as the whole
     response, one pixel limit for both; calls may be 0 (the no-tool baseline)."""
-    AgentBudget(overview_frames=128, images=128)
-    AgentBudget(turn_tokens=32768, total_tokens=32768)
-    AgentBudget(frame_min_pixels=100352, frame_max_pixels=100352)
-    AgentBudget(calls=0)
-    for bad in (dict(overview_frames=129, images=128), dict(turn_tokens=32769, total_tokens=32768),
-                dict(frame_min_pixels=100353, frame_max_pixels=100352)):
+    AgentBudget(max_overview_frames=128, max_images=128)
+    AgentBudget(max_new_tokens=32768, max_response_tokens=32768)
+    AgentBudget(min_frame_pixels=100352, max_frame_pixels=100352)
+    AgentBudget(max_calls=0)
+    for bad in (dict(max_overview_frames=129, max_images=128), dict(max_new_tokens=32769, max_response_tokens=32768),
+                dict(min_frame_pixels=100353, max_frame_pixels=100352)):
         with pytest.raises(ValueError, match=next(iter(bad))):
             AgentBudget(**bad)
 

@@ -156,7 +156,7 @@ def test_only_calls_may_come_before_the_final_answer():
 
 def test_a_call_in_the_last_round_answers_nothing_even_with_an_answer_inside():
     turn = '<think>x</think><answer>B</answer><video_zoom>{"segment": [1, 2], "fps": 2}</video_zoom>'
-    t, _ = play([turn], AgentBudget(rounds=1))
+    t, _ = play([turn], AgentBudget(max_assistant_turns=1))
     record = Transcript.from_trajectory(t)
     assert t.end == "last_round_call" and t.steps[-1].turn.letter == "B" and record.answer is None
 

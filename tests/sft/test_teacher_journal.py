@@ -41,15 +41,15 @@ def test_the_same_request_is_replayed(tmp_path):
     assert again.reply("q/0", MESSAGES, [0, 30], frames) == "reply 1" and again.client.asked == 0
 
 
-@pytest.mark.parametrize("change", ["frames", "temperature", "max_tokens", "model", "budget"])
+@pytest.mark.parametrize("change", ["frames", "temperature", "max_new_tokens", "model", "budget"])
 def test_a_request_that_differs_in_any_field_is_not_replayed(tmp_path, change):
     cfg, budget, shown = TeacherConfig("http://teacher/v1", "m"), AgentBudget(), [0, 30]
     session(tmp_path / "j.jsonl", cfg, budget).reply("q/0", MESSAGES, shown, frames)
     if change == "frames":
         shown = [0, 60]  # the same text over other frames
     elif change == "budget":
-        budget = replace(budget, calls=3)
+        budget = replace(budget, max_calls=3)
     else:
-        cfg = replace(cfg, **{change: {"temperature": 0.0, "max_tokens": 512, "model": "m2"}[change]})
+        cfg = replace(cfg, **{change: {"temperature": 0.0, "max_new_tokens": 512, "model": "m2"}[change]})
     with pytest.raises(ResumeError, match="differs from the one journalled"):
         session(tmp_path / "j.jsonl", cfg, budget).reply("q/0", MESSAGES, shown, frames)
