@@ -54,8 +54,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--videos", type=int, default=32, help="training videos (8 more are held out for validation)")
     p.add_argument("--val-freq", type=int, default=5, help="steps between validations (and one before training)")
     p.add_argument("--plot", help="also write the plot here (e.g. benchmarks/results/learning_curve.png)")
+    p.add_argument("--only-seeds", help="run only these seeds (comma-separated), no table: to share the runs among "
+                   "processes or machines writing to one --out; a last call without it writes the table")
     args = p.parse_args(argv)
     args.arms = [a for a in args.arms.split(",") if a]
+    args.only_seeds = [int(x) for x in args.only_seeds.split(",")] if args.only_seeds else None
     unknown = [a for a in args.arms if a not in ARMS]
     if unknown:
         p.error(f"unknown arm(s) {unknown}; known: {', '.join(ARMS)}")
@@ -241,9 +244,15 @@ def main(argv=None) -> int:
     started = time.time()
     prepared = prepare(out, args)
     jobs = [(arm, seed) for seed in range(args.seeds) for arm in args.arms]
+    if args.only_seeds is not None:
+        jobs = [(arm, seed) for arm, seed in jobs if seed in args.only_seeds]
     results: dict[str, list[dict[int, dict]]] = {arm: [] for arm in args.arms}
     for arm, seed in tqdm(jobs, desc="runs", unit="run"):
         results[arm].append(train(args, prepared, arm, seed, out / "runs" / f"{arm}-{seed}"))
+    if args.only_seeds is not None:
+        print(f"{len(jobs)} runs in {(time.time() - started) / 60:.1f} min; the table: the same command without "
+              "--only-seeds")
+        return 0
     summary = summarize(results, args)
     text = table(summary, args)
     print(text)
