@@ -223,8 +223,10 @@ def plot(results: dict[str, list[dict[int, dict]]], args: argparse.Namespace, pa
             if not any(per_step):
                 continue
             xs = [s for s, v in zip(steps, per_step) if v]
-            ax.plot(xs, [statistics.fmean(v) for v in per_step if v], label=LABELS[arm])
-            ax.fill_between(xs, [min(v) for v in per_step if v], [max(v) for v in per_step if v], alpha=0.2)
+            color = f"C{list(ARMS).index(arm)}"  # one colour per arm in every panel (GRPO has no zoom reward)
+            ax.plot(xs, [statistics.fmean(v) for v in per_step if v], label=LABELS[arm], color=color)
+            ax.fill_between(xs, [min(v) for v in per_step if v], [max(v) for v in per_step if v], alpha=0.2,
+                            color=color)
         ax.set_title(f"reward/{c}")
         ax.set_xlabel("step")
     axes[0].legend(fontsize=8)
