@@ -201,7 +201,7 @@ def _reference_plan(hook, texts, truths, videos):
         seconds.append(sum(e - s for s, e in spans))
         plan = plan_zoom(spans, truth.duration, hook.budget)
         if plan is None and hook.options.no_spans == "uniform":
-            budget = hook.options.uniform_budget(truth.duration, hook.factor, hook.temporal_patch)
+            budget = hook.options.uniform_budget(truth.duration, hook.geometry)
             plan = plan_pass([(0.0, truth.duration)], truth.duration, budget)
         if plan is not None:
             key = (videos[i], plan, truth.question, truth.options)

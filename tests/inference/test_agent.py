@@ -39,7 +39,7 @@ class Batches:
 
     def __init__(self, inner, stop=("</video_zoom>",), max_new_tokens=16):
         self.inner, self.sizes = inner, []
-        self.name, self.factor, self.tokenizer = "batches", inner.factor, inner.tokenizer
+        self.name, self.geometry, self.tokenizer = "batches", inner.geometry, inner.tokenizer
         self.processor = getattr(inner, "processor", None)
         self.stop, self.max_new_tokens = stop, max_new_tokens
 

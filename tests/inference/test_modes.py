@@ -63,7 +63,7 @@ def test_one_stage_answers_and_grounds_in_one_pass(tiny_backend, questions):
 
 
 def test_divide_and_conquer_zooms_into_the_top_k_windows(tiny_backend, questions):
-    assert not tiny_backend.absolute_time  # Qwen2.5-VL: windows are shown from 0 s ("auto")
+    assert not tiny_backend.geometry.timestamps  # Qwen2.5-VL: windows are shown from 0 s ("auto")
     # 12 s in 4-s windows; each window answers in window-relative seconds
     replies = {0.0: (grounded("A", [(1.0, 2.0)]), 0.9), 4.0: (grounded("B", [(0.5, 1.5)]), 0.2),
                8.0: (grounded("C", [(1.0, 3.0)]), 0.6)}
@@ -169,8 +169,8 @@ def test_qwen3_vl_zoom_clips_carry_their_absolute_timestamps(tiny_qwen3_dir, evi
     from zoomzero_plugin.inference.hf_backend import TransformersBackend
 
     backend = TransformersBackend(str(tiny_qwen3_dir), device="cpu", batch_size=2)
-    assert backend.factor == 32 and backend.absolute_time
-    budget = ZoomBudget(max_visual_tokens=64, min_frame_pixels=4 * 32 * 32, fps=1.0, factor=32)
+    assert backend.geometry.factor == 32 and backend.geometry.timestamps
+    budget = ZoomBudget(max_visual_tokens=64, min_frame_pixels=4 * 32 * 32, fps=1.0).with_geometry(backend.geometry)
     q = Question("q", str(evidence_video), "What colour?", ("red", "blue"), EVIDENCE_DURATION)
     scripted = ScriptedBackend(backend, lambda r, k: grounded("A", [(3.0, 5.0), (8.0, 9.5)]) if _is_coarse(r) else None)
     (p,) = predict(scripted, [q], "coarse-to-fine", replace(CFG, budget=budget))

@@ -97,7 +97,7 @@ def test_backend_reads_what_the_engine_returns(backends, evidence_video):
     from zoomzero_plugin.inference.backend import SamplingParams
 
     vllm, hf = backends["vllm"], backends["transformers"]
-    assert vllm.factor == hf.factor == 28 and not vllm.absolute_time
+    assert vllm.geometry == hf.geometry and vllm.geometry.factor == 28 and not vllm.geometry.timestamps
     requests = [_coarse(evidence_video), _fine(evidence_video), _fine(evidence_video, choices=("A", "B", "C"))]
     params = SamplingParams(max_new_tokens=6, logprobs=True)
     got, want = vllm.generate(requests, params), hf.generate(requests, params)

@@ -242,7 +242,9 @@ def run(args: argparse.Namespace) -> int:
     if args.backend == "vllm" and args.mode == "agent":
         kwargs["max_images"] = cfg.agent.budget.max_images
     backend = load_backend(args.backend, args.model, **kwargs)  # checks the model first: ModelError at once
-    cfg = mode_config(values, factor=backend.factor)
+    values = resolve(args, demo=args.demo, benchmark=args.benchmark, geometry=backend.geometry)
+    check_values(values)  # the per-frame bounds, now in the model's own pixels
+    cfg = mode_config(values, backend.geometry)
     settings = {"model": str(args.model), "data": str(Path(args.data).resolve()), "backend": args.backend}
     metrics = evaluate(backend, rows, out, benchmark=args.benchmark, mode=args.mode, cfg=cfg,
                        batch_size=args.batch_size, reduction=args.reduction, settings=settings,

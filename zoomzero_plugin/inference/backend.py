@@ -31,6 +31,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..errors import DependencyError, ModelError, UsageError, ZoomzeroError
 from ..question import VIDEO_PLACEHOLDER
 from ..video import DecodedClip, fetch_element
+from ..vision import VisionGeometry
 
 
 @dataclass(frozen=True)
@@ -123,14 +124,13 @@ class Generation:
 
 @runtime_checkable
 class Backend(Protocol):
-    """Anything that turns requests into generations. ``factor`` is the model's pixels per token side
-    (patch size × spatial merge: 28 for Qwen2.5-VL, 32 for Qwen3-VL), which zoom budgets must use.
-    ``absolute_time``: the model reads each frame's time in the video as text (Qwen3-VL), so a clip is
-    seen at its true seconds; False when time restarts at every clip (Qwen2/2.5-VL)."""
+    """Anything that turns requests into generations. ``geometry`` is the model's vision geometry (read from its
+    processor: pixels per token side, which zoom budgets must use; ``geometry.timestamps``: the model reads each
+    frame's time in the video as text (Qwen3-VL), so a clip is seen at its true seconds, where with Qwen2/2.5-VL
+    time restarts at every clip)."""
 
     name: str
-    factor: int
-    absolute_time: bool
+    geometry: VisionGeometry
 
     def generate(self, requests: Sequence[Request], params: SamplingParams) -> list[Generation]: ...
 
@@ -270,10 +270,12 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> str:
     return text[: min(ends)] if ends else text
 
 
-def decode_videos(request: Request, image_patch_size: int = 14) -> tuple[list[DecodedClip], list[ClipStats], float]:
-    """Decode a request's clips through qwen-vl-utils; returns the clips, their stats and the seconds taken."""
+def decode_videos(request: Request, geometry: VisionGeometry) -> tuple[list[DecodedClip], list[ClipStats], float]:
+    """Decode a request's clips through qwen-vl-utils on the model's token grid; returns the clips, their stats
+    and the seconds taken."""
     start = time.perf_counter()
-    clips = [fetch_element(element, image_patch_size=image_patch_size) for element in request.videos]
+    patch = geometry.fetch_patch_size()
+    clips = [fetch_element(element, image_patch_size=patch) for element in request.videos]
     stats = []
     for clip in clips:
         fps = float(clip.metadata.get("fps") or 0.0)
@@ -291,9 +293,16 @@ def decode_videos(request: Request, image_patch_size: int = 14) -> tuple[list[De
     return clips, stats, time.perf_counter() - start
 
 
-def reads_timestamps(processor: Any) -> bool:
-    """Whether a processor writes frame timestamps into the prompt (Qwen3-VL's ``<t seconds>``)."""
-    return hasattr(processor, "_calculate_timestamps")
+def clip_kwargs(clips: Sequence[DecodedClip]) -> dict[str, Any]:
+    """Processor keyword arguments for clips qwen-vl-utils decoded (:func:`decode_videos`): the frames as they are
+    (already on the token grid: no resize, no second sampling), the decoder's metadata (absolute frame indices and
+    the native rate: Qwen3-VL's timestamps) and, where the processor takes it (:func:`takes_fps_kwarg`), each clip's
+    sample rate (Qwen2.5-VL's ``second_per_grid_ts``)."""
+    kwargs: dict[str, Any] = {"videos": [c.frames for c in clips], "video_metadata": [c.metadata for c in clips],
+                              "do_resize": False, "do_sample_frames": False}
+    if takes_fps_kwarg():
+        kwargs["fps"] = [c.sample_fps for c in clips]
+    return kwargs
 
 
 def takes_fps_kwarg() -> bool:

@@ -19,8 +19,18 @@ from ..agent.baseline import NO_TOOL_BUDGET
 from ..agent.budget import AGENT_BUDGET_RENAMED, field_help
 from ..errors import UsageError
 from ..gvqa.prompts import PROMPT_STYLES
-from ..gvqa.zoom import NO_SPANS, NO_SPANS_RENAMED, PAPER_BUDGETS, ZOOM_BUDGET_RENAMED, ZoomBudget, paper_budget
+from ..gvqa.zoom import (
+    NO_SPANS,
+    NO_SPANS_RENAMED,
+    PAPER_BUDGETS,
+    V_MAX_TOKENS,
+    V_MIN_TOKENS,
+    ZOOM_BUDGET_RENAMED,
+    ZoomBudget,
+    paper_budget,
+)
 from ..renames import add_renamed_flags, flag, value_type
+from ..vision import DEFAULT_GEOMETRY, VisionGeometry
 from .agent import AgentConfig
 from .modes import MODE_RENAMED, ModeConfig
 
@@ -46,14 +56,21 @@ RENAMED_SETTINGS = {**{f"budget.{o}": f"budget.{n}" for o, n in ZOOM_BUDGET_RENA
 RENAMED_VALUES = {"no_spans": NO_SPANS_RENAMED}
 
 # A small visual budget and short responses keep the demo to seconds on a CPU; the random model writes no
-# spans, so its fine pass reads uniform frames (the authors' code's fallback).
+# spans, so its fine pass reads uniform frames (the authors' code's fallback). Frames as small as 2 tokens each
+# (DEMO_MIN_FRAME_TOKENS, in the model's pixels).
 DEMO_DEFAULTS: dict[str, Any] = {
-    "max_visual_tokens": 128, "min_frame_pixels": 4 * 28 * 28, "max_new_tokens": 32, "no_spans": "uniform",
+    "max_visual_tokens": 128, "max_new_tokens": 32, "no_spans": "uniform",
     "window_seconds": 4.0, "uniform_frames": 8, "agent_max_new_tokens": 48,
 }
+DEMO_MIN_FRAME_TOKENS = 2
+_FRAME_TOKENS = {"min_frame_pixels": V_MIN_TOKENS, "max_frame_pixels": V_MAX_TOKENS}
 
 
 def _default_text(name: str) -> str:
+    if name in _FRAME_TOKENS:
+        tokens = _FRAME_TOKENS[name]
+        pixels = DEFAULT_GEOMETRY.frame_pixels(tokens)
+        return f"{tokens} tokens per frame in the model's pixels: {pixels} for {DEFAULT_GEOMETRY.factor}-px tokens"
     values = sorted({getattr(b, name) for b in PAPER_BUDGETS.values()}) if name in _BUDGET_KEYS else [DEFAULTS[name]]
     if len(values) == 1:
         return str(values[0])
@@ -117,15 +134,18 @@ def add_mode_arguments(group: argparse._ActionsContainer) -> None:
     add_renamed_flags(group, MODE_RENAMED)
 
 
-def resolve(args: argparse.Namespace, demo: bool = False, benchmark: str | None = None) -> dict[str, Any]:
-    """Every option's value: given, else the demo's (when ``demo``), else the paper's (budget: ``benchmark``'s)."""
-    paper = {**DEFAULTS, **{k: getattr(paper_budget(benchmark), k) for k in _BUDGET_KEYS}}
+def resolve(args: argparse.Namespace, demo: bool = False, benchmark: str | None = None,
+            geometry: VisionGeometry = DEFAULT_GEOMETRY) -> dict[str, Any]:
+    """Every option's value: given, else the demo's (when ``demo``), else the paper's (budget: ``benchmark``'s,
+    its per-frame bounds in the pixels of a model of ``geometry``, the loaded model's once it is known)."""
+    paper = {**DEFAULTS, **{k: getattr(paper_budget(benchmark, geometry), k) for k in _BUDGET_KEYS}}
     if getattr(args, "agent_no_tool", None):
         paper.update(NO_TOOL_DEFAULTS)
+    demo_values = {**DEMO_DEFAULTS, "min_frame_pixels": geometry.frame_pixels(DEMO_MIN_FRAME_TOKENS)}
     out = {}
     for key, default in paper.items():
         given = getattr(args, key, None)
-        out[key] = given if given is not None else (DEMO_DEFAULTS.get(key, default) if demo else default)
+        out[key] = given if given is not None else (demo_values.get(key, default) if demo else default)
     return out
 
 
@@ -151,8 +171,8 @@ def check_values(values: dict[str, Any]) -> None:
         raise UsageError("; ".join(bad))
 
 
-def budget_from(values: dict[str, Any], factor: int = 28) -> ZoomBudget:
-    return ZoomBudget(factor=factor, **{k: values[k] for k in _BUDGET_KEYS})
+def budget_from(values: dict[str, Any], geometry: VisionGeometry = DEFAULT_GEOMETRY) -> ZoomBudget:
+    return ZoomBudget(**{k: values[k] for k in _BUDGET_KEYS}).with_geometry(geometry)
 
 
 def agent_config(values: dict[str, Any]) -> AgentConfig:
@@ -161,8 +181,8 @@ def agent_config(values: dict[str, Any]) -> AgentConfig:
                        tool=not values["agent_no_tool"])
 
 
-def mode_config(values: dict[str, Any], factor: int = 28) -> ModeConfig:
-    """The :class:`ModeConfig` of resolved values, for a model with ``factor`` pixels per token side."""
+def mode_config(values: dict[str, Any], geometry: VisionGeometry = DEFAULT_GEOMETRY) -> ModeConfig:
+    """The :class:`ModeConfig` of resolved values, for a model of ``geometry`` (its processor's)."""
     return ModeConfig(
-        budget=budget_from(values, factor), agent=agent_config(values), **{k: values[k] for k in _MODE_KEYS}
+        budget=budget_from(values, geometry), agent=agent_config(values), **{k: values[k] for k in _MODE_KEYS}
     )

@@ -2,7 +2,7 @@
 
 A clip spec is a plain dict (it travels through Ray and ``DataProto`` like a path)::
 
-    {"video": "/data/v.mp4", "image_patch_size": 14,
+    {"video": "/data/v.mp4", "image_patch_size": 16,
      "clips": [{"video": "/data/v.mp4", "video_start": 3.0, "video_end": 5.0, "nframes": 4,
                 "min_pixels": …, "max_pixels": …, "total_pixels": …}, …]}
 
@@ -27,9 +27,9 @@ from .vllm_engine import record_sample_fps
 CLIPS = "clips"
 
 
-def make_clip_spec(video: str, clips: Sequence[Mapping[str, Any]], image_patch_size: int = 14) -> dict[str, Any]:
+def make_clip_spec(video: str, clips: Sequence[Mapping[str, Any]], image_patch_size: int) -> dict[str, Any]:
     """The clip spec of ``clips`` (qwen-vl-utils video elements over ``video``, in time order), decoded with the
-    model's ``image_patch_size``."""
+    model's ``image_patch_size`` (in qwen-vl-utils' sense: ``VisionGeometry.fetch_patch_size``)."""
     return {"video": str(video), "image_patch_size": int(image_patch_size), CLIPS: [dict(c) for c in clips]}
 
 
@@ -47,7 +47,10 @@ def decode_clip_spec(spec: Mapping[str, Any], return_fps: bool = False, return_m
     elements = list(spec[CLIPS])
     if not elements:
         raise ValueError(f"clip spec for {spec.get('video')!r} has no clips")
-    patch = int(spec.get("image_patch_size", 14))
+    patch = spec.get("image_patch_size")
+    if patch is None:
+        raise ValueError(f"clip spec for {spec.get('video')!r} has no image_patch_size (make it with make_clip_spec)")
+    patch = int(patch)
     first = fetch_element(elements[0], image_patch_size=patch)
     height, width = first.frames.shape[-2:]
     decoded = [first] + [

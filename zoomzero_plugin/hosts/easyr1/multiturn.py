@@ -42,6 +42,10 @@ import torch
 from zoomzero_plugin.mrope import image_positions
 from zoomzero_plugin.token_masks import encode_rows
 
+# Model types whose M-RoPE rule (transformers' and vLLM's get_rope_index) this module lays out: Qwen2-VL and
+# Qwen2.5-VL (a video's temporal positions scaled by its seconds per temporal patch), Qwen3-VL (a video as one
+# block per temporal patch, each after its timestamp text). Images follow the same rule in all of them.
+MROPE_MODEL_TYPES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe")
 MEDIA_UID = "media_uid"  # non_tensor_batch: one id per sample; the key of its processed media in the actor
 SAMPLED_LOG_PROBS = "rollout_log_probs"  # batch: the sampler's log-prob of each sampled token (0 elsewhere)
 
