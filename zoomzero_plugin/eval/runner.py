@@ -158,9 +158,13 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
 
 
 def upgrade_run_settings(flat: dict[str, Any]) -> dict[str, Any]:
-    """Settings of run.json (flattened) stored under the names of the release before, in this release's."""
-    return upgrade_settings(flat, {f"config.{o}": f"config.{n}" for o, n in RENAMED_SETTINGS.items()},
-                            {f"config.{k}": v for k, v in RENAMED_VALUES.items()})
+    """Settings of run.json (flattened) stored under the names of the release before, in this release's (a run
+    from before ``--agent-clip-as`` showed its clips as images)."""
+    out = upgrade_settings(flat, {f"config.{o}": f"config.{n}" for o, n in RENAMED_SETTINGS.items()},
+                           {f"config.{k}": v for k, v in RENAMED_VALUES.items()})
+    if any(k.startswith("config.agent.") for k in out):
+        out.setdefault("config.agent.clip_as", "images")
+    return out
 
 
 def setting_flag(key: str) -> str:

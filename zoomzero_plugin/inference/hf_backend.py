@@ -27,6 +27,7 @@ from .backend import (
     clip_kwargs,
     cut_at_stop,
     decode_videos,
+    frame_video_kwargs,
 )
 
 _VISION_TOKENS = ("image_token", "video_token", "vision_start_token", "vision_end_token")
@@ -140,14 +141,15 @@ class TransformersBackend:
                  for r in requests]
         flat = [clip for clips in decoded for clip in clips]
         images = [image for r in requests for image in r.images]
+        clip_videos = [v for r in requests for v in r.clip_videos]
         frames = [list(r.frames) for r in requests if r.frames]
-        if sum(map(bool, (flat, images, frames))) > 1:
+        if sum(map(bool, (flat, images or clip_videos, frames))) > 1:
             raise ValueError("a batch holds requests with videos, with images or with frames, only one kind")
         kwargs: dict[str, Any] = {}
         if flat:
             kwargs = clip_kwargs(flat)
-        elif images:  # resized by the processor's own rule, as the VideoZoomer authors' processor did
-            kwargs = {"images": images}
+        elif images or clip_videos:  # images resized by the processor's own rule, as the VideoZoomer authors' was
+            kwargs = {"images": images or None, **(frame_video_kwargs(clip_videos) if clip_videos else {})}
         elif frames:  # one video each, resized and timed by the processor's defaults (VideoZoomer's no-tool run)
             kwargs = {"videos": frames}
         inputs = self.processor(text=texts, padding=True, return_tensors="pt", **kwargs)
@@ -156,7 +158,7 @@ class TransformersBackend:
         image = _tokens(inputs.get("image_grid_thw"), self.geometry.merge_size)
         k = j = 0
         for gen, request, clips, mask in zip(gens, requests, decoded, inputs["attention_mask"]):
-            videos = len(clips) + bool(request.frames)
+            videos = len(clips) + bool(request.frames) + len(request.clip_videos)
             gen.video_tokens = int(sum(video[k : k + videos]))
             gen.image_tokens = int(sum(image[j : j + len(request.images)]))
             gen.prompt_tokens = int(mask.sum())

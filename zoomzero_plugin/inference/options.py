@@ -17,6 +17,7 @@ from typing import Any
 from ..agent import DEFAULT_PROMPT, PROMPTS, AgentBudget
 from ..agent.baseline import NO_TOOL_BUDGET
 from ..agent.budget import AGENT_BUDGET_RENAMED, field_help
+from ..agent.render import CLIP_AS
 from ..errors import UsageError
 from ..gvqa.prompts import PROMPT_STYLES
 from ..gvqa.zoom import (
@@ -43,7 +44,8 @@ DEFAULTS: dict[str, Any] = {
 # The agent mode's knobs: agent_<AgentBudget field> (defaults from AgentBudget, the one source), prompt, sampling.
 AGENT_BUDGET_KEYS = {f"agent_{f.name}": f.name for f in fields(AgentBudget)}
 DEFAULTS.update({key: getattr(AgentBudget(), name) for key, name in AGENT_BUDGET_KEYS.items()})
-DEFAULTS.update(agent_prompt=DEFAULT_PROMPT, agent_temperature=0.0, agent_no_tool=False)
+DEFAULTS.update(agent_prompt=DEFAULT_PROMPT, agent_temperature=0.0, agent_no_tool=False,
+                agent_clip_as=AgentConfig().clip_as)
 # --no-tool: the budget defaults of the authors' no-tool evaluation
 NO_TOOL_DEFAULTS = {key: getattr(NO_TOOL_BUDGET, name) for key, name in AGENT_BUDGET_KEYS.items()}
 # The flags (as dests) of the release before: old -> new, accepted with a message for one release.
@@ -104,6 +106,9 @@ def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
              "\\boxed{}), train (RL) or sft (the teacher's)", choices=sorted(PROMPTS))
     add_flag(group, "agent_temperature", "sampling temperature of every turn (0: greedy, as the authors validate)",
              type=float)
+    add_flag(group, "agent_clip_as", "how a call's clip reaches the model: images (each after its time label, as the "
+             "authors' checkpoints were trained) or video (one video after its time range, timed by its own frames: "
+             "Qwen3-VL's timestamps, Qwen2.5-VL's M-RoPE)", choices=CLIP_AS)
     group.add_argument("--no-tool", dest="agent_no_tool", action="store_true", default=None,
                        help="the authors' no-tool baseline (scripts/eval_video_notool.sh): system prompt \"You are a "
                             "helpful assistant.\", the video as one video of frames at 0.2 fps (<= 120, "
@@ -178,7 +183,7 @@ def budget_from(values: dict[str, Any], geometry: VisionGeometry = DEFAULT_GEOME
 def agent_config(values: dict[str, Any]) -> AgentConfig:
     budget = AgentBudget(**{name: values[key] for key, name in AGENT_BUDGET_KEYS.items()})
     return AgentConfig(budget=budget, prompt=values["agent_prompt"], temperature=values["agent_temperature"],
-                       tool=not values["agent_no_tool"])
+                       tool=not values["agent_no_tool"], clip_as=values["agent_clip_as"])
 
 
 def mode_config(values: dict[str, Any], geometry: VisionGeometry = DEFAULT_GEOMETRY) -> ModeConfig:

@@ -70,8 +70,13 @@ class VLLMBackend:
     def _inputs(self, request: Request) -> tuple[dict[str, Any], Generation]:
         if request.formatted:  # the agent's prompt: text as is, images (frames) resized by vLLM's HF processor
             item: dict[str, Any] = {"prompt": request.prompt}
-            if request.images:
-                item["multi_modal_data"] = {"image": list(request.images)}
+            if request.images or request.clip_videos:
+                item["multi_modal_data"] = {"image": list(request.images)} if request.images else {}
+            if request.clip_videos:  # each clip one video, timed by its own frames (as the transformers backend)
+                item["multi_modal_data"]["video"] = [(v.tensor(), v.metadata()) for v in request.clip_videos]
+                item["mm_processor_kwargs"] = {"do_sample_frames": False}
+                if self.fps_kwarg:
+                    item["mm_processor_kwargs"]["fps"] = [v.timing.sample_fps for v in request.clip_videos]
             elif request.frames:  # one video of PIL frames, timed at the processor's default rate
                 item["multi_modal_data"] = {"video": [list(request.frames)]}
             return item, Generation(outputs=[], timing={"decode_s": 0.0})
@@ -110,9 +115,8 @@ class VLLMBackend:
             share = (time.perf_counter() - start) / len(chunk)
             for request, gen, result in zip(chunk, gens, results):
                 gen.prompt_tokens = len(result.prompt_token_ids or [])
-                if request.images:
+                if request.formatted:
                     gen.image_tokens = sum(1 for t in result.prompt_token_ids or [] if t == self._image_pad)
-                elif request.frames:
                     gen.video_tokens = sum(1 for t in result.prompt_token_ids or [] if t == self._video_pad)
                 gen.timing.update(prepare_s=0.0, generate_s=share)
                 gen.outputs = [self._output(request, o) for o in result.outputs]

@@ -9,8 +9,9 @@ A clip spec is a plain dict (it travels through Ray and ``DataProto`` like a pat
 Each clip is a qwen-vl-utils ``fetch_video`` element (a plugin's plan makes them: Zoom-Zero's zoom pass,
 ``ZoomPlan.video_elements``), so only frames inside the ranges are decoded, at the pass's own pixel limits. The clips'
 frames are concatenated in time order into one video (vLLM accepts one video per prompt by default); later clips are
-resized to the first clip's frame size. EasyR1's ``process_video`` is wrapped to accept such a dict wherever it reads
-videos, and to record each decoded video's sample rate for the rollout engine.
+resized to the first clip's frame size. EasyR1's ``process_video`` is wrapped to accept such a dict (and a video
+reference, :mod:`.video_refs`) wherever it reads videos, and to record each decoded video's sample rate for the
+rollout engine.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import torch
 
 from zoomzero_plugin.video import fetch_element
 
+from .video_refs import decode_video_ref, is_video_ref
 from .vllm_engine import record_sample_fps
 
 CLIPS = "clips"
@@ -74,7 +76,7 @@ _FLAGS = ("min_pixels", "max_pixels", "video_fps", "return_fps", "return_metadat
 
 def wrap_process_video(original: Callable) -> Callable:
     """EasyR1's ``process_video(video, min_pixels, max_pixels, video_fps, return_fps=False[, return_metadata])``
-    that also decodes clip specs, and records the sample rate of every frame tensor it returns
+    that also decodes clip specs and video references, and records the sample rate of every frame tensor it returns
     (:func:`~.vllm_engine.record_sample_fps`, which the rollout engine passes on to vLLM)."""
 
     def process_video(video, *args, **kwargs):
@@ -83,6 +85,8 @@ def wrap_process_video(original: Callable) -> Callable:
         want_fps = bool(flags.pop("return_fps", False))
         if is_clip_spec(video):  # the spec carries its own pixel limits and rates
             value, fps = decode_clip_spec(video, return_fps=True, return_metadata=bool(flags.get("return_metadata")))
+        elif is_video_ref(video):  # so does a video reference; always with its metadata (see video_refs)
+            value, fps = decode_video_ref(video, return_fps=True, return_metadata=True)
         else:
             value, fps = original(video, **flags, return_fps=True)
         record_sample_fps(value[0] if isinstance(value, tuple) else value, fps)

@@ -25,6 +25,7 @@ from typing import Any
 
 from zoomzero_plugin.agent.budget import AgentBudget
 from zoomzero_plugin.agent.prompts import PROMPTS
+from zoomzero_plugin.agent.render import CLIP_AS
 from zoomzero_plugin.gvqa.advantages import ANSWER_COMPONENTS, GLUE_COMPONENTS, STD_KINDS
 from zoomzero_plugin.gvqa.prompts import DEFAULT_PROMPT_STYLE, check_style
 from zoomzero_plugin.gvqa.zoom import NO_SPANS, NO_SPANS_RENAMED, ZOOM_BUDGET_RENAMED, ZoomBudget, paper_budget
@@ -161,6 +162,9 @@ class AgentOptions:
     """Keep the sampler's log-prob of every sampled token in the batch (``rollout_log_probs``, 0 elsewhere)."""
     frame_cache_mb: int = 2048
     """Decoded frames each rollout worker keeps between rounds and for its actor (MB)."""
+    clip_as: str = "images"
+    """How a call's clip reaches the policy: images (each after its time label, the authors' way) | video (one video
+    after its time range, timed by its own frames: Qwen3-VL's timestamps, Qwen2.5-VL's time-aligned M-RoPE)."""
     budget: AgentBudget = AgentBudget()
     """The agent's budgets, given as the section's own keys (AgentBudget's fields)."""
 
@@ -169,6 +173,8 @@ class AgentOptions:
             raise ValueError(f"{KWARGS}.agent.prompt must be one of {sorted(PROMPTS)}, got {self.prompt!r}")
         if self.frame_cache_mb < 1:
             raise ValueError(f"{KWARGS}.agent.frame_cache_mb must be >= 1, got {self.frame_cache_mb}")
+        if self.clip_as not in CLIP_AS:
+            raise ValueError(f"{KWARGS}.agent.clip_as must be one of {list(CLIP_AS)}, got {self.clip_as!r}")
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any] | None) -> AgentOptions:
