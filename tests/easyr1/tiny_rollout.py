@@ -59,7 +59,8 @@ class TinyEngine:
             if isinstance(frames, tuple):  # (frames, metadata): EasyR1 main with Qwen3-VL
                 frames = frames[0]
             self.calls.append(
-                {"text": text, "frames": frames, "images": images, "videos": video, "sampling": copy.copy(sampling_params),
+                {"text": text, "frames": frames, "images": images, "videos": video,
+                 "sampling": copy.copy(sampling_params),
                  "mm_processor_kwargs": dict(prompt.get("mm_processor_kwargs") or {})}
             )
             if images and video:  # a multi-turn conversation whose clips are videos: vLLM's token-level expansion

@@ -20,9 +20,10 @@ Two seams keep EasyR1 right on such batches: :func:`wrap_process_multi_modal_inp
 sample's media per ``uid`` and gives it to all ``n`` samples of the prompt; here each sample's ``media_uid`` is the
 key; and EasyR1 reads a sample's images or its videos, never both, and videos with the image processor: a batch
 whose samples hold videos is processed here as the engine processed it, images by the image processor and videos by
-the video processor, see :func:`media_inputs`) and :func:`wrap_response_extent` (EasyR1's reward managers take ``sum(response_mask)`` as the response's
-length; with holes that would cut the answer off and put the score on the wrong token: they get the response's
-extent instead, so the whole exchange is decoded and the score lands on its last sampled token).
+the video processor, see :func:`media_inputs`) and :func:`wrap_response_extent` (EasyR1's reward managers take
+``sum(response_mask)`` as the response's length; with holes that would cut the answer off and put the score on the
+wrong token: they get the response's extent instead, so the whole exchange is decoded and the score lands on its
+last sampled token).
 
 Shapes: ``B`` conversations, ``P`` = prompt width (``rollout.prompt_length``), ``R`` = response width
 (``rollout.response_length``); ``input_ids``, ``attention_mask`` (B, P + R); ``responses``, ``response_mask``,
