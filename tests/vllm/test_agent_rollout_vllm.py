@@ -7,7 +7,8 @@ FSDPWorker.generate_sequences and _process_multi_modal_inputs, DataParallelPPOAc
 (transformers' Qwen2.5-VL / Qwen3-VL forward in float32, ``padding_free`` off: flash-attn's unpad does not exist on
 CPU), vLLM 0.11's engine (fp32, eager) with its own Qwen-VL image and video processing and M-RoPE (Qwen2.5-VL: a
 clip's time-aligned positions at its own rate, in float; Qwen3-VL: its timestamp tokens). The rows are handed to
-generate_sequences as EasyR1's trainer hands them (EasyR1 v0.3.2's RLHFDataset cannot read Qwen3-VL video rows). Not run: FSDP and the
+generate_sequences as EasyR1's trainer hands them (EasyR1 v0.3.2's RLHFDataset cannot read Qwen3-VL video rows).
+Not run: FSDP and the
 weight sync (the tiny model's weights are loaded into the engine where EasyR1's sharding manager loads them).
 The random model is kept in the protocol with vLLM's structured outputs (set through ``meta_info``, which the
 rollout copies into every round): each turn is a call with one of a few segments (1 to 16 frames; a clip of one
