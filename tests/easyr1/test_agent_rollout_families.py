@@ -133,7 +133,7 @@ def test_clips_reach_the_engine_as_the_option_says(generated):
         return
     # q1 / sample 0: [3, 5] at 2.5 fps -> frames 12, 14, …, 20 (5, padded to 6); [10, 11] at 1 fps -> frame 40 alone
     last = max(later, key=lambda c: c["text"].count("<tool_response>"))
-    assert "<clip_time3.00s-5.00s><|vision_start|><|video_pad|><|vision_end|>" in last["text"]
+    assert "<clip_time3.00s-5.00s>\n<|vision_start|><|video_pad|><|vision_end|>" in last["text"]
     assert "<clip_time10.00s-10.00s>" in last["text"]
     (frames, metadata), (single, alone) = last["videos"]  # each clip (frames, metadata), as vLLM takes it
     assert metadata["frames_indices"] == [12, 14, 16, 18, 20, 20] and metadata["fps"] == 4.0 and frames.shape[0] == 6

@@ -176,9 +176,12 @@ def frame_label(index: int, seconds: float) -> str:
 
 
 def clip_label(first: float, last: float) -> str:
-    """``<clip_time{first:.2f}s-{last:.2f}s>``, the text before a clip shown as one video (``clip_as: video``): the
-    absolute times of its first and last frame. (This package's own label: the authors' checkpoints saw images.)"""
-    return f"<clip_time{first:.2f}s-{last:.2f}s>"
+    """``<clip_time{first:.2f}s-{last:.2f}s>`` and a newline, the text before a clip shown as one video (``clip_as:
+    video``): the absolute times of its first and last frame. (This package's own label: the authors' checkpoints
+    saw images.) The newline ends the label's last token, so a model that writes each frame's time before it
+    (Qwen3-VL's ``<2.2 seconds>``) starts that text with a token of its own, whether the prompt is tokenized whole
+    (transformers) or the video's tokens are spliced into token ids (vLLM)."""
+    return f"<clip_time{first:.2f}s-{last:.2f}s>\n"
 
 
 def question_text(question: str, options: Sequence[str]) -> str:
