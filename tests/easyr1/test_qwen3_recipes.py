@@ -24,7 +24,7 @@ def _patches_qwen3_vl() -> bool:
 
 
 ON_MAIN = _patches_qwen3_vl()
-needs_v032 = pytest.mark.skipif(ON_MAIN, reason="the installed EasyR1 patches qwen3_vl (EasyR1 main): nothing to refuse")
+needs_v032 = pytest.mark.skipif(ON_MAIN, reason="the installed EasyR1 patches qwen3_vl (main): nothing to refuse")
 needs_main = pytest.mark.skipif(
     not ON_MAIN, reason="needs EasyR1 main (qwen3_vl in verl/models/monkey_patch.py); the installed EasyR1 is v0.3.2: "
                         "PYTHONPATH=$PWD:/path/to/EasyR1-main runs it (docs/easyr1.md)")
