@@ -32,6 +32,7 @@ from .vision import VisionGeometry
 
 EVAL_WORKDIR = "zoomzero-demo"  # --eval's default work folder, relative to the current directory
 MODELS = {"qwen2.5-vl": "qwen2_5_vl", "qwen3-vl": "qwen3_vl"}  # --model: the tiny model's family
+DEMO_MODEL = "tiny-qwen"  # the tiny model's folder under --workdir
 DEMO_FRAME_TOKENS = (2, 384)  # the demo's per-frame bounds, tokens (its 96-token budget needs small frames)
 
 
@@ -109,7 +110,7 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
 
     t0 = time.perf_counter()
     torch.manual_seed(args.seed)
-    model_dir = build_tiny_qwen(workdir / "tiny-qwen", seed=args.seed, family=MODELS[args.model])
+    model_dir = build_tiny_qwen(workdir / DEMO_MODEL, seed=args.seed, family=MODELS[args.model])
     lm = TinyVideoLM.load(model_dir)
     processor = lm.processor
     row = read_rows(make_benchmark(workdir / "bench", n_videos=1, seed=args.seed))[0]
@@ -172,10 +173,12 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
 
 
 def _evaluation(workdir: Path) -> int:
-    """``zoomzero eval --demo`` coarse-to-fine into ``workdir/eval`` (it prints the metric table)."""
+    """``zoomzero eval --demo`` coarse-to-fine into ``workdir/eval`` on the demo's own tiny model (the family of
+    ``--model``); it prints the metric table."""
     out = workdir / "eval"
     print(f"\nEvaluating the tiny model coarse-to-fine on a synthetic benchmark -> {out}")
-    code = zoomzero(["eval", "--demo", "--mode", "coarse-to-fine", "--no-progress", "--out", str(out)])
+    code = zoomzero(["eval", "--demo", "--model", str(workdir / DEMO_MODEL), "--mode", "coarse-to-fine",
+                     "--no-progress", "--out", str(out)])
     if code == 0:
         print("Files:", ", ".join(sorted(p.name for p in out.iterdir() if p.is_file())))
     return code
