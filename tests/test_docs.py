@@ -165,7 +165,7 @@ HOW: list[tuple[str, str, str]] = [
     ),
     (r"^git clone https://github\.com/hiyouga/EasyR1 ", "not here", "needs the network (a checkout of EasyR1 main)"),
     (
-        r"^PYTHONPATH=\$PWD:/tmp/easyr1-main \.venv(-vllm)?/bin/python -m pytest ",
+        r"^PYTHONPATH=\$PWD:/tmp/easyr1-main \.venv/bin/python -m pytest ",
         "not here",
         "the suite against a checkout of EasyR1 main; run by hand (its tests skip on v0.3.2 with the reason)",
     ),
