@@ -13,7 +13,7 @@ malformed, a call breaks a budget or is refused, or the answer is missing or wro
 OUT/ gets videozoomer_sft.jsonl (messages: system, user, assistant, tool replies; images: one PNG per frame in
 turn order, each preceded in the text by its <frame{i}_time{t}s> label), images/, dataset_info.json and
 summary.json. Every sample is then run through LLaMA-Factory's own converter, template and tokenizer (--model:
-a Qwen2.5-VL folder; tokenizer and processor files suffice): a wrong role order, a wrong image count or a
+a Qwen2.5-VL or Qwen3-VL folder; tokenizer and processor files suffice): a wrong role order, a wrong image count or a
 sample longer than --cutoff-len stops the export naming the sample (--drop-long drops the long ones instead).
 OUT appears whole or not at all. Teacher replies are journalled (--journal): a killed run, started again with
 the same command, sends only what is missing.
