@@ -15,18 +15,14 @@ vLLM and EasyR1 do not, so only there does the stand-in (transformers' generate)
 assembly follows vLLM; tests/vllm check clips at other rates on vLLM's real engine.
 """
 
-import json
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
 
-from zoomzero_plugin.agent import question_text
-from zoomzero_plugin.ground_truth import GroundTruth
-from zoomzero_plugin.synthetic.videos import Evidence, write_video
-
-from .test_agent_rollout import RECIPE, actor_log_probs, answer, call, load
+from .helpers import evidence_rows
+from .test_agent_rollout import RECIPE, AgentGuide, actor_log_probs, answer, call, load
 from .tiny_rollout import TinyEngine, TinyRolloutWorkerGroup
 
 QUESTIONS = [("What colour is the square?", ("red", "green", "blue"), "A"),
@@ -37,30 +33,9 @@ SCRIPTS = [[[answer("A", 0)], [call(2, 6, 1.25, 1), answer("A", 1)]],
            [[call(3, 5, 2.5, 0), call(10, 11, 1, 0), answer("C", 0)], [answer("B", 1)]]]
 
 
-class Guide:
-    def __call__(self, text, media, k):
-        q = next(i for i, (question, *_) in enumerate(QUESTIONS) if question in text)
-        head = "<|im_start|>assistant\n"
-        turn = text.count(head) - 1
-        if turn > 0:
-            first = text[text.index(head) + len(head):]
-            k = int(first[len("<think>s")])
-        script = SCRIPTS[q][k]
-        return script[turn] if turn < len(script) else None
-
-
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory):
-    root = tmp_path_factory.mktemp("agent-families")
-    out = []
-    for i, (question, options, letter) in enumerate(QUESTIONS):
-        video = write_video(root / f"v{i}.mp4", duration=16.0, fps=4, width=112, height=84,
-                            evidence=[Evidence(5.0, 8.0, options[ord(letter) - 65])])
-        truth = GroundTruth(letter, options, ((5.0, 8.0),), 16.0, f"q{i}", question)
-        out.append({"prompt": question_text(question, options), "videos": [str(video)], "answer": truth.to_json()})
-    path = root / "rows.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in out))
-    return path, out
+    return evidence_rows(tmp_path_factory.mktemp("agent-families"), QUESTIONS, 16.0)
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +61,7 @@ def generate(config, rows, tokenizer, processor, model):
         tensors={"input_ids": shape, "attention_mask": torch.ones_like(shape), "position_ids": shape.clone()},
         non_tensors={"raw_prompt_ids": raw, "multi_modal_data": media},
         meta_info={"min_pixels": 3136, "max_pixels": 12544, "video_fps": 0.5})
-    engine = TinyEngine(model, processor, Guide())
+    engine = TinyEngine(model, processor, AgentGuide(QUESTIONS, SCRIPTS))
     group = RoutedWorkerGroup(TinyRolloutWorkerGroup(config, tokenizer, engine), ROLLOUT, select(config))
     return group.generate_sequences(batch), engine
 

@@ -26,7 +26,6 @@ structured outputs (training) the sampling log-probs are the policy's; the trans
 from __future__ import annotations
 
 import importlib.util
-import json
 from types import SimpleNamespace
 
 import numpy as np
@@ -56,21 +55,11 @@ FAMILIES = {"qwen2_5_vl": "vllm_model_dir", "qwen3_vl": "tiny_qwen3_dir"}  # the
 
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory):
-    from zoomzero_plugin.agent import question_text
-    from zoomzero_plugin.ground_truth import GroundTruth
-    from zoomzero_plugin.synthetic.videos import Evidence, write_video
+    from tests.easyr1.helpers import evidence_rows
 
-    root = tmp_path_factory.mktemp("agent-vllm")
-    out = []
-    for i, (question, options, letter) in enumerate([("What colour is the square?", ("red", "green", "blue"), "A"),
-                                                      ("Which colour appears?", ("yellow", "red", "cyan"), "B")]):
-        video = write_video(root / f"v{i}.mp4", duration=12.0, fps=4, width=112, height=84,
-                            evidence=[Evidence(5.0, 8.0, options[ord(letter) - 65])])
-        truth = GroundTruth(letter, options, ((5.0, 8.0),), 12.0, f"q{i}", question)
-        out.append({"prompt": question_text(question, options), "videos": [str(video)], "answer": truth.to_json()})
-    path = root / "rows.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in out))
-    return path, out
+    return evidence_rows(tmp_path_factory.mktemp("agent-vllm"), [
+        ("What colour is the square?", ("red", "green", "blue"), "A"),
+        ("Which colour appears?", ("yellow", "red", "cyan"), "B")], 12.0)
 
 
 @pytest.fixture(scope="module", params=sorted(FAMILIES))
