@@ -7,6 +7,10 @@ appended with the observation. The prompt a round sends is exactly what the auth
 (:func:`~zoomzero_plugin.agent.render.prompt_text`): the chat template over the system prompt and the
 question with its labelled overview frames, then every turn so far.
 
+With ``AgentConfig(clip_as="video")`` a call's clip reaches the model as one video after its time range, timed by
+its own frames (Qwen3-VL's timestamps of the absolute frame times; Qwen2.5-VL's M-RoPE at the clip's own rate);
+the overview stays labelled images.
+
 Each prediction keeps the trajectory's transcript (turn texts, calls, frames, errors); its answer is the
 final turn's letter. ``spans`` stay empty: the agent does not ground its answer (its calls are in the
 transcript).
@@ -35,10 +39,11 @@ from ..agent import (
     question_text,
 )
 from ..agent.baseline import NO_TOOL_BUDGET, no_tool_prompt, no_tool_transcript, video_frames
+from ..agent.clips import clip_video
 from ..agent.frames import FrameReader
 from ..agent.protocol import STOP
-from ..agent.render import QWEN_IMAGE
-from .backend import Backend, Generation, Request, SamplingParams
+from ..agent.render import check_clip_as, observation_text
+from .backend import Backend, FrameVideo, Generation, Request, SamplingParams
 from .passes import Question
 from .prediction import ModeOutput
 
@@ -53,9 +58,11 @@ class AgentConfig:
     prompt: str = DEFAULT_PROMPT  # train | eval | sft (agent.prompts.PROMPTS); unused without the tool
     temperature: float = 0.0
     tool: bool = True
+    clip_as: str = "images"  # images (the authors' way) | video: each clip one video (agent.render.CLIP_AS)
 
     def __post_init__(self) -> None:
         get_prompts(self.prompt)
+        check_clip_as(self.clip_as)
         if not self.temperature >= 0:
             raise ValueError(f"agent temperature must be >= 0, got {self.temperature}")
 
@@ -95,11 +102,14 @@ class _Run:
     tokens: list[int] = field(default_factory=list)
     rounds: list[dict[str, float]] = field(default_factory=list)
     decode_s: float = 0.0
+    clip_as: str = "images"
+    temporal_patch: int = 1  # the model's: a clip shown as a video is padded to whole temporal patches
+    clip_videos: list[FrameVideo] = field(default_factory=list)
 
     def request(self) -> Request:
         text = prompt_text(self.first, self.pairs)
         return Request(text, images=tuple(self.images), formatted=True,
-                       tag=f"{self.question.qid}#{self.trajectory.round}")
+                       tag=f"{self.question.qid}#{self.trajectory.round}", clip_videos=tuple(self.clip_videos))
 
     def advance(self, gen: Generation, tokenizer: Any) -> None:
         """Read the turn the backend generated; decode the clip it asked for, if any."""
@@ -119,14 +129,25 @@ class _Run:
         observation = step.observation
         if observation is not None and observation.frames:
             start = time.perf_counter()
-            self.images += self.reader.read([f.frame for f in observation.frames], traj.budget.max_frame_pixels,
-                                           traj.budget.min_frame_pixels)
+            self._read_clip(observation.frames)
             self.decode_s += time.perf_counter() - start
-        self.pairs.append((step.turn.text, observation.text(QWEN_IMAGE) if observation is not None else None))
+        shown = observation_text(observation, self.clip_as) if observation is not None else None
+        self.pairs.append((step.turn.text, shown))
+
+    def _read_clip(self, frames) -> None:
+        """Decode a call's frames: images, or one video (padded to whole temporal patches) with its timing."""
+        b = self.trajectory.budget
+        if self.clip_as != "video":
+            self.images += self.reader.read([f.frame for f in frames], b.max_frame_pixels, b.min_frame_pixels)
+            return
+        timing = clip_video(frames, self.reader.info, self.temporal_patch)
+        decoded = self.reader.read([f.frame for f in frames], b.max_frame_pixels, b.min_frame_pixels)
+        padding = len(timing.indices) - len(decoded)
+        self.clip_videos.append(FrameVideo(tuple(decoded + decoded[-1:] * padding), timing))
 
     def prediction(self) -> ModeOutput:
         q, traj = self.question, self.trajectory
-        transcript = Transcript.from_trajectory(traj, self.tokens)
+        transcript = Transcript.from_trajectory(traj, self.tokens, self.clip_as)
         answer = transcript.answer if transcript.answer in q.letters else None
         record = {"qid": q.qid, "answer": answer, "spans": [], "confidence": None, "mode": "agent",
                   "end": traj.end, "frames": traj.images, "calls": traj.calls, "errors": traj.errors,
@@ -137,13 +158,14 @@ class _Run:
         return ModeOutput(record, timing)
 
 
-def _start(q: Question, cfg: AgentConfig, template) -> _Run:
+def _start(q: Question, cfg: AgentConfig, template, temporal_patch: int) -> _Run:
     start = time.perf_counter()
     reader = FrameReader(q.video)
     traj = Trajectory(reader.info, cfg.budget, get_prompts(cfg.prompt))
     images = reader.read([f.frame for f in traj.overview], cfg.budget.max_frame_pixels, cfg.budget.min_frame_pixels)
     first = first_prompt(template, traj.prompts.system, traj.user_parts(question_text(q.question, q.options)))
-    return _Run(q, reader, traj, first, images, decode_s=time.perf_counter() - start)
+    return _Run(q, reader, traj, first, images, decode_s=time.perf_counter() - start, clip_as=cfg.clip_as,
+                temporal_patch=temporal_patch)
 
 
 def _no_tool_prediction(q: Question, reader: FrameReader, frames, gen: Generation, decode_s: float) -> ModeOutput:
@@ -188,7 +210,7 @@ def agent_mode(backend: Backend, qs: Sequence[Question], cfg: WithAgent) -> list
     if not agent.tool:
         return no_tool_mode(backend, qs, agent)
     template = chat_template(backend)
-    runs = [_start(q, agent, template) for q in qs]
+    runs = [_start(q, agent, template, backend.geometry.temporal_patch) for q in qs]
     params = agent.sampling()
     tokenizer = backend.tokenizer  # type: ignore[attr-defined]
     while active := [r for r in runs if not r.trajectory.done]:
