@@ -201,10 +201,10 @@ def test_each_update_changes_the_actor_and_merge_gives_a_model_zoomzero_eval_run
 def test_a_second_launch_resumes_from_the_step_1_checkpoint(zoomzero_run):
     """The same command, loading step 1's checkpoint: EasyR1 runs step 2 only, and runs it as the first launch did.
 
-    EasyR1's rollout gives every request the seed ``worker.rollout.seed``, so the same weights in vLLM and the same
-    prompts sample the same responses: with step 1's weights loaded and synced and the data loader where it was, the
-    step-2 record equals the first launch's (its rewards, lengths, losses, gradient norm). Starting weights, a
-    data loader started over or stale weights in vLLM each change it."""
+    The host seeds step s's sampling with ``worker.rollout.seed + 1000 * s``, so the same weights in vLLM and the
+    same prompts sample the same responses at the same step: with step 1's weights loaded and synced and the data
+    loader where it was, the step-2 record equals the first launch's (its rewards, lengths, losses, gradient norm).
+    Starting weights, a data loader started over or stale weights in vLLM each change it."""
     run, rows, model = zoomzero_run["run"], zoomzero_run["rows"], zoomzero_run["model"]
     first = zoomzero_run["metrics"]
     assert first[1]["prompt_length/mean"] != first[2]["prompt_length/mean"], "steps 1 and 2 read different rows"
