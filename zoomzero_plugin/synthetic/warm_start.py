@@ -36,6 +36,7 @@ from ..gvqa.prompts import zoom_prompt
 from ..gvqa.zoom import ZoomBudget, fetch_plan, plan_pass
 from ..question import VIDEO_PLACEHOLDER
 from ..video import fetch_element
+from ..vision import fetch_patch_size
 from .benchmark import SQUARES_KEY
 
 KINDS = ("grounded", "agent")
@@ -114,7 +115,8 @@ class _Clips:
         key = (video,)
         if key not in self._cache:
             s = self.shown
-            clip = fetch_element({"video": video, "fps": s.fps, "min_pixels": s.min_pixels, "max_pixels": s.max_pixels})
+            element = {"video": video, "fps": s.fps, "min_pixels": s.min_pixels, "max_pixels": s.max_pixels}
+            clip = fetch_element(element, image_patch_size=fetch_patch_size(s.zoom.factor))  # the model's token grid
             self._cache[key] = (clip.frames, clip.sample_fps)
         return self._cache[key]
 
