@@ -92,3 +92,19 @@ def test_the_prefix_cache_leaves_the_loss_as_it_is(task_rows, tiny_processor, ti
     whole = _loss(tiny_model, _batch(encoded, pad), [])
     cached = _loss(tiny_model, _batch(encoded, pad, skip), encoded[0]["input_ids"][:skip])
     assert cached.item() == pytest.approx(whole.item(), rel=1e-5)
+
+
+def test_grounded_examples_show_the_videos_as_the_rollout_does(task_rows):
+    """The coarse pass shows the whole 12-s video at data.video_fps 1.0: 12 frames, each at most data.max_pixels
+    (12,544 = 4 tokens of 28 px) on Qwen2.5-VL's 28-px grid; the zoom pass (see=True) a clip of one square."""
+    from zoomzero_plugin.gvqa.zoom import ZoomBudget
+    from zoomzero_plugin.synthetic.warm_start import VideoInput, grounded_examples
+
+    shown = VideoInput(fps=1.0, min_pixels=3136, max_pixels=12544,
+                       zoom=ZoomBudget(max_visual_tokens=256, fps=2.0, min_frame_pixels=3136, max_frame_pixels=50176))
+    coarse, zoom = grounded_examples(task_rows, 2, lambda m, **_: m[0]["content"], shown=shown, see=True)
+    frames = coarse.videos[0]
+    assert frames.shape[0] == 12 and coarse.video_fps == (pytest.approx(1.0),)
+    height, width = frames.shape[-2:]
+    assert height % 28 == 0 and width % 28 == 0 and height * width <= 12544
+    assert zoom.videos[0].shape[0] >= 2 and zoom.response in "ABCD"
