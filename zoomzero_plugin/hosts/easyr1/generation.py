@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from . import clips
 from .errors import PluginError
 from .hookspecs import Rollout
 from .state import current_host
@@ -217,11 +218,24 @@ class _PluginRollout:
         return getattr(self.worker.rollout, name)
 
 
+def _prefetched(original: Callable, worker: Any, prompts: Any) -> Any:
+    """EasyR1's single-turn ``generate_sequences``, with every row's videos decoding in the decode threads from the
+    start (:func:`~.clips.prefetch_videos`)."""
+    media, meta = prompts.non_tensor_batch.get("multi_modal_data"), prompts.meta_info
+    if media is not None and {"min_pixels", "max_pixels", "video_fps"} <= set(meta):
+        metadata = bool(getattr(getattr(worker, "rollout", None), "return_video_metadata", False))
+        clips.prefetch_videos(media, meta["min_pixels"], meta["max_pixels"], meta["video_fps"], metadata)
+    try:
+        return original(worker, prompts)
+    finally:
+        clips.drop_prefetched()
+
+
 def wrap_generate_sequences(original: Callable) -> Callable:
     def generate_sequences(self, prompts):
         selection = prompts.meta_info.get(ROLLOUT_KEY)
         if selection is None:
-            return original(self, prompts)
+            return _prefetched(original, self, prompts)
         plugin = current_host().rollouts.get(selection["name"])
         if plugin is None:
             raise PluginError(f"the driver asked for the rollout {selection['name']!r}, which no easyr1 plugin in this "
