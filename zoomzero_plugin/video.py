@@ -64,7 +64,8 @@ _STORE_READER = "_zoomzero_video_store"  # marks qwen-vl-utils' decord reader on
 
 def use_video_store() -> None:
     """Make qwen-vl-utils' decord reader (``VIDEO_READER_BACKENDS["decord"]``, looked up at every ``fetch_video``)
-    read local files through :func:`~zoomzero_plugin.video_store.shared`; URLs still go to its own reader. Idempotent."""
+    read local files through :func:`~zoomzero_plugin.video_store.shared`; URLs still go to its own reader.
+    Idempotent."""
     import qwen_vl_utils.vision_process as vp
 
     original = vp.VIDEO_READER_BACKENDS.get("decord")
