@@ -34,6 +34,7 @@ if _spec is None or _spec.origin is None or "shims" in _spec.origin:
 
 TURN = (r'<think>[a-z]{1,5}</think>(<video_zoom>\{"segment": \[(1|5), (3|9)\], "fps": (1|2)\}</video_zoom>'
         r"|<answer>[A-C]</answer>)")
+CALLS = r'<think>[a-z]{1,30}</think><video_zoom>\{"segment": \[(1|5), (3|9)\], "fps": (1|2)\}</video_zoom>'
 TOLERANCE = 1e-5  # float32 on both sides; measured here: 9.5e-7 over 950 tokens
 
 # The stand-in test's recipe (tests/easyr1/test_agent_rollout.py), as vLLM's CPU engine needs it: eager fp32, room for
@@ -87,9 +88,9 @@ class _Identity:
         return data
 
 
-@pytest.fixture(scope="module")
-def generated(setup):
-    """One training generation: EasyR1's dataset rows -> FSDPWorker.generate_sequences -> the agent rollout."""
+def generate(setup, schedule="rounds", temperature=None, turn=TURN):
+    """One training generation: EasyR1's dataset rows -> FSDPWorker.generate_sequences -> the agent rollout, with
+    the agent's turns scheduled as ``schedule`` says; the engine calls (``LLM.generate``) and steps counted."""
     from torchdata.stateful_dataloader import StatefulDataLoader
     from verl.protocol import DataProto
     from verl.utils.dataset import collate_fn
@@ -99,6 +100,7 @@ def generated(setup):
     from tests.easyr1.helpers import rlhf_dataset
     from zoomzero_plugin.hosts.easyr1.generation import ROLLOUT_KEY, mark_row_fields
     from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import ROLLOUT, select
+    from zoomzero_plugin.inference.engine_stream import EngineMeter, metered
 
     config = setup.config
     loader = StatefulDataLoader(rlhf_dataset(config, setup.tokenizer, setup.processor), batch_size=2,
@@ -108,8 +110,12 @@ def generated(setup):
     batch = DataProto.from_single_dict(next(iter(loader)), meta_info=meta)
     gen = batch.pop(batch_keys=["input_ids", "attention_mask", "position_ids"],
                     non_tensor_batch_keys=["raw_prompt_ids", "multi_modal_data"], meta_info_keys=list(meta))
-    gen.meta_info[ROLLOUT_KEY] = {"name": ROLLOUT.name, "options": select(config)}
-    gen.meta_info["structured_outputs"] = StructuredOutputsParams(regex=TURN)
+    gen.meta_info[ROLLOUT_KEY] = {"name": ROLLOUT.name, "options": {**select(config), "schedule": schedule}}
+    gen.meta_info["structured_outputs"] = StructuredOutputsParams(regex=turn)
+    if temperature is not None:
+        gen.meta_info["temperature"] = temperature
+    if temperature == 0:
+        gen.meta_info["n"] = 1  # vLLM samples greedily only once per prompt (EasyR1's validation: n 1)
     engine = setup.rollout.inference_engine
     calls, generate = [], engine.generate
 
@@ -121,10 +127,16 @@ def generated(setup):
     worker = SimpleNamespace(_has_rollout=True, generation_config=None, tokenizer=setup.tokenizer,
                              processor=setup.processor, rollout=setup.rollout, rollout_sharding_manager=_Identity())
     try:
-        out = FSDPWorker.generate_sequences(worker, gen)
+        with metered(engine, EngineMeter()) as meter:
+            out = FSDPWorker.generate_sequences(worker, gen)
     finally:
         engine.generate = generate
-    return SimpleNamespace(batch=out, calls=calls)
+    return SimpleNamespace(batch=out, calls=calls, meter=meter)
+
+
+@pytest.fixture(scope="module")
+def generated(setup):
+    return generate(setup)
 
 
 def test_the_rollout_runs_rounds_on_vllm(generated, setup):
@@ -195,3 +207,27 @@ def test_actor_log_probs_equal_vllms(generated, setup):
     # what vLLM reported while sampling under the grammar: the constrained distribution (a forced token: 0)
     reported = batch.batch["rollout_log_probs"][sampled]
     assert (reported <= 0).all() and (reported > scored[sampled] + 1.0).float().mean() > 0.5
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0], ids=["greedy", "sampled"])
+def test_continuous_batching_hands_easyr1_the_round_by_round_batch(setup, temperature):
+    """No round barrier, the same batch: every turn of every trajectory the same tokens (greedy; and sampled, each
+    request seeded as in one engine call), the same observations, masks, positions and media. Greedy, the random
+    model would answer at once: its turns are calls (a reversed segment is an error turn) until the last turn."""
+    turn = CALLS if temperature == 0 else TURN
+    rounds = generate(setup, "rounds", temperature, turn)
+    continuous = generate(setup, "continuous", temperature, turn)
+    a, b = rounds.batch, continuous.batch
+    assert rounds.calls and not continuous.calls, "continuous: no LLM.generate, the engine stepped request by request"
+    turns = [s["turns"] for s in a.non_tensor_batch["agent_stats"]]
+    assert len(rounds.calls) == max(turns) > 1 and continuous.meter.steps <= rounds.meter.steps
+    assert list(a.non_tensor_batch["agent_stats"]) == list(b.non_tensor_batch["agent_stats"])
+    for key in ("input_ids", "attention_mask", "position_ids", "responses", "response_mask"):
+        assert torch.equal(a.batch[key], b.batch[key]), key
+    assert torch.allclose(a.batch["rollout_log_probs"], b.batch["rollout_log_probs"], atol=1e-5)
+    same_media = [u.split("-")[1] for u in a.non_tensor_batch["media_uid"]]  # "<batch>-<hash of the media>"
+    assert same_media == [u.split("-")[1] for u in b.non_tensor_batch["media_uid"]]
+    assert [m["images"] for m in a.non_tensor_batch["multi_modal_data"]] == \
+        [m["images"] for m in b.non_tensor_batch["multi_modal_data"]]
+    print(f"\n{temperature=}: turns {turns}; engine steps rounds {rounds.meter.steps}, continuous "
+          f"{continuous.meter.steps}; mean batch {rounds.meter.mean_batch:.1f} vs {continuous.meter.mean_batch:.1f}")

@@ -165,3 +165,4 @@ def test_generation_stops_where_the_engine_stops(backends):
     stop = free[2:4]
     cut = backend.generate([request], SamplingParams(max_new_tokens=8, stop=(stop,)))[0].text
     assert cut == free[: free.find(stop) + len(stop)]
+

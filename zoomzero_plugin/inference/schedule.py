@@ -47,7 +47,8 @@ def continuous(stream: Stream, first: Sequence[Hashable], submit: Submit, advanc
     Between two engine steps: jobs whose decoding ended are submitted; after a step, its finished turns are advanced
     together and the jobs ready at once are submitted. With nothing in flight and decodes running, it waits for the
     first decode to end. An error in a decode is raised here (the caller aborts what is in flight)."""
-    submit(list(first))
+    if first:
+        submit(list(first))
     decoding: dict[Hashable, Future] = {}
     steps = 0
     while stream.pending or decoding:

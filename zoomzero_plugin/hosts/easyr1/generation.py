@@ -262,6 +262,8 @@ class RolloutStream:
     def submit(self, items: Sequence[tuple[Sequence[Any], Sequence[int], Any, int]]) -> None:
         """Add ``(keys, raw prompt ids, multi_modal_data, max_tokens)`` items: a prompt sampled ``len(keys)``
         times, sample ``k`` handed back under ``keys[k]``."""
+        if not items:
+            return
         capture = _Capture()
         batch = self.worker._batch([i[1] for i in items], [i[2] for i in items], self.meta_info)
         self.worker._through_easyr1(capture, batch, 1)
