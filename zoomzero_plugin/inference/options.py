@@ -23,6 +23,7 @@ from ..gvqa.zoom import NO_SPANS, NO_SPANS_RENAMED, PAPER_BUDGETS, ZOOM_BUDGET_R
 from ..renames import add_renamed_flags, flag, value_type
 from .agent import AgentConfig
 from .modes import MODE_RENAMED, ModeConfig
+from .schedule import SCHEDULES
 
 _BUDGET_KEYS = ("max_visual_tokens", "fps", "min_frame_pixels", "max_frame_pixels", "max_frames", "min_clip_seconds")
 _MODE_KEYS = tuple(f.name for f in fields(ModeConfig) if f.name not in ("budget", "agent"))
@@ -33,7 +34,8 @@ DEFAULTS: dict[str, Any] = {
 # The agent mode's knobs: agent_<AgentBudget field> (defaults from AgentBudget, the one source), prompt, sampling.
 AGENT_BUDGET_KEYS = {f"agent_{f.name}": f.name for f in fields(AgentBudget)}
 DEFAULTS.update({key: getattr(AgentBudget(), name) for key, name in AGENT_BUDGET_KEYS.items()})
-DEFAULTS.update(agent_prompt=DEFAULT_PROMPT, agent_temperature=0.0, agent_no_tool=False)
+DEFAULTS.update(agent_prompt=DEFAULT_PROMPT, agent_temperature=0.0, agent_no_tool=False,
+                agent_schedule=AgentConfig().schedule)
 # --no-tool: the budget defaults of the authors' no-tool evaluation
 NO_TOOL_DEFAULTS = {key: getattr(NO_TOOL_BUDGET, name) for key, name in AGENT_BUDGET_KEYS.items()}
 # The flags (as dests) of the release before: old -> new, accepted with a message for one release.
@@ -87,6 +89,10 @@ def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
              "\\boxed{}), train (RL) or sft (the teacher's)", choices=sorted(PROMPTS))
     add_flag(group, "agent_temperature", "sampling temperature of every turn (0: greedy, as the authors validate)",
              type=float)
+    add_flag(group, "agent_schedule", "when turns are generated: continuous (each question's next turn goes to the "
+             "engine as soon as its clip is decoded, while other turns still generate; on vLLM) or rounds (one "
+             "generate per round; every question waits for the round's slowest turn). The same predictions either "
+             "way; the transformers backend always runs rounds", choices=SCHEDULES)
     group.add_argument("--no-tool", dest="agent_no_tool", action="store_true", default=None,
                        help="the authors' no-tool baseline (scripts/eval_video_notool.sh): system prompt \"You are a "
                             "helpful assistant.\", the video as one video of frames at 0.2 fps (<= 120, "
@@ -158,7 +164,7 @@ def budget_from(values: dict[str, Any], factor: int = 28) -> ZoomBudget:
 def agent_config(values: dict[str, Any]) -> AgentConfig:
     budget = AgentBudget(**{name: values[key] for key, name in AGENT_BUDGET_KEYS.items()})
     return AgentConfig(budget=budget, prompt=values["agent_prompt"], temperature=values["agent_temperature"],
-                       tool=not values["agent_no_tool"])
+                       tool=not values["agent_no_tool"], schedule=values["agent_schedule"])
 
 
 def mode_config(values: dict[str, Any], factor: int = 28) -> ModeConfig:
