@@ -13,10 +13,20 @@
    of growing length (goal: time grows with the frames asked for, not with the video's length).
 3. Parser throughput. ``parse_turn``, ``split_response`` and the trajectory reward on 1 MB inputs, realistic and
    degenerate (RL policies repeat themselves), in MB/s.
+4. ``--backend vllm``: round by round vs continuous (``--agent-schedule``) on vLLM's CPU engine, side by side in one
+   run. The tiny head-32 model writes every turn itself, greedy, held to a scripted text by vLLM's structured outputs
+   (a regex of exactly that text): turns of different lengths over several rounds — each trajectory makes three
+   calls of 16 frames and answers, and one of its four turns is long (``--long-words`` words of thinking, the others
+   ``--short-words``), the long turn falling in a different round for different questions, as when some
+   trajectories think at length in one round and others in the next. Per schedule: wall time for the whole batch
+   (one "step"), the seconds inside engine steps and the engine's idle fraction, steps and requests per step, frame
+   decoding (seconds, video opens, frames decoded and served from memory), and whether the two schedules' predictions
+   are equal. Goal: continuous >= 1.3x faster at equal outputs.
 
     python benchmarks/bench_agent.py            # 3 videos of 300 s; ~5 min on 2 CPU cores
     python benchmarks/bench_agent.py --quick    # 2 videos of 120 s
     python benchmarks/bench_agent.py --model zsgvivo/videozoomer --data lvb_val.jsonl --limit 200 --device cuda
+    .venv-vllm/bin/python benchmarks/bench_agent.py --backend vllm   # round by round vs continuous (~5 min)
 """
 
 from __future__ import annotations
@@ -184,11 +194,85 @@ def bench_parsers() -> list[tuple]:
     return rows
 
 
+def scripted_turn(k: int, turn: int, truth, args) -> str:
+    """Question k's turn: three calls on 8-s stretches around the clue at 2 fps (16 frames), then the answer; the
+    think of turn ``k % 4`` is long."""
+    words = args.long_words if turn == k % 4 else args.short_words
+    think = " ".join(f"w{(k + turn + i) % 10}" for i in range(words))
+    if turn == 3:
+        return f"<think>{think}</think><answer>{truth.answer}</answer>"
+    start = max(0.0, truth.spans[0][0] - 8.0 + 8.0 * turn)
+    return f'<think>{think}</think><video_zoom>{{"segment": [{start:g}, {start + 8:g}], "fps": 2}}</video_zoom>'
+
+
+def schedule_comparison(model_dir: Path, rows, args) -> tuple[list[tuple], bool, list[float]]:
+    """Round by round vs continuous on vLLM (section 4 of the module docstring): (schedule, wall s, engine s, steps,
+    mean requests per step, decode s, store counters, turn tokens) per run, outputs equal, load averages."""
+    import re
+
+    from vllm.sampling_params import StructuredOutputsParams
+
+    from zoomzero_plugin.inference.engine_stream import EngineMeter, metered
+    from zoomzero_plugin.inference.vllm_backend import VLLMBackend
+    from zoomzero_plugin.video_store import shared
+
+    backend = VLLMBackend(str(model_dir), batch_size=256, max_images=128, enforce_eager=True, seed=0,
+                          max_model_len=16384, dtype="float32")  # structured outputs want float32 logits on a CPU
+    questions = [Question.from_row(r) for r in rows]
+    truths = {q.qid: (k, row_truth(r)) for k, (q, r) in enumerate(zip(questions, rows))}
+    params = backend._params
+
+    def steered(request, sampling):
+        qid, turn = request.tag.split("#")
+        k, truth = truths[qid]
+        out = params(request, sampling)
+        text = scripted_turn(k, int(turn), truth, args)
+        out.structured_outputs = StructuredOutputsParams(regex=re.sub(r"([\\.^$*+?{}\[\]|()])", r"\\\1", text))
+        return out
+
+    backend._params = steered
+    budget = AgentBudget(max_new_tokens=4 * args.long_words + 64)
+    configs = {s: ModeConfig(agent=AgentConfig(budget=budget, schedule=s)) for s in ("rounds", "continuous")}
+    predict(backend, questions[:1], "agent", configs["rounds"])  # warm-up
+    loads, table, records = [os.getloadavg()[0]], [], {}
+    for _ in range(args.repeat):
+        for schedule, cfg in configs.items():  # side by side, alternating: the machine is shared
+            shared().clear()  # every step brings videos nothing has decoded yet
+            before, start = shared().stats(), time.perf_counter()
+            with metered(backend.llm, EngineMeter()) as meter:
+                preds = predict(backend, questions, "agent", cfg)
+            wall, work = time.perf_counter() - start, shared().stats().minus(before)
+            records[schedule] = [p.record for p in preds]
+            tokens = [t["tokens"] for p in preds for t in p.record["transcript"]["turns"]]
+            table.append((schedule, wall, meter.busy_s, meter.steps, meter.mean_batch, work, tokens))
+    loads.append(os.getloadavg()[0])
+    return table, records["rounds"] == records["continuous"], loads
+
+
+def print_schedules(model_dir: Path, rows, args) -> None:
+    table, equal, loads = schedule_comparison(model_dir, rows, args)
+    print(f"Round by round vs continuous on vLLM's CPU engine (0.11, tiny head-32 Qwen2.5-VL, float32, greedy); "
+          f"{len(rows)} questions x 4 turns (3 calls of 16 frames, then the answer), one turn of each "
+          f"{args.long_words} words of thinking, the others {args.short_words}; load average {loads[0]:.1f} at the "
+          f"start, {loads[1]:.1f} at the end; other engineers' work shares the 2 cores\n")
+    print("| run | schedule | wall s | engine s | engine idle | steps | requests/step | decode s | opens | "
+          "frames decoded | from memory | tokens/turn (min-max) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for i, (schedule, wall, busy, steps, batch, work, tokens) in enumerate(table):
+        print(f"| {i // 2 + 1} | {schedule} | {wall:.2f} | {busy:.2f} | {1 - busy / wall:.0%} | {steps} | "
+              f"{batch:.1f} | {work.decode_s:.2f} | {work.opens} | {work.frames_decoded} | {work.hits} | "
+              f"{min(tokens)}-{max(tokens)} |")
+    walls = {s: [w for name, w, *_ in table if name == s] for s in ("rounds", "continuous")}
+    ratios = [r / c for r, c in zip(walls["rounds"], walls["continuous"])]
+    print(f"\ncontinuous vs round by round, per run: {', '.join(f'{r:.2f}x' for r in ratios)} faster "
+          f"(goal >= 1.3x); outputs equal: {'yes' if equal else 'NO'}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="2 videos of 120 s")
-    parser.add_argument("--videos", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=300.0)
+    parser.add_argument("--videos", type=int, help="questions (default: 3; --backend vllm: 8)")
+    parser.add_argument("--seconds", type=float, help="video length (default: 300; --backend vllm: 120)")
     parser.add_argument("--width", type=int, default=320)
     parser.add_argument("--height", type=int, default=180)
     parser.add_argument("--fps", type=int, default=25, help="source frame rate (libx264 keyframe every 250 frames)")
@@ -196,6 +280,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--max-visual-tokens", type=int, default=8192, help="one-stage L_v (default: the paper's 8192)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--backend", choices=("transformers", "vllm"), default="transformers",
+                        help="vllm: round by round vs continuous on vLLM's CPU engine (section 4) instead of the "
+                             "transformers tables")
+    parser.add_argument("--long-words", type=int, default=120, help="--backend vllm: words of a long think")
+    parser.add_argument("--short-words", type=int, default=4, help="--backend vllm: words of a short think")
     parser.add_argument("--workdir", default=str(Path(tempfile.gettempdir()) / "zoomzero-bench"))
     real = parser.add_argument_group("tool vs no tool on a real checkpoint (instead of the scripted tables)")
     real.add_argument("--model", help="a VideoZoomer checkpoint (folder or hub id)")
@@ -214,18 +303,26 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USER
     if args.quick:
         args.videos, args.seconds = 2, 120.0
+    vllm = args.backend == "vllm"
+    args.videos = args.videos or (8 if vllm else 3)
+    args.seconds = args.seconds or (120.0 if vllm else 300.0)
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
 
     from zoomzero_plugin.inference.hf_backend import TransformersBackend
     from zoomzero_plugin.synthetic.tiny_qwen import build_tiny_qwen
 
-    model_dir = work / "tiny-qwen"
+    model_dir = work / ("tiny-qwen-vllm" if vllm else "tiny-qwen")
     if not (model_dir / "config.json").exists():
-        build_tiny_qwen(model_dir)
+        build_tiny_qwen(model_dir, for_vllm=vllm)
     rows = read_rows(
         long_benchmark(work, args.videos, args.seconds, args.width, args.height, args.fps, args.clue_seconds)
     )
+    if vllm:
+        os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # the engine in this process, as in EasyR1
+        print_schedules(model_dir, rows, args)
+        return 0
     backend = TransformersBackend(str(model_dir), device="cpu", batch_size=1)
     print(f"data: {len(rows)} synthetic videos of {args.seconds:g} s, {args.width}x{args.height} @ {args.fps} fps; "
           f"backend: transformers, CPU, tiny random Qwen2.5-VL, batch 1, torch threads {os.environ['OMP_NUM_THREADS']}")
