@@ -109,6 +109,55 @@ def test_the_store_holds_at_most_its_bytes_least_recently_used_out(evidence_vide
     assert (stats.decodes, stats.hits, stats.frames_decoded) == (2, 1, 6)
 
 
+FRAME = 224 * 168 * 3  # one native frame of the evidence video, RGB uint8
+
+
+@pytest.mark.parametrize(
+    ("capacity", "held", "counts"),
+    [(3 * FRAME, 3, (1, 3, 3)), (3 * FRAME - 1, 2, (2, 4, 2))],  # (decodes, frames decoded, hits)
+    ids=["exactly", "one-byte-short"],
+)
+def test_frames_filling_the_store_exactly_are_all_kept(evidence_video, capacity, held, counts):
+    store = video_store.VideoStore(max_bytes=capacity)
+    store.frames(str(evidence_video), [0, 1, 2])
+    assert store.held_bytes == held * FRAME
+    store.frames(str(evidence_video), [0, 1, 2])  # exactly: 3 from memory; a byte short: 0 went, decoded again
+    stats = store.stats()
+    assert (stats.decodes, stats.frames_decoded, stats.hits) == counts
+
+
+def test_one_frame_over_the_bound_evicts_the_least_recently_used(evidence_video):
+    store = video_store.VideoStore(max_bytes=3 * FRAME)
+    path = str(evidence_video)
+    store.frames(path, [0, 1, 2])  # full: 1 decode, 3 frames
+    store.frames(path, [0])  # a hit; least recently used now: 1, then 2, then 0
+    store.frames(path, [3])  # one over: 3 decoded, 1 out
+    assert store.held_bytes == 3 * FRAME
+    store.frames(path, [0, 2, 3])  # all three kept: 3 hits
+    store.frames(path, [1])  # evicted before: decoded again (and 0, now least recent, goes)
+    stats = store.stats()
+    assert (stats.opens, stats.decodes, stats.frames_decoded, stats.hits) == (1, 3, 5, 1 + 3)
+    store.frames(path, [2, 3, 1])
+    store.frames(path, [0])
+    assert (store.stats().hits, store.stats().frames_decoded) == (4 + 3, 6), "0 was the one evicted"
+
+
+def test_open_videos_beyond_the_bound_close_least_recently_used_first(tmp_path):
+    paths = []
+    for name in "abc":
+        paths.append(str(tmp_path / f"{name}.mp4"))
+        write_video(paths[-1], duration=1.0, fps=4, width=32, height=32, evidence=[])
+    store = video_store.VideoStore(max_videos=2)
+    for path in (paths[0], paths[1], paths[0]):  # exactly two open: a's second look opens nothing
+        store.info(path)
+    assert store.stats().opens == 2
+    store.info(paths[2])  # one over: b (least recently used) closes
+    store.info(paths[0])
+    assert store.stats().opens == 3
+    store.info(paths[1])
+    assert store.stats().opens == 4
+
+
 def test_a_video_written_again_under_its_name_is_read_again(tmp_path):
     path = tmp_path / "v.mp4"
     store = video_store.VideoStore()
