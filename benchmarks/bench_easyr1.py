@@ -3,14 +3,18 @@ VideoZoomer multi-turn rollout's bookkeeping and memory.
 
     python benchmarks/bench_easyr1.py [--responses 512] [--tokens 512] [--group 8] [--repeats 20]
     .venv-vllm/bin/python benchmarks/bench_easyr1.py --vllm    # plus a rollout step on vLLM's CPU engine
+    .venv-vllm/bin/python benchmarks/bench_easyr1.py --only rollout   # only that step
     python benchmarks/bench_easyr1.py --only multiturn [--mt-prompts 128] [--mt-n 16] [--mt-memory-prompts 16]
 
 ``--vllm`` (where vLLM is installed: scripts/install-cpu.sh --vllm) adds a rollout step on EasyR1's own
 vLLMRollout (CPU engine, tiny head-32 model): coarse generation of 4 prompts × a group of 8 over 60-s synthetic
 videos, with and without the zoom hook's pass, same engine and batch (goal ≤ 1.10×; the paper reports 1.15× per
 training step, where the actor update also counts), and how many zoom requests the group's repeated span sets
-need. The random model is steered into the template by vLLM's structured outputs (a regex whose think text is
-150 free characters and whose spans come from a small set, so samples of a group repeat them).
+need. Each step starts with an empty video store (every step brings new videos); the table shows, for the median
+step with the zoom pass, the coarse generation and the zoom pass apart, and the store's work in each (decode seconds,
+video opens, batched decodes, frames decoded, frames served from memory). The random model is steered into the
+template by vLLM's structured outputs (a regex whose think text is 150 free characters and whose spans come from a
+small set, so samples of a group repeat them).
 
 Both estimators go through EasyR1's (patched) ``ray_trainer.compute_advantage`` on the same ``DataProto``.
 The zoom bookkeeping is everything the hook does in the trainer process per step except the zoom
@@ -598,7 +602,8 @@ def main() -> None:
     parser.add_argument("--group", type=int, default=8, help="responses per prompt (rollout.n)")
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--vllm", action="store_true", help="add a rollout step on vLLM's CPU engine (needs vLLM)")
-    parser.add_argument("--only", choices=("advantage", "zoom", "multiturn"), help="run one section")
+    parser.add_argument("--only", choices=("advantage", "zoom", "multiturn", "rollout"),
+                        help="run one section (rollout: only the vLLM rollout step; implies --vllm)")
     parser.add_argument("--mt-prompts", type=int, default=16,
                         help="prompts per multi-turn step (16: one rollout worker's share of 128 on 8 GPUs)")
     parser.add_argument("--mt-n", type=int, default=16, help="trajectories per prompt")
@@ -624,7 +629,7 @@ def main() -> None:
         rows += multiturn_rows(
             tokenizer, processor, args.mt_prompts, args.mt_n, args.mt_memory_prompts, args.mt_repeats
         )
-    if args.vllm:
+    if args.vllm or args.only == "rollout":
         rows += rollout_rows(max(3, args.repeats // 4))
     import verl
 

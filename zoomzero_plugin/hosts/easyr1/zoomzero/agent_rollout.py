@@ -311,6 +311,7 @@ class AgentRollout:
         finally:
             stream.close()
 
+
 def generate(worker: Any, prompts: Any, options: Mapping[str, Any]) -> Any:
     """:class:`~..hookspecs.Rollout` ``generate``: the VideoZoomer trajectories of a worker's prompts."""
     return AgentRollout(worker, AgentOptions.from_kwargs({"agent": options})).run(prompts)
