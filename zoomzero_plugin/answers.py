@@ -1,16 +1,51 @@
-"""Reading the option letter an answer names: the one home of every answer reader, shared by both methods.
+"""Reading the option letter a reply names: one reader, :func:`read_letter`, whose variants are a :class:`LetterRule`.
 
-Zoom-Zero's fine pass and evaluation read a reply (:func:`answer_letter`); VideoZoomer's turns read their last
-closed ``<answer>`` block (:func:`last_answer`, ``\\boxed{B}`` included). Every reader accepts any input, never
-raises and runs in time linear in the text's length (``str.find``/``str.rfind`` scans and an anchored letter
-match).
+A rule says where the answer is (the last ``<answer>`` block, its closing tag perhaps cut off, else the whole reply;
+or only a closed block), whether ``\\boxed{B}`` names it, which phrases are removed first, how the letter is found
+(:data:`FINDERS`) and among which letters. The named rules:
+
+- :data:`TEMPLATE` — this package's template, as its training readers have always read it (Zoom-Zero's zoom pass,
+  :func:`answer_letter`): the letter that opens the block (``B``, ``(B)``, ``B. red``, a bare ``b``).
+- :data:`REPLY` — the package's reading of any reply (``zoomzero eval`` and ``zoomzero score`` where a benchmark has
+  no reply reader of its own): the block, ``\\boxed{B}``, the letter after the last answer phrase ("The answer is
+  C", "answer: (c)"), a letter opening the reply set apart (``B.``, ``(B)``, ``b.`` too), else the only option letter
+  standing alone ("I think it's B" → B: ``I`` is not an option). Only the question's own letters count.
+- :data:`VIDEOMME`, :data:`LONGVIDEOBENCH`, :data:`MLVU`, :data:`LVBENCH`, :data:`CGBENCH` — the benchmarks'
+  official reply readers (``eval_your_results.py``, lmms-eval's LongVideoBench task, ``choice_bench.py``,
+  ``polish_answer``, ``post_process``), quoted in docs/metrics.md; ``eval.metrics`` names each benchmark's rule.
+
+Every reader accepts any input, never raises and runs in time linear in the text's length (``str.find``/``rfind``
+scans, one pass per removed phrase, regular expressions of single anchored tokens).
 """
 
 from __future__ import annotations
 
+import json
+import re
+import string
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
 from .tags import letter_at
 
 ANSWER_OPEN, ANSWER_CLOSE = "<answer>", "</answer>"
+ALL_LETTERS = string.ascii_uppercase
+Found = tuple[str, int]  # a letter and its index in the reply
+
+
+@dataclass(frozen=True)
+class LetterRule:
+    """One variant of the reader. ``find`` names a finder of :data:`FINDERS`; ``name`` says whose rule it is."""
+
+    name: str = "this package's template"
+    block: str = "last"  # last: the last <answer> block (close optional), else the whole reply | closed: the last
+    # closed block, else nothing | none: the whole reply, tags and all
+    find: str = "lead"  # how the letter is found in the block (or the reply)
+    unblocked: str = ""  # the finder for a reply without a block ("": ``find``)
+    boxed: bool = False  # ``\boxed{B}`` names the letter (any backslashes and braces)
+    phrases: tuple[str, ...] = ()  # removed first, in order, case-sensitive (str.replace), as an official script does
+    letters: str = ""  # the benchmark's own letter set, whatever the question's options; "": the question's
+    dotted: bool = False  # a lone lower-case letter may carry a period ("b.", not only "b")
 
 
 def as_text(response: object) -> str:
@@ -22,67 +57,276 @@ def as_text(response: object) -> str:
     return "" if response is None else str(response)
 
 
-def _letter_in(text: str, start: int, end: int) -> tuple[str, int] | None:
-    """The option letter ``text[start:end]`` names and its index in ``text`` (see :func:`extract_letter`)."""
+# --- finders: (text, start, end, rule, letters) -> the letter and its index, or None ---------------------------------
+
+Finder = Callable[[str, int, int, LetterRule, str], "Found | None"]
+
+
+def _lone(text: str, start: int, end: int, dotted: bool) -> Found | None:
+    """``text[start:end]`` as one ASCII letter alone (any case), in parentheses or not, with a period if ``dotted``."""
     content = text[start:end]
-    found = letter_at(content)
-    if found:
-        return found[0], start + found[1]
-    stripped = content.strip().strip("()")
+    stripped = content.strip()
+    if dotted and stripped.endswith("."):
+        stripped = stripped[:-1].rstrip()
+    stripped = stripped.strip("()")
     if len(stripped) == 1 and stripped.isalpha() and stripped.isascii():
         return stripped.upper(), start + content.index(stripped)
     return None
 
 
-def extract_letter(text: str) -> str | None:
-    """The option letter an answer names: ``"B"``, ``"(B)"``, ``"B. green"``, ``"b"``; else None."""
-    found = _letter_in(text, 0, len(text))
+def _lead(text: str, start: int, end: int, rule: LetterRule, letters: str) -> Found | None:
+    """The letter that opens the text (``B``, ``(B)``, ``B. red``, ``B: red``), or the text is one letter alone."""
+    found = letter_at(text[start:end])
+    if found:
+        return found[0], start + found[1]
+    return _lone(text, start, end, rule.dotted)
+
+
+def _marked(text: str, start: int, end: int, rule: LetterRule, letters: str) -> Found | None:
+    """A capital that opens the text set apart: ``B``, ``(B) text``, ``B. text``, ``B: text``, ``B, text``,
+    ``B) text`` (not ``A man …`` nor ``I think …``)."""
+    reply = text[start:end]
+    at = start + len(reply) - len(reply.lstrip())
+    reply = reply.strip()
+    if reply[:1] == "(" and reply[2:3] == ")" and "A" <= reply[1:2] <= "Z":
+        return reply[1], at + 1
+    if reply[:1] and "A" <= reply[0] <= "Z" and (len(reply) == 1 or reply[1] in ".:,)"):
+        return reply[0], at
+    return None
+
+
+_PHRASES = ("answer is", "answer:", "answer would be", "option is", "option:", "choice is", "choice:",
+            "i choose", "i pick", "i select", "i'd choose", "i would choose")
+_STANDALONE = re.compile(r"\b[A-Z]\b")
+
+
+def _reply(text: str, start: int, end: int, rule: LetterRule, letters: str) -> Found | None:
+    """The package's reading of a free reply: the letter after the last answer phrase (any case), a letter opening
+    the reply set apart (``B``, ``(B) red``, ``B. red``; ``b``, ``b.`` alone), else the only option letter standing
+    alone as a word (repeats allowed: ``"I think it's B"``, ``"B red"``; ``"A or C"`` names none)."""
+    lowered = text[start:end].lower()
+    after = max((at + len(p) for p in _PHRASES if (at := lowered.rfind(p)) >= 0), default=-1)
+    for found in (_lead(text, start + after, end, rule, letters) if after >= 0 else None,
+                  _marked(text, start, end, rule, letters) or _lone(text, start, end, rule.dotted)):
+        if found and found[0] in letters:
+            return found
+    seen: Found | None = None
+    for match in _STANDALONE.finditer(text, start, end):
+        if match[0] in letters:
+            if seen and seen[0] != match[0]:
+                return None  # two options named: no single answer
+            seen = seen or (match[0], match.start())
+    return seen
+
+
+def _first(text: str, start: int, end: int, rule: LetterRule, letters: str) -> Found | None:
+    """The first capital among ``letters`` anywhere, after the rule's phrases are removed (Video-MME,
+    LongVideoBench)."""
+    kept, where = _without(text[start:end], rule.phrases)
+    at = min((i for i in map(kept.find, letters) if i >= 0), default=-1)
+    return (kept[at], start + where(at)) if at >= 0 else None
+
+
+def _paren(text: str, start: int, end: int, rule: LetterRule, letters: str) -> Found | None:
+    """MLVU ``check_ans``: the character before the first ``)``; without one, the whole reply must be the letter."""
+    close = text.find(")", start, end)
+    if close < 0:
+        return (text[start:end], start) if end - start == 1 and text[start] in letters else None
+    return (text[close - 1], close - 1) if close > start and text[close - 1] in letters else None
+
+
+def _polish(text: str, start: int, end: int, rule: LetterRule, letters: str) -> Found | None:
+    """LVBench ``polish_answer``: stripped, cut at the first ``)``, from after a ``(`` to the next one, the first
+    space-separated word's first character."""
+    at, piece = _stripped(text[start:end], start)
+    at, piece = _stripped(piece.partition(")")[0], at)
+    if "(" in piece:
+        opened = piece.index("(") + 1
+        at, piece = _stripped(piece[opened:].partition("(")[0], at + opened)
+    return (piece[0], at) if piece and piece[0] in letters else None
+
+
+_BARE_VALUE = re.compile(r"(?<=:\s)([A-Za-z_]\w*)")
+_CG_LETTER = re.compile(r"\b[A-H]\b")
+
+
+def _cgbench(text: str, start: int, end: int, rule: LetterRule, letters: str) -> Found | None:
+    """CG-Bench ``post_process``: the ``result`` of a ```` ```json ```` block, else the letters A–H standing alone
+    as words when they name one letter (the script counts the reply right when the truth is any of several)."""
+    fence = text.find("```json", start, end)
+    close = text.find("```", fence + len("```json"), end) if fence >= 0 else -1
+    if close >= 0:
+        content = text[fence + len("```json") : close].strip()
+        try:
+            result = json.loads(_BARE_VALUE.sub(r'"\1"', content))["result"] if content else None
+        except Exception:  # what the script catches: no JSON, no "result", not an object
+            result = None
+        if result is not None:
+            value = result if isinstance(result, str) else None
+            return (value, text.find(value, fence)) if value and value in letters and len(value) == 1 else None
+    named = {m[0]: m.start() for m in reversed(list(_CG_LETTER.finditer(text, start, end)))}
+    return next(iter(named.items())) if len(named) == 1 and next(iter(named)) in letters else None
+
+
+FINDERS: dict[str, Finder] = {"lead": _lead, "marked": _marked, "reply": _reply, "first": _first, "paren": _paren,
+                              "polish": _polish, "cgbench": _cgbench}
+
+
+# --- the reader ------------------------------------------------------------------------------------------------------
+
+
+def answer_bounds(text: str, closed: bool = False) -> tuple[int, int] | None:
+    """Where the content of the last ``<answer>`` block lies: ``(start, end)`` indices, the end being its ``</answer>``
+    or, unless ``closed``, the end of the text; ``closed``: the last ``</answer>`` and the last opening before it."""
+    if closed:
+        end = text.rfind(ANSWER_CLOSE)
+        start = text.rfind(ANSWER_OPEN, 0, end) if end >= 0 else -1
+        return (start + len(ANSWER_OPEN), end) if start >= 0 else None
+    start = text.rfind(ANSWER_OPEN)
+    if start < 0:
+        return None
+    start += len(ANSWER_OPEN)
+    end = text.find(ANSWER_CLOSE, start)
+    return start, end if end >= 0 else len(text)
+
+
+def read_letter(reply: object, letters: Iterable[str] | None = None, rule: LetterRule | None = None) -> Found | None:
+    """The option letter ``reply`` names under ``rule`` (default :data:`TEMPLATE`) and its index in the text; None
+    when it names none among ``letters`` (the question's option letters; default A–Z; a rule's own ``letters`` win).
+    """
+    rule = rule or TEMPLATE
+    text = as_text(reply)
+    allowed = rule.letters or ("".join(letters) if letters is not None else ALL_LETTERS)
+    find = FINDERS[rule.find]
+    start, end = 0, len(text)
+    if rule.block != "none":
+        bounds = answer_bounds(text, closed=rule.block == "closed")
+        if bounds is not None:
+            start, end = bounds
+        elif rule.block == "closed":
+            return None
+        else:
+            find = FINDERS[rule.unblocked or rule.find]
+    if rule.boxed and (box := text.find("boxed{", start, end)) >= 0:
+        inner = box + len("boxed{")
+        while text.startswith("{", inner) and inner < end:
+            inner += 1
+        close = text.find("}", inner, end)
+        start, end, find = inner, close if close >= 0 else end, FINDERS["lead"]
+    found = find(text, start, end, rule, allowed)
+    return found if found and found[0] in allowed else None
+
+
+def letter_of(reply: object, letters: Iterable[str] | None = None, rule: LetterRule | None = None) -> str | None:
+    """:func:`read_letter` without the index."""
+    found = read_letter(reply, letters, rule)
     return found[0] if found else None
 
 
-def answer_letter_at(response: object) -> tuple[str, int] | None:
+# --- phrases removed with the original indices kept ------------------------------------------------------------------
+
+
+def _stripped(piece: str, at: int) -> tuple[int, str]:
+    """``piece.strip()`` and the index its first character had (``at`` is where ``piece`` starts)."""
+    return at + len(piece) - len(piece.lstrip()), piece.strip()
+
+
+def _without(text: str, phrases: tuple[str, ...]) -> tuple[str, Callable[[int], int]]:
+    """``text`` with each phrase removed in turn (``str.replace(p, "")``), and a map from an index of the result
+    back to ``text``. One pass per phrase."""
+    runs = [(0, 0, len(text))]  # (index in the result, index in text, length)
+    for phrase in phrases:
+        if phrase not in text:
+            continue
+        pieces, kept, at = [], [], 0
+        while (hit := text.find(phrase, at)) >= 0:
+            pieces.append(text[at:hit])
+            kept.append((at, hit))
+            at = hit + len(phrase)
+        pieces.append(text[at:])
+        kept.append((at, len(text)))
+        runs = _cut(runs, kept)
+        text = "".join(pieces)
+
+    def where(i: int) -> int:
+        for out, src, n in runs:
+            if out <= i < out + n:
+                return src + i - out
+        return i
+
+    return text, where
+
+
+def _cut(runs: list[tuple[int, int, int]], kept: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
+    """The runs of a text after only its ``kept`` ranges remain (both in order; one merge pass)."""
+    out, r, pos = [], 0, 0
+    for lo, hi in kept:
+        while lo < hi:
+            while runs[r][0] + runs[r][2] <= lo:
+                r += 1
+            first, src, n = runs[r]
+            take = min(hi, first + n) - lo
+            out.append((pos, src + lo - first, take))
+            pos, lo = pos + take, lo + take
+    return out
+
+
+# --- the named rules -------------------------------------------------------------------------------------------------
+
+TEMPLATE = LetterRule()
+REPLY = LetterRule("this package's reading (answer phrases; the only option letter)", find="reply", boxed=True,
+                   dotted=True)
+LEAD = LetterRule(block="none")  # one answer's text, no tags: ``B``, ``(B)``, ``B. green``, ``b``
+BOXED = LetterRule(block="none", boxed=True)  # an <answer> content of VideoZoomer's: ``\boxed{B}`` or as LEAD
+CLOSED = LetterRule(block="closed", boxed=True)  # VideoZoomer's final turn: the last closed block only
+
+# the official scripts' phrase lists, verbatim (Video-MME's misses two commas: two pairs are joined into one string)
+VIDEOMME_PHRASES = ("The best answer is", "The correct answer is", "The answer is", "The answer",
+                    "The best option isThe correct option is", "Best answer:Best option:")
+LONGVIDEOBENCH_PHRASES = ("The best answer is", "The correct answer is", "The answer is", "The answer",
+                          "The best option is", "The correct option is", "Best answer:", "Best option:")
+VIDEOMME = LetterRule("Video-MME eval_your_results.py", find="first", phrases=VIDEOMME_PHRASES, letters="ABCD")
+LONGVIDEOBENCH = LetterRule("lmms-eval longvideobench utils.py", find="first", phrases=LONGVIDEOBENCH_PHRASES,
+                            letters="ABCDE")
+MLVU = LetterRule("MLVU choice_bench.py check_ans", find="paren")
+LVBENCH = LetterRule("LVBench answer_util.py polish_answer", find="polish")
+CGBENCH = LetterRule("CG-Bench run/utils.py post_process", find="cgbench", letters="ABCDEFGH")
+
+
+# --- thin names for the callers --------------------------------------------------------------------------------------
+
+
+def extract_letter(text: str) -> str | None:
+    """The option letter an answer's text names (:data:`LEAD`): ``"B"``, ``"(B)"``, ``"B. green"``, ``"b"``; else
+    None."""
+    return letter_of(text, rule=LEAD)
+
+
+def answer_letter_at(response: object) -> Found | None:
     """:func:`answer_letter` and the index of the letter in the text (where its token's probability is read)."""
-    text = as_text(response)
-    start = text.rfind(ANSWER_OPEN)
-    if start < 0:
-        return _letter_in(text, 0, len(text))
-    start += len(ANSWER_OPEN)
-    end = text.find(ANSWER_CLOSE, start)
-    return _letter_in(text, start, end if end >= 0 else len(text))
+    return read_letter(response, rule=TEMPLATE)
 
 
 def answer_letter(response: object) -> str | None:
-    """The option letter of an answer-only reply: the last ``<answer>…</answer>`` (its closing tag may be cut
-    off by the token limit) read by :func:`extract_letter`, else the whole reply (``"B"``, ``"(B) green"``).
+    """The option letter of an answer-only reply (:data:`TEMPLATE`): the last ``<answer>…</answer>`` (its closing
+    tag may be cut off by the token limit), else the whole reply, read by :func:`extract_letter`.
 
     What the fine pass is asked for is a bare letter, but a model trained on the grounding template often
-    writes ``<answer>B</answer>``. Linear time (``str.rfind``/``str.find``); never raises.
+    writes ``<answer>B</answer>``. Linear time; never raises.
     """
-    found = answer_letter_at(response)
-    return found[0] if found else None
+    return letter_of(response, rule=TEMPLATE)
 
 
 def boxed_letter(content: str) -> str | None:
-    """The option letter an ``<answer>`` content names: ``\\boxed{B}`` (any backslashes and braces, as the
-    VideoZoomer evaluation prompt asks), else a leading ``B`` / ``(B)`` / ``B. text``; None otherwise."""
-    box = content.find("boxed{")
-    if box >= 0:
-        inner_start = box + len("boxed{")
-        while content.startswith("{", inner_start):
-            inner_start += 1
-        close = content.find("}", inner_start)
-        return extract_letter(content[inner_start : close if close >= 0 else len(content)])
-    return extract_letter(content)
+    """The option letter an ``<answer>`` content names (:data:`BOXED`): ``\\boxed{B}`` (any backslashes and braces,
+    as the VideoZoomer evaluation prompt asks), else a leading ``B`` / ``(B)`` / ``B. text``; None otherwise."""
+    return letter_of(content, rule=BOXED)
 
 
 def last_answer(text: str) -> tuple[str | None, str | None]:
     """The content of the last closed ``<answer>…</answer>`` (the last closing tag and the last opening tag
     before it), stripped, and the letter :func:`boxed_letter` reads in it; ``(None, None)`` without one."""
-    close = text.rfind(ANSWER_CLOSE)
-    if close < 0:
+    bounds = answer_bounds(text, closed=True)
+    if bounds is None:
         return None, None
-    open_ = text.rfind(ANSWER_OPEN, 0, close)
-    if open_ < 0:
-        return None, None
-    content = text[open_ + len(ANSWER_OPEN) : close].strip()
-    return content, boxed_letter(content)
+    return text[bounds[0] : bounds[1]].strip(), letter_of(text, rule=CLOSED)

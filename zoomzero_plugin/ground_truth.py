@@ -26,6 +26,11 @@ class GroundTruth:
     question: str = ""  # kept so a zoom pass can re-ask it without the prompt
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def letters(self) -> str:
+        """The option letters, ``"ABCD"`` for four options."""
+        return LETTERS[: len(self.options)]
+
     def to_json(self) -> str:
         d = asdict(self)
         d["options"], d["spans"] = list(self.options), [list(s) for s in self.spans]

@@ -33,6 +33,23 @@ def test_overview_keeps_every_step_th_frame():
     assert [f.frame for f in short.overview] == [0, 8, 16, 24]
 
 
+def test_overview_step_rounds_the_frame_ratio_to_the_nearest_frame():
+    """round(), not int(): 29.97 fps at 0.5 fps is a step of round(59.94) = 60 (int would give 59)."""
+    t = Trajectory(VideoInfo("v.mp4", 300, 29.97))
+    assert [f.frame for f in t.overview] == [0, 60, 120, 180, 240]
+    assert [f.frame for f in Trajectory(VideoInfo("v.mp4", 7, 1.75), AgentBudget(overview_fps=1.0)).overview] == [
+        0, 2, 4, 6]  # round(1.75) = 2
+
+
+def test_exactly_64_candidates_keep_their_steps():
+    """The uniform resampling starts above overview_frames: 64 candidates (3840 frames, step 60) stay on the step
+    grid; 65 (3900 frames) are resampled by linspace(0, 3899, 64): 0, 61, 123, …"""
+    exactly = Trajectory(VideoInfo("v.mp4", 3840, 30.0))
+    assert [f.frame for f in exactly.overview] == list(range(0, 3840, 60))
+    over = [f.frame for f in Trajectory(VideoInfo("v.mp4", 3900, 30.0)).overview]
+    assert len(over) == 64 and over[:3] == [0, 61, 123] and over[-1] == 3899
+
+
 def test_overview_of_a_long_video_is_64_uniform_frames():
     t = Trajectory(VideoInfo("v.mp4", 18000, 30.0))  # 600 s: 300 candidates > 64
     frames = [f.frame for f in t.overview]
@@ -132,6 +149,23 @@ def test_ends():
         t.stop("bored")
 
 
+def test_a_stop_after_the_end_keeps_the_end():
+    t = Trajectory(VideoInfo("v.mp4", 3000, 30.0))
+    t.step(ANSWER)
+    t.stop(END_TOTAL_TOKENS)  # the caller's budget check after the last turn: the answer stands
+    assert t.end == END_ANSWER
+
+
+@pytest.mark.parametrize("text, end", [
+    ("<think>still thinking", END_TOTAL_TOKENS),  # neither call nor answer, cut: the budget ended it
+    (call(1, 2, 2)[:-5], END_TOTAL_TOKENS),  # a call cut before its closing tag
+    (ANSWER, END_ANSWER),  # an answer that still fits counts
+])
+def test_a_cut_turn_ends_at_the_budget_unless_it_answered(text, end):
+    t = Trajectory(VideoInfo("v.mp4", 3000, 30.0))
+    assert t.step(text, cut=True).end == end and t.end == end
+
+
 @pytest.mark.parametrize("variant", ["train", "eval"])
 def test_observations_are_the_authors_strings(variant):
     a = AUTHORS["rollout"]
@@ -177,6 +211,19 @@ def test_first_user_turn_replaces_the_video_placeholder():
 def test_budget_validation_names_the_field(bad):
     with pytest.raises(ValueError, match=next(iter(bad))):
         AgentBudget(**bad)
+
+
+def test_budgets_may_equal_their_bounds():
+    """Each cross-field bound is <=: an overview as large as the image budget, one turn as long as the whole
+    response, one pixel limit for both; calls may be 0 (the no-tool baseline)."""
+    AgentBudget(max_overview_frames=128, max_images=128)
+    AgentBudget(max_new_tokens=32768, max_response_tokens=32768)
+    AgentBudget(min_frame_pixels=100352, max_frame_pixels=100352)
+    AgentBudget(max_calls=0)
+    for bad in (dict(max_overview_frames=129, max_images=128), dict(max_new_tokens=32769, max_response_tokens=32768),
+                dict(min_frame_pixels=100353, max_frame_pixels=100352)):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            AgentBudget(**bad)
 
 
 def test_budget_round_trips_and_rejects_unknown_keys():

@@ -103,6 +103,16 @@ def test_answer_turns():
     assert "answer_tags" in parse_turn("<think>a</think><answer>B</answer><answer>C</answer>").problems
     assert "no_think" in parse_turn("<answer>B</answer>").problems
     assert parse_turn("<think>a</think><answer>A</answer><answer>D</answer>").letter == "D"  # the last one
+    # exactly one of each tag, counted both ways: a second closing tag alone breaks the format too
+    assert parse_turn("<think>a</think><answer>B</answer></answer>").problems == ("answer_tags",)
+    assert parse_turn("<think>a</think><answer><answer>B</answer>").problems == ("answer_tags",)
+
+
+def test_a_call_is_one_object_from_its_first_to_its_last_character():
+    """Prose after the object (or before it) is not one JSON object: said in this package's words."""
+    for content in ('{"segment": [1, 2], "fps": 2} then more', 'see {"segment": [1, 2], "fps": 2}'):
+        error = read_call(content)
+        assert error.code == "not_json" and error.message.startswith("the call must hold exactly one JSON object")
 
 
 @pytest.mark.parametrize("content, letter", [

@@ -19,6 +19,7 @@ from zoomzero_plugin.agent import (
     prompt_text,
     response_text,
     score_response,
+    score_turns,
     split_response,
 )
 from zoomzero_plugin.agent.render import QWEN_IMAGE, Segment
@@ -147,6 +148,19 @@ def test_reward_components_by_hand():
     assert score_response(too_many, "B")["format"] == 0
 
 
+def test_only_calls_may_come_before_the_final_answer():
+    """format counts every non-final turn as a well-formed *call*: an answer turn followed by another is not."""
+    s = score_turns([ANSWER_B.replace("B", "A"), ANSWER_B], ["<|im_start|>user\nno<|im_end|>"], "B")
+    assert (s["accuracy"], s["format"]) == (1.0, 0.0)
+
+
+def test_a_call_in_the_last_round_answers_nothing_even_with_an_answer_inside():
+    turn = '<think>x</think><answer>B</answer><video_zoom>{"segment": [1, 2], "fps": 2}</video_zoom>'
+    t, _ = play([turn], AgentBudget(max_assistant_turns=1))
+    record = Transcript.from_trajectory(t)
+    assert t.end == "last_round_call" and t.steps[-1].turn.letter == "B" and record.answer is None
+
+
 def test_reward_config_is_validated():
     with pytest.raises(ValueError, match="tool"):
         AgentRewardConfig(tool=-1)
@@ -203,7 +217,9 @@ def test_transcript_round_trips_and_renders_the_same_response():
     )
     assert d["turns"][0]["clip"] == {"frames": [300, 320, 340, 360], "times": [10.0, 10.666667, 11.333333, 12.0]}
     assert d["turns"][1]["error"]["code"] == "too_many_frames" and d["turns"][1]["clip"] is None
-    assert d["turns"][0]["observation"].count("<image>") == 4 and d["turns"][2]["tokens"] == 9
+    assert d["turns"][0]["observation"].count("<image>") == 4 and [x["tokens"] for x in d["turns"]] == [12, 13, 9]
+    # the reward counts a clip's frames by their labels, whatever the image placeholder
+    assert score_response(back.response_text(), "B")["clip_frames"] == 4
     with pytest.raises(ValueError, match="lacks"):
         Transcript.from_dict({"turns": []})
 

@@ -237,12 +237,17 @@ def test_videomme_probes_durations_and_needs_them_without_videos(tmp_path, video
     assert got["001-2"]["duration_category"] == "short" and got["001-2"]["task_type"] == "Information Synopsis"
     assert load_report(rep)["skipped"] == {"answer_not_in_options": 1}
     easyr1_loads(out)
-    # The converted rows feed Video-MME's Short column: one right (001-1) and one wrong (001-2) answer, both short.
+    # The converted rows feed Video-MME's Short column: one right (001-1) and one wrong (001-2) answer, both short;
+    # a reply naming no letter among A-D ("Z") leaves the column's denominator, as the official script counts it.
     from zoomzero_plugin.eval.metrics import score_predictions, truths_from_rows
 
-    preds = [{"qid": "001-1", "answer": "C", "spans": []}, {"qid": "001-2", "answer": "Z", "spans": []}]
+    wrong = next(x for x in "ABCD" if x != got["001-2"]["answer"])
+    preds = [{"qid": "001-1", "answer": "C", "spans": []}, {"qid": "001-2", "answer": wrong, "spans": []}]
     metrics = score_predictions("videomme", preds, truths_from_rows(read_rows(out)))
     assert metrics["Acc[duration_category=short]"] == 50.0
+    preds[1]["answer"] = "Z"
+    metrics = score_predictions("videomme", preds, truths_from_rows(read_rows(out)))
+    assert metrics["Acc[duration_category=short]"] == 100.0 and metrics["no_answer"] == 1
     # Annotations have only 'short'/'medium'/'long': without videos the seconds must come from --durations.
     code = zoomzero("data", "convert", "--from", "videomme", "--input", parquet, "--video-root", root,
                     "--no-video-check", "--out", tmp_path / "none.jsonl", "--report", rep)

@@ -7,6 +7,7 @@ plugins, once active, stay active for the rest of the session: every seam passes
 that do not use them.
 """
 
+import contextlib
 import json
 import os
 import shutil
@@ -152,6 +153,34 @@ def ppo_config(recipe_path):
     return load_recipe(recipe_path)[0]
 
 
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextlib.contextmanager
+def agent_port(port: int):
+    """Ray's dashboard agent (the one that runs `ray job submit`'s jobs) listens on port 52365 whatever ``ray.init``
+    is given (``ray start --dashboard-agent-listen-port`` is the only way to choose it). Where another Ray on the
+    machine holds that port (a test suite running beside this one), the agent logs "address already in use",
+    disables its HTTP service and never registers, and every job submission answers "No available agent". While
+    this is open, the Ray started in this process gets ``port`` instead; nothing else changes."""
+    from ray._private.parameter import RayParams
+
+    init = RayParams.__init__
+
+    def with_agent_port(self, *args, **kwargs):
+        kwargs.setdefault("dashboard_agent_listen_port", port)
+        init(self, *args, **kwargs)
+
+    RayParams.__init__ = with_agent_port
+    try:
+        yield
+    finally:
+        RayParams.__init__ = init
+
+
 @pytest.fixture(scope="package")
 def ray_cluster(easyr1_host):
     """A real local Ray, started like EasyR1 starts it: a plain ray.init() with RAY_RUNTIME_ENV_HOOK exported.
@@ -165,11 +194,9 @@ def ray_cluster(easyr1_host):
     os.environ["PYTHONPATH"] = os.pathsep.join(
         p for p in (shims, saved["PYTHONPATH"]) if p
     )  # not the repo: workers must find it installed
-    with socket.socket() as probe:  # a free port for the dashboard, which serves `ray job submit`
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    context = ray.init(num_cpus=4, include_dashboard=True, dashboard_port=port, log_to_driver=False,
-                       runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+    with agent_port(free_port()):
+        context = ray.init(num_cpus=4, include_dashboard=True, dashboard_port=free_port(), log_to_driver=False,
+                           runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
     yield f"http://{context.dashboard_url}"
     ray.shutdown()
     for key, value in saved.items():

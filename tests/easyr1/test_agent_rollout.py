@@ -467,3 +467,104 @@ def expected_turn_and_observation(tokenizer, video, turn, frame_tokens):
     text = IM_END + observation_block(observation.text(QWEN_IMAGE))
     obs_tokens = len(tokenizer.encode(text, add_special_tokens=False)) + len(observation.frames) * (frame_tokens - 1)
     return len(tokenizer.encode(turn, add_special_tokens=False)) + obs_tokens
+
+
+@pytest.mark.parametrize("truth", ["B", "B.", " (B) ", "b"])
+def test_a_bare_letter_truth_shows_the_rows_own_prompt(truth):
+    """The reward reads "B." (the authors' data writes a period after the letter); the rollout's first user turn
+    reads it as a bare letter too, not as answer JSON (which once failed: 'ground truth is not JSON')."""
+    from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import user_text
+
+    assert user_text(truth, lambda: "the row's prompt") == "the row's prompt"
+    answer = GroundTruth(answer="A", options=("red", "blue"), spans=(), duration=9.0, qid="q", question="Which?")
+    assert user_text(answer.to_json(), lambda: "unused") == question_text("Which?", ["red", "blue"])
+
+
+def rollout_of(agent_rows, tokenizer, processor, turn_tokens, total_tokens, response_length=None):
+    from zoomzero_plugin.hosts.easyr1.generation import ROW_FIELDS_KEY
+    from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import AgentRollout
+    from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
+
+    row = json.loads(agent_rows.read_text().splitlines()[0])
+    options = AgentOptions.from_kwargs({"agent": {"prompt": "train", "turn_tokens": turn_tokens,
+                                                  "total_tokens": total_tokens}})
+    worker = SimpleNamespace(tokenizer=tokenizer, processor=processor, prompt_length=2048,
+                             response_length=response_length or total_tokens)
+    rollout = AgentRollout(worker, options)
+    (sample,) = rollout.start([], {"videos": row["videos"], ROW_FIELDS_KEY: {"ground_truth": row["answer"]}}, 1)
+    return rollout, sample
+
+
+def test_the_response_width_bounds_the_total_budget(agent_rows, easyr1_tokenizer, easyr1_processor):
+    rollout, sample = rollout_of(agent_rows, easyr1_tokenizer, easyr1_processor, 4096, 32768, response_length=500)
+    assert rollout.limit(sample) == 500  # data.max_response_length below total_tokens
+
+
+@pytest.mark.parametrize("room, cut, end, calls", [
+    ("exact", False, "total_tokens", 1),  # a whole call of exactly the tokens left: it runs (no room after it)
+    ("short", True, "total_tokens", 0),  # cut by the total budget (left == turn_tokens): it ends there
+    ("turn", False, "no_answer", 0),  # cut by turn_tokens with total to spare: read as it stands
+])
+def test_a_turn_at_the_last_of_the_budget(room, cut, end, calls, agent_rows, easyr1_tokenizer, easyr1_processor):
+    """A call turn of T tokens: with T left and T a turn, the whole call came back (it ends with </video_zoom>),
+    not a cut one; T - 3 tokens of it with T - 3 left is cut by the total budget; T - 3 with a turn budget of
+    T - 3 and a large total is a turn the turn budget stopped, read as it stands (an unfinished call)."""
+    ids = easyr1_tokenizer.encode(SCRIPTS[0][1][0], add_special_tokens=False)
+    n = len(ids) if room == "exact" else len(ids) - 3
+    rollout, sample = rollout_of(agent_rows, easyr1_tokenizer, easyr1_processor, n, n if room != "turn" else 4096)
+    rollout.advance([sample], [SimpleNamespace(token_ids=ids[:n], logprobs=None)])
+    assert (sample.truncated, sample.trajectory.end, sample.trajectory.calls) == (cut or room == "exact", end, calls)
+
+
+def test_a_turn_ending_with_eos_is_read_without_it(agent_rows, easyr1_tokenizer, easyr1_processor):
+    ids = easyr1_tokenizer.encode(answer("A", 0), add_special_tokens=False) + [easyr1_tokenizer.eos_token_id]
+    rollout, sample = rollout_of(agent_rows, easyr1_tokenizer, easyr1_processor, 4096, 32768)
+    rollout.advance([sample], [SimpleNamespace(token_ids=ids, logprobs=None)])
+    turn = sample.trajectory.steps[0].turn
+    assert turn.format_ok and turn.letter == "A" and sample.trajectory.end == "answer"
+
+
+def test_the_frame_cache_is_made_again_when_its_size_changes():
+    from zoomzero_plugin.hosts.easyr1 import frame_refs
+    from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import frame_cache
+
+    before = frame_refs.installed()
+    try:
+        one = frame_cache(1)
+        assert frame_cache(1) is one and one.max_bytes == 1 << 20
+        assert frame_cache(2).max_bytes == 2 << 20 and frame_refs.installed().max_bytes == 2 << 20
+    finally:
+        frame_refs._installed[:] = [before] if before is not None else []
+
+
+def test_a_prompt_must_show_exactly_one_video():
+    from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import question_of
+
+    video = "<|vision_start|><|video_pad|><|vision_end|>"
+    assert question_of(f"<|im_start|>user\n{video}Which?<|im_end|>") == "<video>Which?"
+    for shown in ("", video * 2):
+        with pytest.raises(ValueError, match=f"shows {len(shown) // len(video)} videos"):
+            question_of(f"<|im_start|>user\n{shown}Which?<|im_end|>")
+
+
+def test_a_first_prompt_of_exactly_max_prompt_length_is_accepted(agent_rows, easyr1_tokenizer, easyr1_processor,
+                                                                 monkeypatch):
+    from zoomzero_plugin.hosts.easyr1.zoomzero import agent_rollout
+    from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
+
+    row = json.loads(agent_rows.read_text().splitlines()[0])
+    options = AgentOptions.from_kwargs({"agent": {"prompt": "train"}})
+    text = agent_rollout.user_text(row["answer"], lambda: row["prompt"])
+    tokens = agent_rollout.measure_first_prompt(easyr1_tokenizer, easyr1_processor, row["videos"][0], text,
+                                                options).tokens
+    monkeypatch.setattr(agent_rollout, "local_processor", lambda config: (easyr1_tokenizer, easyr1_processor))
+
+    def config(limit):
+        data = SimpleNamespace(prompt_key="prompt", video_key="videos", answer_key="answer", max_prompt_length=limit,
+                               image_dir=None)
+        reward = SimpleNamespace(reward_function_kwargs={"agent": {"prompt": "train"}})
+        return SimpleNamespace(data=data, worker=SimpleNamespace(reward=reward))
+
+    assert agent_rollout.row_problems(config(tokens), [row], "train") == []
+    (problem,) = agent_rollout.row_problems(config(tokens - 1), [row], "train")
+    assert f"is {tokens} tokens" in problem and f"max_prompt_length={tokens - 1}" in problem

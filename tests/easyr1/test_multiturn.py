@@ -427,3 +427,62 @@ def test_assemble_equals_a_token_by_token_reference(seed):
     assert torch.equal(t["prompts"], t["input_ids"][:, :width_p]) and torch.equal(
         t["responses"], t["input_ids"][:, width_p:]
     )
+
+
+def test_images_and_placeholders_must_match_both_ways():
+    with pytest.raises(ValueError, match="1 image placeholders in the ids but 2 images"):
+        assemble([Conversation(Piece([IMG], False, images=["x", "y"], grids=[(1, 1), (1, 1)]), [Piece([1], True)])],
+                 LAYOUT)
+
+
+class SizedFrames:
+    """A frame source whose images show the pixel limits they were read with (width = min_pixels, height 1)."""
+
+    info = None
+
+    def read(self, indices, max_pixels, min_pixels):
+        from PIL import Image
+
+        return [Image.new("RGB", (min_pixels, 1)) for _ in indices]
+
+
+def test_a_frame_group_is_keyed_by_every_pixel_limit():
+    cache = frame_refs.FrameCache(lambda path: SizedFrames())
+    small, large = cache.group("v.mp4", [0], 100, 10)[0], cache.group("v.mp4", [0], 100, 50)[0]
+    assert (small.width, large.width, cache.reads) == (10, 50, 2)
+    assert frame_refs.group_key("v.mp4", [0], 100, 10) != frame_refs.group_key("v.mp4", [0], 100, 50)
+    assert cache.group("v.mp4", [1], 100, 500)[0].width == 100  # a lower limit above the upper one: the upper
+
+
+def test_the_frame_cache_holds_exactly_its_capacity():
+    """Two groups of one 10 x 1 RGB frame (30 bytes each) fill a 60-byte cache exactly: both stay; a third evicts
+    the least recently used."""
+    cache = frame_refs.FrameCache(lambda path: SizedFrames(), max_bytes=60)
+    cache.group("v.mp4", [0], 100, 10)
+    cache.group("v.mp4", [1], 100, 10)
+    cache.group("v.mp4", [0], 100, 10)  # cached: no read
+    assert cache.reads == 2
+    cache.group("v.mp4", [2], 100, 10)  # 90 bytes: [1] (least recently used) goes
+    cache.group("v.mp4", [0], 100, 10)
+    assert cache.reads == 3
+    cache.group("v.mp4", [1], 100, 10)
+    assert cache.reads == 4
+
+
+def test_the_frame_cache_keeps_exactly_max_readers_open():
+    opened = []
+    cache = frame_refs.FrameCache(lambda path: opened.append(path) or SizedFrames(), max_readers=2)
+    for path in ("a", "b", "a", "b"):
+        cache.reader(path)
+    assert opened == ["a", "b"]  # two readers fit
+    cache.reader("c")  # a third: the least recently used ("a") is closed
+    cache.reader("b")
+    cache.reader("a")
+    assert opened == ["a", "b", "c", "a"]
+
+
+def test_a_frame_reference_names_video_frames_and_pick():
+    ref = frame_refs.frame_ref("v.mp4", [0, 8], 1, 100352, 25088)
+    assert frame_refs.is_frame_ref(ref)
+    for key in frame_refs.FRAME_KEYS:  # an image that lacks any of them is EasyR1's to read
+        assert not frame_refs.is_frame_ref({k: v for k, v in ref.items() if k != key})

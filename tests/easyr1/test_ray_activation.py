@@ -9,6 +9,7 @@ import sys
 import time
 import types
 from dataclasses import asdict
+from pathlib import Path
 
 import pytest
 import ray
@@ -117,19 +118,40 @@ def test_ray_job_submit_with_the_runtime_env_json(ray_cluster, tmp_path):
     entry = tmp_path / "entry.py"
     entry.write_text(JOB)
     client = JobSubmissionClient(ray_cluster)
-    deadline = time.time() + 120
-    while True:  # the dashboard's job agent registers a while after ray.init (seconds on a loaded machine)
-        try:
-            job = client.submit_job(entrypoint=f"{sys.executable} {entry}", runtime_env=runtime_env())
-            break
-        except RuntimeError as e:
-            if "No available agent" not in str(e) or time.time() > deadline:
-                raise
-            time.sleep(1)
+    job = submit_when_the_agent_is_up(client, entrypoint=f"{sys.executable} {entry}", runtime_env=runtime_env())
+    deadline = time.time() + 300
     while client.get_job_status(job) not in (JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.STOPPED):
-        assert time.time() < deadline, "job did not finish"
+        assert time.time() < deadline, f"job did not finish in 300 s: {client.get_job_logs(job)[-2000:]}"
         time.sleep(0.5)
     logs = client.get_job_logs(job)
     assert client.get_job_status(job) == JobStatus.SUCCEEDED, logs
     assert "DRIVER driver (RAY_RUNTIME_ENV_HOOK)" in logs, "the job's driver must get the hook through env_vars"
     assert "WORKER ('ray worker', 'WARN')" in logs, "workers: plugins active and EasyR1's own env vars kept"
+
+
+def submit_when_the_agent_is_up(client, timeout: float = 180, **job) -> str:
+    """Submit once the job agent has registered. The dashboard agent registers a while after ray.init (its HTTP
+    service starts after its modules load: tens of seconds on a loaded machine); until then the job head waits
+    10 s per request and answers "No available agent". Any other error, or no agent after ``timeout``, fails at
+    once, naming the agent's own last error (the fixture gives it a free port: a port taken is not the cause)."""
+    deadline = time.time() + timeout
+    while True:
+        try:
+            return client.submit_job(**job)
+        except RuntimeError as e:
+            if "No available agent" not in str(e):
+                raise
+            if time.time() > deadline:
+                raise AssertionError(f"no job agent after {timeout:.0f} s; its log says: {agent_errors()}") from e
+            time.sleep(1)
+
+
+def agent_errors() -> str:
+    """The ERROR lines of this session's dashboard agent log, or why there are none."""
+    from ray._private.worker import _global_node
+
+    log = Path(_global_node.get_logs_dir_path()) / "dashboard_agent.log"
+    if not log.is_file():
+        return f"no {log}"
+    errors = [line for line in log.read_text(errors="replace").splitlines() if " ERROR " in line]
+    return " | ".join(errors[-3:]) or f"no ERROR line in {log}"

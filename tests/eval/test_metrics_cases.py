@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from zoomzero_plugin.eval.metrics import BENCHMARKS, score_predictions, truths_from_rows
+from zoomzero_plugin.eval.metrics import BENCHMARKS, score_predictions, score_questions, truths_from_rows
 from zoomzero_plugin.eval.predictions import index_predictions
 from zoomzero_plugin.eval.reductions import first_window, merged, union
 from zoomzero_plugin.ground_truth import GroundTruth
@@ -238,12 +238,15 @@ def test_duplicates_last_wins_and_invalid_spans_are_counted():
     assert m["invalid_spans"] == 4  # reversed, NaN, past the end, zero-length
 
 
-def test_answers_are_normalised():
-    by_qid, _ = index_predictions([
-        {"qid": 1, "answer": "(b)"}, {"qid": "2", "answer": " C. red"}, {"qid": "3", "answer": "maybe"},
-        {"qid": "4", "answer": 3}, {"qid": "5"},
-    ])
-    assert [by_qid[q].answer for q in "12345"] == ["B", "C", None, None, None]
+def test_answers_are_kept_as_written_and_read_when_scored():
+    records = [{"qid": 1, "answer": "(b)"}, {"qid": "2", "answer": " C. red"}, {"qid": "3", "answer": "maybe"},
+               {"qid": "4", "answer": 3}, {"qid": "5"}, {"qid": "6", "answer": "E"}]
+    by_qid, _ = index_predictions(records)
+    assert [by_qid[q].answer for q in "123456"] == ["(b)", " C. red", "maybe", None, None, "E"]
+    scores, _ = score_questions("rows", records, truths(*(truth(q, answer="B") for q in "123456")))
+    # four options A-D: "E" names none of them
+    assert [s.answer for s in scores] == ["B", "C", None, None, None, None]
+    assert [s.correct for s in scores] == [True, False, False, False, False, False]
 
 
 def test_errors_name_the_problem():

@@ -5,6 +5,7 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from zoomzero_plugin.answers import ALL_LETTERS, REPLY, letter_of
 from zoomzero_plugin.eval.metrics import BENCHMARKS, REDUCTION_CHOICES, score_predictions
 from zoomzero_plugin.eval.predictions import read_predictions, to_prediction
 from zoomzero_plugin.ground_truth import GroundTruth
@@ -130,14 +131,16 @@ json_value = st.recursive(
 )
 
 
-# Answers whose letter is known by construction: (text, letter it names or None).
+# Answers whose letter the package's REPLY rule reads is known by construction: (text, letter or None).
 LETTER_ANSWERS = st.one_of(
-    # an upper-case letter may be followed by ".", ":", "," or words; a lower-case one only stands alone
+    # an upper-case letter may be followed by ".", ":", "," or words; a lower-case one only stands alone (a period
+    # after it allowed: "b.")
     st.builds(lambda pad, letter, wrap, tail: (f"{pad}{wrap[0]}{letter}{wrap[1]}{tail}",
-                                               letter.upper() if letter.isupper() or not tail.strip() else None),
+                                               letter.upper() if letter.isupper() or tail.strip() in ("", ".")
+                                               else None),
               st.sampled_from(["", " ", "\n"]), st.sampled_from("ABCDEZabz"), st.sampled_from([("", ""), ("(", ")")]),
               st.sampled_from(["", ".", ". a red cup", ":", ",", " "])),
-    st.sampled_from([("Bob", None), ("12", None), ("", None), ("B)x", None), ("AB", None), ("maybe", None)]),
+    st.sampled_from([("Bob", None), ("12", None), ("", None), ("B)x", "B"), ("AB", None), ("maybe", None)]),
 )
 
 
@@ -149,7 +152,8 @@ def test_any_record_with_a_qid_normalises(fields, qid, answer, confidence):
         qid = 0
     text, letter = answer
     p = to_prediction({**fields, "qid": qid, "answer": text, "confidence": confidence})
-    assert p.qid == str(qid) and p.answer == letter
+    assert p.qid == str(qid) and p.answer == text  # kept as written; its letter is read when scored
+    assert letter_of(p.answer, ALL_LETTERS, REPLY) == letter
     spans = fields.get("spans")
     assert p.spans == (tuple(spans) if isinstance(spans, list) else ())  # kept as written, unvalidated
     assert p.confidence == (float(confidence) if isinstance(confidence, (int, float)) else None)

@@ -4,15 +4,16 @@ torchaudio guard; a fuzzed placeholder split."""
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, strategies as st
 from PIL import Image
 
-from zoomzero_plugin.agent import AgentBudget, Trajectory, VideoInfo
+from zoomzero_plugin.agent import AgentBudget, Trajectory, Transcript, VideoInfo
 from zoomzero_plugin.data.sft.sharegpt import Sample, build_sample, dataset_info, structure_problems
 from zoomzero_plugin.data.sft.teacher import openai_messages
-from zoomzero_plugin.data.sft.verify import judge, replay
+from zoomzero_plugin.data.sft.verify import judge, replay, verify_transcript
 
 VIDEO = VideoInfo("v.mp4", 3000, 30.0)  # 100 s at 30 fps
 ANSWER = "<think>seen</think><answer>B</answer>"
@@ -42,9 +43,35 @@ def verdict(turns, truth="B", budget=AgentBudget(), min_calls=0):
     ([call(0, 1, 2), "<think>a</think><answer>C</answer>"], "wrong_answer"),
     ([ANSWER], None),
     (["<think>a</think><answer>\\boxed{B}</answer>"], None),  # the evaluation prompt's boxed answer
+    # a call both malformed (no think) and refused (past the end): the format fault is named first
+    (['<video_zoom>{"segment": [120, 130], "fps": 1}</video_zoom>', ANSWER], "malformed_turn"),
 ])
 def test_judge_reasons(turns, reason):
     assert verdict(turns) == reason
+
+
+def recorded(turns, budget=AgentBudget(), **change):
+    traj, _ = replay(VIDEO, turns, budget, "eval")
+    return replace(Transcript.from_trajectory(traj), **change)
+
+
+def test_a_stored_transcript_must_replay_to_the_same_end():
+    good = recorded([call(10, 12, 2), ANSWER])
+    assert verify_transcript(good, "B", AgentBudget()).reason is None
+    extra = replace(good, turns=good.turns + good.turns[-1:])  # one turn after the end
+    assert verify_transcript(extra, "B", AgentBudget()).detail == "1 turn(s) after the end (answer)"
+    claimed = replace(good, end="no_answer")  # the record says otherwise than its turns
+    assert verify_transcript(claimed, "B", AgentBudget()).reason == "inconsistent"
+
+
+def test_a_turn_the_total_budget_cut_is_replayed_as_cut():
+    """A record that ended at total_tokens replays its last turn as cut: a call there is not run (no answer),
+    the same end as the record's, so the verdict is about the trajectory, not an inconsistency."""
+    turns = [call(10, 12, 2), call(20, 22, 2)]
+    traj, _ = replay(VIDEO, turns, AgentBudget(), "eval", cut_last=True)
+    record = Transcript.from_trajectory(traj)
+    assert record.end == "total_tokens"
+    assert verify_transcript(record, "B", AgentBudget()).reason == "no_answer"
 
 
 def test_min_calls_threshold():

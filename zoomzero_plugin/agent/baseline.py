@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..answers import ANSWER_CLOSE, ANSWER_OPEN, boxed_letter
+from ..answers import LetterRule, letter_of
 from ..question import VIDEO_PLACEHOLDER
 from .budget import AgentBudget
 from .environment import END_ANSWER, END_NO_ANSWER, Frame, VideoInfo, labelled, overview_indices
@@ -37,6 +37,9 @@ NO_TOOL_BUDGET = AgentBudget(
     max_new_tokens=2048,  # data.max_response_length
     max_response_tokens=2048,
 )
+# the last <answer> content read as the agent's final answer is; a reply without tags by \boxed{B} or by opening
+# with a letter set apart (``B``, ``(B) text``, ``B. text``, ``B: text``, ``B, text``; not ``A man …``)
+NO_TOOL_LETTERS = LetterRule(unblocked="marked", boxed=True)
 
 
 def video_frames(video: VideoInfo, budget: AgentBudget = NO_TOOL_BUDGET) -> tuple[Frame, ...]:
@@ -55,25 +58,7 @@ def no_tool_prompt(apply_chat_template: Callable[..., str], user_text: str) -> s
 
 def reply_letter(text: str) -> str | None:
     """The option letter a no-tool reply answers (see the module docstring); None when it names none."""
-    open_ = text.rfind(ANSWER_OPEN)
-    if open_ >= 0:
-        start = open_ + len(ANSWER_OPEN)
-        close = text.find(ANSWER_CLOSE, start)
-        return boxed_letter(text[start : close if close >= 0 else len(text)].strip())
-    reply = text.strip()
-    if "boxed{" in reply:
-        return boxed_letter(reply)
-    return _marked_letter(reply)
-
-
-def _marked_letter(reply: str) -> str | None:
-    """A reply without answer tags names a letter only when it opens with one set apart: ``B``, ``(B) text``,
-    ``B. text``, ``B: text``, ``B, text`` (``A man …`` and ``I think …`` name none)."""
-    if reply[:1] == "(" and reply[2:3] == ")" and "A" <= reply[1:2] <= "Z":
-        return reply[1]
-    if reply[:1] and "A" <= reply[0] <= "Z" and (len(reply) == 1 or reply[1] in ".:,)"):
-        return reply[0]
-    return None
+    return letter_of(text, rule=NO_TOOL_LETTERS)
 
 
 def no_tool_transcript(video: VideoInfo, frames: Sequence[Frame], text: str, tokens: int | None = None

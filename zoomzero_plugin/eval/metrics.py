@@ -13,6 +13,10 @@ Denominators follow each official script (docs/metrics.md has the table):
 - videomme: accuracy over questions with an answer letter; lvbench: over questions with a prediction;
   mlvu and longvideobench: over all questions.
 - rows: every question (missing = wrong, IoU 0).
+
+A prediction's answer is read when it is scored, among the question's own options, by the benchmark's letter rule
+(:attr:`Benchmark.letter_rule`): its official script's reply reader where it has one (Video-MME, LongVideoBench,
+MLVU, LVBench, CG-Bench), this package's :data:`~zoomzero_plugin.answers.REPLY` otherwise.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any
 
+from ..answers import CGBENCH, LONGVIDEOBENCH, LVBENCH, MLVU, REPLY, VIDEOMME, LetterRule, letter_of
 from ..errors import DataError
 from ..ground_truth import GroundTruth
 from ..rows import bad_rows, label_hidden, row_problem, row_truth
@@ -56,11 +61,13 @@ class QuestionScore:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-def score_question(truth: GroundTruth, pred: Prediction | None, rule: str) -> QuestionScore:
-    """Score one question (``pred`` None: missing) under a rule of ``REDUCTIONS`` (first | merged | union)."""
+def score_question(truth: GroundTruth, pred: Prediction | None, rule: str, letters: LetterRule = REPLY
+                   ) -> QuestionScore:
+    """Score one question (``pred`` None: missing) under a rule of ``REDUCTIONS`` (first | merged | union), its
+    answer read by ``letters`` among the question's options."""
     grounded = bool(truth.spans)
     overlap = REDUCTIONS[rule](pred.spans, truth) if pred is not None and grounded else ZERO
-    answer = pred.answer if pred is not None else None
+    answer = letter_of(pred.answer, truth.letters, letters) if pred is not None else None
     return QuestionScore(
         qid=truth.qid,
         predicted=pred is not None,
@@ -211,6 +218,7 @@ class Benchmark:
     metrics: Callable[[Sequence[QuestionScore], Sequence[QuestionScore]], dict[str, float]]
     columns: tuple[str | tuple[str, str], ...]  # the paper's table: metric keys, or (header, key)
     source: str  # the official script these definitions follow
+    letter_rule: LetterRule = REPLY  # how a reply's letter is read: the official script's rule, where it has one
 
     def table(self) -> list[tuple[str, str]]:
         """(header, metric key) of each column of the paper's table."""
@@ -237,26 +245,28 @@ register(Benchmark(
 ))
 register(Benchmark(
     "cgbench", official="merged", accuracy_population=answered, grounding_population=grounded(predicted),
-    metrics=cgbench_metrics, source="CG-Bench/CG-Bench run/utils.py, run/stat_with_key.py",
+    metrics=cgbench_metrics, source="CG-Bench/CG-Bench run/utils.py, run/stat_with_key.py", letter_rule=CGBENCH,
     columns=(("long-acc.", "Acc"), "mIoU", "rec.@IoU", "acc.@IoU", "mIoG"),
 ))
 register(Benchmark(
     "videomme", official="union", accuracy_population=answered, grounding_population=nobody,
-    metrics=mcq_metrics, source="BradyFU/Video-MME evaluation/eval_your_results.py",
+    metrics=mcq_metrics, source="BradyFU/Video-MME evaluation/eval_your_results.py", letter_rule=VIDEOMME,
     columns=(("Short", "Acc[duration_category=short]"), ("Medium", "Acc[duration_category=medium]"),
              ("Long", "Acc[duration_category=long]"), ("Overall", "Acc")),
 ))
 register(Benchmark(
     "mlvu", official="union", accuracy_population=everyone, grounding_population=nobody,
-    metrics=mlvu_metrics, source="JUNJIE99/MLVU choice_bench.py", columns=("M-Avg", "Acc"),
+    metrics=mlvu_metrics, source="JUNJIE99/MLVU choice_bench.py", columns=("M-Avg", "Acc"), letter_rule=MLVU,
 ))
 register(Benchmark(
     "lvbench", official="union", accuracy_population=predicted, grounding_population=nobody,
     metrics=mcq_metrics, source="THUDM/LVBench lvbench/metrics/compute_accuracy.py", columns=(("Overall", "Acc"),),
+    letter_rule=LVBENCH,
 ))
 register(Benchmark(
     "longvideobench", official="union", accuracy_population=everyone, grounding_population=nobody,
     metrics=mcq_metrics, source="longvideobench/LongVideoBench via lmms-eval tasks/longvideobench/utils.py",
+    letter_rule=LONGVIDEOBENCH,
     columns=(("8–15 s", "Acc[duration_group=15]"), ("15–60 s", "Acc[duration_group=60]"),
              ("3–10 min", "Acc[duration_group=600]"), ("15–60 min", "Acc[duration_group=3600]"), ("Overall", "Acc")),
 ))
@@ -288,12 +298,12 @@ def score_questions(
 
     Raises ValueError for an unknown benchmark or reduction, or predictions whose qids are not in ``truths``.
     """
-    rule = reduction_rule(benchmark, reduction)
+    rule, letters = reduction_rule(benchmark, reduction), get_benchmark(benchmark).letter_rule
     by_qid, duplicates = index_predictions(predictions)
     unknown = [q for q in by_qid if q not in truths]
     if unknown:
         raise ValueError(f"{len(unknown)} predicted qid(s) are not in the data, e.g. {unknown[:5]}")
-    return [score_question(t, by_qid.get(qid), rule) for qid, t in truths.items()], duplicates
+    return [score_question(t, by_qid.get(qid), rule, letters) for qid, t in truths.items()], duplicates
 
 
 def aggregate(benchmark: str, scores: Sequence[QuestionScore], duplicates: int = 0) -> dict[str, float | int]:

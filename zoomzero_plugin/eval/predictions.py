@@ -1,9 +1,10 @@
 """Prediction records: what any system says about each question, one JSON line per question.
 
-``{"qid": str, "answer": "B" or null, "spans": [[s, e], ...], "confidence": float or null, ...}``;
-other keys are ignored. Spans are kept exactly as written (order, invalid items and all): the
-benchmarks' official single-span rules read the *first* span as written, and the report counts the
-invalid ones.
+``{"qid": str, "answer": "B", a reply or null, "spans": [[s, e], ...], "confidence": float or null, ...}``;
+other keys are ignored. The answer is kept as written: its letter is read when it is scored, by the benchmark's
+letter rule among the question's own options (:mod:`zoomzero_plugin.eval.metrics`). Spans are kept exactly as
+written (order, invalid items and all): the benchmarks' official single-span rules read the *first* span as
+written, and the report counts the invalid ones.
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..answers import extract_letter
-
 SETTINGS_FILE = "run.json"  # a `zoomzero eval` output folder's settings, beside its predictions.jsonl
 
 
@@ -25,7 +24,7 @@ class Prediction:
     """One question's normalised prediction. ``spans`` holds the raw items, unvalidated."""
 
     qid: str
-    answer: str | None  # upper-case option letter, or None when the record names none
+    answer: str | None  # as written: a letter or a reply ("B", "b.", "The answer is C"); None when not text
     spans: tuple[Any, ...]
     confidence: float | None = None
 
@@ -33,15 +32,14 @@ class Prediction:
 def to_prediction(record: Mapping[str, Any]) -> Prediction:
     """Normalise one record. Raises ValueError only when it is not an object or has no ``qid``.
 
-    ``answer`` goes through :func:`zoomzero_plugin.answers.extract_letter` (``"b"``, ``"(B)"`` → ``"B"``);
-    anything that names no letter becomes None. ``spans`` that is not a list counts as no spans.
+    ``answer`` is kept when it is text (its letter is read when scored), else None. ``spans`` that is not a list
+    counts as no spans.
     """
     if not isinstance(record, Mapping):
         raise ValueError(f"a prediction must be a JSON object, got {type(record).__name__}")
     if record.get("qid") is None:
         raise ValueError(f"prediction has no 'qid': {dict(record)!r:.200}")
     answer = record.get("answer")
-    letter = extract_letter(answer) if isinstance(answer, str) else None
     spans = record.get("spans")
     confidence = record.get("confidence")
     try:
@@ -50,7 +48,7 @@ def to_prediction(record: Mapping[str, Any]) -> Prediction:
         confidence = None
     return Prediction(
         qid=str(record["qid"]),
-        answer=letter,
+        answer=answer if isinstance(answer, str) else None,
         spans=tuple(spans) if isinstance(spans, (list, tuple)) else (),
         confidence=confidence,
     )

@@ -3,7 +3,7 @@
 ``finalize(out_dir, benchmark, truths, reduction)`` is what ``zoomzero eval`` calls at the end of a run:
 it reads ``out_dir/predictions.jsonl`` and writes, atomically, next to it:
 
-- ``metrics.json``  ``{"benchmark", "reduction", "rule", "source", "metrics": {...}, "bins": {...}}``
+- ``metrics.json``  ``{"benchmark", "reduction", "rule", "letters", "source", "metrics": {...}, "bins": {...}}``
 - ``report.md``     the paper-layout table, counts, per-category accuracy, binned tables, the plots
 - ``iou_distribution.png``, ``miou_by_clue_duration.png``, ``miou_by_clue_proportion.png`` (benchmarks
   with ground-truth spans), ``accuracy_by_video_length.png`` (all).
@@ -120,7 +120,8 @@ def write_report(
     figures += agent_stats.write_plots(tools, out_dir, benchmark)
 
     write_text(out_dir / METRICS_FILE, json.dumps({
-        "benchmark": benchmark, "reduction": reduction, "rule": RULES[rule], "source": bench.source,
+        "benchmark": benchmark, "reduction": reduction, "rule": RULES[rule], "letters": bench.letter_rule.name,
+        "source": bench.source,
         "metrics": metrics, "bins": {k: [asdict(b) for b in v] for k, v in bins.items()},
         **({"agent": tools.to_dict()} if tools else {}),
     }, indent=2, ensure_ascii=False) + "\n")
@@ -154,7 +155,8 @@ def _report_text(benchmark, reduction, rule, source, metrics, bins, figures, ext
     parts = [
         f"# {benchmark} evaluation",
         f"Predictions: `{source or PREDICTIONS_FILE}` · reduction **{reduction}** ({RULES[rule]}) · "
-        f"metrics as defined by {bench.source}. Values are percentages.",
+        f"answer letters read by {bench.letter_rule.name} · metrics as defined by {bench.source}. "
+        "Values are percentages.",
         metric_table(benchmark, metrics),
         "## Counts\n\n" + counts_table(metrics),
         *_breakdown_tables(metrics),

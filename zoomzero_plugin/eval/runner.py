@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,7 @@ from ..journal import Journal, check_settings
 from ..renames import flag, upgrade_settings
 from ..rows import label_hidden, read_rows
 from .demo import prepare_demo
-from .metrics import BENCHMARKS as METRIC_SETS
+from .metrics import BENCHMARKS as METRIC_SETS, get_benchmark
 from .predictions import SETTINGS_FILE
 from .report import finalize, metric_table
 
@@ -115,7 +115,8 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
     from tqdm import tqdm
 
     out_dir = Path(out_dir)
-    questions = Question.from_rows(rows, source, videos=not skip_errors)
+    rule = get_benchmark(benchmark).letter_rule  # replies are read as the benchmark's own script reads them
+    questions = [replace(q, letter_rule=rule) for q in Question.from_rows(rows, source, videos=not skip_errors)]
     qids = [q.qid for q in questions]
     config = asdict(cfg)
     if mode != "agent":  # the agent's knobs do not change other modes' results

@@ -2,7 +2,10 @@
 
 PREDICTIONS is JSONL, one record per question, from any system:
   {"qid": "q1", "answer": "B", "spans": [[12.5, 20.0], [31.0, 33.5]], "confidence": 0.91}
-answer may be null, spans may be empty; other keys are ignored; for a repeated qid the last line wins.
+answer may be null or the system's whole reply: its letter is read among the question's own options as the
+benchmark's script reads it (Video-MME, LongVideoBench, MLVU, LVBench, CG-Bench; this package's reading of answer
+phrases for the others: docs/metrics.md, "Answer letters"); spans may be empty; other keys are ignored; for a
+repeated qid the last line wins.
 --data is the benchmark's dataset rows (.jsonl/.parquet, as written by `zoomzero data convert`); every
 predicted qid must be one of its questions. Questions without a prediction count as the benchmark's
 own script counts them (see docs/metrics.md).
@@ -27,7 +30,14 @@ from pathlib import Path
 from ..errors import DataError, UsageError, ZoomzeroError
 from ..files import write_text
 from ..rows import read_rows
-from .metrics import BENCHMARKS, REDUCTION_CHOICES, score_predictions, source_mismatch, truths_from_rows
+from .metrics import (
+    BENCHMARKS,
+    REDUCTION_CHOICES,
+    get_benchmark,
+    score_predictions,
+    source_mismatch,
+    truths_from_rows,
+)
 from .predictions import index_predictions, load_predictions
 from .report import counts_table, metric_table, write_report
 from .submission import EXPORTS, submission
@@ -70,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
         raise
     except ValueError as e:  # a malformed predictions or rows file, named by the reader
         raise DataError(str(e)) from None
-    print(f"{args.benchmark} · reduction {args.reduction} · {args.predictions}\n")
+    letters = get_benchmark(args.benchmark).letter_rule.name
+    print(f"{args.benchmark} · reduction {args.reduction} · letters read by {letters} · {args.predictions}\n")
     print(metric_table(args.benchmark, metrics) + "\n")
     print(counts_table(metrics))
     if args.out is not None:
@@ -84,9 +95,9 @@ def _export(args: argparse.Namespace) -> int:
     if args.out is not None:
         raise UsageError("--export writes a submission, not a report: drop --out")
     try:
-        qids = list(truths_from_rows(read_rows(args.data), allow_hidden=True, source=str(args.data)))
+        truths = truths_from_rows(read_rows(args.data), allow_hidden=True, source=str(args.data))
         predictions, _ = index_predictions(_predictions(args.predictions))
-        lines = submission(args.benchmark, predictions, qids)
+        lines = submission(args.benchmark, predictions, truths)
     except ValueError as e:  # a malformed predictions or rows file, named by the reader
         raise DataError(str(e)) from None
     write_text(args.export, "".join(json.dumps(line) + "\n" for line in lines))

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..answers import answer_letter, answer_letter_at
+from ..answers import REPLY, Found, LetterRule, read_letter
 from ..errors import VideoError
 from ..ground_truth import LETTERS, GroundTruth
 from ..gvqa.parsing import parse_response
@@ -37,6 +37,8 @@ class Question:
     duration: float
     prompt: str = ""  # the coarse-pass prompt (the row's own); built from the question when empty
     truth: GroundTruth | None = field(default=None, compare=False, repr=False)  # the row's, when read from one
+    letter_rule: LetterRule = field(default=REPLY, compare=False, repr=False)  # how a reply's letter is read (the
+    # benchmark's: ``zoomzero eval`` sets it)
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Question:
@@ -82,18 +84,23 @@ class Question:
     def letters(self) -> tuple[str, ...]:
         return tuple(LETTERS[: len(self.options)])
 
+    def read_answer(self, text: str) -> Found | None:
+        """The option letter a reply to this question names, and where (see ``letter_rule``)."""
+        return read_letter(text, self.letters, self.letter_rule)
+
     def coarse_prompt(self, style: str = DEFAULT_PROMPT_STYLE) -> str:
         """The row's own prompt; a prompt of ``style`` when the row has none."""
         return self.prompt or grounding_prompt(self.question, self.options, self.duration, style=style)
 
 
-def answer_confidence(output: Output) -> float | None:
-    """Probability of the token carrying the answer letter (in ``<answer>`` or a bare-letter reply)."""
+def answer_confidence(output: Output, found: Found | None = None) -> float | None:
+    """Probability of the token carrying the answer letter: ``found`` (the letter and its index in the text), by
+    default the letter the template names (in ``<answer>`` or a bare-letter reply)."""
     if output.choice_logprobs:
         return math.exp(max(output.choice_logprobs.values()))
     if output.token_logprobs is None or output.token_offsets is None:
         return None
-    found = answer_letter_at(output.text)  # the letter the answer was read from, and where
+    found = found or read_letter(output.text)
     if found is None:
         return None
     pos = found[1]
@@ -133,9 +140,11 @@ class PassResult:
         return {"pass": self.name, **{k: round(v, 6) for k, v in self.generation.timing.items()}}
 
 
-def _letter(text: str, letters: Sequence[str]) -> str | None:
-    letter = answer_letter(text)
-    return letter if letter in letters else None
+def _result(name: str, q: Question, plan: ZoomPlan, gen: Generation, spans: list[Span] | None = None) -> PassResult:
+    """A pass's reading of one reply: its letter by the question's rule, the confidence of that letter's token."""
+    found = q.read_answer(gen.text)
+    confidence = answer_confidence(gen.outputs[0], found) if found else None
+    return PassResult(name, plan, gen, found[0] if found else None, spans or [], confidence)
 
 
 def grounding_pass(
@@ -158,10 +167,7 @@ def grounding_pass(
         offset = shift[i] if shift else 0.0
         parsed = parse_response(gen.text, parse_duration[i] if parse_duration else q.duration)
         spans, _ = clean_spans([(s + offset, e + offset) for s, e in parsed.spans], q.duration)
-        answer = parsed.answer if parsed.answer in q.letters else None
-        results.append(
-            PassResult(name, plan, gen, answer, spans, answer_confidence(gen.outputs[0]) if answer else None)
-        )
+        results.append(_result(name, q, plan, gen, spans))
     return results
 
 
@@ -172,14 +178,10 @@ def answer_pass(
     """Ask each question for its option letter only (the zoom prompt of ``style``), as one batch.
 
     ``score_letters``: the most probable option letter at the first position (the authors' zoom judge);
-    otherwise a short greedy generation read by :func:`~zoomzero_plugin.answers.answer_letter` (a bare
-    letter or ``<answer>B</answer>``).
+    otherwise a short greedy generation read by the question's letter rule (a bare letter, ``<answer>B</answer>``
+    or a sentence).
     """
     requests = [Request(zoom_prompt(q.question, q.options, style=style), tuple(plan.video_elements(q.video)),
                         choices=q.letters if score_letters else ()) for q, plan in items]
     gens = backend.generate(requests, SamplingParams(max_new_tokens=max_new_tokens, logprobs=True)) if requests else []
-    results = []
-    for (q, plan), gen in zip(items, gens):
-        answer = _letter(gen.text, q.letters)
-        results.append(PassResult(name, plan, gen, answer, [], answer_confidence(gen.outputs[0]) if answer else None))
-    return results
+    return [_result(name, q, plan, gen) for (q, plan), gen in zip(items, gens)]

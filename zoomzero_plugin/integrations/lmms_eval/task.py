@@ -1,10 +1,11 @@
 """What the task YAMLs of ``zoomzero lmms-eval tasks`` name: the documents are dataset rows, the metrics official.
 
 lmms-eval calls ``doc_to_visual`` / ``doc_to_text`` / ``doc_to_target`` per row, then ``<benchmark>_results`` per
-reply and :func:`aggregate` once per metric. A reply is read as Zoom-Zero's template: the answer letter by
-:func:`~zoomzero_plugin.answers.answer_letter` (the last ``<answer>`` block, else the whole reply: ``"B"``,
-``"(B) a dog"``), the spans as the model cites them, in order and unchecked, from the last ``<glue>`` block (each
-benchmark's official rule then decides what counts: NExT-GQA and ReXTime the first span, CG-Bench their union).
+reply and :func:`aggregate` once per metric. A reply's letter is read as ``zoomzero score`` reads it: by the
+benchmark's letter rule among the row's options (the last ``<answer>`` block, else the whole reply; CG-Bench's
+official reader, this package's :data:`~zoomzero_plugin.answers.REPLY` for NExT-GQA and ReXTime); the spans as the
+model cites them, in order and unchecked, from the last ``<glue>`` block (each benchmark's official rule then
+decides what counts: NExT-GQA and ReXTime the first span, CG-Bench their union).
 So the metrics are exactly what ``zoomzero score`` computes for predictions with those answers and spans
 (:func:`~zoomzero_plugin.eval.metrics.score_predictions`, official reduction), whichever model wrote the replies.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...answers import answer_letter
+from ...answers import REPLY, LetterRule, letter_of
 from ...eval.metrics import get_benchmark, score_predictions, truths_from_rows
 from ...question import VIDEO_PLACEHOLDER
 from ...rows import ANSWER_KEY, PROMPT_KEY, VIDEO_KEY, row_truth
@@ -39,18 +40,20 @@ def doc_to_target(doc: Mapping[str, Any]) -> str:
     return row_truth(dict(doc)).answer
 
 
-def cited(qid: str, text: str) -> dict[str, Any]:
-    """The prediction record a reply makes: ``{"qid", "answer", "spans"}`` (spans as written, possibly none)."""
+def cited(qid: str, text: str, letters: str | None = None, rule: LetterRule = REPLY) -> dict[str, Any]:
+    """The prediction record a reply makes: ``{"qid", "answer", "spans"}`` (the letter ``rule`` reads among
+    ``letters``, the question's; spans as written, possibly none)."""
     glue = last_bounds(text, "glue")
     pairs = read_span_list(text[glue[1] : glue[2]]) if glue else None
-    return {"qid": qid, "answer": answer_letter(text), "spans": [list(p) for p in pairs or ()]}
+    return {"qid": qid, "answer": letter_of(text, letters, rule), "spans": [list(p) for p in pairs or ()]}
 
 
 def results(benchmark: str, doc: Mapping[str, Any], replies: Sequence[str]) -> dict[str, dict[str, Any]]:
     """One row's item for each metric of ``benchmark``: the prediction its reply makes and the row's truth."""
-    truth = str(doc[ANSWER_KEY])
-    item = {"benchmark": benchmark, "prediction": cited(row_truth(dict(doc)).qid, replies[0] if replies else ""),
-            "truth": truth}
+    truth = row_truth(dict(doc))
+    reply = replies[0] if replies else ""
+    prediction = cited(truth.qid, reply, truth.letters, get_benchmark(benchmark).letter_rule)
+    item = {"benchmark": benchmark, "prediction": prediction, "truth": str(doc[ANSWER_KEY])}
     return {metric: {**item, "metric": metric} for metric in metric_names(benchmark)}
 
 

@@ -41,7 +41,7 @@ from zoomzero_plugin.agent.frames import FrameReader
 from zoomzero_plugin.agent.protocol import STOP
 from zoomzero_plugin.agent.render import IM_END, QWEN_IMAGE, first_prompt, observation_block
 from zoomzero_plugin.agent.reward import read_truth
-from zoomzero_plugin.ground_truth import GroundTruth
+from zoomzero_plugin.ground_truth import GroundTruth, truth_letter
 from zoomzero_plugin.inference.schedule import continuous
 from zoomzero_plugin.question import VIDEO_PLACEHOLDER
 from zoomzero_plugin.token_masks import decode_rows
@@ -61,7 +61,7 @@ _USER_HEAD, _VIDEO = "<|im_start|>user\n", "<|vision_start|><|video_pad|><|visio
 def user_text(truth: Any, fallback: Callable[[], str]) -> str:
     """The first user turn's text: the ground truth's question and options when it has them (see the module
     docstring), else ``fallback()`` (the row's own prompt). ValueError when the ground truth is unreadable."""
-    if truth is not None and not (isinstance(truth, str) and len(truth.strip()) <= 1):
+    if truth is not None and not (isinstance(truth, str) and truth_letter(truth) is not None):  # "B", "B.", "(B)"
         parsed = GroundTruth.parse(truth)
         if parsed.question.strip():
             return question_text(parsed.question, parsed.options)

@@ -1,0 +1,183 @@
+"""The one answer reader and its rules: each benchmark's official reply reader, worked out by hand from its script
+(docs/metrics.md quotes them), and this package's own reading; total and linear on any text."""
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from zoomzero_plugin.answers import (
+    ALL_LETTERS,
+    CGBENCH,
+    CLOSED,
+    LONGVIDEOBENCH,
+    LVBENCH,
+    MLVU,
+    REPLY,
+    TEMPLATE,
+    VIDEOMME,
+    answer_letter,
+    letter_of,
+    read_letter,
+)
+
+ABCD = "ABCD"
+# The replies of the report's comparison table, four options A-D. Each column: the letter the rule reads, None
+# where it reads none (the benchmark then drops the question, counts it wrong, or draws a random letter: see the
+# metrics tests).
+REPLIES = [
+    "B",
+    "b",
+    "b.",
+    "(B)",
+    "B. red",
+    "The answer is C",
+    "The best answer is C.",
+    "I think it's B",
+    "Answer: D",
+    "none of these",
+    "E",
+    "A person walks in, so the answer is C",
+    "Best option: C",
+    "Based on the video, The answer is C.",
+    "The correct answer is B. A is wrong",
+]
+TABLE = {
+    # Video-MME eval_your_results.py: its phrases hold no capital A-D (the two that do are joined by missing
+    # commas into strings no reply holds), so the first capital A-D anywhere: "Answer" gives A, "Best" and
+    # "Based" give B; none -> "" (dropped).
+    VIDEOMME: ["B", None, None, "B", "B", "C", "C", "B", "A", None, None, "A", "B", "B", "B"],
+    # lmms-eval longvideobench: "Best answer:" / "Best option:" removed, then the first capital A-E; E is read
+    # (and is wrong); none -> a random letter there, none here.
+    LONGVIDEOBENCH: ["B", None, None, "B", "B", "C", "C", "B", "A", None, "E", "A", "C", "B", "B"],
+    # MLVU check_ans: the character before the first ")", else the whole reply must be the letter.
+    MLVU: ["B", None, None, "B", None, None, None, None, None, None, None, None, None, None, None],
+    # LVBench polish_answer: cut at ")", after "(", the first word's first character ("The" -> T, "I" -> I,
+    # "Answer:" -> A, "none" -> n, "Based" -> B).
+    LVBENCH: ["B", None, None, "B", "B", None, None, None, "A", None, None, "A", "B", "B", None],
+    # CG-Bench post_process (no JSON): the letters A-H standing alone as words; several -> none here (the script
+    # counts the reply right when the truth is any of them). "Best"/"Based" are words, not letters.
+    CGBENCH: ["B", None, None, "B", "B", "C", "C", "B", "D", None, "E", None, "C", "C", None],
+    # this package: answer phrases, a letter opening the reply (any case, "b." too), the only option letter alone
+    REPLY: ["B", "B", "B", "B", "B", "C", "C", "B", "D", None, None, "C", "C", "C", "B"],
+}
+
+
+@pytest.mark.parametrize("rule", list(TABLE), ids=["videomme", "longvideobench", "mlvu", "lvbench", "cgbench", "reply"])
+def test_the_comparison_table(rule):
+    assert [letter_of(reply, ABCD, rule) for reply in REPLIES] == TABLE[rule]
+
+
+def test_video_mme_removes_its_phrases_verbatim_joined_strings_and_all():
+    # "Best answer:Best option:" is one string in the script (a missing comma): removed, the C is the first capital
+    assert letter_of("Best answer:Best option: C", ABCD, VIDEOMME) == "C"
+    assert letter_of("Best answer: C", ABCD, VIDEOMME) == "B"  # not removed: B of "Best"
+    assert letter_of("The best option is C", ABCD, VIDEOMME) == "C"
+    assert letter_of("the answer is c", ABCD, VIDEOMME) is None  # capitals only
+
+
+def test_longvideobench_reads_its_five_letters_whatever_the_options():
+    assert letter_of("E", "AB", LONGVIDEOBENCH) == "E" and letter_of("F", ALL_LETTERS, LONGVIDEOBENCH) is None
+    # one pass per phrase, as str.replace: the "Best option:" that removing one forms is kept, its B read
+    assert letter_of("Best Best option:option: C", ABCD, LONGVIDEOBENCH) == "B"
+    assert read_letter("Best option: D", ABCD, LONGVIDEOBENCH) == ("D", 13)  # the index in the reply as written
+
+
+@pytest.mark.parametrize("reply, letter", [
+    ("B) the cup", "B"), ("Best Option: (C) red", "C"), ("(B", None), (")B", None), (" B", None), ("B ", None),
+    ("C", None),  # three options: C is none of them (the script would compare it and count it wrong)
+])
+def test_mlvu_takes_the_character_before_the_first_parenthesis(reply, letter):
+    assert letter_of(reply, "AB" if reply == "C" else ABCD, MLVU) == letter
+
+
+@pytest.mark.parametrize("reply, letter", [
+    ("(C) red", "C"), ("Option (D) red", "D"), ("( B ) x", "B"), ("A. red", "A"), ("", None), ("()", None),
+    ("Answer (C", "C"), ("x (B (C)", "B"),
+])
+def test_lvbench_polishes_the_answer(reply, letter):
+    assert letter_of(reply, ABCD, LVBENCH) == letter
+
+
+@pytest.mark.parametrize("reply, letter", [
+    ('```json\n{"result": "C"}\n```', "C"),
+    ('```json\n{"result": C}\n```', "C"),  # a bare value is quoted by the script's re.sub
+    ('A or B? ```json\n{"result": "D"}\n```', "D"),  # the JSON wins over the letters around it
+    ('```json\n{"result": "b"}\n```', None),  # the script counts it wrong; no letter here
+    ('```json\n{"answer": "C"}\n``` so C', "C"),  # no "result": the letters standing alone
+    ("```json\nnot json\n``` I pick H", "H"),
+    ("I choose B, not (A)", None),  # two letters
+    ("B and again B", "B"),
+    ("Ich wähle B", "B"),
+])
+def test_cgbench_reads_the_json_result_then_letters_standing_alone(reply, letter):
+    assert letter_of(reply, ABCD, CGBENCH) == letter
+
+
+@pytest.mark.parametrize("reply, letter", [
+    ("<think>A or B</think><answer>C</answer>", "C"),  # every rule reads the <answer> block first
+    ("<think>A</think><answer>the answer is (d)</answer>", "D"),
+    ("The answer is \\boxed{C}.", "C"),
+    ("answer: b.", "B"),
+    ("The answer is Charlie", None),  # a word, not a letter
+    ("I think A, or maybe C", None),  # two options named
+    ("C", None),  # three options A-C? no: two (A, B)
+    ("It is B because B is red", "B"),
+    ("A or C", None),  # a letter opening the reply counts set apart ("A.", "(A)", "A:"), else as any other
+    ("B red cup", "B"),
+    ("A man walks in", "A"),  # the article reads as option A: the only capital standing alone (a known limit)
+])
+def test_the_package_reply_rule(reply, letter):
+    assert letter_of(reply, "AB" if reply == "C" else ABCD, REPLY) == letter
+
+
+def test_every_rule_reads_the_answer_block_first():
+    reply = "<think>A man, B and D</think><answer>C</answer>"
+    assert {letter_of(reply, ABCD, rule) for rule in TABLE} == {"C"}
+    assert letter_of("<think>Based on it</think><answer>C", ABCD, VIDEOMME) == "C"  # the close cut off
+
+
+def test_the_templates_reading_is_unchanged():
+    """The training readers (the zoom pass, the VideoZoomer protocol) read as before: the letter opening the
+    block or reply, any capital; a closed block only for the protocol."""
+    assert answer_letter("I think it's B") == "I" and answer_letter("The answer is B") is None
+    assert answer_letter("b.") is None and answer_letter("(b)") == "B"
+    assert letter_of("<answer>B", rule=CLOSED) is None and letter_of("<answer>\\boxed{C}</answer>", rule=CLOSED) == "C"
+
+
+def test_the_index_is_where_the_letter_stands_in_the_reply():
+    assert read_letter("<think>x</think><answer> (B) </answer>", ABCD, TEMPLATE) == ("B", 26)
+    assert read_letter("So the answer is C.", ABCD, REPLY) == ("C", 17)
+    assert read_letter("The best answer is D", ABCD, VIDEOMME) == ("D", 19)
+    assert read_letter("I think (C) fits", ABCD, LVBENCH) == ("C", 9)  # cut at ")", from after "("
+    assert read_letter("x B) y", ABCD, MLVU) == ("B", 2)
+
+
+RULES = [*TABLE, TEMPLATE, CLOSED]
+ALPHABET = st.sampled_from(list("ABCDEHIabc ().:,{}\\\n") + ["<answer>", "</answer>", "boxed{", "```json", "```",
+                                                             "The answer is", "Best option:", '{"result": ',
+                                                             "answer:", "é"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(ALPHABET, max_size=40).map("".join), st.sampled_from(["AB", ABCD, "ABCDEFGH", None]),
+       st.sampled_from(RULES))
+def test_any_reply_reads_to_one_allowed_letter_or_none(reply, letters, rule):
+    found = read_letter(reply, letters, rule)
+    if found is not None:
+        letter, at = found
+        allowed = rule.letters or letters or ALL_LETTERS
+        assert letter in allowed and reply[at].upper() == letter
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.one_of(st.none(), st.integers(), st.binary(max_size=20), st.text(max_size=60)), st.sampled_from(RULES))
+def test_anything_at_all_is_read_without_raising(value, rule):
+    letter_of(value, ABCD, rule)
+
+
+@pytest.mark.parametrize("unit", ["<answer>", "The answer is ", "The answerThe answer is", "B ", "(", ")", "```json",
+                                  "b", "Best option:", "A B ", "answer: "])
+def test_every_rule_is_linear_on_a_megabyte_of_repetition(unit):
+    text = unit * (1_000_000 // len(unit))
+    for rule in RULES:
+        letter_of(text, ABCD, rule)
+        assert letter_of(text + "<answer>C</answer>", ABCD, rule) == "C"  # a quadratic scan would not return
