@@ -11,9 +11,11 @@
    the paper's ablation in one command.
 2. Per-clip decode. :class:`~zoomzero_plugin.agent.frames.FrameReader` reading one clip of N frames from videos
    of growing length (goal: time grows with the frames asked for, not with the video's length).
-3. Parser throughput. ``parse_turn``, ``split_response`` and the trajectory reward on 1 MB inputs, realistic and
+3. ``agent.clip_as``: the same questions and calls with each clip as labelled images (the authors') or as one
+   video, on the tiny Qwen2.5-VL and the tiny Qwen3-VL: visual tokens per clip and agent wall time.
+4. Parser throughput. ``parse_turn``, ``split_response`` and the trajectory reward on 1 MB inputs, realistic and
    degenerate (RL policies repeat themselves), in MB/s.
-4. ``--backend vllm``: round by round vs continuous (``--agent-schedule``) on vLLM's CPU engine, side by side in one
+5. ``--backend vllm``: round by round vs continuous (``--agent-schedule``) on vLLM's CPU engine, side by side in one
    run. The tiny head-32 model writes every turn itself, greedy, held to a scripted text by vLLM's structured outputs
    (a regex of exactly that text): turns of different lengths over several rounds — each trajectory makes three
    calls of 16 frames and answers, and one of its four turns is long (``--long-words`` words of thinking, the others
@@ -25,6 +27,7 @@
 
     python benchmarks/bench_agent.py            # 3 videos of 300 s; ~5 min on 2 CPU cores
     python benchmarks/bench_agent.py --quick    # 2 videos of 120 s
+    python benchmarks/bench_agent.py --quick --clip-as-only   # agent.clip_as: images vs video, both tiny families
     python benchmarks/bench_agent.py --model zsgvivo/videozoomer --data lvb_val.jsonl --limit 200 --device cuda
     .venv-vllm/bin/python benchmarks/bench_agent.py --backend vllm   # round by round vs continuous (~5 min)
 """
@@ -111,6 +114,33 @@ def bench_agent_vs_one_stage(backend, rows, args) -> list[tuple]:
             frames = sum(p.record["frames"] for p in preds)
             tokens = None
         table.append((label, wall, decode, frames / len(preds), tokens / len(preds) if tokens is not None else None))
+    return table
+
+
+def bench_clip_as(backends: dict[str, object], rows, args) -> list[tuple]:
+    """The same questions and scripted calls with the clip as labelled images or as one video, per model family,
+    run round-robin: (family, clip_as, wall s, visual tokens per clip, prompt tokens of the answer turn per q)."""
+    questions = [Question.from_row(r) for r in rows]
+    truths = {t.qid: t for t in map(row_truth, rows)}
+
+    def variant(backend, clip_as):
+        cfg = ModeConfig(agent=AgentConfig(budget=AgentBudget(max_new_tokens=args.max_new_tokens), clip_as=clip_as))
+
+        def run():
+            scripted = ScriptedBackend(backend, agent_script(truths))
+            predict(scripted, questions, "agent", cfg)
+            return {request.tag: gen for request, gen in scripted.calls}
+        return run
+
+    table = []
+    for family, backend in backends.items():
+        best = fastest({clip_as: variant(backend, clip_as) for clip_as in ("images", "video")}, args.repeat)
+        for clip_as, (wall, calls) in best.items():
+            answer_turns = [calls[f"{q.qid}#1"] for q in questions]
+            clip = [g.image_tokens + g.video_tokens - calls[f"{q.qid}#0"].image_tokens
+                    for q, g in zip(questions, answer_turns)]
+            table.append((family, clip_as, wall, sum(clip) / len(clip),
+                          sum(g.prompt_tokens for g in answer_turns) / len(questions)))
     return table
 
 
@@ -209,7 +239,7 @@ def scripted_turn(k: int, turn: int, truth, args) -> str:
 
 
 def schedule_comparison(model_dir: Path, rows, args) -> tuple[list[tuple], bool, list[float]]:
-    """Round by round vs continuous on vLLM (section 4 of the module docstring): (schedule, wall s, engine s, steps,
+    """Round by round vs continuous on vLLM (section 5 of the module docstring): (schedule, wall s, engine s, steps,
     mean requests per step, decode s, store counters, turn tokens) per run, outputs equal, load averages."""
     import re
 
@@ -270,6 +300,25 @@ def print_schedules(model_dir: Path, rows, args) -> None:
           f"(goal >= 1.3x); outputs equal: {'yes' if equal else 'NO'}")
 
 
+def clip_as_table(work: Path, rows, args) -> None:
+    """``agent.clip_as``: images vs video on the tiny Qwen2.5-VL and the tiny Qwen3-VL, the same questions."""
+    from zoomzero_plugin.inference.hf_backend import TransformersBackend
+    from zoomzero_plugin.synthetic.tiny_qwen import build_tiny_qwen
+
+    backends = {}
+    for family in ("qwen2_5_vl", "qwen3_vl"):
+        folder = work / f"tiny-{family}-checkpoint-pixels"
+        if not (folder / "config.json").exists():  # a released checkpoint's pixel bounds (small frames kept small)
+            build_tiny_qwen(folder, family=family, for_vllm=True)
+        backends[family] = TransformersBackend(str(folder), device="cpu", batch_size=1)
+    print(f"\nagent.clip_as: the call's clip (<=16 frames of <=100,352 px) as labelled images or as one video; "
+          f"the same {len(rows)} questions, scripted (1 call, then the answer), transformers on CPU, batch 1")
+    print("| model | clip_as | wall s | visual tokens per clip | prompt tokens of the answer turn |")
+    print("|---|---|---|---|---|")
+    for family, clip_as, wall, clip, prompt in bench_clip_as(backends, rows, args):
+        print(f"| tiny {family} | {clip_as} | {wall:.2f} | {clip:.0f} | {prompt:.0f} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="2 videos of 120 s")
@@ -283,10 +332,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-visual-tokens", type=int, default=8192, help="one-stage L_v (default: the paper's 8192)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--backend", choices=("transformers", "vllm"), default="transformers",
-                        help="vllm: round by round vs continuous on vLLM's CPU engine (section 4) instead of the "
+                        help="vllm: round by round vs continuous on vLLM's CPU engine (section 5) instead of the "
                              "transformers tables")
     parser.add_argument("--long-words", type=int, default=120, help="--backend vllm: words of a long think")
     parser.add_argument("--short-words", type=int, default=4, help="--backend vllm: words of a short think")
+    parser.add_argument("--clip-as-only", action="store_true", help="only the clip_as table (images vs video)")
     parser.add_argument("--workdir", default=str(Path(tempfile.gettempdir()) / "zoomzero-bench"))
     real = parser.add_argument_group("tool vs no tool on a real checkpoint (instead of the scripted tables)")
     real.add_argument("--model", help="a VideoZoomer checkpoint (folder or hub id)")
@@ -325,6 +375,9 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # the engine in this process, as in EasyR1
         print_schedules(model_dir, rows, args)
         return 0
+    if args.clip_as_only:
+        clip_as_table(work, rows, args)
+        return 0
     backend = TransformersBackend(str(model_dir), device="cpu", batch_size=1)
     print(f"data: {len(rows)} synthetic videos of {args.seconds:g} s, {args.width}x{args.height} @ {args.fps} fps; "
           f"backend: transformers, CPU, tiny random Qwen2.5-VL, batch 1, torch threads {os.environ['OMP_NUM_THREADS']}")
@@ -340,6 +393,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {label} | {wall:.2f} | {wall / base:.2f}× | {decode:.2f} | {frames:.0f} | "
               f"{'–' if tokens is None else f'{tokens:.0f}'} |")
 
+    clip_as_table(work, rows, args)
     lengths = [60.0, 300.0] if args.quick else [60.0, 300.0, 1200.0]
     decode = bench_decode(work, lengths, [1, 4, 8, 16], args)
     print(f"\nPer-clip decode (FrameReader: decord get_batch + the authors' resize; median of 5), "

@@ -1,4 +1,4 @@
-"""Shared fixtures: a tiny random Qwen2.5-VL built offline and synthetic mp4s with known evidence."""
+"""Shared fixtures: tiny random Qwen2.5-VL and Qwen3-VL models built offline, synthetic mp4s with known evidence."""
 
 import os
 
@@ -50,6 +50,21 @@ def tiny_model(tiny_model_dir):
     from transformers import Qwen2_5_VLForConditionalGeneration
 
     return Qwen2_5_VLForConditionalGeneration.from_pretrained(tiny_model_dir).eval()
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen3_dir(tmp_path_factory):
+    """The tiny random Qwen3-VL (16-px patches: 32 pixels per token side; head size 32, which vLLM serves)."""
+    from zoomzero_plugin.synthetic.tiny_qwen import build_tiny_qwen
+
+    return build_tiny_qwen(tmp_path_factory.mktemp("tiny-qwen3"), family="qwen3_vl")
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen3_processor(tiny_qwen3_dir):
+    from transformers import AutoProcessor
+
+    return AutoProcessor.from_pretrained(tiny_qwen3_dir)
 
 
 @pytest.fixture(scope="session")

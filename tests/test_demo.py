@@ -98,3 +98,21 @@ def test_demo_agent_runs_the_tool_loop(tmp_path, capsys):
     assert re.search(r"Turn 3 \(\d+ tokens\): <think>.*</think><answer>[ABCD]</answer>", out)
     assert "Budgets used: turns 3/5, calls 1/4, error turns 1" in out
     assert re.search(r"Reward: accuracy [01], format 0, tool [01] -> overall", out)
+
+
+def test_demo_on_the_tiny_qwen3_vl_plans_and_evaluates_in_its_32_px_tokens(tmp_path, capsys):
+    """``zoomzero demo --model qwen3-vl --eval``: the rollout demo and the evaluation both run the tiny Qwen3-VL.
+    The demo's budget is in tokens (96 visual tokens at 2 fps over 12 s, 2..384 tokens a frame): N = min(24, 48) =
+    24 frames at 96 / 24 = 4 tokens each, on either family. The evaluation's coarse pass (L_v = 128, 1 fps) reads
+    12 frames at 128 / 12 tokens: int(128 / 12 · 32² · 2) = 21,845 px on Qwen3-VL (Qwen2.5-VL: 16,725 px)."""
+    import json
+
+    assert main(["demo", "--model", "qwen3-vl", "--group-size", "2", "--eval", "--workdir", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "Coarse pass: 24 frames at 4.0 tokens/frame (budget 96 visual tokens)" in printed
+    assert json.loads((tmp_path / "tiny-qwen" / "config.json").read_text())["model_type"] == "qwen3_vl"
+    run = json.loads((tmp_path / "eval" / "run.json").read_text())
+    assert run["model"] == str(tmp_path / "tiny-qwen")
+    records = [json.loads(line) for line in (tmp_path / "eval" / "predictions.jsonl").read_text().splitlines()]
+    assert len(records) == 8 and {(r["passes"][0]["frames"], r["passes"][0]["frame_pixels"]) for r in records} == {
+        (12, 21845)}

@@ -158,6 +158,17 @@ HOW: list[tuple[str, str, str]] = [
         "not here",
         "full SFT of a 7B model on GPUs (tests/sft runs LLaMA-Factory's own trainer on the tiny model)",
     ),
+    (
+        r"^(FORCE_TORCHRUN=1 )?llamafactory-cli train yamls/videozoomer_sft_qwen3vl\.yaml",
+        "not here",
+        "full SFT of an 8B model on GPUs (tests/sft loads its samples with LLaMA-Factory's loader, tiny Qwen3-VL)",
+    ),
+    (r"^git clone https://github\.com/hiyouga/EasyR1 ", "not here", "needs the network (a checkout of EasyR1 main)"),
+    (
+        r"^PYTHONPATH=\$PWD:/tmp/easyr1-main \.venv/bin/python -m pytest ",
+        "not here",
+        "the suite against a checkout of EasyR1 main; run by hand (its tests skip on v0.3.2 with the reason)",
+    ),
 ]
 
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from zoomzero_plugin.mrope import image_positions
+from zoomzero_plugin.mrope import image_positions, vision_positions
 
 MERGE = 2
 
@@ -84,3 +84,14 @@ def test_equals_transformers_get_rope_index(qwen, layout):
     got = image_positions(lengths, np.array(starts, dtype=np.int64), np.array(grids, dtype=np.int64).reshape(-1, 2))
     want = np.concatenate(expected, axis=1) if expected else np.zeros((3, 0), dtype=np.int64)
     np.testing.assert_array_equal(got, want)
+
+
+def test_a_video_block_advances_time_by_its_own_offsets():
+    """text a | video 3 temporal patches x 1x2, offsets (0, 4, 8) | text b: by hand, the next position is
+    p + max(8, 0, 1) + 1 = 1 + 9 = 10."""
+    out = vision_positions([1 + 6 + 1], starts=[1], grids=[(3, 1, 2)], times={0: [0, 4, 8]})
+    assert out[0].tolist() == [0, 1, 1, 5, 5, 9, 9, 10]
+    assert out[1].tolist() == [0, 1, 1, 1, 1, 1, 1, 10]
+    assert out[2].tolist() == [0, 1, 2, 1, 2, 1, 2, 10]
+    with pytest.raises(ValueError, match="temporal offsets"):
+        vision_positions([8], starts=[1], grids=[(3, 1, 2)])

@@ -147,7 +147,7 @@ NEW_RUN = {
         "agent": {"budget": {"overview_fps": 0.5, "max_overview_frames": 64, "max_frames_per_call": 16, "max_calls": 4,
                              "max_assistant_turns": 5, "max_images": 128, "max_new_tokens": 4096,
                              "max_response_tokens": 32768, "max_frame_pixels": 100352, "min_frame_pixels": 25088},
-                  "prompt": "eval"},
+                  "prompt": "eval", "clip_as": "images"},  # a run from before --agent-clip-as showed images
     },
 }
 

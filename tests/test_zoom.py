@@ -3,6 +3,7 @@ import pytest
 from zoomzero_plugin.gvqa.zoom import ZoomBudget, fetch_plan, paper_budget, plan_coarse, plan_pass, plan_zoom
 from zoomzero_plugin.synthetic.videos import dominant_color
 from zoomzero_plugin.video import probe_duration
+from zoomzero_plugin.vision import VisionGeometry
 
 from .conftest import EVIDENCE_DURATION
 
@@ -109,7 +110,38 @@ def test_budget_presets_follow_the_benchmark():
     for long in ("cgbench", "videomme", "mlvu", "lvbench"):
         assert paper_budget(long).max_visual_tokens == 16384 and paper_budget(long).max_frames == 256
     assert paper_budget(None) == ZoomBudget() == paper_budget("rows")
-    assert paper_budget("lvbench", factor=32).factor == 32
+    # on a model with 16-px patches (32-px tokens, Qwen3-VL): the same 8..384 tokens per frame, in its pixels
+    qwen3 = paper_budget("lvbench", VisionGeometry(patch_size=16, merge_size=2, temporal_patch=2))
+    assert (qwen3.factor, qwen3.min_frame_pixels, qwen3.max_frame_pixels) == (32, 8 * 32 * 32 * 2, 384 * 32 * 32 * 2)
     b = ZoomBudget()
     assert (b.fps, b.max_frames) == (1.0, 256)
     assert b.frame_tokens(b.min_frame_pixels) == 8 and b.frame_tokens(b.max_frame_pixels) == 384
+
+
+QWEN3 = VisionGeometry(patch_size=16, merge_size=2, temporal_patch=2, timestamps=True)
+
+
+def test_the_tiny_qwen3_vl_geometry_is_read_from_its_processor(tiny_qwen3_processor, tiny_processor):
+    assert VisionGeometry.of(tiny_qwen3_processor) == QWEN3 and QWEN3.factor == 32
+    assert VisionGeometry.of(tiny_processor) == VisionGeometry(14, 2, 2, timestamps=False)
+
+
+def test_eq3_on_qwen3_vl_tokens():
+    """Eq. 3 with 32-px tokens, worked by hand: L_v = 8192, V_min = 8, V_max = 384 tokens per frame, 1 fps.
+    A frame of P pixels costs P / (32² · 2) tokens, so V_min = 16,384 px and V_max = 786,432 px."""
+    budget = paper_budget(None, QWEN3)
+    assert (budget.min_frame_pixels, budget.max_frame_pixels) == (16384, 786432)
+    coarse = plan_coarse(60.0, budget)  # N = min(60 · 1, 8192 / 8, 256) = 60; V_res = min(8192 / 60, 384)
+    assert coarse.frames == 60 and coarse.frame_pixels == int(8192 / 60 * 2048)
+    assert coarse.tokens_per_frame == pytest.approx(8192 / 60, abs=1e-2)
+    fine = plan_zoom([(20.0, 30.0)], 60.0, budget)  # N = 10; V_res = min(819.2, 384) = 384: V_max
+    assert fine.frames == 10 and fine.frame_pixels == 786432 and fine.tokens_per_frame == 384
+    # the same budget on Qwen2.5-VL's 28-px tokens: 8 and 384 tokens per frame are 12,544 and 602,112 px
+    assert fine.frames * 384 <= 8192 and paper_budget(None).max_frame_pixels == 602112
+
+
+def test_qwen3_vl_frames_are_decoded_on_its_32_px_grid(evidence_video):
+    plan = plan_zoom([(3.0, 5.0)], 12.0, paper_budget(None, QWEN3))
+    (clip,) = fetch_plan(plan, str(evidence_video))
+    height, width = clip.frames.shape[-2:]
+    assert height % 32 == 0 and width % 32 == 0 and height * width <= plan.frame_pixels

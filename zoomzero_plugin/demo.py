@@ -1,4 +1,5 @@
-"""Run one Zoom-Zero training step's reward and advantage logic on CPU with a tiny random Qwen2.5-VL.
+"""Run one Zoom-Zero training step's reward and advantage logic on CPU with a tiny random Qwen-VL (Qwen2.5-VL by
+default, Qwen3-VL with ``--model qwen3-vl``).
 
 Builds a tiny model and a synthetic video question (the evidence is a coloured square in a known span),
 samples a group of responses in the paper's template, runs the zoom-in pass on each response's predicted
@@ -27,8 +28,12 @@ from .gvqa.zoom import fetch_plan
 from .rows import read_rows, row_truth
 from .synthetic.benchmark import make_benchmark
 from .synthetic.tiny_qwen import build_tiny_qwen
+from .vision import VisionGeometry
 
 EVAL_WORKDIR = "zoomzero-demo"  # --eval's default work folder, relative to the current directory
+MODELS = {"qwen2.5-vl": "qwen2_5_vl", "qwen3-vl": "qwen3_vl"}  # --model: the tiny model's family
+DEMO_MODEL = "tiny-qwen"  # the tiny model's folder under --workdir
+DEMO_FRAME_TOKENS = (2, 384)  # the demo's per-frame bounds, tokens (its 96-token budget needs small frames)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,6 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--eval", action="store_true",
                         help="also run a full coarse-to-fine evaluation on a synthetic benchmark and print its "
                              f"report (about 30 s more); its files are kept in --workdir (default ./{EVAL_WORKDIR})")
+    parser.add_argument("--model", choices=sorted(MODELS), default="qwen2.5-vl",
+                        help="the tiny random model's family: qwen2.5-vl (14-px patches, time in M-RoPE) or qwen3-vl "
+                             "(16-px patches, frame timestamps in the prompt); default qwen2.5-vl")
     parser.add_argument("--agent", action="store_true",
                         help="run VideoZoomer's <video_zoom> agent loop instead: overview, an error turn, a clip, "
                              "an answer; prints the transcript, budgets used and reward components")
@@ -72,10 +80,10 @@ def _agent(args: argparse.Namespace) -> int:
 
     if args.workdir is not None:
         args.workdir.mkdir(parents=True, exist_ok=True)
-        run_agent_demo(args.workdir, args.seed, args.temperature)
+        run_agent_demo(args.workdir, args.seed, args.temperature, MODELS[args.model])
     else:
         with tempfile.TemporaryDirectory(prefix="zoomzero-agent-demo-") as tmp:
-            run_agent_demo(Path(tmp), args.seed, args.temperature)
+            run_agent_demo(Path(tmp), args.seed, args.temperature, MODELS[args.model])
     return 0
 
 
@@ -87,7 +95,6 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
 
     ensure_torchvision_importable()
     import torch
-    from transformers import AutoProcessor, Qwen2_5_VLForConditionalGeneration
 
     from . import (
         GlueTokenMasker,
@@ -103,13 +110,16 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
 
     t0 = time.perf_counter()
     torch.manual_seed(args.seed)
-    model_dir = build_tiny_qwen(workdir / "tiny-qwen", seed=args.seed)
-    processor = AutoProcessor.from_pretrained(model_dir, use_fast=True)
-    lm = TinyVideoLM(Qwen2_5_VLForConditionalGeneration.from_pretrained(model_dir).eval(), processor)
+    model_dir = build_tiny_qwen(workdir / DEMO_MODEL, seed=args.seed, family=MODELS[args.model])
+    lm = TinyVideoLM.load(model_dir)
+    processor = lm.processor
     row = read_rows(make_benchmark(workdir / "bench", n_videos=1, seed=args.seed))[0]
     truth, video = row_truth(row), row["videos"][0]
     letters = "ABCD"[: len(truth.options)]
-    budget = ZoomBudget(max_visual_tokens=96, min_frame_pixels=4 * 28 * 28, max_frame_pixels=768 * 28 * 28, fps=2.0)
+    geometry = VisionGeometry.of(processor)
+    low, high = (geometry.frame_pixels(t) for t in DEMO_FRAME_TOKENS)
+    budget = ZoomBudget(max_visual_tokens=96, min_frame_pixels=low, max_frame_pixels=high, fps=2.0)
+    budget = budget.with_geometry(geometry)
 
     coarse = plan_coarse(truth.duration, budget)
     ctx = lm.context(grounding_prompt(truth.question, truth.options, truth.duration), fetch_plan(coarse, video))
@@ -163,10 +173,12 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
 
 
 def _evaluation(workdir: Path) -> int:
-    """``zoomzero eval --demo`` coarse-to-fine into ``workdir/eval`` (it prints the metric table)."""
+    """``zoomzero eval --demo`` coarse-to-fine into ``workdir/eval`` on the demo's own tiny model (the family of
+    ``--model``); it prints the metric table."""
     out = workdir / "eval"
     print(f"\nEvaluating the tiny model coarse-to-fine on a synthetic benchmark -> {out}")
-    code = zoomzero(["eval", "--demo", "--mode", "coarse-to-fine", "--no-progress", "--out", str(out)])
+    code = zoomzero(["eval", "--demo", "--model", str(workdir / DEMO_MODEL), "--mode", "coarse-to-fine",
+                     "--no-progress", "--out", str(out)])
     if code == 0:
         print("Files:", ", ".join(sorted(p.name for p in out.iterdir() if p.is_file())))
     return code

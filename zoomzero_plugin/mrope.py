@@ -1,12 +1,15 @@
-"""Qwen2-VL / Qwen2.5-VL multimodal rotary positions (M-RoPE) of many sequences at once, for images.
+"""Qwen-VL multimodal rotary positions (M-RoPE) of many sequences at once: images and video blocks.
 
-The rule is Qwen's ``get_rope_index`` (transformers; EasyR1 copies it): text tokens advance one position each
-on all three axes (time, height, width); an image of ``h × w`` merged patches placed at position ``p`` gives
-its token ``(i, j)`` the positions ``(p, p + i, p + j)`` (an image has no time extent), and the next token
-starts at ``p + max(h, w)``. Their loop costs tens of microseconds per image; this computes the same numbers
-for a whole batch with a handful of vectorised passes (a multi-turn rollout step holds ~10⁵ images).
+The rule is Qwen's ``get_rope_index`` (transformers' and vLLM's, for Qwen2-VL, Qwen2.5-VL and Qwen3-VL; EasyR1 copies
+it): text tokens advance one position each on all three axes (time, height, width); a vision block of ``t × h × w``
+merged patches placed at position ``p`` gives its token ``(k, i, j)`` the positions ``(p + τ_k, p + i, p + j)``, and
+the next token starts one past the block's largest position, ``p + max(τ_{t-1}, h − 1, w − 1) + 1``. An image is
+a block with ``t = 1`` (``τ = 0``); a Qwen2.5-VL video is one block whose temporal offsets ``τ_k`` follow its
+seconds per temporal patch; a Qwen3-VL video is one ``t = 1`` block per temporal patch, each after its timestamp
+text. Their loop costs tens of microseconds per image; this computes the same numbers for a whole batch with a
+handful of vectorised passes (a multi-turn rollout step holds ~10⁵ images).
 
-Shapes: ``N`` real tokens of all sequences laid end to end, ``B`` sequences, ``K`` images in sequence order.
+Shapes: ``N`` real tokens of all sequences laid end to end, ``B`` sequences, ``K`` blocks in sequence order.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import numpy as np
 
 
 def image_positions(lengths: np.ndarray, starts: np.ndarray, grids: np.ndarray) -> np.ndarray:
-    """The three M-RoPE rows of ``B`` token sequences laid end to end.
+    """The three M-RoPE rows of ``B`` token sequences laid end to end, whose vision blocks are all images.
 
     Args:
         lengths: (B,) tokens of each sequence (only real tokens: no padding).
@@ -24,11 +27,31 @@ def image_positions(lengths: np.ndarray, starts: np.ndarray, grids: np.ndarray) 
     Returns:
         (3, N) int64: positions on the time, height and width axes; each sequence starts at 0.
     """
+    return vision_positions(lengths, starts, grids)
+
+
+def vision_positions(lengths: np.ndarray, starts: np.ndarray, grids: np.ndarray,
+                     times: dict[int, np.ndarray] | None = None) -> np.ndarray:
+    """The three M-RoPE rows of ``B`` token sequences laid end to end, with images and video blocks.
+
+    Args:
+        lengths: (B,) tokens of each sequence (only real tokens: no padding).
+        starts: (K,) index, in the concatenation, of each block's first placeholder token; blocks in order.
+        grids: (K, 2) image grids ``(h, w)``, or (K, 3) block grids ``(t, h, w)``; a block holds ``t · h · w`` tokens.
+        times: for each block with ``t > 1`` (by its index in ``starts``): its ``t`` temporal offsets ``τ`` (int).
+    Returns:
+        (3, N) int64: positions on the time, height and width axes; each sequence starts at 0.
+    """
     lengths = np.asarray(lengths, dtype=np.int64)
     starts = np.asarray(starts, dtype=np.int64).reshape(-1)
-    grids = np.asarray(grids, dtype=np.int64).reshape(-1, 2)
+    grids = np.asarray(grids, dtype=np.int64)
+    grids = grids.reshape(-1, 3) if grids.size and grids.shape[-1] == 3 else np.column_stack(
+        [np.ones(grids.size // 2, dtype=np.int64), grids.reshape(-1, 2)])
+    times = dict(times or {})
+    if any(t > 1 and k not in times for k, t in enumerate(grids[:, 0].tolist())):
+        raise ValueError("a block of several temporal patches needs its temporal offsets (times)")
     n = int(lengths.sum())
-    sizes = grids[:, 0] * grids[:, 1]
+    sizes = grids.prod(-1)
     if starts.size and (starts.min() < 0 or int((starts + sizes).max()) > n):
         raise ValueError("an image's placeholder tokens lie outside the sequences")
     if starts.size:
@@ -36,21 +59,35 @@ def image_positions(lengths: np.ndarray, starts: np.ndarray, grids: np.ndarray) 
         if np.any(np.searchsorted(ends, starts, "right") != np.searchsorted(ends, starts + sizes - 1, "right")):
             raise ValueError("an image's placeholder tokens run past the end of its sequence")
     step = np.ones(n, dtype=np.int64)  # how far each token moves the position of the next one
-    groups = []  # per distinct grid: its images' token indices (K_g, h·w) and row/column patterns
-    for (h, w) in {tuple(g) for g in grids.tolist()}:
-        mine = starts[(grids[:, 0] == h) & (grids[:, 1] == w)]
+    groups = []  # per distinct grid: its blocks' token indices (K_g, t·h·w) and time/row/column patterns
+    single = grids[:, 0] == 1
+    for (h, w) in {tuple(g) for g in grids[single, 1:].tolist()}:
+        mine = starts[single & (grids[:, 1] == h) & (grids[:, 2] == w)]
         tokens = mine[:, None] + np.arange(h * w)
         step[tokens] = 0
         step[mine + h * w - 1] = max(h, w)
-        groups.append((mine, tokens, np.repeat(np.arange(h), w), np.tile(np.arange(w), h)))
+        groups.append((mine, tokens, None, np.repeat(np.arange(h), w), np.tile(np.arange(w), h)))
+    for k in np.flatnonzero(~single).tolist():  # video blocks of several temporal patches (a few per sequence)
+        t, h, w = grids[k].tolist()
+        tau = np.asarray(times[k], dtype=np.int64).reshape(-1)
+        if tau.size != t:
+            raise ValueError(f"block {k}: {tau.size} temporal offsets for {t} temporal patches")
+        mine = starts[k : k + 1]
+        tokens = mine[:, None] + np.arange(t * h * w)
+        step[tokens] = 0
+        step[mine + t * h * w - 1] = max(int(tau[-1]), h - 1, w - 1) + 1
+        groups.append((mine, tokens, np.repeat(tau, h * w), np.tile(np.repeat(np.arange(h), w), t),
+                       np.tile(np.arange(w), t * h)))
     base = np.cumsum(step)
     base -= step  # exclusive: a token's position; constant over an image (its tokens step 0 until the last)
     first = np.cumsum(lengths) - lengths
     base -= np.repeat(base[first[lengths > 0]], lengths[lengths > 0])
     out = np.empty((3, n), dtype=np.int64)
     out[:] = base
-    for mine, tokens, rows, cols in groups:
+    for mine, tokens, taus, rows, cols in groups:
         at = base[mine][:, None]
+        if taus is not None:  # an image's time position is the block's own (already there)
+            out[0, tokens] = at + taus
         out[1, tokens] = at + rows
         out[2, tokens] = at + cols
     return out

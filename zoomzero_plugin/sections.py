@@ -34,7 +34,10 @@ def build(cls: type[T], section: Mapping[str, Any], where: str, defaults: Mappin
 
 
 def coerce(kind: str, value: Any, key: str) -> Any:
-    """``value`` as a field annotated ``kind`` (bool, int, float, tuple[str, ...]; others as given)."""
+    """``value`` as a field annotated ``kind`` (bool, int, float, tuple[str, ...], each ``| None``; others as
+    given)."""
+    if kind.endswith(" | None"):
+        return None if value is None else coerce(kind.removesuffix(" | None"), value, key)
     try:
         if kind == "bool":
             if not isinstance(value, bool):

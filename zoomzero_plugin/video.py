@@ -148,8 +148,9 @@ def ffmpeg_reason(video: str) -> str | None:
     return None
 
 
-def fetch_element(element: dict[str, Any], image_patch_size: int = 14) -> DecodedClip:
-    """Decode one qwen-vl-utils video element (``video``, ``video_start``/``video_end``, ``nframes``…).
+def fetch_element(element: dict[str, Any], image_patch_size: int) -> DecodedClip:
+    """Decode one qwen-vl-utils video element (``video``, ``video_start``/``video_end``, ``nframes``…), sized on the
+    token grid of ``image_patch_size`` (the model's: :meth:`~zoomzero_plugin.vision.VisionGeometry.fetch_patch_size`).
 
     Raises VideoError naming the file when it is missing, empty or cannot be decoded.
     """

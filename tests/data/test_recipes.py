@@ -294,3 +294,30 @@ def test_videozoomer_authors_rl_numbers(PPOConfig):
     weights = c.worker.reward.reward_function_kwargs["weights"]
     assert (weights["accuracy"], weights["format"], weights["tool"]) == (0.9, 0.1, 0.0)
     assert (c.worker.rollout.val_override_config["n"], c.worker.rollout.val_override_config["temperature"]) == (1, 0.0)
+
+
+def test_the_qwen3_vl_videozoomer_recipes_are_the_authors_in_32_px_tokens(PPOConfig):
+    """yamls/videozoomer_qwen3vl.yaml is yamls/videozoomer.yaml with a Qwen3-VL cold start and the same frame budgets
+    in tokens: 128 and 32 tokens a frame are 128·28² = 100,352 and 32·28² = 25,088 px on Qwen2.5-VL, 128·32² =
+    131,072 and 32·32² = 32,768 px on Qwen3-VL. The SFT recipe's images are capped at the same 128·32²."""
+    import yaml
+
+    root = Path(__file__).parents[2] / "yamls"
+    base, qwen3 = (load(root / f"{name}.yaml", PPOConfig) for name in ("videozoomer", "videozoomer_qwen3vl"))
+    agent = qwen3.worker.reward.reward_function_kwargs["agent"]
+    assert (agent["max_frame_pixels"], agent["min_frame_pixels"], agent["clip_as"]) == (131072, 32768, "images")
+    flat = {n: _flatten(asdict(c)) for n, c in (("base", base), ("qwen3", qwen3))}
+    changed = {k for k in flat["base"] if flat["base"][k] != flat["qwen3"].get(k)}
+    assert changed == {"worker.actor.model.model_path", "trainer.experiment_name",
+                       "worker.reward.reward_function_kwargs"}, changed
+    base_agent = base.worker.reward.reward_function_kwargs["agent"]
+    assert {k for k in {*agent, *base_agent} if agent.get(k) != base_agent.get(k)} == {
+        "max_frame_pixels", "min_frame_pixels", "clip_as"}  # clip_as: written out, the default
+    sft = {n: yaml.safe_load((root / f"{n}.yaml").read_text()) for n in ("videozoomer_sft", "videozoomer_sft_qwen3vl")}
+    assert (sft["videozoomer_sft"]["image_max_pixels"], sft["videozoomer_sft_qwen3vl"]["image_max_pixels"]) == (
+        128 * 28 * 28, 128 * 32 * 32)
+    assert sft["videozoomer_sft_qwen3vl"]["template"] == "qwen3_vl"
+    assert "Qwen3-VL" in sft["videozoomer_sft_qwen3vl"]["model_name_or_path"]
+    different = {k for k in sft["videozoomer_sft"] if sft["videozoomer_sft"][k] != sft["videozoomer_sft_qwen3vl"][k]}
+    assert different == {"model_name_or_path", "image_max_pixels", "video_max_pixels", "template", "dataset_dir",
+                         "output_dir"}

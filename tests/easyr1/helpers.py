@@ -1,5 +1,7 @@
 """Builders of EasyR1 objects the tests share."""
 
+import json
+
 import torch
 
 
@@ -40,3 +42,21 @@ def reward_manager_actor(config, tokenizer):
     import ray
 
     return ray.remote(reward_manager_class()).options(num_cpus=0).remote(config.worker.reward, tokenizer)
+
+
+def evidence_rows(root, questions, duration):
+    """(rows.jsonl path, rows): per ``(question, options, letter)`` a 112x84 video at 4 fps of ``duration`` s whose
+    answer's colour shows from 5 to 8 s, and its row (question text, video, answer JSON)."""
+    from zoomzero_plugin.agent import question_text
+    from zoomzero_plugin.ground_truth import GroundTruth
+    from zoomzero_plugin.synthetic.videos import Evidence, write_video
+
+    out = []
+    for i, (question, options, letter) in enumerate(questions):
+        video = write_video(root / f"v{i}.mp4", duration=duration, fps=4, width=112, height=84,
+                            evidence=[Evidence(5.0, 8.0, options[ord(letter) - 65])])
+        truth = GroundTruth(letter, options, ((5.0, 8.0),), duration, f"q{i}", question)
+        out.append({"prompt": question_text(question, options), "videos": [str(video)], "answer": truth.to_json()})
+    path = root / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in out))
+    return path, out

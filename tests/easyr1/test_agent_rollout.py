@@ -110,16 +110,20 @@ SCRIPTS = [
 
 class AgentGuide:
     """Which question (its text), which sample (round 0: the engine's sample index; later: the ``s{k}`` of the
-    sample's first turn), which round (assistant headers so far): the scripted turn, or free sampling."""
+    sample's first turn), which round (assistant headers so far): the scripted turn, or free sampling.
+    ``scripts[q][k]``: question ``q``'s sample ``k``'s turns (None: free sampling)."""
+
+    def __init__(self, questions=None, scripts=None):
+        self.questions, self.scripts = questions or QUESTIONS, scripts or SCRIPTS
 
     def __call__(self, text, media, k):
-        q = next(i for i, (question, *_) in enumerate(QUESTIONS) if question in text)
+        q = next(i for i, (question, *_) in enumerate(self.questions) if question in text)
         head = "<|im_start|>assistant\n"
         turn = text.count(head) - 1
         if turn > 0:
             first = text[text.index(head) + len(head):]
             k = int(first[len("<think>s")]) if first.startswith("<think>s") else 3
-        script = SCRIPTS[q][k]
+        script = self.scripts[q][k]
         return None if script is None or turn >= len(script) else script[turn]
 
 

@@ -170,18 +170,24 @@ def test_exported_job_env_keeps_the_users_value_and_says_so(monkeypatch):
     assert os.environ["ZZ_TEST_VAR"] == "1" and os.environ[JOB_ENV_NAMES] == "MODEL_SEQ_LEN,ZZ_TEST_VAR"
 
 
-def test_job_env_budget_follows_the_models_token_size(ppo_config):
+def test_job_env_budget_follows_the_models_token_size(ppo_config, tiny_qwen3_dir):
+    from zoomzero_plugin.errors import ConfigError
     from zoomzero_plugin.hosts.easyr1.zoomzero.plugin import easyr1_job_env
 
     assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": "285"}  # tiny Qwen2.5-VL, L_v = 256
-    ppo_config.worker.actor.model.model_path = "Qwen/Qwen3-VL-8B-Instruct"  # 32-px tokens, not downloaded
+    qwen25 = ppo_config.worker.actor.model.model_path
+    ppo_config.worker.actor.model.model_path = str(tiny_qwen3_dir)  # 16-px patches: 32-px tokens, read from it
     assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": str(math.ceil(256 / 0.9 * (32 / 28) ** 2))}
     # the zoom pass off (an ablation): the coarse pass keeps L_v, not qwen-vl-utils' 128k-token default
     ppo_config.worker.reward.reward_function_kwargs["zoom"] = {"enable": False, "max_visual_tokens": 256}
     assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": str(math.ceil(256 / 0.9 * (32 / 28) ** 2))}
     del ppo_config.worker.reward.reward_function_kwargs["zoom"]  # no zoom section: the paper's L_v, 8,192
     assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": "11889"}  # ceil(8192 / 0.9 * (32/28)²)
-    ppo_config.worker.actor.model.model_path = "Qwen/Qwen2.5-VL-7B-Instruct"
+    ppo_config.worker.actor.model.model_path = "Qwen/Qwen3-VL-8B-Instruct"  # a name says nothing: read or refused
+    with pytest.raises(ConfigError, match="vision geometry of Qwen/Qwen3-VL-8B-Instruct") as refused:
+        easyr1_job_env(ppo_config)
+    assert "\n" not in str(refused.value)
+    ppo_config.worker.actor.model.model_path = qwen25
     assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": "9103"}  # ceil(8192 / 0.9)
     ppo_config.algorithm.adv_estimator = "grpo_sum"
     assert easyr1_job_env(ppo_config) == {"MODEL_SEQ_LEN": "9103"}

@@ -8,6 +8,7 @@ from zoomzero_plugin.gvqa.zoom import ZoomBudget, plan_zoom
 from zoomzero_plugin.hosts.easyr1.clips import decode_clip_spec, make_clip_spec
 from zoomzero_plugin.hosts.easyr1.zoomzero.options import TokenAdvOptions, ZoomOptions
 from zoomzero_plugin.synthetic.videos import dominant_color
+from zoomzero_plugin.vision import fetch_patch_size
 
 BUDGET = ZoomBudget(max_visual_tokens=256, min_frame_pixels=3136, max_frame_pixels=50176, fps=2.0)
 
@@ -23,7 +24,8 @@ def test_rollout_worker_decodes_only_the_spans_of_a_clip_spec(evidence_video):
 
     assert rollout.process_video is dataset.process_video is fsdp_workers.process_video  # every holder patched
     plan = plan_zoom([(3.0, 5.0), (8.0, 9.5)], 12.0, BUDGET)  # the red and the blue square
-    spec = make_clip_spec(str(evidence_video), plan.video_elements(str(evidence_video)), plan.budget.factor // 2)
+    spec = make_clip_spec(str(evidence_video), plan.video_elements(str(evidence_video)),
+                          fetch_patch_size(plan.budget.factor))
     out = rollout._process_multi_modal_data({"videos": [spec]}, 3136, 12544, 1.0)  # EasyR1's own function
     frames = out["video"][0]
     assert frames.shape[0] == plan.frames and frames.shape[-1] * frames.shape[-2] == 224 * 168
@@ -35,7 +37,8 @@ def test_rollout_worker_decodes_only_the_spans_of_a_clip_spec(evidence_video):
 
 def test_clip_spec_metadata_keeps_true_timestamps(evidence_video):
     plan = plan_zoom([(8.0, 9.5), (3.0, 5.0)], 12.0, BUDGET)
-    spec = make_clip_spec(str(evidence_video), plan.video_elements(str(evidence_video)), plan.budget.factor // 2)
+    spec = make_clip_spec(str(evidence_video), plan.video_elements(str(evidence_video)),
+                          fetch_patch_size(plan.budget.factor))
     (frames, metadata), fps = decode_clip_spec(spec, return_fps=True, return_metadata=True)
     times = [i / metadata["fps"] for i in metadata["frames_indices"]]
     assert len(times) == frames.shape[0] == plan.frames

@@ -16,14 +16,15 @@ def test_recorded_rates_become_mm_processor_kwargs_per_prompt():
         {"prompt_token_ids": [1], "multi_modal_data": {"video": [a]}},  # one video: a number
         {"prompt_token_ids": [2], "multi_modal_data": {"video": [a, b]}},  # two: one rate each, in order
         {"prompt_token_ids": [3], "multi_modal_data": {"video": [c]}},  # no rate recorded: unchanged
-        {"prompt_token_ids": [4], "multi_modal_data": {"video": [(a, {"fps": 4.0})]}},  # metadata: unchanged
+        {"prompt_token_ids": [4], "multi_modal_data": {"video": [(a, {"fps": 4.0})]}},  # with metadata: its rate too
         {"prompt_token_ids": [5], "multi_modal_data": {"video": [a]}, "mm_processor_kwargs": {"fps": 9.0}},
         {"prompt_token_ids": [6]},  # text only
     ]
     out = vllm_engine.with_sample_fps(prompts)
     assert out[0]["mm_processor_kwargs"] == {"fps": 2.2857}
     assert out[1]["mm_processor_kwargs"] == {"fps": [2.2857, 0.5]}
-    assert [out[i] is prompts[i] for i in range(2, 6)] == [True] * 4
+    assert [out[i] is prompts[i] for i in (2, 4, 5)] == [True] * 3
+    assert out[3]["mm_processor_kwargs"] == {"fps": 2.2857}, "vLLM 0.11's Qwen2.5-VL reads the rate only from there"
     assert "mm_processor_kwargs" not in prompts[0], "the caller's dicts are not modified"
     assert vllm_engine.with_sample_fps(prompts[0])["mm_processor_kwargs"] == {"fps": 2.2857}  # a single prompt
 

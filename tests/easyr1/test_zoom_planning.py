@@ -201,7 +201,7 @@ def _reference_plan(hook, texts, truths, videos):
         seconds.append(sum(e - s for s, e in spans))
         plan = plan_zoom(spans, truth.duration, hook.budget)
         if plan is None and hook.options.no_spans == "uniform":
-            budget = hook.options.uniform_budget(truth.duration, hook.factor, hook.temporal_patch)
+            budget = hook.options.uniform_budget(truth.duration, hook.geometry)
             plan = plan_pass([(0.0, truth.duration)], truth.duration, budget)
         if plan is not None:
             key = (videos[i], plan, truth.question, truth.options)
@@ -256,3 +256,22 @@ def test_plan_and_decode_match_the_straightforward_loop(hook, easyr1_tokenizer, 
     padded = torch.tensor([x + [easyr1_tokenizer.pad_token_id] * (width - len(x)) for x in ids])
     mask = torch.tensor([[1.0] * len(x) + [0.0] * (width - len(x)) for x in ids])  # a float mask counts too
     assert hook.decode(padded, mask) == [easyr1_tokenizer.decode(x, skip_special_tokens=True) for x in ids]
+
+
+def test_the_zoom_pass_plans_in_the_qwen3_vl_models_own_tokens(tiny_qwen3_processor):
+    """The zoom hook reads the model's geometry from its processor: on the tiny Qwen3-VL (32-px tokens, temporal
+    patch 2: 2,048 px a frame-token) the paper's 8..384 tokens a frame are 16,384..786,432 px. Spans (3, 5) and
+    (4, 6) merge to 3 s; at 2 fps N = min(6, 256 / 8) = 6 frames at V_res = 256 / 6 tokens:
+    int(256 / 6 · 2,048) = 87,381 px, decoded by qwen-vl-utils with patch size 16 (16 · its merge 2 = 32 px).
+    (Qwen2.5-VL's 28-px tokens: 12,544..602,112 px and int(256 / 6 · 1,568) = 66,901 px, patch size 14.)"""
+    options = ZoomOptions(enable=True, max_visual_tokens=256, fps=2.0)
+    hook = ZoomHook(options, tiny_qwen3_processor.tokenizer, tiny_qwen3_processor, coarse_fps=1.0)
+    assert (hook.budget.min_frame_pixels, hook.budget.max_frame_pixels) == (16384, 786432)
+    requests = hook.plan(TEXTS, truths_json(), MMD)
+    plan = requests.plans[0]
+    assert [(c.start, c.end, c.nframes) for c in plan.clips] == [(3.0, 6.0, 6)] and plan.frame_pixels == 87381
+    batch = hook.zoom_batch(requests)
+    spec = batch.non_tensor_batch["multi_modal_data"][0]["videos"][0]
+    assert spec["image_patch_size"] == 16
+    assert (spec["clips"][0]["min_pixels"], spec["clips"][0]["max_pixels"]) == (16384, 87381)
+    assert (batch.meta_info["min_pixels"], batch.meta_info["max_pixels"]) == (16384, 786432)

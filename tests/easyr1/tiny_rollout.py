@@ -47,9 +47,11 @@ class TinyEngine:
     def generate(self, prompts, sampling_params, use_tqdm=False, lora_request=None):
         from vllm import Logprob, RequestOutput
 
+        from zoomzero_plugin.hosts.easyr1.vllm_engine import with_sample_fps
+
         self.generations.append(len(prompts))
         outputs = []
-        for prompt in prompts:
+        for prompt in with_sample_fps(list(prompts)):  # as the host's wrapped LLM passes them on
             text = self.tokenizer.decode(prompt["prompt_token_ids"])
             media = prompt.get("multi_modal_data") or {}
             video, images = media.get("video"), media.get("image")
@@ -57,10 +59,15 @@ class TinyEngine:
             if isinstance(frames, tuple):  # (frames, metadata): EasyR1 main with Qwen3-VL
                 frames = frames[0]
             self.calls.append(
-                {"text": text, "frames": frames, "images": images, "sampling": copy.copy(sampling_params)}
+                {"text": text, "frames": frames, "images": images, "videos": video,
+                 "sampling": copy.copy(sampling_params),
+                 "mm_processor_kwargs": dict(prompt.get("mm_processor_kwargs") or {})}
             )
-            inputs = self.processor(text=[text], videos=[frames] if frames is not None else None,
-                                    images=images or None, return_tensors="pt")
+            if images and video:  # a multi-turn conversation whose clips are videos: vLLM's token-level expansion
+                inputs = self._clip_inputs(prompt, images, video)
+            else:
+                inputs = self.processor(text=[text], videos=[frames] if frames is not None else None,
+                                        images=images or None, return_tensors="pt")
             samples = []
             for k in range(sampling_params.n):
                 target = self.guide(text, images if images else frames, k) if self.guide else None
@@ -71,6 +78,45 @@ class TinyEngine:
                 samples.append(SimpleNamespace(token_ids=ids, logprobs=steps))
             outputs.append(RequestOutput(samples))
         return outputs
+
+    def _clip_inputs(self, prompt, images, videos):
+        """Model inputs of a prompt with images and clip videos, as vLLM builds them from token ids: each image pad
+        repeated for its grid, and each video placeholder replaced by what the processor makes of that video alone
+        (Qwen3-VL: its timestamps then frame blocks; Qwen2.5-VL: its pads); pixels and grids from the processor,
+        videos timed by their metadata and, for Qwen2.5-VL, the recorded rates (``mm_processor_kwargs["fps"]``)."""
+        fps = (prompt.get("mm_processor_kwargs") or {}).get("fps")
+        fps = [fps] if isinstance(fps, (int, float)) else fps
+        frames = [v[0] if isinstance(v, tuple) else v for v in videos]
+        metadata = [v[1] if isinstance(v, tuple) else None for v in videos]
+        tok = self.tokenizer
+        placeholder = tok.encode("<|vision_start|><|video_pad|><|vision_end|>", add_special_tokens=False)
+        per_video, extra = [], {}
+        for k, (f, m) in enumerate(zip(frames, metadata)):
+            kwargs = {"video_metadata": [m]} if m is not None else {}
+            if fps is not None:
+                kwargs["fps"] = [fps[k]]
+            out = self.processor(text=[tok.decode(placeholder)], videos=[f], do_sample_frames=False,
+                                 return_tensors="pt", **kwargs)
+            per_video.append(out["input_ids"][0].tolist())
+            for key in ("pixel_values_videos", "video_grid_thw", "second_per_grid_ts"):
+                if key in out:
+                    extra.setdefault(key, []).append(out[key])
+        image_out = self.processor.image_processor(images=images, return_tensors="pt")
+        merge = self.processor.image_processor.merge_size ** 2
+        sizes = iter((image_out["image_grid_thw"].prod(-1) // merge).tolist())
+        raw, ids, i = list(prompt["prompt_token_ids"]), [], 0
+        image_pad = tok.convert_tokens_to_ids("<|image_pad|>")
+        videos_left = iter(per_video)
+        while i < len(raw):
+            if raw[i : i + len(placeholder)] == placeholder:
+                ids += next(videos_left)
+                i += len(placeholder)
+            else:
+                ids += [raw[i]] * (next(sizes) if raw[i] == image_pad else 1)
+                i += 1
+        inputs = {"input_ids": torch.tensor([ids]), "attention_mask": torch.ones(1, len(ids), dtype=torch.long),
+                  **dict(image_out), **{key: torch.cat(value) for key, value in extra.items()}}
+        return inputs
 
     def _generate(self, inputs, sampling_params, target: str | None) -> tuple[list[int], list[float]]:
         prompt_len = inputs["input_ids"].shape[1]

@@ -30,36 +30,3 @@ def bench_rows(tmp_path_factory):
     from zoomzero_plugin.synthetic.benchmark import make_benchmark
 
     return make_benchmark(tmp_path_factory.mktemp("bench"), n_videos=4, seed=3)
-
-
-@pytest.fixture(scope="session")
-def tiny_qwen3_dir(tmp_path_factory):
-    """A random tiny Qwen3-VL (patch 16, so 32 pixels per token side) with Qwen's real processor classes."""
-    import torch
-    from transformers import Qwen2VLImageProcessorFast, Qwen3VLConfig, Qwen3VLForConditionalGeneration, Qwen3VLProcessor
-    from transformers.models.qwen3_vl.video_processing_qwen3_vl import Qwen3VLVideoProcessor
-
-    from zoomzero_plugin.synthetic.tiny_qwen import CHAT_TEMPLATE, build_tokenizer
-
-    path = tmp_path_factory.mktemp("tiny-qwen3")
-    tok = build_tokenizer()
-    processor = Qwen3VLProcessor(image_processor=Qwen2VLImageProcessorFast(patch_size=16), tokenizer=tok,
-                                 video_processor=Qwen3VLVideoProcessor(), chat_template=CHAT_TEMPLATE)
-    ids = tok.convert_tokens_to_ids
-    config = Qwen3VLConfig(
-        text_config=dict(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=32768,
-                         rope_scaling={"rope_type": "default", "mrope_section": [2, 3, 3], "mrope_interleaved": True},
-                         tie_word_embeddings=True),
-        vision_config=dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64,
-                           patch_size=16, deepstack_visual_indexes=[1], num_position_embeddings=256),
-        image_token_id=ids("<|image_pad|>"), video_token_id=ids("<|video_pad|>"),
-        vision_start_token_id=ids("<|vision_start|>"), vision_end_token_id=ids("<|vision_end|>"),
-        tie_word_embeddings=True,
-    )
-    torch.manual_seed(0)
-    model = Qwen3VLForConditionalGeneration(config)
-    model.generation_config.eos_token_id, model.generation_config.pad_token_id = tok.eos_token_id, tok.pad_token_id
-    model.save_pretrained(path)
-    processor.save_pretrained(path)
-    return path

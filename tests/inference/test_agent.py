@@ -39,7 +39,7 @@ class Batches:
 
     def __init__(self, inner, stop=("</video_zoom>",), max_new_tokens=16):
         self.inner, self.sizes = inner, []
-        self.name, self.factor, self.tokenizer = "batches", inner.factor, inner.tokenizer
+        self.name, self.geometry, self.tokenizer = "batches", inner.geometry, inner.tokenizer
         self.processor = getattr(inner, "processor", None)
         self.stop, self.max_new_tokens = stop, max_new_tokens
 
@@ -227,3 +227,30 @@ def test_eval_no_tool_reports_the_baseline(tiny_backend, bench_rows, tmp_path):
     assert not (tmp_path / "agent_calls.png").exists()
     run = json.loads((tmp_path / "run.json").read_text())
     assert run["config"]["agent"]["tool"] is False and run["config"]["agent"]["budget"]["overview_fps"] == 0.2
+
+
+@pytest.mark.parametrize("clip_as", ["images", "video"])
+def test_the_agent_on_the_tiny_qwen3_vl_costs_the_tokens_worked_by_hand(tiny_qwen3_dir, bench_rows, clip_as):
+    """Qwen3-VL (16-px patches merged 2 x 2: 32-px tokens). A 224x168 frame is kept (37,632 px <= 100,352) and the
+    processor rounds 168 -> 160 (5.25 -> 5 tokens) and 224 -> 224 (7): 35 tokens an image. The 6 overview images
+    cost 210; the [2, 4] s clip at 2 fps (frames 8, 10, 13, 16 of 4 fps: 2.0, 2.5, 3.25, 4.0 s) 4 x 35 = 140 as
+    images, or as one video 2 temporal patches x 35 = 70, announced by Qwen3-VL's own timestamp per patch, the mean
+    time of its two frames: <2.2 seconds> (2.25) and <3.6 seconds> (3.625), the clip's absolute times."""
+    from zoomzero_plugin.inference.hf_backend import TransformersBackend
+
+    backend = TransformersBackend(str(tiny_qwen3_dir), device="cpu", batch_size=4)
+    rows = read_rows(bench_rows)[:3]
+    run = scripted(backend, rows)
+    cfg = replace(CFG, agent=replace(CFG.agent, clip_as=clip_as))
+    preds = predict(run, [Question.from_row(r) for r in rows], "agent", cfg)
+    assert preds[1].record["answer"] == row_truth(rows[1]).answer
+    by_tag = {request.tag: (request, gen) for request, gen in run.calls}
+    request, gen = by_tag[f"{row_truth(rows[1]).qid}#1"]
+    if clip_as == "images":
+        assert (gen.image_tokens, gen.video_tokens) == (10 * 35, 0)
+    else:
+        assert (gen.image_tokens, gen.video_tokens) == (6 * 35, 2 * 35)
+        inputs, _ = backend.prepare([request])
+        text = backend.tokenizer.decode(inputs["input_ids"][0])
+        assert "<clip_time2.00s-4.00s>\n" in text
+        assert "<2.2 seconds>" in text and "<3.6 seconds>" in text and "<0.0 seconds>" not in text

@@ -43,7 +43,7 @@ def truncated(tmp_path, bench_rows):
 def test_a_video_that_does_not_decode_names_the_file_and_decords_reason(truncated):
     """qwen-vl-utils retries with torchvision, whose AttributeError once hid decord's error."""
     with pytest.raises(VideoError) as e:
-        fetch_element({"video": str(truncated), "nframes": 4, "max_pixels": 4 * 28 * 28})
+        fetch_element({"video": str(truncated), "nframes": 4, "max_pixels": 4 * 28 * 28}, image_patch_size=14)
     message = str(e.value)
     assert message.startswith(f"{truncated}: cannot decode it (decord: ")
     assert "Invalid data found when processing input" in message  # FFmpeg's words, through PyAV

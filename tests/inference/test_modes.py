@@ -63,7 +63,7 @@ def test_one_stage_answers_and_grounds_in_one_pass(tiny_backend, questions):
 
 
 def test_divide_and_conquer_zooms_into_the_top_k_windows(tiny_backend, questions):
-    assert not tiny_backend.absolute_time  # Qwen2.5-VL: windows are shown from 0 s ("auto")
+    assert not tiny_backend.geometry.timestamps  # Qwen2.5-VL: windows are shown from 0 s ("auto")
     # 12 s in 4-s windows; each window answers in window-relative seconds
     replies = {0.0: (grounded("A", [(1.0, 2.0)]), 0.9), 4.0: (grounded("B", [(0.5, 1.5)]), 0.2),
                8.0: (grounded("C", [(1.0, 3.0)]), 0.6)}
@@ -169,8 +169,8 @@ def test_qwen3_vl_zoom_clips_carry_their_absolute_timestamps(tiny_qwen3_dir, evi
     from zoomzero_plugin.inference.hf_backend import TransformersBackend
 
     backend = TransformersBackend(str(tiny_qwen3_dir), device="cpu", batch_size=2)
-    assert backend.factor == 32 and backend.absolute_time
-    budget = ZoomBudget(max_visual_tokens=64, min_frame_pixels=4 * 32 * 32, fps=1.0, factor=32)
+    assert backend.geometry.factor == 32 and backend.geometry.timestamps
+    budget = ZoomBudget(max_visual_tokens=64, min_frame_pixels=4 * 32 * 32, fps=1.0).with_geometry(backend.geometry)
     q = Question("q", str(evidence_video), "What colour?", ("red", "blue"), EVIDENCE_DURATION)
     scripted = ScriptedBackend(backend, lambda r, k: grounded("A", [(3.0, 5.0), (8.0, 9.5)]) if _is_coarse(r) else None)
     (p,) = predict(scripted, [q], "coarse-to-fine", replace(CFG, budget=budget))
@@ -189,3 +189,33 @@ def test_qwen3_vl_zoom_clips_carry_their_absolute_timestamps(tiny_qwen3_dir, evi
         if "clip shows" in r.prompt
     ]
     assert shown == ["0.0-4.0", "4.0-8.0", "8.0-12.0"]
+
+
+@pytest.mark.parametrize("mode", ["one-stage", "coarse-to-fine", "divide-and-conquer", "iterative"])
+def test_zoomzero_eval_plans_every_mode_on_the_tiny_qwen3_vl_geometry(mode, tiny_qwen3_dir, bench_rows, tmp_path):
+    """`zoomzero eval` on the tiny Qwen3-VL (transformers backend): Eq. 3 in its 32-px tokens, worked by hand.
+    12-s 224x168 videos, L_v = 64, 1 fps, V_min = 4,096 px = 2 tokens a frame (4,096 / (32² · 2)).
+    Whole video: N = min(12, 64 / 2) = 12 frames, V_res = 64 / 12 tokens = int(64 / 12 · 2,048) = 10,922 px;
+    qwen-vl-utils fits 168x224 under 10,922 px on the 32-px grid: beta = sqrt(37,632 / 10,922) = 1.856,
+    floor(90.5 / 32) = 2 and floor(120.7 / 32) = 3 tokens a side: 64x96 px, 4 x 6 patches of 16 px merged 2 x 2:
+    6 tokens per two-frame temporal patch, 6 patches: 36 video tokens.
+    A 4-s window: N = 4, V_res = 16 tokens = 32,768 px: 168x224 -> 128x192, 8 x 12 / 4 = 24 per patch, 2 patches: 48.
+    (On Qwen2.5-VL's 28-px tokens the same budget gives other sizes: the geometry is the model's.)"""
+    import json
+
+    from zoomzero_plugin.cli import main
+
+    out = tmp_path / "out"
+    assert main(["eval", "--model", str(tiny_qwen3_dir), "--data", str(bench_rows), "--benchmark", "rows",
+                 "--mode", mode, "--limit", "1", "--max-visual-tokens", "64", "--fps", "1", "--min-frame-pixels",
+                 "4096", "--max-new-tokens", "4", "--window-seconds", "4", "--no-spans", "uniform",
+                 "--uniform-frames", "4", "--device", "cpu", "--no-progress", "--out", str(out)]) == 0
+    (record,) = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+    first = record["passes"][0]
+    if mode == "divide-and-conquer":
+        windows_ = [(w["frames"], w["frame_pixels"], w["video_tokens"]) for w in record["passes"][:3]]
+        assert windows_ == [(4, 32768, 48)] * 3
+    else:
+        assert (first["frames"], first["frame_pixels"], first["video_tokens"]) == (12, 10922, 36)
+    assert all(p["video_tokens"] <= 64 for p in record["passes"])
+    assert record["mode"] == mode and (len(record["passes"]) > 1) == (mode != "one-stage")

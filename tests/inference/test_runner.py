@@ -25,7 +25,7 @@ class Counting:
     """The real backend, counting the requests it serves."""
 
     def __init__(self, inner):
-        self.inner, self.name, self.factor, self.requests = inner, "counting", inner.factor, 0
+        self.inner, self.name, self.geometry, self.requests = inner, "counting", inner.geometry, 0
 
     def generate(self, requests, params):
         self.requests += len(requests)

@@ -10,6 +10,7 @@ from zoomzero_plugin.errors import UsageError
 from zoomzero_plugin.eval.runner import add_arguments
 from zoomzero_plugin.inference.options import resolve
 from zoomzero_plugin.integrations.lmms_eval.model_args import benchmark_of, parse_model_args
+from zoomzero_plugin.vision import VisionGeometry
 
 
 def eval_values(argv: list[str], benchmark: str | None = None) -> dict:
@@ -44,7 +45,8 @@ def test_values_are_read_as_zoomzero_eval_reads_its_flags():
              "--agent-max-assistant-turns", "3", "--window-times", "absolute", "--benchmark", "lvbench"]
     assert args.values("nextgqa") == eval_values(flags)  # benchmark= wins over the task's
     assert args.values(None)["max_visual_tokens"] == 4096 and args.mode == "iterative"
-    assert args.config("nextgqa", factor=32).budget.factor == 32
+    qwen3 = args.config("nextgqa", VisionGeometry(patch_size=16, merge_size=2, temporal_patch=2)).budget
+    assert (qwen3.factor, qwen3.min_frame_pixels) == (32, 8 * 32 * 32 * 2)  # V_min = 8 tokens of 32-px tokens
 
 
 def test_pretrained_is_lmms_evals_word_for_the_checkpoint():

@@ -22,6 +22,7 @@ from zoomzero_plugin.inference.hf_backend import TransformersBackend
 from zoomzero_plugin.inference.options import mode_config, resolve
 from zoomzero_plugin.inference.scripted import ScriptedBackend, template
 from zoomzero_plugin.rows import read_rows, row_truth
+from zoomzero_plugin.vision import DEFAULT_GEOMETRY
 
 NEXTGQA_METRICS = ("Acc@QA", "Acc@GQA", "mIoP", "IoP@0.3", "IoP@0.5", "mIoU", "IoU@0.3", "IoU@0.5", "mIoG")
 MCQ_TASKS = [f"{task}_synthetic" for task in LMMS_TASKS]
@@ -135,12 +136,12 @@ def scripted(tiny_model_dir, truths):
     return ScriptedBackend(TransformersBackend(str(tiny_model_dir), device="cpu", batch_size=1), script)
 
 
-def eval_config(mode: str, benchmark: str, factor: int):
+def eval_config(mode: str, benchmark: str, geometry):
     """The config `zoomzero eval --demo --mode MODE --benchmark BENCHMARK` runs with."""
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     args = parser.parse_args(["--out", "x", "--demo", "--mode", mode, "--benchmark", benchmark])
-    return mode_config(resolve(args, demo=True, benchmark=benchmark), factor)
+    return mode_config(resolve(args, demo=True, benchmark=benchmark, geometry=geometry), geometry)
 
 
 def test_simple_evaluate_with_scripted_answers_equals_zoomzero_eval_and_the_hand_count(synthetic, tiny_model_dir,
@@ -160,7 +161,7 @@ def test_simple_evaluate_with_scripted_answers_equals_zoomzero_eval_and_the_hand
     lmms = simple_evaluate(model=model, tasks=["nextgqa"], task_manager=manager, verbosity="WARNING")["results"]
     lmms = lmms["nextgqa"]
     metrics = evaluate(backend, rows, tmp_path / "c2f", benchmark="nextgqa", mode="coarse-to-fine",
-                       cfg=eval_config("coarse-to-fine", "nextgqa", backend.factor), progress=False)
+                       cfg=eval_config("coarse-to-fine", "nextgqa", backend.geometry), progress=False)
     # by hand: answers right for 0-2 (3 of 4); IoU 1, 1/3 (half the span, shifted by half), 0, 0; IoP 1, 1/2, 0, 0
     hand = {"Acc@QA": 75.0, "Acc@GQA": 50.0, "mIoU": 100 * (1 + 1 / 3) / 4, "mIoP": 37.5, "IoU@0.3": 50.0,
             "IoU@0.5": 25.0, "IoP@0.5": 50.0}
@@ -170,7 +171,7 @@ def test_simple_evaluate_with_scripted_answers_equals_zoomzero_eval_and_the_hand
     model = ZoomZero(loaded=backend, mode="agent", **options)
     lmms = simple_evaluate(model=model, tasks=MCQ_TASKS, task_manager=manager, verbosity="WARNING")["results"]
     metrics = evaluate(backend, rows, tmp_path / "agent", benchmark="longvideobench", mode="agent",
-                       cfg=eval_config("agent", "longvideobench", backend.factor), progress=False)
+                       cfg=eval_config("agent", "longvideobench", backend.geometry), progress=False)
     assert metrics["Acc"] == 50.0  # right for 0 and 1; no letter for 3 counts as wrong
     # lmms-eval's LongVideoBench draws a random letter for the reply without one: 1 chance in 4 of a third right one
     assert lmms["longvideobench_synthetic"]["lvb_acc,none"] in (0.5, 0.75)
@@ -194,7 +195,7 @@ def test_every_zoom_mode_on_an_lmms_eval_task_equals_zoomzero_eval(mode, synthet
     simple_evaluate(model=model, tasks=["videomme_synthetic"], verbosity="WARNING", limit=2,  # 2 of 4: CI time
                     task_manager=TaskManager("WARNING", include_path=str(synthetic["tasks"])))
     evaluate(model.backend, read_rows(synthetic["rows"])[:2], tmp_path / "eval", benchmark="videomme", mode=mode,
-             cfg=eval_config(mode, "videomme", model.backend.factor), progress=False)
+             cfg=eval_config(mode, "videomme", model.backend.geometry), progress=False)
     expected = read_predictions(tmp_path / "eval" / "predictions.jsonl")
     assert len(expected) == 2
     assert [without_qid(r) for r in read_predictions(records)] == [without_qid(r) for r in expected]
@@ -208,7 +209,8 @@ def test_a_predictions_file_refuses_a_question_in_two_tasks_before_any_pass(synt
     from zoomzero_plugin.integrations.lmms_eval.model import ZoomZero
 
     row = read_rows(synthetic["rows"])[0]
-    model = ZoomZero(loaded=SimpleNamespace(name="unused", factor=28), predictions=str(tmp_path / "p.jsonl"))
+    model = ZoomZero(loaded=SimpleNamespace(name="unused", geometry=DEFAULT_GEOMETRY),
+                     predictions=str(tmp_path / "p.jsonl"))
     model.task_dict = {"nextgqa": {"test": [row]}, "rextime": {"test": [row]}}
     requests = [Instance(request_type="generate_until", arguments=("", {}, None, 0, task, "test"), idx=0,
                          metadata={"task": task, "doc_id": 0, "repeats": 1}) for task in ("nextgqa", "rextime")]

@@ -86,6 +86,57 @@ def test_llamafactory_loads_the_export_and_labels_only_assistant_turns(exported,
         assert all(labels[i] == ids[i] for a, b in runs(labels) for i in range(a, b))
 
 
+QWEN3_RECIPE = REPO / "yamls" / "videozoomer_sft_qwen3vl.yaml"
+
+
+def test_qwen3_vl_export_with_llamafactorys_qwen3_vl_template_labels_only_assistant_turns(
+        sft_rows, sft_truths, tiny_qwen3_dir, tmp_path):
+    """The Qwen3-VL SFT recipe (LLaMA-Factory's own ``qwen3_vl`` template, a reasoning template, 32-px tokens) on
+    the tiny Qwen3-VL: the export's check and LLaMA-Factory's own loader agree, labels fall on the assistant turns
+    only (each opens with its own <think>…</think>, so the template adds no empty thought), and every 112x84 frame
+    costs the tokens worked out by hand for patch 16 / merge 2."""
+    from zoomzero_plugin.data.sft.llamafactory import _prepare_imports
+
+    records = [{"qid": q, "answer": t.answer, "transcript": transcript(v, [CALL % (3.0, 5.0, 2), ANSWER % t.answer])}
+               for q, (t, v) in sft_truths.items()]
+    out = tmp_path / "dataset"
+    assert main(["data", "export-sft", "--format", "llamafactory", "--source", "predictions", "--predictions",
+                 write_predictions(tmp_path / "p.jsonl", records), "--data", str(sft_rows), "--out", str(out),
+                 "--recipe", str(QWEN3_RECIPE), "--model", str(tiny_qwen3_dir), "--max-frame-pixels", "131072",
+                 "--min-frame-pixels", "32768", "--no-progress"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["check"]["template"] == "qwen3_vl"
+
+    _prepare_imports()
+    from llamafactory.data import get_dataset, get_template_and_fix_tokenizer
+    from llamafactory.hparams import get_train_args
+    from llamafactory.model import load_tokenizer
+
+    values = yaml.safe_load(QWEN3_RECIPE.read_text(encoding="utf-8"))
+    values.pop("deepspeed")
+    args = {**values, **CPU, "model_name_or_path": str(tiny_qwen3_dir), "dataset_dir": str(out),
+            "output_dir": str(tmp_path / "o")}
+    model_args, data_args, training_args, _, _ = get_train_args(args)
+    assert data_args.template == "qwen3_vl"
+    modules = load_tokenizer(model_args)
+    template = get_template_and_fix_tokenizer(modules["tokenizer"], data_args)
+    dataset = get_dataset(template, model_args, data_args, training_args, stage="sft", **modules)["train_dataset"]
+    rows = [json.loads(line) for line in (out / "videozoomer_sft.jsonl").read_text().splitlines()]
+    assert len(dataset) == len(rows) == 3
+    tok = modules["tokenizer"]
+    pad = tok.convert_tokens_to_ids("<|image_pad|>")
+    # a 112x84 frame, 9,408 px, within 4,096..131,072: not resized; the processor rounds each side to 32 px:
+    # 84 -> 96 (2.625 -> 3 tokens), 112 -> 128 (3.5 -> 4, rounding half to even): 3 x 4 = 12 tokens a frame
+    # (the same frame on Qwen2.5-VL's 28-px grid is 3 x 4 too, 84 x 112 exactly).
+    for row, sample in zip(rows, dataset):
+        ids, labels = sample["input_ids"], sample["labels"]
+        assert ids.count(pad) == 12 * len(row["images"]) == 12 * (6 + 4)  # overview 6 frames + the 3-5 s clip at 2
+        spans = [tok.decode(ids[a:b]) for a, b in runs(labels)]
+        assert spans == [m["content"] + "<|im_end|>\n" for m in row["messages"] if m["role"] == "assistant"]
+        assert all(m["content"].startswith("<think>") for m in row["messages"] if m["role"] == "assistant")
+        assert all(labels[i] == ids[i] for a, b in runs(labels) for i in range(a, b))
+
+
 def test_llamafactory_cli_trains_the_recipe_on_the_export(exported, tiny_model_dir, tmp_path):
     out = tmp_path / "run"
     config = tmp_path / "sft.yaml"

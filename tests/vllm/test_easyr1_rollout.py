@@ -19,6 +19,7 @@ import torch
 
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.rows import read_rows
+from zoomzero_plugin.vision import fetch_patch_size
 
 COARSE = r"<think>I see it\.</think><answer>[A-D]</answer><glue>\[\((1|3|6)\.0, (8|9|11)\.0\)\]</glue>"
 LETTERS = ["A", "B", "C", "D"]
@@ -242,7 +243,7 @@ def test_zoom_clip_temporal_positions_equal_the_actors(rollout, easyr1_setup, tm
         [(3.0, 6.5)], 12.0, ZoomBudget(max_visual_tokens=256, min_frame_pixels=3136, max_frame_pixels=50176, fps=2.0)
     )
     assert plan.frames == 8
-    spec = make_clip_spec(str(video), plan.video_elements(str(video)), plan.budget.factor // 2)
+    spec = make_clip_spec(str(video), plan.video_elements(str(video)), fetch_patch_size(plan.budget.factor))
     text = processor.apply_chat_template(
         [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": "Colour?"}]}],
         add_generation_prompt=True,

@@ -1,4 +1,5 @@
-"""``zoomzero eval --backend vllm`` on vLLM's CPU engine, every mode, against ``--backend transformers``.
+"""``zoomzero eval --backend vllm`` on vLLM's CPU engine, every mode, against ``--backend transformers``, on the tiny
+Qwen2.5-VL and the tiny Qwen3-VL (its 32-px tokens, its frame timestamps from the clips' absolute times).
 
 Both backends serve the same tiny checkpoint. Grounding passes (coarse, window, refine) are scripted with the
 same words on both sides (:class:`ScriptedBackend`: the random model never writes a valid span), so the fine
@@ -32,16 +33,21 @@ def script(request, k):
     return None if request.choices else (template("B", [(1.0, 3.0)]), 0.5)
 
 
-@pytest.fixture(scope="module")
-def backends(vllm_model_dir):
+FAMILIES = {"qwen2_5_vl": "vllm_model_dir", "qwen3_vl": "tiny_qwen3_dir"}  # the tiny models vLLM's CPU engine serves
+
+
+@pytest.fixture(scope="module", params=sorted(FAMILIES))
+def backends(request):
+    import gc
+
     from zoomzero_plugin.inference.hf_backend import TransformersBackend
     from zoomzero_plugin.inference.vllm_backend import VLLMBackend
 
-    vllm = VLLMBackend(
-        str(vllm_model_dir), batch_size=8, max_images=128, enforce_eager=True, max_model_len=8192, seed=0
-    )
-    hf = TransformersBackend(str(vllm_model_dir), device="cpu", batch_size=8)
-    return {"vllm": vllm, "transformers": hf}
+    model_dir = request.getfixturevalue(FAMILIES[request.param])
+    vllm = VLLMBackend(str(model_dir), batch_size=8, max_images=128, enforce_eager=True, max_model_len=8192, seed=0)
+    hf = TransformersBackend(str(model_dir), device="cpu", batch_size=8)
+    yield {"vllm": vllm, "transformers": hf, "family": request.param}
+    gc.collect()
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +103,9 @@ def test_backend_reads_what_the_engine_returns(backends, evidence_video):
     from zoomzero_plugin.inference.backend import SamplingParams
 
     vllm, hf = backends["vllm"], backends["transformers"]
-    assert vllm.factor == hf.factor == 28 and not vllm.absolute_time
+    qwen3 = backends["family"] == "qwen3_vl"  # 16-px patches and timestamps, read from the processor
+    assert vllm.geometry == hf.geometry and vllm.geometry.factor == (32 if qwen3 else 28)
+    assert vllm.geometry.timestamps == qwen3
     requests = [_coarse(evidence_video), _fine(evidence_video), _fine(evidence_video, choices=("A", "B", "C"))]
     params = SamplingParams(max_new_tokens=6, logprobs=True)
     got, want = vllm.generate(requests, params), hf.generate(requests, params)
@@ -116,8 +124,12 @@ def test_backend_reads_what_the_engine_returns(backends, evidence_video):
         assert value == float("-inf") or value == pytest.approx(want[2].outputs[0].choice_logprobs[letter], abs=0.02)
 
 
-def test_agent_mode_runs_as_on_the_transformers_backend(backends, rows):
-    """VideoZoomer's agent loop (scripted words; frames as labelled images, resized by vLLM's HF processor)."""
+@pytest.mark.parametrize("clip_as", ["images", "video"])
+def test_agent_mode_runs_as_on_the_transformers_backend(backends, rows, clip_as):
+    """VideoZoomer's agent loop (scripted words; frames as labelled images, resized by vLLM's HF processor; or each
+    clip one video with its metadata and rate): the same records, and the same image and video tokens each round."""
+    from dataclasses import replace
+
     from tests.inference.test_agent import CFG, scripted
     from zoomzero_plugin.inference.modes import predict
     from zoomzero_plugin.inference.passes import Question
@@ -125,14 +137,22 @@ def test_agent_mode_runs_as_on_the_transformers_backend(backends, rows):
 
     chosen = read_rows(rows)[:3]
     questions = [Question.from_row(r) for r in chosen]
-    got = predict(scripted(backends["vllm"], chosen), questions, "agent", CFG)
-    want = predict(scripted(backends["transformers"], chosen), questions, "agent", CFG)
+    cfg = replace(CFG, agent=replace(CFG.agent, clip_as=clip_as))
+    runs = {name: scripted(backends[name], chosen) for name in ("vllm", "transformers")}
+    got, want = (predict(runs[name], questions, "agent", cfg) for name in ("vllm", "transformers"))
     assert [p.record for p in got] == [p.record for p in want]
+    tokens = {name: [(g.image_tokens, g.video_tokens, g.prompt_tokens) for _, g in run.calls]
+              for name, run in runs.items()}
+    assert tokens["vllm"] == tokens["transformers"]
+    assert any(v > 0 for _, v, _ in tokens["vllm"]) == (clip_as == "video")
 
 
 def test_no_tool_baseline_runs_as_on_the_transformers_backend(backends, rows):
     """The no-tool baseline: the frames as one video with no rate, resized by each engine's HF processor; the same
-    prompt and the same video tokens (unscripted, greedy: the same words too)."""
+    prompt and the same video tokens (unscripted, greedy: the same words too). The authors' baseline of their
+    Qwen2.5-VL checkpoint: frames without timing, which Qwen3-VL's processors refuse to time."""
+    if backends["family"] != "qwen2_5_vl":
+        pytest.skip("the no-tool baseline sends untimed frames (the authors' Qwen2.5-VL setting)")
     from dataclasses import replace
 
     from zoomzero_plugin.agent.baseline import NO_TOOL_BUDGET
@@ -152,13 +172,16 @@ def test_no_tool_baseline_runs_as_on_the_transformers_backend(backends, rows):
 
     prompt = "<|im_start|>user\n<|vision_start|><|video_pad|><|vision_end|>Q<|im_end|>\n<|im_start|>assistant\n"
     request = Request(prompt, frames=tuple(Image.new("RGB", (224, 168)) for _ in range(3)), formatted=True)
-    counts = [b.generate([request], SamplingParams(max_new_tokens=1))[0].video_tokens for b in backends.values()]
+    counts = [backends[b].generate([request], SamplingParams(max_new_tokens=1))[0].video_tokens
+              for b in ("vllm", "transformers")]
     assert counts[0] == counts[1] > 0
 
 
 def test_generation_stops_where_the_engine_stops(backends):
     from zoomzero_plugin.inference.backend import Request, SamplingParams
 
+    if backends["family"] != "qwen2_5_vl":
+        pytest.skip("text only: one family suffices")
     backend = backends["vllm"]
     request = Request("What is this? Answer in words.")
     free = backend.generate([request], SamplingParams(max_new_tokens=8))[0].text

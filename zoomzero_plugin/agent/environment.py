@@ -27,7 +27,7 @@ import numpy as np
 
 from ..question import VIDEO_PLACEHOLDER
 from .budget import AgentBudget
-from .prompts import DEFAULT_PROMPT, PromptSet, frame_label, get_prompts
+from .prompts import DEFAULT_PROMPT, PromptSet, clip_label, frame_label, get_prompts
 from .protocol import ANSWER, CALL, EXECUTION, Call, ToolError, Turn, parse_turn
 
 # why a trajectory ended
@@ -70,9 +70,22 @@ class Frame:
         return frame_label(self.index, self.time)
 
 
-def parts_text(parts: Sequence[str | Frame], image: str) -> str:
-    """Text of a turn's parts, each frame as its label followed by ``image`` (an image placeholder)."""
-    return "".join(p if isinstance(p, str) else p.label + image for p in parts)
+def parts_text(parts: Sequence[str | Frame], image: str, video: str | None = None) -> str:
+    """Text of a turn's parts, each frame as its label followed by ``image`` (an image placeholder); with ``video``
+    (a video placeholder), each run of consecutive frames as one clip instead: its time range, then ``video``."""
+    if video is None:
+        return "".join(p if isinstance(p, str) else p.label + image for p in parts)
+    out: list[str] = []
+    run: list[Frame] = []
+    for p in (*parts, ""):
+        if isinstance(p, Frame):
+            run.append(p)
+            continue
+        if run:
+            out.append(clip_label(run[0].time, run[-1].time) + video)
+            run = []
+        out.append(p)
+    return "".join(out)
 
 
 def labelled(indices: Sequence[int], native_fps: float) -> tuple[Frame, ...]:
@@ -115,9 +128,10 @@ class Observation:
     def frames(self) -> tuple[Frame, ...]:
         return tuple(p for p in self.parts if isinstance(p, Frame))
 
-    def text(self, image: str = "<image>") -> str:
-        """The turn as text, each frame as its label followed by ``image`` (a placeholder of your choice)."""
-        return parts_text(self.parts, image)
+    def text(self, image: str = "<image>", video: str | None = None) -> str:
+        """The turn as text, each frame as its label followed by ``image`` (a placeholder of your choice); with
+        ``video``, the clip as one video instead (:func:`parts_text`)."""
+        return parts_text(self.parts, image, video)
 
 
 @dataclass(frozen=True)

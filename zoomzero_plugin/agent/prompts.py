@@ -175,6 +175,15 @@ def frame_label(index: int, seconds: float) -> str:
     return f"<frame{index}_time{seconds:.2f}s>"
 
 
+def clip_label(first: float, last: float) -> str:
+    """``<clip_time{first:.2f}s-{last:.2f}s>`` and a newline, the text before a clip shown as one video (``clip_as:
+    video``): the absolute times of its first and last frame. (This package's own label: the authors' checkpoints
+    saw images.) The newline ends the label's last token, so a model that writes each frame's time before it
+    (Qwen3-VL's ``<2.2 seconds>``) starts that text with a token of its own, whether the prompt is tokenized whole
+    (transformers) or the video's tokens are spliced into token ids (vLLM)."""
+    return f"<clip_time{first:.2f}s-{last:.2f}s>\n"
+
+
 def question_text(question: str, options: Sequence[str]) -> str:
     """The first user turn's text: ``<video>`` (replaced by the labelled overview frames) then the question
     and its ``(A) …`` options. The authors' question wording is not in their code; this is the one every mode

@@ -19,12 +19,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .environment import Frame, parts_text
+from .environment import Frame, Observation, parts_text
+from .prompts import clip_label
 from .protocol import CALL_CLOSE
 
 IM_START, IM_END = "<|im_start|>", "<|im_end|>"
 QWEN_IMAGE = "<|vision_start|><|image_pad|><|vision_end|>"  # one image in a Qwen-VL prompt (before expansion)
-QWEN_VIDEO = "<|vision_start|><|video_pad|><|vision_end|>"  # one video (the no-tool baseline's)
+QWEN_VIDEO = "<|vision_start|><|video_pad|><|vision_end|>"  # one video (the no-tool baseline's; a clip as video)
+# How a clip's frames reach the model: images (each after its time label, as the authors' checkpoints were trained)
+# or video (one video per clip, after its time range: its own rate and absolute times reach the model through its
+# time encoding: Qwen3-VL's timestamps, Qwen2.5-VL's time-aligned M-RoPE).
+CLIP_AS = ("images", "video")
 ASSISTANT, USER = "assistant", "user"
 _USER_HEAD = USER + "\n"
 _ASSISTANT_HEAD = ASSISTANT + "\n"
@@ -41,6 +46,19 @@ def first_prompt(apply_chat_template: Callable[..., str], system: str, user: Par
     if text.count(_SENTINEL) != 1:
         raise ValueError("the chat template did not render the user turn's text exactly once")
     return text.replace(_SENTINEL, parts_text(user, image))
+
+
+def check_clip_as(value: str) -> str:
+    """``value`` when it is one of :data:`CLIP_AS`; ValueError otherwise."""
+    if value not in CLIP_AS:
+        raise ValueError(f"clip_as must be one of {CLIP_AS}, got {value!r}")
+    return value
+
+
+def observation_text(observation: Observation, clip_as: str = "images") -> str:
+    """An observation as the model reads it: each frame an image after its label, or (``clip_as="video"``) the
+    clip one video after its time range."""
+    return observation.text(QWEN_IMAGE, QWEN_VIDEO if check_clip_as(clip_as) == "video" else None)
 
 
 def observation_block(observation: str) -> str:
@@ -64,27 +82,43 @@ def prompt_text(first: str, turns: Sequence[tuple[str, str | None]]) -> str:
     return first + response_text(turns)
 
 
-def chat_messages(system: str, user: Parts, turns: Sequence[tuple[str, Parts | None]]) -> list[dict[str, Any]]:
+def chat_messages(system: str, user: Parts, turns: Sequence[tuple[str, Parts | None]],
+                  clip_as: str = "images") -> list[dict[str, Any]]:
     """The conversation as chat messages: content lists of ``{"type": "text"}`` and ``{"type": "image"}``
-    items (each frame: its label, then the image), observations as user turns."""
-    def content(parts: Parts) -> list[dict[str, Any]]:
+    items (each frame: its label, then the image), observations as user turns; with ``clip_as="video"``, each
+    observation's clip as one ``{"type": "video"}`` item after its time range (the first user turn stays images)."""
+    def content(parts: Parts, video: bool) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
-        for p in parts:
-            text = p if isinstance(p, str) else p.label
-            if items and items[-1]["type"] == "text":
+
+        def add(kind: str, text: str = "") -> None:
+            if kind != "text":
+                items.append({"type": kind})
+            elif items and items[-1]["type"] == "text":
                 items[-1]["text"] += text
-            else:
+            elif text:
                 items.append({"type": "text", "text": text})
+
+        run: list[Frame] = []
+        for p in (*parts, ""):
+            if isinstance(p, Frame) and video:
+                run.append(p)
+                continue
+            if run:
+                add("text", clip_label(run[0].time, run[-1].time))
+                add("video")
+                run = []
+            add("text", p if isinstance(p, str) else p.label)
             if not isinstance(p, str):
-                items.append({"type": "image"})
+                add("image")
         return items
 
+    videos = check_clip_as(clip_as) == "video"
     messages = [{"role": "system", "content": [{"type": "text", "text": system}]},
-                {"role": USER, "content": content(user)}]
+                {"role": USER, "content": content(user, False)}]
     for text, observation in turns:
         messages.append({"role": ASSISTANT, "content": [{"type": "text", "text": text}]})
         if observation is not None:
-            messages.append({"role": USER, "content": content(observation)})
+            messages.append({"role": USER, "content": content(observation, videos)})
     return messages
 
 

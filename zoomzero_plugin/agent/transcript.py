@@ -2,7 +2,9 @@
 
 The same record serves evaluation predictions (``predictions.jsonl``'s ``transcript``), the SFT export (the
 frames are named by native index and time, so they can be decoded again in turn order) and the tool
-statistics of reports. ``observation`` is the user turn's text with each frame as ``<frame{i}_time{t}s><image>``.
+statistics of reports. ``observation`` is the user turn's text with each frame as ``<frame{i}_time{t}s><image>``, or,
+for a trajectory whose clips were shown as videos (``"clip_as": "video"``, recorded then), each clip as
+``<clip_time{a}s-{b}s><video>``.
 
 Shape (``to_dict``)::
 
@@ -12,7 +14,7 @@ Shape (``to_dict``)::
                 "error": {"code", "message", "kind"} | null, "clip": {"frames", "times"} | null,
                 "observation": str | null, "problems": [str], "tokens": int | null}],
      "end": "answer"|"no_answer"|"last_round_call"|"total_tokens"|null, "answer": "B" | null,
-     "calls": int, "errors": int, "clip_frames": int, "images": int}
+     "calls": int, "errors": int, "clip_frames": int, "images": int[, "clip_as": "video"]}
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .environment import END_ANSWER, Frame, Trajectory, VideoInfo
-from .render import response_text
+from .render import check_clip_as, response_text
 
 IMAGE = "<image>"  # the frame placeholder in stored observation texts
+VIDEO = "<video>"  # the clip placeholder in stored observation texts (clip_as: video)
 
 
 def frame_record(frames: Sequence[Frame]) -> dict[str, list]:
@@ -73,8 +76,11 @@ class Transcript:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_trajectory(cls, traj: Trajectory, tokens: Sequence[int | None] = ()) -> Transcript:
-        """Record ``traj`` as it stands; ``tokens[i]``: tokens generated in turn ``i`` (when known)."""
+    def from_trajectory(cls, traj: Trajectory, tokens: Sequence[int | None] = (), clip_as: str = "images"
+                        ) -> Transcript:
+        """Record ``traj`` as it stands; ``tokens[i]``: tokens generated in turn ``i`` (when known); ``clip_as``: how
+        its clips were shown (:data:`~.render.CLIP_AS`)."""
+        video = VIDEO if check_clip_as(clip_as) == "video" else None
         turns = []
         for i, step in enumerate(traj.steps):
             obs = step.observation
@@ -84,7 +90,7 @@ class Transcript:
                 call=step.turn.call.to_dict() if step.turn.call else None,
                 error=step.error.to_dict() if step.error else None,
                 clip=frame_record(obs.frames) if obs is not None and step.error is None else None,
-                observation=obs.text(IMAGE) if obs is not None else None,
+                observation=obs.text(IMAGE, video) if obs is not None else None,
                 problems=step.turn.problems,
                 tokens=tokens[i] if i < len(tokens) else None,
             ))
@@ -100,6 +106,7 @@ class Transcript:
             errors=traj.errors,
             clip_frames=traj.clip_frames,
             images=traj.images,
+            extra={"clip_as": clip_as} if video else {},
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -129,7 +136,17 @@ class Transcript:
     def rounds(self) -> int:
         return len(self.turns)
 
-    def response_text(self, image: str = IMAGE) -> str:
-        """Everything after the first prompt as one string (see :func:`.render.response_text`)."""
-        return response_text([(t.text, t.observation.replace(IMAGE, image) if t.observation is not None else None)
+    @property
+    def clip_as(self) -> str:
+        """How the clips were shown: images (the authors' way) or video."""
+        return str(self.extra.get("clip_as", "images"))
+
+    def response_text(self, image: str = IMAGE, video: str = VIDEO) -> str:
+        """Everything after the first prompt as one string (see :func:`.render.response_text`), each stored image
+        and video placeholder replaced by ``image`` / ``video``."""
+        def shown(observation: str) -> str:
+            observation = observation.replace(IMAGE, image)
+            return observation.replace(VIDEO, video) if self.clip_as == "video" else observation
+
+        return response_text([(t.text, shown(t.observation) if t.observation is not None else None)
                               for t in self.turns])

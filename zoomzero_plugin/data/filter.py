@@ -254,7 +254,9 @@ def run(args: argparse.Namespace) -> int:
                        grounding_rule=args.grounding_rule, quality_check=args.quality_check,
                        variance=not args.only_quality_check, seed=args.seed)
     settings = {"model": str(args.model), "data": str(Path(args.data).resolve()), "backend": args.backend}
-    summary = filter_rows(backend, rows, args.out, budget_from(values, backend.factor), cfg,
+    values = resolve(args, geometry=backend.geometry)  # per-frame bounds in the model's pixels
+    check_values(values)
+    summary = filter_rows(backend, rows, args.out, budget_from(values, backend.geometry), cfg,
                           max_new_tokens=values["max_new_tokens"], batch_size=args.batch_size,
                           progress=not args.no_progress, settings=settings, repair=args.repair,
                           source=str(args.data))

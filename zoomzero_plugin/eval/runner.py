@@ -161,9 +161,13 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
 
 
 def upgrade_run_settings(flat: dict[str, Any]) -> dict[str, Any]:
-    """Settings of run.json (flattened) stored under the names of the release before, in this release's."""
-    return upgrade_settings(flat, {f"config.{o}": f"config.{n}" for o, n in RENAMED_SETTINGS.items()},
-                            {f"config.{k}": v for k, v in RENAMED_VALUES.items()})
+    """Settings of run.json (flattened) stored under the names of the release before, in this release's (a run
+    from before ``--agent-clip-as`` showed its clips as images)."""
+    out = upgrade_settings(flat, {f"config.{o}": f"config.{n}" for o, n in RENAMED_SETTINGS.items()},
+                           {f"config.{k}": v for k, v in RENAMED_VALUES.items()})
+    if any(k.startswith("config.agent.") for k in out):
+        out.setdefault("config.agent.clip_as", "images")
+    return out
 
 
 def setting_flag(key: str) -> str:
@@ -245,7 +249,9 @@ def run(args: argparse.Namespace) -> int:
     if args.backend == "vllm" and args.mode == "agent":
         kwargs["max_images"] = cfg.agent.budget.max_images
     backend = load_backend(args.backend, args.model, **kwargs)  # checks the model first: ModelError at once
-    cfg = mode_config(values, factor=backend.factor)
+    values = resolve(args, demo=args.demo, benchmark=args.benchmark, geometry=backend.geometry)
+    check_values(values)  # the per-frame bounds, now in the model's own pixels
+    cfg = mode_config(values, backend.geometry)
     settings = {"model": str(args.model), "data": str(Path(args.data).resolve()), "backend": args.backend}
     metrics = evaluate(backend, rows, out, benchmark=args.benchmark, mode=args.mode, cfg=cfg,
                        batch_size=args.batch_size, reduction=args.reduction, settings=settings,

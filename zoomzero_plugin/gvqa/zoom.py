@@ -10,10 +10,10 @@ The coarse pass plans over the whole video; the fine (zoom) pass applies the sam
 of predicted spans (``F' < F``), so each frame gets more tokens.
 
 Units follow qwen-vl-utils: a frame of ``P`` pixels costs ``P / (factor² · temporal_patch)`` context
-tokens (factor 28 and temporal patch 2 for Qwen2.5-VL; 32 and 2 for Qwen3-VL), and ``total_pixels =
-L_v · factor²``. Frame counts are even (two frames share one temporal patch). The decoded frame is
-at most ``frame_pixels``: qwen-vl-utils' ``smart_resize`` keeps the aspect ratio and rounds each side
-down to a multiple of ``factor``.
+tokens (the model's :class:`~zoomzero_plugin.vision.VisionGeometry`: 28-px tokens and temporal patch 2 for
+Qwen2.5-VL, 32-px tokens for Qwen3-VL), and ``total_pixels = L_v · factor²``. Frame counts are even (two frames
+share one temporal patch). The decoded frame is at most ``frame_pixels``: qwen-vl-utils' ``smart_resize`` keeps the
+aspect ratio and rounds each side down to a multiple of ``factor``.
 """
 
 from __future__ import annotations
@@ -24,6 +24,11 @@ from typing import Any
 
 from ..spans import Span, merge_spans, widen_spans
 from ..video import DecodedClip, fetch_element
+from ..vision import DEFAULT_GEOMETRY, VisionGeometry, fetch_patch_size
+
+# The paper's per-frame bounds V_min..V_max, in tokens per video frame (16..768 tokens per two-frame temporal
+# patch): pixel bounds follow from the model's geometry (paper_budget, ZoomBudget.with_geometry).
+V_MIN_TOKENS, V_MAX_TOKENS = 8, 384
 
 
 @dataclass(frozen=True)
@@ -38,16 +43,17 @@ class ZoomBudget:
 
     max_visual_tokens: int = 8192
     """L_v: visual context tokens one pass may spend (= qwen-vl-utils ``total_pixels / factor²``)."""
-    min_frame_pixels: int = 16 * 28 * 28
-    """V_min as pixels per frame (16·28² = 12,544 px: 8 tokens per frame, 16 per two-frame temporal patch)."""
-    max_frame_pixels: int = 768 * 28 * 28
-    """V_max as pixels per frame (768·28² = 602,112 px: 384 tokens per frame, 768 per temporal patch)."""
+    min_frame_pixels: int = DEFAULT_GEOMETRY.frame_pixels(V_MIN_TOKENS)
+    """V_min as pixels per frame (default 12,544 px = 8 tokens per frame of 28-px tokens, 16 per temporal patch)."""
+    max_frame_pixels: int = DEFAULT_GEOMETRY.frame_pixels(V_MAX_TOKENS)
+    """V_max as pixels per frame (default 602,112 px = 384 tokens per frame of 28-px tokens, 768 per temporal
+    patch)."""
     fps: float = 1.0
     """s: frames sampled per second of the seconds a pass reads."""
-    factor: int = 28
-    """Pixels per side of one visual token: patch size × spatial merge (28 Qwen2.5-VL, 32 Qwen3-VL)."""
-    temporal_patch: int = 2
-    """Frames that share one temporal patch (2 for Qwen-VL): a frame costs half a patch's tokens."""
+    factor: int = DEFAULT_GEOMETRY.factor
+    """Pixels per side of one visual token: the model's patch size × spatial merge (:meth:`with_geometry`)."""
+    temporal_patch: int = DEFAULT_GEOMETRY.temporal_patch
+    """Frames that share one temporal patch (the model's): a frame costs 1/temporal_patch of a patch's tokens."""
     max_frames: int = 256
     """Frames per pass at most (the paper's ≤ 256; the authors' zoom pass keeps ≤ 256 frames too)."""
     min_clip_seconds: float = 1.0
@@ -64,6 +70,10 @@ class ZoomBudget:
     def frame_tokens(self, pixels: float) -> float:
         """Context tokens one frame of ``pixels`` costs."""
         return pixels / (self.factor**2 * self.temporal_patch)
+
+    def with_geometry(self, geometry: VisionGeometry) -> ZoomBudget:
+        """This budget on a model of ``geometry`` (its token size and temporal patch; the pixel bounds as given)."""
+        return replace(self, factor=geometry.factor, temporal_patch=geometry.temporal_patch)
 
 
 # The paper's budgets (Zoom-Zero App. B, as issue 13 states it; the authors' evaluation scripts use the same
@@ -84,9 +94,12 @@ BENCHMARK_BUDGETS: dict[str, str] = {
 }
 
 
-def paper_budget(benchmark: str | None = None, factor: int = 28) -> ZoomBudget:
-    """The paper's budget for ``benchmark`` (short videos' for unknown names or None), for ``factor``-px tokens."""
-    return replace(PAPER_BUDGETS[BENCHMARK_BUDGETS.get(benchmark or "", "short")], factor=factor)
+def paper_budget(benchmark: str | None = None, geometry: VisionGeometry = DEFAULT_GEOMETRY) -> ZoomBudget:
+    """The paper's budget for ``benchmark`` (short videos' for unknown names or None) on a model of ``geometry``:
+    V_min..V_max are :data:`V_MIN_TOKENS`..:data:`V_MAX_TOKENS` tokens per frame, as pixels of that model."""
+    base = PAPER_BUDGETS[BENCHMARK_BUDGETS.get(benchmark or "", "short")].with_geometry(geometry)
+    return replace(base, min_frame_pixels=geometry.frame_pixels(V_MIN_TOKENS),
+                   max_frame_pixels=geometry.frame_pixels(V_MAX_TOKENS))
 
 
 @dataclass(frozen=True)
@@ -179,5 +192,5 @@ def plan_zoom(
 
 def fetch_plan(plan: ZoomPlan, video: str) -> list[DecodedClip]:
     """Decode every clip of ``plan`` from ``video``; only frames inside the clips are read."""
-    patch = plan.budget.factor // 2
+    patch = fetch_patch_size(plan.budget.factor)
     return [fetch_element(e, image_patch_size=patch) for e in plan.video_elements(video)]

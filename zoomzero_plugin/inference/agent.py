@@ -12,6 +12,10 @@ are still generating (:func:`~zoomzero_plugin.inference.schedule.continuous`); `
 such an engine: transformers) runs one ``backend.generate`` per round over the trajectories still going. Both give
 the same predictions (greedy decoding: the same words).
 
+With ``AgentConfig(clip_as="video")`` a call's clip reaches the model as one video after its time range, timed by
+its own frames (Qwen3-VL's timestamps of the absolute frame times; Qwen2.5-VL's M-RoPE at the clip's own rate);
+the overview stays labelled images.
+
 Each prediction keeps the trajectory's transcript (turn texts, calls, frames, errors); its answer is the
 final turn's letter. ``spans`` stay empty: the agent does not ground its answer (its calls are in the
 transcript).
@@ -41,11 +45,12 @@ from ..agent import (
     question_text,
 )
 from ..agent.baseline import NO_TOOL_BUDGET, no_tool_prompt, no_tool_transcript, video_frames
+from ..agent.clips import clip_video
 from ..agent.frames import FrameReader
 from ..agent.protocol import STOP
-from ..agent.render import QWEN_IMAGE
+from ..agent.render import check_clip_as, observation_text
 from ..video_store import decode_pool
-from .backend import Backend, Generation, Request, SamplingParams, open_stream
+from .backend import Backend, FrameVideo, Generation, Request, SamplingParams, open_stream
 from .passes import Question
 from .prediction import ModeOutput
 from .schedule import check_schedule, continuous
@@ -61,10 +66,12 @@ class AgentConfig:
     prompt: str = DEFAULT_PROMPT  # train | eval | sft (agent.prompts.PROMPTS); unused without the tool
     temperature: float = 0.0
     tool: bool = True
+    clip_as: str = "images"  # images (the authors' way) | video: each clip one video (agent.render.CLIP_AS)
     schedule: str = "continuous"  # continuous | rounds: when turns are generated (the module docstring)
 
     def __post_init__(self) -> None:
         get_prompts(self.prompt)
+        check_clip_as(self.clip_as)
         check_schedule(self.schedule, "agent schedule")
         if not self.temperature >= 0:
             raise ValueError(f"agent temperature must be >= 0, got {self.temperature}")
@@ -106,15 +113,18 @@ class _Run:
     rounds: list[dict[str, float]] = field(default_factory=list)
     decode_s: float = 0.0
     schedule: str = "rounds"  # how its turns were generated
+    clip_as: str = "images"
+    temporal_patch: int = 1  # the model's: a clip shown as a video is padded to whole temporal patches
+    clip_videos: list[FrameVideo] = field(default_factory=list)
 
     def request(self) -> Request:
         text = prompt_text(self.first, self.pairs)
         return Request(text, images=tuple(self.images), formatted=True,
-                       tag=f"{self.question.qid}#{self.trajectory.round}")
+                       tag=f"{self.question.qid}#{self.trajectory.round}", clip_videos=tuple(self.clip_videos))
 
-    def advance(self, gen: Generation, tokenizer: Any) -> list[int]:
-        """Read the turn the backend generated; returns the native frames its observation shows (to :meth:`read`
-        before the next turn), if any."""
+    def advance(self, gen: Generation, tokenizer: Any) -> list[Any]:
+        """Read the turn the backend generated; returns the frames its observation shows (to :meth:`read` before the
+        next turn), if any."""
         traj, out = self.trajectory, gen.outputs[0]
         self.rounds.append({k: round(gen.timing.get(k, 0.0), 6) for k in ("prepare_s", "generate_s")})
         left = traj.tokens_left(gen.prompt_tokens)
@@ -129,19 +139,30 @@ class _Run:
         step = traj.step(text, cut=cut)
         self.tokens.append(len(ids))
         observation = step.observation
-        self.pairs.append((step.turn.text, observation.text(QWEN_IMAGE) if observation is not None else None))
-        return [f.frame for f in observation.frames] if observation is not None else []
+        shown = observation_text(observation, self.clip_as) if observation is not None else None
+        self.pairs.append((step.turn.text, shown))
+        return list(observation.frames) if observation is not None else []
 
-    def read(self, frames: Sequence[int]) -> None:
-        """Decode the frames of the last observation (one batched read) and append them to the images shown."""
+    def read(self, frames) -> None:
+        """Decode the last observation's frames (before the next turn) and add them to what the model is shown."""
         start = time.perf_counter()
-        budget = self.trajectory.budget
-        self.images += self.reader.read(list(frames), budget.max_frame_pixels, budget.min_frame_pixels)
+        self._read_clip(frames)
         self.decode_s += time.perf_counter() - start
+
+    def _read_clip(self, frames) -> None:
+        """Decode a call's frames: images, or one video (padded to whole temporal patches) with its timing."""
+        b = self.trajectory.budget
+        if self.clip_as != "video":
+            self.images += self.reader.read([f.frame for f in frames], b.max_frame_pixels, b.min_frame_pixels)
+            return
+        timing = clip_video(frames, self.reader.info, self.temporal_patch)
+        decoded = self.reader.read([f.frame for f in frames], b.max_frame_pixels, b.min_frame_pixels)
+        padding = len(timing.indices) - len(decoded)
+        self.clip_videos.append(FrameVideo(tuple(decoded + decoded[-1:] * padding), timing))
 
     def prediction(self) -> ModeOutput:
         q, traj = self.question, self.trajectory
-        transcript = Transcript.from_trajectory(traj, self.tokens)
+        transcript = Transcript.from_trajectory(traj, self.tokens, self.clip_as)
         answer = transcript.answer if transcript.answer in q.letters else None
         record = {"qid": q.qid, "answer": answer, "spans": [], "confidence": None, "mode": "agent",
                   "end": traj.end, "frames": traj.images, "calls": traj.calls, "errors": traj.errors,
@@ -152,13 +173,14 @@ class _Run:
         return ModeOutput(record, timing)
 
 
-def _start(q: Question, cfg: AgentConfig, template) -> _Run:
+def _start(q: Question, cfg: AgentConfig, template, temporal_patch: int) -> _Run:
     start = time.perf_counter()
     reader = FrameReader(q.video)
     traj = Trajectory(reader.info, cfg.budget, get_prompts(cfg.prompt))
     images = reader.read([f.frame for f in traj.overview], cfg.budget.max_frame_pixels, cfg.budget.min_frame_pixels)
     first = first_prompt(template, traj.prompts.system, traj.user_parts(question_text(q.question, q.options)))
-    return _Run(q, reader, traj, first, images, decode_s=time.perf_counter() - start)
+    return _Run(q, reader, traj, first, images, decode_s=time.perf_counter() - start, clip_as=cfg.clip_as,
+                temporal_patch=temporal_patch)
 
 
 def _no_tool_prediction(q: Question, reader: FrameReader, frames, gen: Generation, decode_s: float) -> ModeOutput:
@@ -203,7 +225,8 @@ def agent_mode(backend: Backend, qs: Sequence[Question], cfg: WithAgent) -> list
     if not agent.tool:
         return no_tool_mode(backend, qs, agent)
     template = chat_template(backend)
-    runs = list(decode_pool().map(lambda q: _start(q, agent, template), qs))  # the overviews decode in parallel
+    patch = backend.geometry.temporal_patch  # type: ignore[attr-defined]
+    runs = list(decode_pool().map(lambda q: _start(q, agent, template, patch), qs))  # the overviews decode in parallel
     params = agent.sampling()
     stream = open_stream(backend, params) if agent.schedule == "continuous" else None
     if stream is None:

@@ -7,9 +7,11 @@ texts, optionally the log-probability of every generated token, what was decoded
 video tokens) and how long each step took.
 
 A *formatted* request (the agent's) carries the whole chat-formatted prompt text, with one
-``<|vision_start|><|image_pad|><|vision_end|>`` per image, and its ``images`` in order; it is sent as is. One with
-``frames`` (the no-tool baseline's) holds one ``<|vision_start|><|video_pad|><|vision_end|>`` instead: the frames
-are one video, resized by the processor's own rule like images (and timed at its default rate).
+``<|vision_start|><|image_pad|><|vision_end|>`` per image, and its ``images`` in order; it is sent as is. Its clips
+shown as videos (``clip_videos``: the agent's ``clip_as: video``) each hold one ``<|vision_start|><|video_pad|>
+<|vision_end|>`` in order, timed by their own frames' indices and rate (:class:`FrameVideo`). One with ``frames`` (the
+no-tool baseline's) holds one video placeholder instead: the frames are one video, resized by the processor's own
+rule like images (and timed at its default rate).
 
 A request with ``choices`` (option letters) is not generated freely: the backend scores the next
 token after the prompt and answers with the most probable choice, as the Zoom-Zero authors' fine
@@ -28,9 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from ..agent.clips import ClipVideo
 from ..errors import DependencyError, ModelError, UsageError, ZoomzeroError
 from ..question import VIDEO_PLACEHOLDER
 from ..video import DecodedClip, fetch_element
+from ..vision import VisionGeometry
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,35 @@ class SamplingParams:
 
 
 @dataclass(frozen=True)
+class FrameVideo:
+    """Decoded frames (PIL, padded to whole temporal patches) shown as one video, with their timing."""
+
+    frames: tuple[Any, ...]
+    timing: ClipVideo
+
+    def tensor(self) -> Any:
+        """The frames as one ``(T, 3, H, W)`` uint8 tensor."""
+        import numpy as np
+        import torch
+
+        return torch.from_numpy(np.stack([np.asarray(f.convert("RGB")) for f in self.frames])).permute(0, 3, 1, 2)
+
+    def metadata(self) -> dict[str, Any]:
+        return self.timing.metadata(self.frames[0].height, self.frames[0].width)
+
+
+def frame_video_kwargs(videos: Sequence[FrameVideo]) -> dict[str, Any]:
+    """Processor keyword arguments for clips of decoded frames shown as videos: the frames (resized by the
+    processor's own rule, as images are), their metadata (Qwen3-VL's timestamps), no second frame sampling, and
+    where the processor takes it (:func:`takes_fps_kwarg`) each clip's own rate (Qwen2.5-VL's M-RoPE time)."""
+    kwargs: dict[str, Any] = {"videos": [v.tensor() for v in videos], "video_metadata": [v.metadata() for v in videos],
+                              "do_sample_frames": False}
+    if takes_fps_kwarg():
+        kwargs["fps"] = [v.timing.sample_fps for v in videos]
+    return kwargs
+
+
+@dataclass(frozen=True)
 class Request:
     """One prompt. Every video element replaces the prompt's ``<video>`` placeholder, in order."""
 
@@ -63,14 +96,15 @@ class Request:
     formatted: bool = False  # ``prompt`` already went through the chat template: send it as is
     tag: str = ""  # the caller's label (the agent: "qid#round"); backends ignore it
     frames: tuple[Any, ...] = ()  # PIL frames of the one video of a formatted prompt
+    clip_videos: tuple[FrameVideo, ...] = ()  # a formatted prompt's clips shown as videos, in placeholder order
 
     def __post_init__(self) -> None:
         if not self.formatted and self.prompt.count(VIDEO_PLACEHOLDER) > 1:
             raise ValueError("a request prompt holds at most one <video> placeholder (all clips go there)")
-        if (self.images or self.frames) and not self.formatted:
-            raise ValueError("images and frames go with a formatted prompt (formatted=True)")
-        if sum(map(bool, (self.images, self.videos, self.frames))) > 1:
-            raise ValueError("a request holds images, videos or frames, only one of them")
+        if (self.images or self.frames or self.clip_videos) and not self.formatted:
+            raise ValueError("images, frames and clip videos go with a formatted prompt (formatted=True)")
+        if sum(map(bool, (self.images or self.clip_videos, self.videos, self.frames))) > 1:
+            raise ValueError("a request holds images (and clip videos), videos or frames, only one of them")
 
 
 @dataclass
@@ -123,14 +157,13 @@ class Generation:
 
 @runtime_checkable
 class Backend(Protocol):
-    """Anything that turns requests into generations. ``factor`` is the model's pixels per token side
-    (patch size × spatial merge: 28 for Qwen2.5-VL, 32 for Qwen3-VL), which zoom budgets must use.
-    ``absolute_time``: the model reads each frame's time in the video as text (Qwen3-VL), so a clip is
-    seen at its true seconds; False when time restarts at every clip (Qwen2/2.5-VL)."""
+    """Anything that turns requests into generations. ``geometry`` is the model's vision geometry (read from its
+    processor: pixels per token side, which zoom budgets must use; ``geometry.timestamps``: the model reads each
+    frame's time in the video as text (Qwen3-VL), so a clip is seen at its true seconds, where with Qwen2/2.5-VL
+    time restarts at every clip)."""
 
     name: str
-    factor: int
-    absolute_time: bool
+    geometry: VisionGeometry
 
     def generate(self, requests: Sequence[Request], params: SamplingParams) -> list[Generation]: ...
 
@@ -277,10 +310,12 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> str:
     return text[: min(ends)] if ends else text
 
 
-def decode_videos(request: Request, image_patch_size: int = 14) -> tuple[list[DecodedClip], list[ClipStats], float]:
-    """Decode a request's clips through qwen-vl-utils; returns the clips, their stats and the seconds taken."""
+def decode_videos(request: Request, geometry: VisionGeometry) -> tuple[list[DecodedClip], list[ClipStats], float]:
+    """Decode a request's clips through qwen-vl-utils on the model's token grid; returns the clips, their stats
+    and the seconds taken."""
     start = time.perf_counter()
-    clips = [fetch_element(element, image_patch_size=image_patch_size) for element in request.videos]
+    patch = geometry.fetch_patch_size()
+    clips = [fetch_element(element, image_patch_size=patch) for element in request.videos]
     stats = []
     for clip in clips:
         fps = float(clip.metadata.get("fps") or 0.0)
@@ -298,9 +333,16 @@ def decode_videos(request: Request, image_patch_size: int = 14) -> tuple[list[De
     return clips, stats, time.perf_counter() - start
 
 
-def reads_timestamps(processor: Any) -> bool:
-    """Whether a processor writes frame timestamps into the prompt (Qwen3-VL's ``<t seconds>``)."""
-    return hasattr(processor, "_calculate_timestamps")
+def clip_kwargs(clips: Sequence[DecodedClip]) -> dict[str, Any]:
+    """Processor keyword arguments for clips qwen-vl-utils decoded (:func:`decode_videos`): the frames as they are
+    (already on the token grid: no resize, no second sampling), the decoder's metadata (absolute frame indices and
+    the native rate: Qwen3-VL's timestamps) and, where the processor takes it (:func:`takes_fps_kwarg`), each clip's
+    sample rate (Qwen2.5-VL's ``second_per_grid_ts``)."""
+    kwargs: dict[str, Any] = {"videos": [c.frames for c in clips], "video_metadata": [c.metadata for c in clips],
+                              "do_resize": False, "do_sample_frames": False}
+    if takes_fps_kwarg():
+        kwargs["fps"] = [c.sample_fps for c in clips]
+    return kwargs
 
 
 def takes_fps_kwarg() -> bool:

@@ -17,16 +17,17 @@ import torch
 
 from ..cpu_compat import ensure_torchvision_importable
 from ..gvqa.glue_masks import GlueTokenMasker
+from ..vision import VisionGeometry
 from .backend import (
     Generation,
     Output,
     Request,
     SamplingParams,
     chat_messages,
+    clip_kwargs,
     cut_at_stop,
     decode_videos,
-    reads_timestamps,
-    takes_fps_kwarg,
+    frame_video_kwargs,
 )
 
 _VISION_TOKENS = ("image_token", "video_token", "vision_start_token", "vision_end_token")
@@ -98,12 +99,7 @@ class TransformersBackend:
         self.model = (model_obj or AutoModelForImageTextToText.from_pretrained(model, **kwargs)).to(self.device).eval()
         self.batch_size = max(1, int(batch_size))
         self.tokenizer = self.processor.tokenizer
-        video_processor = self.processor.video_processor
-        self.patch_size = int(video_processor.patch_size)
-        self.merge_size = int(video_processor.merge_size)
-        self.factor = self.patch_size * self.merge_size
-        self.absolute_time = reads_timestamps(self.processor)
-        self.fps_kwarg = takes_fps_kwarg()
+        self.geometry = VisionGeometry.of(self.processor)
         self._masker = GlueTokenMasker(self.tokenizer, skip_special_tokens=True)
         self._suppress = self._vision_token_ids()
         config = self.model.generation_config
@@ -136,7 +132,7 @@ class TransformersBackend:
         the clip stats, token counts and timings so far."""
         decoded, gens = [], []
         for request in requests:
-            clips, stats, seconds = decode_videos(request, self.patch_size)
+            clips, stats, seconds = decode_videos(request, self.geometry)
             decoded.append(clips)
             gens.append(Generation(outputs=[], clips=stats, timing={"decode_s": seconds}))
         start = time.perf_counter()
@@ -145,26 +141,24 @@ class TransformersBackend:
                  for r in requests]
         flat = [clip for clips in decoded for clip in clips]
         images = [image for r in requests for image in r.images]
+        clip_videos = [v for r in requests for v in r.clip_videos]
         frames = [list(r.frames) for r in requests if r.frames]
-        if sum(map(bool, (flat, images, frames))) > 1:
+        if sum(map(bool, (flat, images or clip_videos, frames))) > 1:
             raise ValueError("a batch holds requests with videos, with images or with frames, only one kind")
         kwargs: dict[str, Any] = {}
         if flat:
-            kwargs = {"videos": [c.frames for c in flat], "video_metadata": [c.metadata for c in flat],
-                      "do_resize": False, "do_sample_frames": False}
-            if self.fps_kwarg:
-                kwargs["fps"] = [c.sample_fps for c in flat]
-        elif images:  # resized by the processor's own rule, as the VideoZoomer authors' processor did
-            kwargs = {"images": images}
+            kwargs = clip_kwargs(flat)
+        elif images or clip_videos:  # images resized by the processor's own rule, as the VideoZoomer authors' was
+            kwargs = {"images": images or None, **(frame_video_kwargs(clip_videos) if clip_videos else {})}
         elif frames:  # one video each, resized and timed by the processor's defaults (VideoZoomer's no-tool run)
             kwargs = {"videos": frames}
         inputs = self.processor(text=texts, padding=True, return_tensors="pt", **kwargs)
         prepare = (time.perf_counter() - start) / len(requests)
-        video = _tokens(inputs.get("video_grid_thw"), self.merge_size)
-        image = _tokens(inputs.get("image_grid_thw"), self.merge_size)
+        video = _tokens(inputs.get("video_grid_thw"), self.geometry.merge_size)
+        image = _tokens(inputs.get("image_grid_thw"), self.geometry.merge_size)
         k = j = 0
         for gen, request, clips, mask in zip(gens, requests, decoded, inputs["attention_mask"]):
-            videos = len(clips) + bool(request.frames)
+            videos = len(clips) + bool(request.frames) + len(request.clip_videos)
             gen.video_tokens = int(sum(video[k : k + videos]))
             gen.image_tokens = int(sum(image[j : j + len(request.images)]))
             gen.prompt_tokens = int(mask.sum())

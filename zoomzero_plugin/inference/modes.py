@@ -168,7 +168,7 @@ def _ranked(results: Sequence[PassResult]) -> list[PassResult]:
 def divide_and_conquer(backend: Backend, qs: Sequence[Question], cfg: ModeConfig) -> list[ModeOutput]:
     items, shifts, durations, owner = [], [], [], []
     absolute = cfg.window_times == "absolute" or (
-        cfg.window_times == "auto" and getattr(backend, "absolute_time", False)
+        cfg.window_times == "auto" and backend.geometry.timestamps
     )
     for i, q in enumerate(qs):
         ws = windows(q.duration, cfg.window_seconds, cfg.budget.min_clip_seconds)

@@ -17,10 +17,21 @@ from typing import Any
 from ..agent import DEFAULT_PROMPT, PROMPTS, AgentBudget
 from ..agent.baseline import NO_TOOL_BUDGET
 from ..agent.budget import AGENT_BUDGET_RENAMED, field_help
+from ..agent.render import CLIP_AS
 from ..errors import UsageError
 from ..gvqa.prompts import PROMPT_STYLES
-from ..gvqa.zoom import NO_SPANS, NO_SPANS_RENAMED, PAPER_BUDGETS, ZOOM_BUDGET_RENAMED, ZoomBudget, paper_budget
+from ..gvqa.zoom import (
+    NO_SPANS,
+    NO_SPANS_RENAMED,
+    PAPER_BUDGETS,
+    V_MAX_TOKENS,
+    V_MIN_TOKENS,
+    ZOOM_BUDGET_RENAMED,
+    ZoomBudget,
+    paper_budget,
+)
 from ..renames import add_renamed_flags, flag, value_type
+from ..vision import DEFAULT_GEOMETRY, VisionGeometry
 from .agent import AgentConfig
 from .modes import MODE_RENAMED, ModeConfig
 from .schedule import SCHEDULES
@@ -35,7 +46,7 @@ DEFAULTS: dict[str, Any] = {
 AGENT_BUDGET_KEYS = {f"agent_{f.name}": f.name for f in fields(AgentBudget)}
 DEFAULTS.update({key: getattr(AgentBudget(), name) for key, name in AGENT_BUDGET_KEYS.items()})
 DEFAULTS.update(agent_prompt=DEFAULT_PROMPT, agent_temperature=0.0, agent_no_tool=False,
-                agent_schedule=AgentConfig().schedule)
+                agent_schedule=AgentConfig().schedule, agent_clip_as=AgentConfig().clip_as)
 # --no-tool: the budget defaults of the authors' no-tool evaluation
 NO_TOOL_DEFAULTS = {key: getattr(NO_TOOL_BUDGET, name) for key, name in AGENT_BUDGET_KEYS.items()}
 # The flags (as dests) of the release before: old -> new, accepted with a message for one release.
@@ -48,14 +59,21 @@ RENAMED_SETTINGS = {**{f"budget.{o}": f"budget.{n}" for o, n in ZOOM_BUDGET_RENA
 RENAMED_VALUES = {"no_spans": NO_SPANS_RENAMED}
 
 # A small visual budget and short responses keep the demo to seconds on a CPU; the random model writes no
-# spans, so its fine pass reads uniform frames (the authors' code's fallback).
+# spans, so its fine pass reads uniform frames (the authors' code's fallback). Frames as small as 2 tokens each
+# (DEMO_MIN_FRAME_TOKENS, in the model's pixels).
 DEMO_DEFAULTS: dict[str, Any] = {
-    "max_visual_tokens": 128, "min_frame_pixels": 4 * 28 * 28, "max_new_tokens": 32, "no_spans": "uniform",
+    "max_visual_tokens": 128, "max_new_tokens": 32, "no_spans": "uniform",
     "window_seconds": 4.0, "uniform_frames": 8, "agent_max_new_tokens": 48,
 }
+DEMO_MIN_FRAME_TOKENS = 2
+_FRAME_TOKENS = {"min_frame_pixels": V_MIN_TOKENS, "max_frame_pixels": V_MAX_TOKENS}
 
 
 def _default_text(name: str) -> str:
+    if name in _FRAME_TOKENS:
+        tokens = _FRAME_TOKENS[name]
+        pixels = DEFAULT_GEOMETRY.frame_pixels(tokens)
+        return f"{tokens} tokens per frame in the model's pixels: {pixels} for {DEFAULT_GEOMETRY.factor}-px tokens"
     values = sorted({getattr(b, name) for b in PAPER_BUDGETS.values()}) if name in _BUDGET_KEYS else [DEFAULTS[name]]
     if len(values) == 1:
         return str(values[0])
@@ -93,6 +111,9 @@ def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
              "engine as soon as its clip is decoded, while other turns still generate; on vLLM) or rounds (one "
              "generate per round; every question waits for the round's slowest turn). The same predictions either "
              "way; the transformers backend always runs rounds", choices=SCHEDULES)
+    add_flag(group, "agent_clip_as", "how a call's clip reaches the model: images (each after its time label, as the "
+             "authors' checkpoints were trained) or video (one video after its time range, timed by its own frames: "
+             "Qwen3-VL's timestamps, Qwen2.5-VL's M-RoPE)", choices=CLIP_AS)
     group.add_argument("--no-tool", dest="agent_no_tool", action="store_true", default=None,
                        help="the authors' no-tool baseline (scripts/eval_video_notool.sh): system prompt \"You are a "
                             "helpful assistant.\", the video as one video of frames at 0.2 fps (<= 120, "
@@ -123,15 +144,18 @@ def add_mode_arguments(group: argparse._ActionsContainer) -> None:
     add_renamed_flags(group, MODE_RENAMED)
 
 
-def resolve(args: argparse.Namespace, demo: bool = False, benchmark: str | None = None) -> dict[str, Any]:
-    """Every option's value: given, else the demo's (when ``demo``), else the paper's (budget: ``benchmark``'s)."""
-    paper = {**DEFAULTS, **{k: getattr(paper_budget(benchmark), k) for k in _BUDGET_KEYS}}
+def resolve(args: argparse.Namespace, demo: bool = False, benchmark: str | None = None,
+            geometry: VisionGeometry = DEFAULT_GEOMETRY) -> dict[str, Any]:
+    """Every option's value: given, else the demo's (when ``demo``), else the paper's (budget: ``benchmark``'s,
+    its per-frame bounds in the pixels of a model of ``geometry``, the loaded model's once it is known)."""
+    paper = {**DEFAULTS, **{k: getattr(paper_budget(benchmark, geometry), k) for k in _BUDGET_KEYS}}
     if getattr(args, "agent_no_tool", None):
         paper.update(NO_TOOL_DEFAULTS)
+    demo_values = {**DEMO_DEFAULTS, "min_frame_pixels": geometry.frame_pixels(DEMO_MIN_FRAME_TOKENS)}
     out = {}
     for key, default in paper.items():
         given = getattr(args, key, None)
-        out[key] = given if given is not None else (DEMO_DEFAULTS.get(key, default) if demo else default)
+        out[key] = given if given is not None else (demo_values.get(key, default) if demo else default)
     return out
 
 
@@ -157,18 +181,19 @@ def check_values(values: dict[str, Any]) -> None:
         raise UsageError("; ".join(bad))
 
 
-def budget_from(values: dict[str, Any], factor: int = 28) -> ZoomBudget:
-    return ZoomBudget(factor=factor, **{k: values[k] for k in _BUDGET_KEYS})
+def budget_from(values: dict[str, Any], geometry: VisionGeometry = DEFAULT_GEOMETRY) -> ZoomBudget:
+    return ZoomBudget(**{k: values[k] for k in _BUDGET_KEYS}).with_geometry(geometry)
 
 
 def agent_config(values: dict[str, Any]) -> AgentConfig:
     budget = AgentBudget(**{name: values[key] for key, name in AGENT_BUDGET_KEYS.items()})
     return AgentConfig(budget=budget, prompt=values["agent_prompt"], temperature=values["agent_temperature"],
-                       tool=not values["agent_no_tool"], schedule=values["agent_schedule"])
+                       tool=not values["agent_no_tool"], schedule=values["agent_schedule"],
+                       clip_as=values["agent_clip_as"])
 
 
-def mode_config(values: dict[str, Any], factor: int = 28) -> ModeConfig:
-    """The :class:`ModeConfig` of resolved values, for a model with ``factor`` pixels per token side."""
+def mode_config(values: dict[str, Any], geometry: VisionGeometry = DEFAULT_GEOMETRY) -> ModeConfig:
+    """The :class:`ModeConfig` of resolved values, for a model of ``geometry`` (its processor's)."""
     return ModeConfig(
-        budget=budget_from(values, factor), agent=agent_config(values), **{k: values[k] for k in _MODE_KEYS}
+        budget=budget_from(values, geometry), agent=agent_config(values), **{k: values[k] for k in _MODE_KEYS}
     )

@@ -36,8 +36,7 @@ class ScriptedBackend:
     def __init__(self, inner: Backend, script: Script):
         self.inner, self.script = inner, script
         self.processor = getattr(inner, "processor", None)
-        self.factor = inner.factor
-        self.absolute_time = getattr(inner, "absolute_time", False)
+        self.geometry = inner.geometry
         self.tokenizer = inner.tokenizer
         self._masker = GlueTokenMasker(self.tokenizer, skip_special_tokens=True)
         self.calls: list[tuple[Request, Generation]] = []

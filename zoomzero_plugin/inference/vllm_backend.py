@@ -17,6 +17,7 @@ from typing import Any
 from ..cpu_compat import ensure_torchvision_importable
 from ..gvqa.glue_masks import GlueTokenMasker
 from ..video_store import decode_pool
+from ..vision import VisionGeometry
 from .backend import (
     Generation,
     Output,
@@ -24,7 +25,6 @@ from .backend import (
     SamplingParams,
     chat_messages,
     decode_videos,
-    reads_timestamps,
     takes_fps_kwarg,
 )
 from .engine_stream import EngineStream
@@ -53,10 +53,7 @@ class VLLMBackend:
         self.processor = AutoProcessor.from_pretrained(model, use_fast=True)
         self.tokenizer = self.processor.tokenizer
         self._masker = GlueTokenMasker(self.tokenizer, skip_special_tokens=True)
-        self.patch_size = int(self.processor.video_processor.patch_size)
-        self.merge_size = int(self.processor.video_processor.merge_size)
-        self.factor = self.patch_size * self.merge_size
-        self.absolute_time = reads_timestamps(self.processor)
+        self.geometry = VisionGeometry.of(self.processor)
         self.fps_kwarg = takes_fps_kwarg()
         self.batch_size = max(1, int(batch_size))
         llm_kwargs.setdefault("limit_mm_per_prompt", {"video": max_videos, "image": max_images})
@@ -75,12 +72,17 @@ class VLLMBackend:
     def _inputs(self, request: Request) -> tuple[dict[str, Any], Generation]:
         if request.formatted:  # the agent's prompt: text as is, images (frames) resized by vLLM's HF processor
             item: dict[str, Any] = {"prompt": request.prompt}
-            if request.images:
-                item["multi_modal_data"] = {"image": list(request.images)}
+            if request.images or request.clip_videos:
+                item["multi_modal_data"] = {"image": list(request.images)} if request.images else {}
+            if request.clip_videos:  # each clip one video, timed by its own frames (as the transformers backend)
+                item["multi_modal_data"]["video"] = [(v.tensor(), v.metadata()) for v in request.clip_videos]
+                item["mm_processor_kwargs"] = {"do_sample_frames": False}
+                if self.fps_kwarg:
+                    item["mm_processor_kwargs"]["fps"] = [v.timing.sample_fps for v in request.clip_videos]
             elif request.frames:  # one video of PIL frames, timed at the processor's default rate
                 item["multi_modal_data"] = {"video": [list(request.frames)]}
             return item, Generation(outputs=[], timing={"decode_s": 0.0})
-        clips, stats, seconds = decode_videos(request, self.patch_size)
+        clips, stats, seconds = decode_videos(request, self.geometry)
         text = self.processor.apply_chat_template(chat_messages(request), tokenize=False, add_generation_prompt=True)
         item = {"prompt": text}
         if clips:
@@ -88,7 +90,8 @@ class VLLMBackend:
             item["mm_processor_kwargs"] = {"do_resize": False, "do_sample_frames": False}
             if self.fps_kwarg:
                 item["mm_processor_kwargs"]["fps"] = [c.sample_fps for c in clips]
-        tokens = sum((c.frames // 2) * (c.height // self.factor) * (c.width // self.factor) for c in stats)
+        g = self.geometry
+        tokens = sum(-(-c.frames // g.temporal_patch) * (c.height // g.factor) * (c.width // g.factor) for c in stats)
         return item, Generation(outputs=[], clips=stats, video_tokens=int(tokens), timing={"decode_s": seconds})
 
     def _params(self, request: Request, params: SamplingParams) -> Any:
@@ -120,9 +123,8 @@ class VLLMBackend:
     def _read(self, request: Request, gen: Generation, result: Any, generate_s: float) -> None:
         """Fill ``gen`` from vLLM's ``RequestOutput`` for ``request``."""
         gen.prompt_tokens = len(result.prompt_token_ids or [])
-        if request.images:
+        if request.formatted:
             gen.image_tokens = sum(1 for t in result.prompt_token_ids or [] if t == self._image_pad)
-        elif request.frames:
             gen.video_tokens = sum(1 for t in result.prompt_token_ids or [] if t == self._video_pad)
         gen.timing.update(prepare_s=0.0, generate_s=generate_s)
         gen.outputs = [self._output(request, o) for o in result.outputs]

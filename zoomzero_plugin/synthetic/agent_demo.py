@@ -29,16 +29,13 @@ DURATION, FPS, WIDTH, HEIGHT = 60.0, 2, 160, 120
 TOOL_WEIGHT = 0.5  # shown switched on, so the demo prints the tool term (the authors' configs use 0)
 
 
-def run_agent_demo(workdir: Path, seed: int = 0, temperature: float = 1.0) -> None:
-    from transformers import AutoProcessor, Qwen2_5_VLForConditionalGeneration
-
+def run_agent_demo(workdir: Path, seed: int = 0, temperature: float = 1.0, family: str = "qwen2_5_vl") -> None:
     t0 = time.perf_counter()
     rng = random.Random(seed)
-    model_dir = workdir / "tiny-qwen"
+    model_dir = workdir / f"tiny-{family}"
     if not (model_dir / "config.json").exists():
-        build_tiny_qwen(model_dir, seed=seed)
-    processor = AutoProcessor.from_pretrained(model_dir, use_fast=True)
-    lm = TinyVideoLM(Qwen2_5_VLForConditionalGeneration.from_pretrained(model_dir).eval(), processor)
+        build_tiny_qwen(model_dir, seed=seed, family=family)
+    lm = TinyVideoLM.load(model_dir)
     options = rng.sample(sorted(COLORS), 4)
     letter = rng.randrange(4)
     start = float(rng.randrange(5, int(DURATION) - 10))

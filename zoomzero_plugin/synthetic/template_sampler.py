@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 import torch
 
-from ..inference.backend import Generation, Output
+from ..inference.backend import Generation, Output, clip_kwargs
 from ..video import DecodedClip
+from ..vision import VisionGeometry
 
 
 @dataclass
@@ -30,11 +31,19 @@ class VideoContext:
 
 
 class TinyVideoLM:
-    """A Qwen2.5-VL model and processor, scoring continuations of a video prompt."""
+    """A Qwen-VL model and its processor, scoring continuations of a video prompt."""
 
     def __init__(self, model, processor):
         self.model, self.processor = model, processor
         self.tokenizer = processor.tokenizer
+
+    @classmethod
+    def load(cls, model_dir) -> TinyVideoLM:
+        """The model and processor saved in ``model_dir`` (any Qwen-VL family)."""
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+
+        processor = AutoProcessor.from_pretrained(model_dir, use_fast=True)
+        return cls(AutoModelForImageTextToText.from_pretrained(model_dir).eval(), processor)
 
     def context(self, text: str, clips: list[DecodedClip]) -> VideoContext:
         """Chat-format ``text`` (one ``<video>`` per clip) with the clips' already resized frames."""
@@ -47,12 +56,7 @@ class TinyVideoLM:
         prompt = self.processor.apply_chat_template(
             [{"role": "user", "content": content}], tokenize=False, add_generation_prompt=True
         )
-        inputs = self.processor(
-            text=[prompt],
-            videos=[c.frames for c in clips] or None,
-            videos_kwargs={"do_resize": False, "fps": [c.sample_fps for c in clips]} if clips else {},
-            return_tensors="pt",
-        )
+        inputs = self.processor(text=[prompt], return_tensors="pt", **(clip_kwargs(clips) if clips else {}))
         return VideoContext(dict(inputs))
 
     def prompt_context(self, prompt: str, images: list) -> VideoContext:
@@ -72,16 +76,9 @@ class TinyVideoLM:
         base = ctx.inputs["input_ids"][0].tolist() + prefix
         ids = torch.tensor([base + c + [pad] * (width - len(c)) for c in candidates])
         attn = torch.tensor([[1] * (len(base) + len(c)) + [0] * (width - len(c)) for c in candidates])
-        extra = {}
-        if "pixel_values_videos" in ctx.inputs:
-            extra = {
-                "pixel_values_videos": ctx.inputs["pixel_values_videos"].repeat(k, 1),
-                "video_grid_thw": ctx.inputs["video_grid_thw"].repeat(k, 1),
-                "second_per_grid_ts": ctx.inputs["second_per_grid_ts"].repeat(k),
-            }
-        if "pixel_values" in ctx.inputs:
-            extra.update(pixel_values=ctx.inputs["pixel_values"].repeat(k, 1),
-                         image_grid_thw=ctx.inputs["image_grid_thw"].repeat(k, 1))
+        # the vision inputs (pixels, grids, a video's seconds per temporal patch) once per candidate row
+        extra = {key: value.repeat(k, *([1] * (value.dim() - 1))) for key, value in ctx.inputs.items()
+                 if key not in ("input_ids", "attention_mask") and torch.is_tensor(value)}
         logp = self.model(input_ids=ids, attention_mask=attn, **extra).logits.log_softmax(-1)
         out = torch.zeros(k)
         for i, cand in enumerate(candidates):
@@ -147,13 +144,12 @@ class TemplateAgentBackend:
     """
 
     name = "template"
-    factor = 28
-    absolute_time = False
 
     def __init__(self, lm: TinyVideoLM, plan, duration: float, letters: str, rng: random.Random,
                  step: float = 5.0, temperature: float = 1.0):
         self.lm, self.plan, self.rng, self.temperature = lm, list(plan), rng, temperature
         self.tokenizer, self.processor = lm.tokenizer, lm.processor
+        self.geometry = VisionGeometry.of(lm.processor)
         self.letters = list(letters)
         self.starts = [f"{x:g}" for x in _frange(0.0, max(duration - 6.0, 0.0), step)]
 

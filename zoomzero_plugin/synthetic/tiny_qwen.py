@@ -1,7 +1,8 @@
-"""A tiny random Qwen2.5-VL with a real processor, built offline in well under a second.
+"""Tiny random Qwen-VL models with real processors, built offline in well under a second: Qwen2.5-VL (14-px patches)
+and Qwen3-VL (16-px patches, interleaved M-RoPE, DeepStack, frame timestamps written into the prompt).
 
 Real transformers classes throughout (tokenizer, image/video processors, model); only the sizes and the
-weights are toy. Used by the tests and by ``zoomzero demo``; nothing is downloaded.
+weights are toy. Used by the tests and by ``zoomzero demo``; nothing is downloaded. :data:`FAMILIES` names them.
 """
 
 from __future__ import annotations
@@ -155,22 +156,80 @@ def build_config(tokenizer, heads: int = 4, kv_heads: int = 2):
     )
 
 
-def build_tiny_qwen(path: str | Path, seed: int = 0, for_vllm: bool = False) -> Path:
-    """Write a random tiny Qwen2.5-VL (model, tokenizer, processor) to ``path`` and return it.
+# The tiny Qwen3-VL's pixel bounds: per image, and per video over frames x height x width (Qwen3-VL's video processor
+# bounds a whole clip). The lower bounds are 4 tokens (qwen-vl-utils' own image minimum), so the tests' small frames
+# are not upscaled; the upper ones are the released Qwen3-VL checkpoints' (their preprocessor configs).
+QWEN3_IMAGE_PIXELS, QWEN3_VIDEO_PIXELS = (4096, 16777216), (4096, 25165824)
 
-    ``for_vllm``: a variant vLLM's CPU engine serves: head size 32 (2 heads, 1 KV head) and a released
+
+def build_qwen3_processor(tokenizer=None):
+    """``Qwen3VLProcessor`` around the tiny tokenizer, with Qwen's own image (16-px patches) and video processors."""
+    ensure_torchvision_importable()
+    from transformers import Qwen2VLImageProcessorFast, Qwen3VLProcessor
+    from transformers.models.qwen3_vl.video_processing_qwen3_vl import Qwen3VLVideoProcessor
+
+    tokenizer = tokenizer or build_tokenizer()
+    (image_low, image_high), (video_low, video_high) = QWEN3_IMAGE_PIXELS, QWEN3_VIDEO_PIXELS
+    return Qwen3VLProcessor(
+        image_processor=Qwen2VLImageProcessorFast(patch_size=16, size={"shortest_edge": image_low,
+                                                                       "longest_edge": image_high}),
+        tokenizer=tokenizer,
+        video_processor=Qwen3VLVideoProcessor(size={"shortest_edge": video_low, "longest_edge": video_high}),
+        chat_template=CHAT_TEMPLATE,
+    )
+
+
+def build_qwen3_config(tokenizer):
+    """A 2-layer, 64-wide Qwen3-VL config (head size 32, which vLLM's CPU attention takes) whose special-token ids
+    match ``tokenizer``: interleaved M-RoPE, a 2-block vision tower of 16-px patches with one DeepStack layer."""
+    from transformers import Qwen3VLConfig
+
+    ids = tokenizer.convert_tokens_to_ids
+    return Qwen3VLConfig(
+        text_config=dict(
+            vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+            num_attention_heads=2, num_key_value_heads=1, head_dim=32, max_position_embeddings=32768,
+            rope_scaling={"rope_type": "default", "mrope_section": _MROPE_SECTIONS[32], "mrope_interleaved": True},
+            tie_word_embeddings=True,
+        ),
+        vision_config=dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64,
+                           patch_size=16, spatial_merge_size=2, temporal_patch_size=2, deepstack_visual_indexes=[0],
+                           num_position_embeddings=256),
+        image_token_id=ids("<|image_pad|>"),
+        video_token_id=ids("<|video_pad|>"),
+        vision_start_token_id=ids("<|vision_start|>"),
+        vision_end_token_id=ids("<|vision_end|>"),
+        tie_word_embeddings=True,
+    )
+
+
+FAMILIES = ("qwen2_5_vl", "qwen3_vl")  # the model families build_tiny_qwen builds (their config's model_type)
+
+
+def build_tiny_qwen(path: str | Path, seed: int = 0, for_vllm: bool = False, family: str = "qwen2_5_vl") -> Path:
+    """Write a random tiny Qwen-VL (model, tokenizer, processor) of ``family`` (:data:`FAMILIES`) to ``path``.
+
+    ``for_vllm`` (Qwen2.5-VL): a variant vLLM's CPU engine serves: head size 32 (2 heads, 1 KV head) and a released
     checkpoint's pixel bounds (:data:`CHECKPOINT_MIN_PIXELS`..:data:`CHECKPOINT_MAX_PIXELS`) for images and frames.
+    The Qwen3-VL is always one vLLM serves (head size 32; pixel bounds :data:`QWEN3_IMAGE_PIXELS`,
+    :data:`QWEN3_VIDEO_PIXELS`).
     """
+    if family not in FAMILIES:
+        raise ValueError(f"unknown model family {family!r}; choose from {FAMILIES}")
     ensure_torchvision_importable()
     import torch
-    from transformers import Qwen2_5_VLForConditionalGeneration
+    from transformers import Qwen2_5_VLForConditionalGeneration, Qwen3VLForConditionalGeneration
 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    processor = build_processor(pixel_bounds=(CHECKPOINT_MIN_PIXELS, CHECKPOINT_MAX_PIXELS) if for_vllm else None)
     torch.manual_seed(seed)
-    heads = dict(heads=2, kv_heads=1) if for_vllm else {}
-    model = Qwen2_5_VLForConditionalGeneration(build_config(processor.tokenizer, **heads))
+    if family == "qwen3_vl":
+        processor = build_qwen3_processor()
+        model = Qwen3VLForConditionalGeneration(build_qwen3_config(processor.tokenizer))
+    else:
+        processor = build_processor(pixel_bounds=(CHECKPOINT_MIN_PIXELS, CHECKPOINT_MAX_PIXELS) if for_vllm else None)
+        heads = dict(heads=2, kv_heads=1) if for_vllm else {}
+        model = Qwen2_5_VLForConditionalGeneration(build_config(processor.tokenizer, **heads))
     model.generation_config.eos_token_id = processor.tokenizer.eos_token_id
     model.generation_config.pad_token_id = processor.tokenizer.pad_token_id
     model.save_pretrained(path)

@@ -13,7 +13,7 @@ malformed, a call breaks a budget or is refused, or the answer is missing or wro
 OUT/ gets videozoomer_sft.jsonl (messages: system, user, assistant, tool replies; images: one PNG per frame in
 turn order, each preceded in the text by its <frame{i}_time{t}s> label), images/, dataset_info.json and
 summary.json. Every sample is then run through LLaMA-Factory's own converter, template and tokenizer (--model:
-a Qwen2.5-VL folder; tokenizer and processor files suffice): a wrong role order, a wrong image count or a
+a Qwen2.5-VL or Qwen3-VL folder; tokenizer and processor files suffice): a wrong role order, a wrong image count or a
 sample longer than --cutoff-len stops the export naming the sample (--drop-long drops the long ones instead).
 OUT appears whole or not at all. Teacher replies are journalled (--journal): a killed run, started again with
 the same command, sends only what is missing.
@@ -119,7 +119,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_renamed_flags(t, {"teacher_max_tokens": "teacher_max_new_tokens"})
 
     c = parser.add_argument_group("LLaMA-Factory check (measured with its own template and tokenizer)")
-    c.add_argument("--model", help="Qwen2.5-VL folder whose tokenizer/processor the training uses")
+    c.add_argument("--model", help="Qwen-VL model folder (Qwen2.5-VL, Qwen3-VL) whose tokenizer/processor the "
+                                   "training uses")
     c.add_argument("--recipe", help="read template, cutoff_len, image_max_pixels (and the model) from this "
                                     "LLaMA-Factory yaml, e.g. yamls/videozoomer_sft.yaml")
     c.add_argument("--template", help=f"LLaMA-Factory template ({CHECK_DEFAULTS['template']})")
@@ -152,7 +153,7 @@ def _check_usage(args: argparse.Namespace) -> None:
     if sources & {"predictions", "reflection"} and not args.predictions:
         raise UsageError("--source predictions/reflection needs --predictions FILE [FILE ...]")
     if not args.no_llamafactory_check and not (args.model or args.recipe):
-        raise UsageError("the LLaMA-Factory check needs --model (a local Qwen2.5-VL folder) or --recipe; "
+        raise UsageError("the LLaMA-Factory check needs --model (a local Qwen-VL model folder) or --recipe; "
                          "or pass --no-llamafactory-check")
     for name in ("samples", "teacher_workers"):
         if getattr(args, name) < 1:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import os
+from functools import lru_cache
 from typing import Any
 
 from .registry import PluginHost
@@ -73,9 +74,49 @@ def _reward_problems(reward: Any, option_keys: set[str]) -> list[str]:
     return problems
 
 
+def easyr1_version() -> str:
+    """The installed EasyR1's ``verl.__version__``."""
+    import verl
+
+    return getattr(verl, "__version__", "unknown")
+
+
+# Model types an older EasyR1 does not patch, and the EasyR1 that does (its verl/models/monkey_patch.py).
+NEEDS_NEWER_EASYR1 = {
+    "qwen3_vl": "EasyR1 main (0.3.3.dev0 or later: pip install git+https://github.com/hiyouga/EasyR1)",
+    "qwen3_vl_moe": "EasyR1 main (0.3.3.dev0 or later: pip install git+https://github.com/hiyouga/EasyR1)",
+}
+
+
+@lru_cache(maxsize=16)
+def model_type(model_path: str, trust_remote_code: bool = False) -> str | None:
+    """The ``model_type`` of a model folder or hub id, from its own config (a hub id is looked up as any loader
+    would); None when the config cannot be read (EasyR1's loader then reports it)."""
+    try:
+        from transformers import AutoConfig
+
+        return str(AutoConfig.from_pretrained(model_path, trust_remote_code=trust_remote_code).model_type)
+    except Exception:  # noqa: BLE001 - unreadable here: EasyR1 reports it when it loads the model
+        return None
+
+
+def unsupported_model(config: Any) -> str | None:
+    """One line when the installed EasyR1 cannot train the recipe's model (its workers would stop deep inside with
+    "Model architecture … is not supported yet"), naming the EasyR1 that can; None otherwise."""
+    from verl.models.monkey_patch import SUPPORTED_MODEL_TYPE
+
+    model = config.worker.actor.model
+    kind = model_type(str(model.model_path), bool(model.trust_remote_code))
+    if kind is None or kind in SUPPORTED_MODEL_TYPE:
+        return None
+    needs = NEEDS_NEWER_EASYR1.get(kind, "an EasyR1 whose verl/models/monkey_patch.py lists it")
+    return (f"worker.actor.model.model_path {model.model_path} is a {kind} model, which the installed EasyR1 "
+            f"{easyr1_version()} cannot train; it needs {needs}")
+
+
 def check_config(config: Any, host: PluginHost) -> list[str]:
     """Every problem found with a built ``PPOConfig`` (empty when it can train), the plugins' included."""
-    problems: list[str] = []
+    problems: list[str] = [p for p in [unsupported_model(config)] if p]
     name = str(getattr(config.algorithm.adv_estimator, "value", config.algorithm.adv_estimator))
     builtins = builtin_estimators()
     estimator = host.estimator(name)

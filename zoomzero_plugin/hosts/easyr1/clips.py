@@ -2,15 +2,16 @@
 
 A clip spec is a plain dict (it travels through Ray and ``DataProto`` like a path)::
 
-    {"video": "/data/v.mp4", "image_patch_size": 14,
+    {"video": "/data/v.mp4", "image_patch_size": 16,
      "clips": [{"video": "/data/v.mp4", "video_start": 3.0, "video_end": 5.0, "nframes": 4,
                 "min_pixels": …, "max_pixels": …, "total_pixels": …}, …]}
 
 Each clip is a qwen-vl-utils ``fetch_video`` element (a plugin's plan makes them: Zoom-Zero's zoom pass,
 ``ZoomPlan.video_elements``), so only frames inside the ranges are decoded, at the pass's own pixel limits. The clips'
 frames are concatenated in time order into one video (vLLM accepts one video per prompt by default); later clips are
-resized to the first clip's frame size. EasyR1's ``process_video`` is wrapped to accept such a dict wherever it reads
-videos, and to record each decoded video's sample rate for the rollout engine.
+resized to the first clip's frame size. EasyR1's ``process_video`` is wrapped to accept such a dict (and a video
+reference, :mod:`.video_refs`) wherever it reads videos, and to record each decoded video's sample rate for the
+rollout engine.
 
 Decoding once, in parallel: every video, whole or clipped, is read through the process's
 :class:`~zoomzero_plugin.video_store.VideoStore` (each video opened once per process, each native frame decoded once:
@@ -32,14 +33,15 @@ import torch
 from zoomzero_plugin.video import fetch_element, use_video_store
 from zoomzero_plugin.video_store import decode_pool
 
+from .video_refs import decode_video_ref, is_video_ref
 from .vllm_engine import record_sample_fps
 
 CLIPS = "clips"
 
 
-def make_clip_spec(video: str, clips: Sequence[Mapping[str, Any]], image_patch_size: int = 14) -> dict[str, Any]:
+def make_clip_spec(video: str, clips: Sequence[Mapping[str, Any]], image_patch_size: int) -> dict[str, Any]:
     """The clip spec of ``clips`` (qwen-vl-utils video elements over ``video``, in time order), decoded with the
-    model's ``image_patch_size``."""
+    model's ``image_patch_size`` (in qwen-vl-utils' sense: ``VisionGeometry.fetch_patch_size``)."""
     return {"video": str(video), "image_patch_size": int(image_patch_size), CLIPS: [dict(c) for c in clips]}
 
 
@@ -57,7 +59,10 @@ def decode_clip_spec(spec: Mapping[str, Any], return_fps: bool = False, return_m
     elements = list(spec[CLIPS])
     if not elements:
         raise ValueError(f"clip spec for {spec.get('video')!r} has no clips")
-    patch = int(spec.get("image_patch_size", 14))
+    patch = spec.get("image_patch_size")
+    if patch is None:
+        raise ValueError(f"clip spec for {spec.get('video')!r} has no image_patch_size (make it with make_clip_spec)")
+    patch = int(patch)
     first = fetch_element(elements[0], image_patch_size=patch)
     height, width = first.frames.shape[-2:]
     decoded = [first] + [
@@ -119,14 +124,16 @@ def drop_prefetched() -> None:
 
 def wrap_process_video(original: Callable) -> Callable:
     """EasyR1's ``process_video(video, min_pixels, max_pixels, video_fps, return_fps=False[, return_metadata])``
-    that also decodes clip specs, reads through the process's video store, takes a prefetched result when there is
-    one, and records the sample rate of every frame tensor it returns (:func:`~.vllm_engine.record_sample_fps`,
-    which the rollout engine passes on to vLLM)."""
+    that also decodes clip specs and video references, reads through the process's video store, takes a prefetched
+    result when there is one, and records the sample rate of every frame tensor it returns
+    (:func:`~.vllm_engine.record_sample_fps`, which the rollout engine passes on to vLLM)."""
 
     def decode(video: Any, flags: Mapping[str, Any]) -> tuple[Any, float]:
         """(what process_video returns, sample fps) for ``video`` and the call's flags."""
         if is_clip_spec(video):  # the spec carries its own pixel limits and rates
             return decode_clip_spec(video, return_fps=True, return_metadata=bool(flags.get("return_metadata")))
+        if is_video_ref(video):  # so does a video reference; always with its metadata (see video_refs)
+            return decode_video_ref(video, return_fps=True, return_metadata=True)
         use_video_store()
         return original(video, **flags, return_fps=True)
 

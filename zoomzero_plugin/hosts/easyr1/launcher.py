@@ -22,7 +22,7 @@ from zoomzero_plugin.shipped import find_recipe
 
 from . import vllm_stub
 from .activation import CHECKED_ENV, ENV_HOOK, activate, export_job_env
-from .checks import check_config
+from .checks import check_config, unsupported_model
 from .errors import ConfigError, DependencyError, UsageError, format_problems
 from .recipe import check_files, check_rows as check_first_rows, load_recipe
 from .registry import PluginHost
@@ -94,6 +94,9 @@ def check(recipe: str, overrides: Sequence[str], dry_run: bool, check_rows: int)
     host = activate("easyr1 train (driver)")
     import_easyr1_config()
     built = load_recipe(recipe, overrides)
+    refusal = unsupported_model(built.config)
+    if refusal:  # nothing else matters until EasyR1 can train the model
+        raise ConfigError(refusal)
     problems = check_config(built.config, host)
     file_problems, file_notes = check_files(built.config, built.raw, host)
     problems, notes = problems + file_problems, built.notes + file_notes

@@ -7,18 +7,23 @@ as EasyR1's ``vLLMRollout`` lays out single-turn responses, with these differenc
 - ``response_mask`` is 1 on sampled tokens only (loss, KL and advantages), 0 on observation tokens and padding;
   ``attention_mask`` is 1 on every real token, so the training forward reads the observations;
 - each image placeholder of the raw ids (one token, as vLLM reads them) becomes the ``h · w`` placeholder tokens
-  the processor expands it to, and every sample carries its own media (``multi_modal_data``: the first prompt's
-  images, then each observation's, in order) with a ``media_uid`` that names exactly those media (samples that saw
-  the same images, e.g. the overview only, share it and EasyR1 processes them once);
+  the processor expands it to, each video placeholder the tokens vLLM replaces it with (:class:`VideoLayout`: its
+  pads, and for Qwen3-VL the timestamp text between its temporal patches), and every sample carries its own media
+  (``multi_modal_data``: the first prompt's images, then each observation's, in order; videos likewise) with a
+  ``media_uid`` that names exactly those media (samples that saw the same media, e.g. the overview only, share it
+  and EasyR1 processes them once);
 - ``position_ids`` are recomputed over the whole sequence with Qwen-VL's M-RoPE (:mod:`zoomzero_plugin.mrope`),
   the positions the sampler used, so training log-probs equal sampling log-probs (a linear continuation of the
   prompt's positions, EasyR1's single-turn rule, would be wrong after the first image in a response).
 
 Two seams keep EasyR1 right on such batches: :func:`wrap_process_multi_modal_inputs` (EasyR1 processes one
 sample's media per ``uid`` and gives it to all ``n`` samples of the prompt; here each sample's ``media_uid`` is the
-key) and :func:`wrap_response_extent` (EasyR1's reward managers take ``sum(response_mask)`` as the response's
-length; with holes that would cut the answer off and put the score on the wrong token: they get the response's
-extent instead, so the whole exchange is decoded and the score lands on its last sampled token).
+key; and EasyR1 reads a sample's images or its videos, never both, and videos with the image processor: a batch
+whose samples hold videos is processed here as the engine processed it, images by the image processor and videos by
+the video processor, see :func:`media_inputs`) and :func:`wrap_response_extent` (EasyR1's reward managers take
+``sum(response_mask)`` as the response's length; with holes that would cut the answer off and put the score on the
+wrong token: they get the response's extent instead, so the whole exchange is decoded and the score lands on its
+last sampled token).
 
 Shapes: ``B`` conversations, ``P`` = prompt width (``rollout.prompt_length``), ``R`` = response width
 (``rollout.response_length``); ``input_ids``, ``attention_mask`` (B, P + R); ``responses``, ``response_mask``,
@@ -39,11 +44,32 @@ from typing import Any
 import numpy as np
 import torch
 
-from zoomzero_plugin.mrope import image_positions
+from zoomzero_plugin.mrope import vision_positions
 from zoomzero_plugin.token_masks import encode_rows
 
+# Model types whose M-RoPE rule (transformers' and vLLM's get_rope_index) this module lays out: Qwen2-VL and
+# Qwen2.5-VL (a video's temporal positions scaled by its seconds per temporal patch), Qwen3-VL (a video as one
+# block per temporal patch, each after its timestamp text). Images follow the same rule in all of them.
+MROPE_MODEL_TYPES = ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe")
 MEDIA_UID = "media_uid"  # non_tensor_batch: one id per sample; the key of its processed media in the actor
 SAMPLED_LOG_PROBS = "rollout_log_probs"  # batch: the sampler's log-prob of each sampled token (0 elsewhere)
+
+
+@dataclass(frozen=True)
+class VideoLayout:
+    """How one video of a piece stands in the token sequence: ``placeholder``, the raw ids that name it (as the
+    engine reads them), become ``ids`` (what the engine expands them to), whose vision blocks are ``blocks``:
+    ``(offset in ids, t, h, w)`` with ``times`` (the ``t`` temporal offsets of each block, M-RoPE's time axis)."""
+
+    placeholder: tuple[int, ...]
+    ids: tuple[int, ...]
+    blocks: tuple[tuple[int, int, int, int], ...]
+    times: tuple[tuple[int, ...], ...]
+
+    @property
+    def extra(self) -> int:
+        """Tokens the expansion adds."""
+        return len(self.ids) - len(self.placeholder)
 
 
 @dataclass
@@ -52,7 +78,9 @@ class Piece:
 
     ``images``: the media of the piece's image placeholders, in order (anything EasyR1's ``process_image`` reads,
     e.g. a frame reference); ``grids``: each image's merged-patch grid ``(h, w)``, so its placeholder stands for
-    ``h · w`` tokens; ``logprobs``: the sampler's log-prob of each token of a sampled piece.
+    ``h · w`` tokens; ``videos`` and ``layouts``: the media of its video placeholders (anything EasyR1's
+    ``process_video`` reads) and how each expands (:class:`VideoLayout`); ``logprobs``: the sampler's log-prob of
+    each token of a sampled piece.
     """
 
     ids: list[int]
@@ -60,17 +88,50 @@ class Piece:
     images: list[Any] = field(default_factory=list)
     grids: list[tuple[int, int]] = field(default_factory=list)
     logprobs: list[float] | None = None
+    videos: list[Any] = field(default_factory=list)
+    layouts: list[VideoLayout] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if len(self.images) != len(self.grids):
             raise ValueError(f"{len(self.images)} images but {len(self.grids)} grids")
+        if len(self.videos) != len(self.layouts):
+            raise ValueError(f"{len(self.videos)} videos but {len(self.layouts)} video layouts")
         if self.logprobs is not None and len(self.logprobs) != len(self.ids):
             raise ValueError(f"{len(self.logprobs)} log-probs for {len(self.ids)} tokens")
+        if self.videos and self.sampled:
+            raise ValueError("a sampled piece holds no video")
 
     @property
     def tokens(self) -> int:
-        """Tokens after expansion (each image placeholder becomes ``h · w`` tokens)."""
-        return len(self.ids) + sum(h * w - 1 for h, w in self.grids)
+        """Tokens after expansion (each image placeholder becomes ``h · w`` tokens, each video its layout's ids)."""
+        return len(self.ids) + sum(h * w - 1 for h, w in self.grids) + sum(v.extra for v in self.layouts)
+
+    def video_expanded(self) -> tuple[list[int], list[tuple[int, int, int, int]], list[tuple[int, ...]]]:
+        """The ids with every video placeholder replaced by its layout's ids (images still one token each), and the
+        video blocks: ``(start in those ids, t, h, w)`` and their temporal offsets. ValueError when the ids do not
+        hold the videos' placeholders in order."""
+        out: list[int] = []
+        blocks, times = [], []
+        pos = 0
+        for layout in self.layouts:
+            at = _find(self.ids, layout.placeholder, pos)
+            if at < 0:
+                raise ValueError(f"a piece holds {len(self.videos)} videos but not their placeholders in order")
+            out += self.ids[pos:at]
+            blocks += [(len(out) + offset, t, h, w) for offset, t, h, w in layout.blocks]
+            times += list(layout.times)
+            out += layout.ids
+            pos = at + len(layout.placeholder)
+        return out + self.ids[pos:], blocks, times
+
+
+def _find(ids: Sequence[int], pattern: Sequence[int], start: int) -> int:
+    """Index of the first occurrence of ``pattern`` in ``ids`` at or after ``start`` (-1: none)."""
+    k = len(pattern)
+    for i in range(start, len(ids) - k + 1):
+        if ids[i] == pattern[0] and list(ids[i : i + k]) == list(pattern):
+            return i
+    return -1
 
 
 class Conversation:
@@ -78,7 +139,7 @@ class Conversation:
 
     def __init__(self, prompt: Piece, pieces: Sequence[Piece] = ()):
         self.prompt, self.response = prompt, []
-        self._raw, self._images = list(prompt.ids), list(prompt.images)
+        self._raw, self._images, self._videos = list(prompt.ids), list(prompt.images), list(prompt.videos)
         self.response_tokens = 0  # response length after expansion
         for piece in pieces:
             self.append(piece)
@@ -87,6 +148,7 @@ class Conversation:
         self.response.append(piece)
         self._raw += piece.ids
         self._images += piece.images
+        self._videos += piece.videos
         self.response_tokens += piece.tokens
 
     def raw_ids(self) -> list[int]:
@@ -94,8 +156,16 @@ class Conversation:
         return self._raw
 
     def images(self) -> list[Any]:
-        """The media so far, in order. Do not modify it."""
+        """The images so far, in order. Do not modify it."""
         return self._images
+
+    def videos(self) -> list[Any]:
+        """The videos so far, in order. Do not modify it."""
+        return self._videos
+
+    def media(self) -> dict[str, list[Any]]:
+        """``multi_modal_data`` of the conversation so far: its images, and its videos when it has any."""
+        return {"images": self._images, "videos": self._videos} if self._videos else {"images": self._images}
 
 
 def merged_grid(image_processor: Any, width: int, height: int) -> tuple[int, int]:
@@ -192,22 +262,27 @@ class Layout:
     response_length: int
 
 
-def _expand(conversations: Sequence[Conversation], image_token_id: int) -> tuple[np.ndarray, ...]:
+def _expand(conversations: Sequence[Conversation], image_token_id: int) -> tuple[Any, ...]:
     """Conversations (prompt, then response pieces) expanded and laid end to end, in a handful of array passes.
 
-    Returns ``(ids, sampled, logprob, lengths, starts, grids)``: (N,) expanded ids, sampled flags and log-probs
-    (0 where not sampled); (B,) expanded tokens per conversation; (K,) index of each image's first placeholder
-    token and (K, 2) its grid, images in order. ValueError when a conversation's placeholders and images differ.
+    Returns ``(ids, sampled, logprob, lengths, starts, grids, times)``: (N,) expanded ids, sampled flags and
+    log-probs (0 where not sampled); (B,) expanded tokens per conversation; (K,) index of each vision block's first
+    token, (K, 3) its grid ``(t, h, w)`` and, by block index, the temporal offsets of blocks with ``t > 1``; blocks
+    (images and videos) in order. ValueError when a conversation's placeholders and media differ.
     """
     pieces = [p for c in conversations for p in (c.prompt, *c.response)]
     per_conversation = np.array([1 + len(c.response) for c in conversations], dtype=np.int64)
-    sizes = np.fromiter((len(p.ids) for p in pieces), dtype=np.int64, count=len(pieces))
-    ends = np.cumsum(sizes)  # end of each piece in raw
-    total = int(ends[-1]) if pieces else 0
     arrays: dict[int, np.ndarray] = {}  # by piece: the n samples of a prompt share its first prompt's piece
+    video_blocks: dict[int, tuple[list, list]] = {}  # by piece with videos: its blocks and their temporal offsets
     for p in pieces:
         if id(p) not in arrays:
-            arrays[id(p)] = np.fromiter(p.ids, dtype=np.int64, count=len(p.ids))
+            ids = p.ids
+            if p.layouts:  # videos expanded here already: the engine's own replacement tokens
+                ids, *video_blocks[id(p)] = p.video_expanded()
+            arrays[id(p)] = np.fromiter(ids, dtype=np.int64, count=len(ids))
+    sizes = np.fromiter((arrays[id(p)].size for p in pieces), dtype=np.int64, count=len(pieces))
+    ends = np.cumsum(sizes)  # end of each piece in raw
+    total = int(ends[-1]) if pieces else 0
     raw = np.concatenate([arrays[id(p)] for p in pieces]) if pieces else np.zeros(0, dtype=np.int64)
     logprob = np.zeros(total, dtype=np.float32)
     with_logprobs = [k for k, p in enumerate(pieces) if p.logprobs is not None]
@@ -229,21 +304,47 @@ def _expand(conversations: Sequence[Conversation], image_token_id: int) -> tuple
     counts[where] = grids[:, 0] * grids[:, 1]
     before = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(counts)])  # expanded tokens before each raw one
     lengths = np.diff(before[raw_ends], prepend=0)
-    starts = before[where]
-    return np.repeat(raw, counts), np.repeat(sampled, counts), np.repeat(logprob, counts), lengths, starts, grids
+    starts, grids = before[where], np.column_stack([np.ones(len(grids), dtype=np.int64), grids])
+    times: dict[int, np.ndarray] = {}
+    if video_blocks:
+        starts, grids, times = _with_videos(pieces, ends - sizes, video_blocks, before, starts, grids)
+    return (np.repeat(raw, counts), np.repeat(sampled, counts), np.repeat(logprob, counts), lengths, starts, grids,
+            times)
+
+
+def _with_videos(pieces: Sequence[Piece], offsets: np.ndarray, video_blocks: dict[int, tuple[list, list]],
+                 before: np.ndarray, starts: np.ndarray, grids: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Image blocks and the pieces' video blocks merged in sequence order (expanded indices), with the temporal
+    offsets of the video blocks by their index among all blocks."""
+    v_starts, v_grids, v_times = [], [], []
+    for p, offset in zip(pieces, offsets.tolist()):
+        if id(p) in video_blocks:
+            blocks, times = video_blocks[id(p)]
+            v_starts += [int(before[offset + at]) for at, *_ in blocks]
+            v_grids += [grid for _, *grid in blocks]
+            v_times += times
+    all_starts = np.concatenate([starts, np.asarray(v_starts, dtype=np.int64)])
+    all_grids = np.concatenate([grids, np.asarray(v_grids, dtype=np.int64).reshape(-1, 3)])
+    order = np.argsort(all_starts, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    times = {int(rank[len(starts) + k]): np.asarray(t) for k, t in enumerate(v_times) if len(t) > 1}
+    return all_starts[order], all_grids[order], times
 
 
 def media_key(batch_id: str, images: Sequence[Any], names: dict[int, str] | None = None) -> str:
-    """A key naming exactly ``images`` within one batch: frame references by their group and position, anything
-    else by identity (never shared). ``names``: a memo of each image's name by ``id`` (images shared by several
-    samples, such as a prompt's overview, are named once), valid while those images are alive."""
+    """A key naming exactly ``images`` (any media: images, then videos) within one batch: frame references by their
+    group and position, video references by their group, anything else by identity (never shared). ``names``: a
+    memo of each item's name by ``id`` (items shared by several samples, such as a prompt's overview, are named
+    once), valid while those items are alive."""
     names = {} if names is None else names
     parts = []
     for im in images:
         name = names.get(id(im))
         if name is None:
-            name = names[id(im)] = (f"{im['group']}#{im['pick']}" if isinstance(im, Mapping) and "group" in im
-                                    and "pick" in im else f"id:{id(im)}")
+            keyed = isinstance(im, Mapping) and "group" in im
+            name = names[id(im)] = (f"{im['group']}#{im['pick']}" if keyed and "pick" in im else
+                                    f"{im['group']}#video" if keyed else f"id:{id(im)}")
         parts.append(name)
     return f"{batch_id}-{hashlib.sha1(chr(0).join(parts).encode()).hexdigest()}"
 
@@ -284,7 +385,7 @@ def assemble(conversations: Sequence[Conversation], layout: Layout, sampled_log_
     names: dict[int, str] = {}  # media_key's memo (the conversations hold every image until the end)
     for first in range(0, b, chunk):
         block = conversations[first : first + chunk]
-        ids, sampled, logprob, lengths, starts, grids = _expand(block, layout.image_token_id)
+        ids, sampled, logprob, lengths, starts, grids, times = _expand(block, layout.image_token_id)
         prompt_tokens = [c.prompt.tokens for c in block]
         for i, (p, n) in enumerate(zip(prompt_tokens, lengths.tolist()), start=first):
             if p > width_p:
@@ -294,7 +395,7 @@ def assemble(conversations: Sequence[Conversation], layout: Layout, sampled_log_
                 raise ValueError(f"sample {i}: its response has {n - p} tokens, more than the response width "
                                  f"{width_r} (data.max_response_length)")
         offsets = (np.cumsum(lengths) - lengths).tolist()
-        rope = torch.from_numpy(image_positions(lengths, starts, grids))  # (3, N)
+        rope = torch.from_numpy(vision_positions(lengths, starts, grids, times))  # (3, N)
         ids, sampled, logprob = torch.from_numpy(ids), torch.from_numpy(sampled), torch.from_numpy(logprob)
         steps = torch.arange(int(lengths.max(initial=0)))
         for i, (p, n, o) in enumerate(zip(prompt_tokens, lengths.tolist(), offsets), first):
@@ -306,8 +407,8 @@ def assemble(conversations: Sequence[Conversation], layout: Layout, sampled_log_
                 log_probs[i, : n - p] = logprob[o + p : o + n]
             positions[i, 0, lo:hi] = steps[:n]
             positions[i, 1:, lo:hi] = rope[:, o : o + n]
-            media[i] = {"images": list(conversations[i].images())}
-            media_uid[i] = media_key(batch_id, media[i]["images"], names)
+            media[i] = {k: list(v) for k, v in conversations[i].media().items()}
+            media_uid[i] = media_key(batch_id, [m for v in media[i].values() for m in v], names)
     tensors = {
         "prompts": input_ids[:, :width_p],
         "responses": input_ids[:, width_p:],
@@ -324,6 +425,41 @@ def assemble(conversations: Sequence[Conversation], layout: Layout, sampled_log_
 # -- seams ---------------------------------------------------------------------------------------------------
 
 
+def media_inputs(processor: Any, media: Mapping[str, Any], meta_info: Mapping[str, Any]) -> dict[str, Any]:
+    """One sample's model inputs from its media as the rollout engine processed them: images through EasyR1's
+    ``process_image`` and the image processor, videos (references the plugins' ``process_video`` seam decodes to
+    ``(frames, metadata)``) through the video processor, with their metadata and without a second frame sampling."""
+    from verl.workers import fsdp_workers  # its module globals: the seam-wrapped process_image / process_video
+
+    low, high = meta_info["min_pixels"], meta_info["max_pixels"]
+    images = [fsdp_workers.process_image(image, low, high) for image in media.get("images") or []]
+    out = dict(processor.image_processor(images=images, return_tensors="pt")) if images else {}
+    videos = [fsdp_workers.process_video(v, low, high, meta_info["video_fps"], return_metadata=True)
+              for v in media.get("videos") or []]
+    if videos:
+        frames, metadata = zip(*videos)
+        processed = processor.video_processor(videos=list(frames), video_metadata=list(metadata),
+                                              do_sample_frames=False, return_tensors="pt")
+        out.update({k: v for k, v in processed.items() if isinstance(v, torch.Tensor)})
+    return out
+
+
+def _process_with_videos(worker: Any, data: Any) -> None:
+    """EasyR1's ``_process_multi_modal_inputs`` (its per-``uid`` cache kept) for samples whose media hold videos."""
+    uids = data.non_tensor_batch["uid"]
+    cache = worker._cache
+    if "uid" in cache and not np.all(uids == cache["uid"]):
+        cache.clear()
+    if "multi_modal_inputs" not in cache:
+        memo: dict[Any, dict[str, Any]] = {}
+        for uid, media in zip(uids, data.non_tensor_batch["multi_modal_data"]):
+            if uid not in memo:
+                memo[uid] = media_inputs(worker.processor, media, data.meta_info)
+        cache["uid"] = uids
+        cache["multi_modal_inputs"] = np.array([memo[u] for u in uids], dtype=object)
+    data.non_tensor_batch["multi_modal_inputs"] = cache["multi_modal_inputs"]
+
+
 def wrap_process_multi_modal_inputs(original: Callable) -> Callable:
     def _process_multi_modal_inputs(self, data):
         media_uid = data.non_tensor_batch.get(MEDIA_UID)
@@ -333,6 +469,8 @@ def wrap_process_multi_modal_inputs(original: Callable) -> Callable:
         uid = data.non_tensor_batch.get("uid")
         data.non_tensor_batch["uid"] = media_uid  # EasyR1 keys processed media by this: one entry per sample
         try:
+            if any((m or {}).get("videos") for m in data.non_tensor_batch.get("multi_modal_data", [])):
+                return _process_with_videos(self, data)
             return original(self, data)
         finally:
             if had_uid:
@@ -341,6 +479,19 @@ def wrap_process_multi_modal_inputs(original: Callable) -> Callable:
                 data.non_tensor_batch.pop("uid")
 
     return _process_multi_modal_inputs
+
+
+def wrap_process_multi_modal_data(original: Callable) -> Callable:
+    """EasyR1's rollout reads a prompt's images or its videos, never both (it returns the images alone): a prompt
+    that holds both (a conversation whose clips are videos, after image overview frames) gets both."""
+
+    def _process_multi_modal_data(multi_modal_data, *args, **kwargs):
+        images, videos = multi_modal_data.get("images"), multi_modal_data.get("videos")
+        if not (images and videos):
+            return original(multi_modal_data, *args, **kwargs)
+        return {**original({"images": images}, *args, **kwargs), **original({"videos": videos}, *args, **kwargs)}
+
+    return _process_multi_modal_data
 
 
 def wrap_response_extent(original: Callable) -> Callable:

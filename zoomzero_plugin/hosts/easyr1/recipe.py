@@ -24,7 +24,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from zoomzero_plugin.video import _qwen_vl_utils, probe_duration
 
-from .checks import check_config, declared_reward_type
+from .checks import check_config, declared_reward_type, easyr1_version
 from .errors import ConfigError, format_problems
 from .registry import PluginHost
 from .reward_names import FIXUP_ENV, resolve
@@ -85,17 +85,17 @@ def load_recipe(recipe: str | os.PathLike | None, overrides: Sequence[str] = ())
         key = getattr(e, "full_key", None)
         msg = str(getattr(e, "msg", e)).splitlines()[0]
         where = f" at '{key}'" if key else ""
-        raise ConfigError(f"{source}{where}: {msg} (checked against EasyR1 {_version()}'s PPOConfig)") from None
+        raise ConfigError(f"{source}{where}: {msg} (checked against EasyR1 {easyr1_version()}'s PPOConfig)") from None
     with redirect_stdout(io.StringIO()):  # EasyR1 prints "… not found" for paths it drops; we report them
         config.deep_post_init()
     for key, value in dropped.items():
-        notes.append(f"{key}: {value!r} dropped: EasyR1 {_version()} has no such key (it {VERSION_KEYS[key]})")
+        notes.append(f"{key}: {value!r} dropped: EasyR1 {easyr1_version()} has no such key (it {VERSION_KEYS[key]})")
     if "worker.reward.reward_type" in dropped and config.worker.reward.reward_function:
         declared = declared_reward_type(config.worker.reward.reward_function) or "batch"
         if declared != dropped["worker.reward.reward_type"]:
             raise ConfigError(
                 f"{source}: worker.reward.reward_type is {dropped['worker.reward.reward_type']!r} but EasyR1 "
-                f"{_version()} uses the reward file's REWARD_TYPE, {declared!r}"
+                f"{easyr1_version()} uses the reward file's REWARD_TYPE, {declared!r}"
             )
     return Recipe(config, raw, notes, bool(dropped))
 
@@ -120,12 +120,6 @@ def _drop_version_keys(part: Any, default: Any) -> dict[str, Any]:
         if parent is not None and leaf in parent and OmegaConf.select(default, key, default="<absent>") == "<absent>":
             dropped[key] = parent.pop(leaf)
     return dropped
-
-
-def _version() -> str:
-    import verl
-
-    return getattr(verl, "__version__", "unknown")
 
 
 def _select(raw: Any, key: str) -> Any:

@@ -133,8 +133,19 @@ SEAMS: tuple[Seam, ...] = (
         params=("self", "data"),
         wrap=multiturn.wrap_process_multi_modal_inputs,
         why="EasyR1 processes the media of one sample per uid and gives it to all n samples of a prompt; samples "
-        "of a multi-turn rollout saw different clips, so their own media_uid is the key",
+        "of a multi-turn rollout saw different clips, so their own media_uid is the key; a sample's images and "
+        "videos are both processed, videos by the video processor as the engine did",
         breaks="multi-turn training (the actor would pair one sample's tokens with another sample's images)",
+    ),
+    Seam(
+        name="vllm_rollout._process_multi_modal_data",
+        module="verl.workers.rollout.vllm_rollout_spmd",
+        targets=("_process_multi_modal_data",),
+        params=("multi_modal_data", "min_pixels", "max_pixels", "video_fps"),
+        wrap=multiturn.wrap_process_multi_modal_data,
+        why="EasyR1 hands vLLM a prompt's images or its videos, never both; a multi-turn conversation whose clips "
+        "are videos (after an image overview) needs both",
+        breaks="clip_as: video in the multi-turn rollout (vLLM would see the overview images but not the clips)",
     ),
     Seam(
         name="dataset.process_video",

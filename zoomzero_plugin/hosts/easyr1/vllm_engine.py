@@ -6,8 +6,9 @@ other rate gets temporal M-RoPE positions (``t · (2 / fps) · tokens_per_second
 ones EasyR1's dataset and actor compute from the true rate — sampler and learner disagree on the time
 encoding. The ``process_video`` seam records the sample rate (frames per second of video) of every frame
 tensor it returns (:func:`record_sample_fps`), and the engine built by the wrapped ``LLM`` passes it to
-vLLM per prompt as ``mm_processor_kwargs={"fps": …}``. Videos that come with metadata ``(frames, metadata)``
-(EasyR1 main with Qwen3-VL) carry their timing already and are left alone.
+vLLM per prompt as ``mm_processor_kwargs={"fps": …}``, for bare tensors and ``(frames, metadata)`` pairs alike
+(vLLM 0.11's Qwen2.5-VL reads a video's rate only from that keyword; Qwen3-VL times its frames from the metadata,
+and the keyword changes nothing there while frames are not sampled again).
 
 CPU. vLLM's CPU platform has no sleep mode (it offloads weights from GPU memory while the actor trains),
 and EasyR1 always asks for it. Where the platform lacks it the engine is built without it, and
@@ -46,10 +47,10 @@ def sample_fps(frames: Any) -> float | None:
 
 
 def with_sample_fps(prompts: Any) -> Any:
-    """vLLM prompts with ``mm_processor_kwargs["fps"]`` set from the recorded rates of their bare videos.
+    """vLLM prompts with ``mm_processor_kwargs["fps"]`` set from the recorded rates of their videos.
 
-    A prompt is changed only if it has videos, all of them bare tensors with a recorded rate, and it sets
-    no fps itself; one video gets a number, several a list (one rate per video, in order). Returns new
+    A prompt is changed only if it has videos, all of them frame tensors (bare or with metadata) with a recorded
+    rate, and it sets no fps itself; one video gets a number, several a list (one rate per video, in order). Returns new
     dicts; the caller's are not modified.
     """
     if isinstance(prompts, Mapping):
@@ -64,7 +65,7 @@ def _one(prompt: Mapping[str, Any]) -> Mapping[str, Any]:
     kwargs = dict(prompt.get("mm_processor_kwargs") or {})
     if not videos or "fps" in kwargs:
         return prompt
-    rates = [sample_fps(v) for v in videos]
+    rates = [sample_fps(v[0] if isinstance(v, tuple) else v) for v in videos]
     if any(r is None for r in rates):
         return prompt
     kwargs["fps"] = rates[0] if len(rates) == 1 else rates

@@ -101,7 +101,7 @@ class ZoomZero(lmms):
         return out
 
     def _run(self, asked: Sequence[Asked], benchmark: str | None) -> list[str]:
-        cfg = self.args.config(benchmark, self.backend.factor)
+        cfg = self.args.config(benchmark, self.backend.geometry)
         questions = [a.question for a in asked]
         try:
             predictions = predict(self.backend, questions, self.args.mode, cfg)

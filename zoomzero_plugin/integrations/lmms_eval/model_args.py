@@ -27,6 +27,7 @@ from ...eval.runner import add_arguments
 from ...inference.modes import ModeConfig
 from ...inference.options import check_values, mode_config, resolve
 from ...renames import RenamedFlag, deprecated
+from ...vision import DEFAULT_GEOMETRY, VisionGeometry
 
 ALIASES = {"pretrained": "model"}  # lmms-eval's usual name for the checkpoint
 # zoomzero eval's options that lmms-eval or the task replace: key -> what does it here
@@ -59,12 +60,13 @@ class ModelArgs:
     backend_kwargs: dict[str, Any] = field(default_factory=dict)  # device, dtype, attn_implementation
     options: dict[str, Any] = field(default_factory=dict)
 
-    def values(self, benchmark: str | None) -> dict[str, Any]:
-        """Every budget and mode value for a task of ``benchmark`` (this ``benchmark=`` wins when given)."""
-        return resolve(argparse.Namespace(**self.options), benchmark=self.benchmark or benchmark)
+    def values(self, benchmark: str | None, geometry: VisionGeometry = DEFAULT_GEOMETRY) -> dict[str, Any]:
+        """Every budget and mode value for a task of ``benchmark`` (this ``benchmark=`` wins when given), for a
+        model of ``geometry`` (the loaded model's)."""
+        return resolve(argparse.Namespace(**self.options), benchmark=self.benchmark or benchmark, geometry=geometry)
 
-    def config(self, benchmark: str | None, factor: int = 28) -> ModeConfig:
-        return mode_config(self.values(benchmark), factor)
+    def config(self, benchmark: str | None, geometry: VisionGeometry = DEFAULT_GEOMETRY) -> ModeConfig:
+        return mode_config(self.values(benchmark, geometry), geometry)
 
 
 def benchmark_of(task: str) -> str | None:

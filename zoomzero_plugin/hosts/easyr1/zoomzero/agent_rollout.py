@@ -11,7 +11,8 @@ trainer's generation here when ``reward_function_kwargs.agent`` is set). The pro
 2. Turns, stopping at ``</video_zoom>`` (the first: each prompt with ``n`` samples; after that ``n = 1`` per
    trajectory); each turn goes through :meth:`~zoomzero_plugin.agent.Trajectory.step`; a call's clip (or an error
    text) becomes an observation turn appended after an ``<|im_end|>``, exactly as :mod:`zoomzero_plugin.agent.render`
-   writes it, its frames decoded in the decode threads. When (``agent.schedule``): ``continuous`` (the default, where
+   writes it (the clip's frames as images, or with ``clip_as: video`` one video: :mod:`.clip_videos`), its frames
+   decoded in the decode threads. When (``agent.schedule``): ``continuous`` (the default, where
    EasyR1's engine is vLLM's) sends a trajectory's next turn to the engine as soon as its observation is ready, while
    other turns are still generating (:func:`~zoomzero_plugin.inference.schedule.continuous` over the worker's
    request-level stream); ``rounds`` makes ONE engine call per round over all active trajectories. The same
@@ -39,7 +40,7 @@ import numpy as np
 from zoomzero_plugin.agent import END_TOTAL_TOKENS, AgentRewardConfig, Trajectory, get_prompts, question_text
 from zoomzero_plugin.agent.frames import FrameReader
 from zoomzero_plugin.agent.protocol import STOP
-from zoomzero_plugin.agent.render import IM_END, QWEN_IMAGE, first_prompt, observation_block
+from zoomzero_plugin.agent.render import IM_END, QWEN_IMAGE, first_prompt, observation_block, observation_text
 from zoomzero_plugin.agent.reward import read_truth
 from zoomzero_plugin.ground_truth import GroundTruth, truth_letter
 from zoomzero_plugin.inference.schedule import continuous
@@ -51,6 +52,7 @@ from ..generation import row_fields
 from ..hookspecs import Rollout
 from ..multiturn import Conversation, Layout, Piece, SegmentEncoder, assemble, merged_grid
 from ..recipe import head_rows, local_processor, video_path
+from .clip_videos import ClipVideos
 from .options import AgentOptions
 
 NAME = "videozoomer"
@@ -108,6 +110,7 @@ class Sample:
     video: str
     grid: tuple[int, int]  # every frame of the video: same size, same tokens
     truncated: bool = False  # the response reached max_response_tokens
+    size: tuple[int, int] = (0, 0)  # (width, height) of every frame read
 
     @property
     def active(self) -> bool:
@@ -117,7 +120,8 @@ class Sample:
         t = self.trajectory
         sampled = sum(len(p.ids) for p in self.conversation.response if p.sampled)
         return {"turns": len(t.steps), "calls": t.calls, "errors": t.errors, "clip_frames": t.clip_frames,
-                "images": len(self.conversation.images()), "end": t.end, "truncated": self.truncated,
+                "images": len(self.conversation.images()), "videos": len(self.conversation.videos()), "end": t.end,
+                "truncated": self.truncated,
                 "sampled_tokens": sampled, "observation_tokens": self.conversation.response_tokens - sampled}
 
 
@@ -146,6 +150,8 @@ class AgentRollout:
         self.eos = {self.tokenizer.eos_token_id}
         self.encode = SegmentEncoder(self.tokenizer)
         self.cache = frame_cache(options.frame_cache_mb)
+        self.clip_videos = None if options.clip_as != "video" else ClipVideos(
+            self.processor, self.budget.max_frame_pixels, self.budget.min_frame_pixels)
 
     # -- building blocks --------------------------------------------------------------------------------
 
@@ -173,7 +179,7 @@ class AgentRollout:
                             trajectories[0].user_parts(question), QWEN_IMAGE)
         piece = Piece(self.encode([text])[0], sampled=False, images=refs,
                       grids=[grid] * len(overview))
-        return [Sample(t, Conversation(piece), video, grid) for t in trajectories]
+        return [Sample(t, Conversation(piece), video, grid, size=first.size) for t in trajectories]
 
     def limit(self, sample: Sample) -> int:
         """Tokens the sample's next turn may generate."""
@@ -203,16 +209,23 @@ class AgentRollout:
             step = sample.trajectory.step(text, cut=cut)
             if step.observation is not None:
                 observed.append((sample, step.observation))
-        ids = self.encode([IM_END + observation_block(o.text(QWEN_IMAGE)) for _, o in observed])
+        ids = self.encode([IM_END + observation_block(observation_text(o, self.options.clip_as)) for _, o in observed])
         for (sample, observation), obs_ids in zip(observed, ids):
-            frames = [f.frame for f in observation.frames]
-            piece = Piece(obs_ids, sampled=False, images=self.refs(sample.video, frames) if frames else [],
-                          grids=[sample.grid] * len(frames))
+            piece = self.observation_piece(sample, observation, obs_ids)
             if sample.conversation.response_tokens + piece.tokens + 1 > self.total:  # no room: end at this turn
                 sample.truncated = True
                 sample.trajectory.stop(END_TOTAL_TOKENS)
             else:
                 sample.conversation.append(piece)
+
+    def observation_piece(self, sample: Sample, observation: Any, ids: list[int]) -> Piece:
+        """The observation's tokens with its clip: images (frame references), or one video (``clip_as: video``)."""
+        frames = observation.frames
+        if self.clip_videos is not None and frames:
+            ref, layout = self.clip_videos.clip(sample.trajectory.video, frames, sample.size)
+            return Piece(ids, sampled=False, videos=[ref], layouts=[layout])
+        return Piece(ids, sampled=False, images=self.refs(sample.video, [f.frame for f in frames]) if frames else [],
+                     grids=[sample.grid] * len(frames))
 
     # -- the rollout ---------------------------------------------------------------------------------------
 
@@ -258,12 +271,12 @@ class AgentRollout:
         first = [g[0] for g in groups]
         round_max = max(self.limit(s) for s in first)
         outputs = self.worker.round([s.conversation.raw_ids() for s in first],
-                                    [{"images": s.conversation.images()} for s in first],
+                                    [s.conversation.media() for s in first],
                                     self.sampling(meta_info, n, round_max))
         self.read_round(samples, [c for completions in outputs for c in completions])
         while active := [s for s in samples if s.active]:
             outputs = self.worker.round([s.conversation.raw_ids() for s in active],
-                                        [{"images": s.conversation.images()} for s in active],
+                                        [s.conversation.media() for s in active],
                                         self.sampling(meta_info, 1, max(self.limit(s) for s in active)))
             self.read_round(active, [completions[0] for completions in outputs])
 
@@ -295,10 +308,10 @@ class AgentRollout:
             keys = list(range(start, start + len(group)))
             start += len(group)
             head = group[0].conversation
-            first.append((keys, head.raw_ids(), {"images": head.images()}, self.limit(group[0])))
+            first.append((keys, head.raw_ids(), head.media(), self.limit(group[0])))
 
         def submit(jobs: list[int]) -> None:
-            stream.submit([([k], samples[k].conversation.raw_ids(), {"images": samples[k].conversation.images()},
+            stream.submit([([k], samples[k].conversation.raw_ids(), samples[k].conversation.media(),
                             self.limit(samples[k])) for k in jobs])
 
         def advance(finished: Sequence[tuple[int, Any]]) -> dict[int, Future | None]:

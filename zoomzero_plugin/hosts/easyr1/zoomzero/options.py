@@ -3,7 +3,7 @@
 ```yaml
 reward_function_kwargs:
   zoom: {enable: true, fps: 1.0, max_visual_tokens: 8192, min_frame_pixels: 12544, max_frame_pixels: 602112,
-         max_new_tokens: 4, no_spans: skip, uniform_frames: 16, prompt: paper}
+         max_new_tokens: 4, no_spans: skip, uniform_frames: 16, prompt: paper}  # pixels of 28-px tokens
   tokenadv: {eps: 1.0e-6, std: population, over_turns: false}
   agent: {prompt: train, max_assistant_turns: 5, max_calls: 4, max_frames_per_call: 16, max_response_tokens: 32768, …}
 ```
@@ -11,8 +11,10 @@ A ``zoom`` or ``agent`` section turns the zoom pass or the VideoZoomer rollout o
 ``agent`` takes :class:`~zoomzero_plugin.agent.AgentBudget`'s fields besides its own. Unknown keys are errors; the
 names of the release before (``zoom.max_tokens``, ``agent.rounds``, …) are read as the new ones, with a one-line
 message. The budget defaults are :class:`~zoomzero_plugin.gvqa.zoom.ZoomBudget`'s and
-:class:`~zoomzero_plugin.agent.AgentBudget`'s (the papers'), not typed again here. ``max_visual_tokens`` is L_v of
-both passes: the coarse pass gets it through ``MODEL_SEQ_LEN`` even when the zoom pass is off.
+:class:`~zoomzero_plugin.agent.AgentBudget`'s (the papers'), not typed again here; the zoom pass's frame pixel bounds,
+when not given, are the paper's V_min..V_max tokens per frame in the model's own pixels (its vision geometry).
+``max_visual_tokens`` is L_v of both passes: the coarse pass gets it through ``MODEL_SEQ_LEN`` even when the zoom
+pass is off.
 """
 
 from __future__ import annotations
@@ -23,12 +25,14 @@ from typing import Any
 
 from zoomzero_plugin.agent.budget import AgentBudget
 from zoomzero_plugin.agent.prompts import PROMPTS
+from zoomzero_plugin.agent.render import CLIP_AS
 from zoomzero_plugin.gvqa.advantages import ANSWER_COMPONENTS, GLUE_COMPONENTS, STD_KINDS
 from zoomzero_plugin.gvqa.prompts import DEFAULT_PROMPT_STYLE, check_style
-from zoomzero_plugin.gvqa.zoom import NO_SPANS, NO_SPANS_RENAMED, ZOOM_BUDGET_RENAMED, ZoomBudget
+from zoomzero_plugin.gvqa.zoom import NO_SPANS, NO_SPANS_RENAMED, ZOOM_BUDGET_RENAMED, ZoomBudget, paper_budget
 from zoomzero_plugin.inference.schedule import check_schedule
 from zoomzero_plugin.renames import rename_value
 from zoomzero_plugin.sections import build
+from zoomzero_plugin.vision import DEFAULT_GEOMETRY, VisionGeometry
 
 _PAPER = ZoomBudget()  # the paper's budget: the one source of the zoom pass's defaults
 
@@ -52,10 +56,10 @@ class ZoomOptions:
     """s in Eq. 3: frames per second sampled over the predicted spans."""
     max_visual_tokens: int = _PAPER.max_visual_tokens
     """L_v: visual context tokens of a pass (the coarse pass's too, through MODEL_SEQ_LEN)."""
-    min_frame_pixels: int = _PAPER.min_frame_pixels
-    """V_min as pixels per frame."""
-    max_frame_pixels: int = _PAPER.max_frame_pixels
-    """V_max as pixels per frame."""
+    min_frame_pixels: int | None = None
+    """V_min as pixels per frame (default: the paper's 8 tokens per frame, in the model's pixels)."""
+    max_frame_pixels: int | None = None
+    """V_max as pixels per frame (default: the paper's 384 tokens per frame, in the model's pixels)."""
     max_new_tokens: int = 4
     """Tokens the fine pass may generate: a letter, or ``<answer>B`` (read with or without its closing tag)."""
     no_spans: str = "skip"
@@ -90,17 +94,18 @@ class ZoomOptions:
             section = {**section, "no_spans": rename_value(section["no_spans"], NO_SPANS_RENAMED, where + ".no_spans:")}
         return build(cls, section, where, {"enable": True}, renamed=ZOOM_BUDGET_RENAMED)
 
-    def budget(self, factor: int = 28, temporal_patch: int = 2) -> ZoomBudget:
-        return ZoomBudget(
-            max_visual_tokens=self.max_visual_tokens, min_frame_pixels=self.min_frame_pixels,
-            max_frame_pixels=self.max_frame_pixels,
-            fps=self.fps, factor=factor, temporal_patch=temporal_patch, max_frames=self.max_frames,
-            min_clip_seconds=self.min_clip_seconds,
-        )
+    def budget(self, geometry: VisionGeometry = DEFAULT_GEOMETRY) -> ZoomBudget:
+        """The Eq. 3 budget of these options on a model of ``geometry`` (its own, from its processor)."""
+        paper = paper_budget(None, geometry)
+        low, high = self.min_frame_pixels, self.max_frame_pixels
+        return replace(paper, max_visual_tokens=self.max_visual_tokens, fps=self.fps, max_frames=self.max_frames,
+                       min_clip_seconds=self.min_clip_seconds,
+                       min_frame_pixels=paper.min_frame_pixels if low is None else low,
+                       max_frame_pixels=paper.max_frame_pixels if high is None else high)
 
-    def uniform_budget(self, duration: float, factor: int = 28, temporal_patch: int = 2) -> ZoomBudget:
+    def uniform_budget(self, duration: float, geometry: VisionGeometry = DEFAULT_GEOMETRY) -> ZoomBudget:
         """The budget of ``no_spans: uniform``: ``uniform_frames`` frames over the whole video."""
-        budget = self.budget(factor, temporal_patch)
+        budget = self.budget(geometry)
         return replace(budget, max_frames=self.uniform_frames, fps=max(budget.fps, self.uniform_frames / duration))
 
 
@@ -162,6 +167,9 @@ class AgentOptions:
     """When turns are generated: continuous (a trajectory's next turn goes to the engine as soon as its observation is
     ready, while other turns still generate) | rounds (one engine call per round; every trajectory waits for the
     round's slowest turn). The same trajectories either way (greedy decoding: the same tokens)."""
+    clip_as: str = "images"
+    """How a call's clip reaches the policy: images (each after its time label, the authors' way) | video (one video
+    after its time range, timed by its own frames: Qwen3-VL's timestamps, Qwen2.5-VL's time-aligned M-RoPE)."""
     budget: AgentBudget = AgentBudget()
     """The agent's budgets, given as the section's own keys (AgentBudget's fields)."""
 
@@ -171,6 +179,8 @@ class AgentOptions:
         if self.frame_cache_mb < 1:
             raise ValueError(f"{KWARGS}.agent.frame_cache_mb must be >= 1, got {self.frame_cache_mb}")
         check_schedule(self.schedule, f"{KWARGS}.agent.schedule")
+        if self.clip_as not in CLIP_AS:
+            raise ValueError(f"{KWARGS}.agent.clip_as must be one of {list(CLIP_AS)}, got {self.clip_as!r}")
 
     @classmethod
     def from_kwargs(cls, kwargs: Mapping[str, Any] | None) -> AgentOptions:

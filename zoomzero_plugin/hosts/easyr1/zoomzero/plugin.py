@@ -20,9 +20,13 @@ from zoomzero_plugin.gvqa import gvqa_reward
 from zoomzero_plugin.gvqa.reward import RewardConfig
 from zoomzero_plugin.gvqa.zoom import plan_zoom
 from zoomzero_plugin.rows import label_hidden
+from zoomzero_plugin.vision import VisionGeometry, load_geometry, visual_token_ratio
 
+from ..checks import model_type
+from ..errors import ConfigError
 from ..hookspecs import hookimpl
-from ..recipe import head_rows
+from ..multiturn import MROPE_MODEL_TYPES
+from ..recipe import head_rows, local_processor
 from . import agent_rollout
 from .options import KWARGS, AgentOptions, TokenAdvOptions, ZoomOptions
 from .tokenadv import GRPO_SUM_ESTIMATOR, TOKENADV
@@ -187,10 +191,11 @@ def agent_problems(config: Any, agent: AgentOptions, zoom: ZoomOptions | None) -
     if limit and limit < agent.budget.max_images:
         problems.append(f"worker.rollout.limit_images={limit} is below {KWARGS}.agent.max_images="
                         f"{agent.budget.max_images}: vLLM would refuse a conversation with more images")
-    model_type = _model_type(config.worker.actor.model.model_path)
-    if model_type is not None and model_type not in ("qwen2_vl", "qwen2_5_vl"):
-        problems.append(f"the VideoZoomer rollout computes Qwen2-VL / Qwen2.5-VL image positions; the model is "
-                        f"'{model_type}' (worker.actor.model.model_path)")
+    model = config.worker.actor.model
+    kind = model_type(str(model.model_path), bool(model.trust_remote_code))
+    if kind is not None and kind not in MROPE_MODEL_TYPES:
+        problems.append(f"the VideoZoomer rollout lays out Qwen-VL M-RoPE positions ({', '.join(MROPE_MODEL_TYPES)}); "
+                        f"the model is '{kind}' (worker.actor.model.model_path)")
     return problems
 
 
@@ -233,12 +238,15 @@ def easyr1_rollout_hooks(config: Any, tokenizer: Any, processor: Any) -> list[An
 
 
 def _example_plan(config: Any, zoom: ZoomOptions) -> str | None:
-    """Coarse vs zoom pass on the first training row's ground-truth spans (Qwen2.5-VL patch sizes)."""
+    """Coarse vs zoom pass on the first training row's ground-truth spans (the local model's vision geometry)."""
     try:
         truth = GroundTruth.parse(head_rows(config.data.train_files, 1)[0][config.data.answer_key])
+        loaded = local_processor(config)
     except (OSError, ValueError, IndexError, KeyError, TypeError):
         return None
-    plan = plan_zoom(list(truth.spans), truth.duration, zoom.budget())
+    if loaded is None:
+        return None
+    plan = plan_zoom(list(truth.spans), truth.duration, zoom.budget(VisionGeometry.of(loaded[1])))
     fps = config.data.video_fps
     coarse = f"coarse pass ~{coarse_frames(truth.duration, fps)} frames (data.video_fps={fps})"
     if plan is None:
@@ -263,28 +271,23 @@ def easyr1_job_env(config: Any) -> dict[str, str]:
     if not uses_zoomzero(config) or AgentOptions.from_kwargs(_kwargs(config)).enable:
         return {}
     zoom = ZoomOptions.from_kwargs(_kwargs(config))
-    # qwen-vl-utils (read at import) caps each video at 0.9 * MODEL_SEQ_LEN * 28² pixels (EasyR1 calls it
-    # with 14-px patches and passes no total_pixels), so without this the coarse pass would get ~115k
-    # tokens per video. A model with 32-px tokens (Qwen3-VL) gets (32/28)² more to reach the same L_v.
-    factor = _token_pixels(config.worker.actor.model.model_path)
-    return {"MODEL_SEQ_LEN": str(math.ceil(zoom.max_visual_tokens / 0.9 * (factor / 28) ** 2))}
-
-
-def _model_type(model_path: str) -> str | None:
-    """The model's ``model_type``: its config when local, else guessed from the name (``Qwen2.5-VL-7B`` →
-    ``qwen2_5_vl``); None when neither tells."""
+    model = config.worker.actor.model
     try:
-        from transformers import AutoConfig
+        geometry = load_geometry(str(model.model_path), bool(model.trust_remote_code))
+    except ValueError as e:
+        raise ConfigError(f"worker.actor.model.model_path: {e}; the coarse pass's visual budget (MODEL_SEQ_LEN) "
+                          "depends on the model's token size") from None
+    return {"MODEL_SEQ_LEN": str(model_seq_len(zoom.max_visual_tokens, geometry))}
 
-        return AutoConfig.from_pretrained(model_path, local_files_only=True).model_type
-    except Exception:  # noqa: BLE001 - not downloaded yet (a hub id) or unreadable: judge by the name
-        name = os.path.basename(str(model_path).rstrip("/")).lower().replace("-", "_").replace(".", "_")
-        return next((known for known in ("qwen2_5_vl", "qwen2_vl", "qwen3_vl") if known in name), None)
 
+def model_seq_len(max_visual_tokens: int, geometry: VisionGeometry) -> int:
+    """qwen-vl-utils' ``MODEL_SEQ_LEN`` that gives each coarse-pass video ``max_visual_tokens`` of the model's tokens.
 
-def _token_pixels(model_path: str) -> int:
-    """Side of the pixel square one visual token covers: 28 (Qwen2/2.5-VL) or 32 (Qwen3-VL)."""
-    return 32 if "qwen3" in (_model_type(model_path) or "") else 28
+    qwen-vl-utils (it reads the variable at import) caps a video at ``0.9 · MODEL_SEQ_LEN · q²`` pixels, ``q`` its
+    own token side as EasyR1 calls it (no ``image_patch_size``, no ``total_pixels``); without this the coarse pass
+    would get ~115k tokens per video. A model whose tokens cover ``f`` pixels a side spends ``pixels / f²`` tokens.
+    """
+    return math.ceil(max_visual_tokens / 0.9 * visual_token_ratio(geometry))
 
 
 @hookimpl

@@ -28,6 +28,7 @@ from zoomzero_plugin.gvqa.prompts import zoom_prompt
 from zoomzero_plugin.gvqa.zoom import ZoomPlan, plan_pass, plan_zoom
 from zoomzero_plugin.question import VIDEO_PLACEHOLDER
 from zoomzero_plugin.token_masks import decode_rows, encode_rows
+from zoomzero_plugin.vision import VisionGeometry, fetch_patch_size
 
 from ..clips import is_clip_spec, make_clip_spec
 from ..reward_extras import add_reward_extras
@@ -49,15 +50,9 @@ class ZoomRequests:
     distinct: list[int] = field(default_factory=list)  # per request: the position in rows of its first row
 
 
-def vision_factor(processor: Any) -> tuple[int, int]:
-    """(pixels per merged patch side, temporal patch) of a Qwen-VL processor: (28, 2) Qwen2.5-VL, (32, 2) Qwen3-VL."""
-    ip = getattr(processor, "video_processor", None) or processor.image_processor
-    return int(ip.patch_size) * int(ip.merge_size), int(getattr(ip, "temporal_patch_size", 2))
-
-
 def plan_clip_spec(plan: ZoomPlan, video: str) -> dict[str, Any]:
-    """The host's clip spec of ``plan``'s clips over ``video`` (decoded with the plan's patch size)."""
-    return make_clip_spec(str(video), plan.video_elements(str(video)), plan.budget.factor // 2)
+    """The host's clip spec of ``plan``'s clips over ``video`` (decoded on the plan's token grid)."""
+    return make_clip_spec(str(video), plan.video_elements(str(video)), fetch_patch_size(plan.budget.factor))
 
 
 def first_video(multi_modal_data: Any) -> str:
@@ -87,8 +82,8 @@ class ZoomHook:
         if processor is None:
             raise ValueError("the zoom pass needs a vision-language model: the tokenizer has no processor")
         self.options, self.tokenizer, self.processor = options, tokenizer, processor
-        self.factor, self.temporal_patch = vision_factor(processor)
-        self.budget = options.budget(self.factor, self.temporal_patch)
+        self.geometry = VisionGeometry.of(processor)
+        self.budget = options.budget(self.geometry)
         self.coarse_fps = coarse_fps
         self.skip_special_tokens = skip_special_tokens
         self.video_token_id = tokenizer.convert_tokens_to_ids(getattr(processor, "video_token", "<|video_pad|>"))
@@ -125,7 +120,7 @@ class ZoomHook:
             if key not in planned:
                 plan = plan_zoom(spans, truth.duration, self.budget)
                 if plan is None and self.options.no_spans == "uniform":
-                    budget = self.options.uniform_budget(truth.duration, self.factor, self.temporal_patch)
+                    budget = self.options.uniform_budget(truth.duration, self.geometry)
                     plan = plan_pass([(0.0, truth.duration)], truth.duration, budget)
                 number = -1 if plan is None else plan_number.setdefault(plan, len(plan_number))
                 planned[key] = (sum(e - s for s, e in spans), plan, number)  # glue spans come merged
