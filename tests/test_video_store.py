@@ -33,13 +33,14 @@ def qwen_vl_utils_own(monkeypatch, element):
     vp = _qwen_vl_utils().vision_process
     with monkeypatch.context() as m:
         m.setitem(vp.VIDEO_READER_BACKENDS, "decord", vp.VIDEO_READER_BACKENDS["decord"].original)
-        (frames, metadata), fps = vp.fetch_video(dict(element), return_video_sample_fps=True,
+        (frames, metadata), fps = vp.fetch_video(dict(element), image_patch_size=PATCH, return_video_sample_fps=True,
                                                  return_video_metadata=True)
     return frames, metadata, fps
 
 
 # 12 s at 4 fps: the coarse pass at 1 fps reads linspace(0, 47, 12) -> 0, 4, 9, 13, 17, 21, 26, 30, 34, 38, 43, 47;
 # the clip [2, 5] s at 8 frames reads linspace(8, 20, 8) -> 8, 10, 11, 13, 15, 17, 18, 20: frames 13 and 17 are shared.
+PATCH = 14  # Qwen2.5-VL's patch side
 COARSE = {"min_pixels": 3136, "max_pixels": 12544, "fps": 1.0}
 CLIP = {"video_start": 2.0, "video_end": 5.0, "nframes": 8, "min_pixels": 3136, "max_pixels": 50176}
 
@@ -47,14 +48,15 @@ CLIP = {"video_start": 2.0, "video_end": 5.0, "nframes": 8, "min_pixels": 3136, 
 def test_qwen_vl_utils_through_the_store_gives_its_own_pixels_and_reuses_frames(store, evidence_video, monkeypatch):
     for element in (COARSE, CLIP):
         element = {"video": str(evidence_video), **element}
-        got = fetch_element(element)
+        got = fetch_element(element, image_patch_size=PATCH)
         frames, metadata, fps = qwen_vl_utils_own(monkeypatch, element)
         assert torch.equal(got.frames, frames) and got.metadata == metadata and got.sample_fps == fps
     assert got.metadata["frames_indices"] == [8, 10, 11, 13, 15, 17, 18, 20]
     stats = store.stats()
     assert (stats.opens, stats.decodes) == (1, 2), "one open for both passes, one batched read each"
     assert (stats.frames_decoded, stats.hits) == (12 + 6, 2), "the clip's frames 13 and 17 came from the coarse read"
-    again = fetch_element({"video": str(evidence_video), **CLIP})  # the same clip again (another sample of a group)
+    # the same clip again (another sample of a group)
+    again = fetch_element({"video": str(evidence_video), **CLIP}, image_patch_size=PATCH)
     assert torch.equal(again.frames, got.frames) and store.stats().decodes == 2 and store.stats().hits == 10
 
 
