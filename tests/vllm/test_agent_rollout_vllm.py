@@ -128,8 +128,6 @@ def gen_batch(setup, rows, clip_as, schedule="rounds"):
 def generated(request, setup, rows, monkeypatch_module):
     """One training generation (FSDPWorker.generate_sequences -> the agent rollout), clips as images or videos; the
     conversations the rollout assembled are kept (their raw ids: what vLLM read)."""
-    from verl.workers.fsdp_workers import FSDPWorker
-
     from zoomzero_plugin.hosts.easyr1.zoomzero import agent_rollout
 
     conversations, assemble = [], agent_rollout.assemble
@@ -139,22 +137,11 @@ def generated(request, setup, rows, monkeypatch_module):
         return assemble(convs, *args, **kwargs)
 
     monkeypatch_module.setattr(agent_rollout, "assemble", keep)
-    engine = setup.rollout.inference_engine
-    calls, generate = [], engine.generate
-
-    def count(*args, **kwargs):
-        calls.append(len(kwargs.get("prompts") or args[0]))
-        return generate(*args, **kwargs)
-
-    engine.generate = count
-    worker = SimpleNamespace(_has_rollout=True, generation_config=None, tokenizer=setup.tokenizer,
-                             processor=setup.processor, rollout=setup.rollout, rollout_sharding_manager=_Identity())
     try:
-        out = FSDPWorker.generate_sequences(worker, gen_batch(setup, rows[1], request.param))
+        run = generate_counted(setup, gen_batch(setup, rows[1], request.param))
     finally:
-        engine.generate = generate
         monkeypatch_module.setattr(agent_rollout, "assemble", assemble)
-    return SimpleNamespace(batch=out, calls=calls, conversations=conversations, clip_as=request.param)
+    return SimpleNamespace(batch=run.batch, calls=run.calls, conversations=conversations, clip_as=request.param)
 
 
 @pytest.fixture(scope="module")
