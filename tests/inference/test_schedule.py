@@ -31,10 +31,11 @@ class StepEngine:
         return [(job, f"turn of {job}") for job in done]
 
 
-def run(turns, decodes=None):
+def run(turns, decodes=None, events=None):
     """``turns``: per job, the steps each of its turns takes; ``decodes``: per (job, turn), a Future its next turn
     waits for. Returns the engine's step log and what happened, in order."""
-    engine, events, done = StepEngine(), [], dict.fromkeys(turns, 0)
+    engine, done = StepEngine(), dict.fromkeys(turns, 0)
+    events = [] if events is None else events
     decodes = decodes or {}
 
     def submit(jobs):
@@ -63,11 +64,36 @@ def test_a_short_trajectory_goes_on_while_a_long_turn_generates():
     assert log == [["a", "b"]] * 3 + [["b"]] * 2
 
 
+class ArrivesAfter(Future):
+    """A decode that finishes only once ``event`` has happened, so the order does not depend on a timer. A scheduler
+    that blocks on it before then would wait forever: after 10 s the decode fails instead, naming that."""
+
+    def __init__(self, event):
+        super().__init__()
+        self.event = event
+        self.give_up = threading.Timer(10, self.set_exception,
+                                       args=(AssertionError(f"the scheduler waited for frames before {event}"),))
+        self.give_up.start()
+
+    def seen(self, event):
+        if event == self.event:
+            self.give_up.cancel()
+            self.set_result(None)
+
+
+class Events(list):
+    def __init__(self, watcher):
+        super().__init__()
+        self.watcher = watcher
+
+    def append(self, event):
+        super().append(event)
+        self.watcher.seen(event)
+
+
 def test_a_turn_waits_for_its_frames_while_the_engine_serves_the_others():
-    frames = Future()
-    gate = threading.Timer(0.2, frames.set_result, args=(None,))
-    gate.start()
-    log, events = run({"a": [1, 1], "b": [2]}, decodes={("a", 0): frames})
+    frames = ArrivesAfter("end b0")  # a's frames are not there until b's two-step turn has ended
+    log, events = run({"a": [1, 1], "b": [2]}, decodes={("a", 0): frames}, events=Events(frames))
     assert events[:4] == ["submit a0", "submit b0", "end a0", "end b0"], "b went on while a's frames decoded"
     assert events[4:] == ["submit a1", "end a1"] and log == [["a", "b"], ["b"], ["a"]]
 
