@@ -15,11 +15,21 @@
    video, on the tiny Qwen2.5-VL and the tiny Qwen3-VL: visual tokens per clip and agent wall time.
 4. Parser throughput. ``parse_turn``, ``split_response`` and the trajectory reward on 1 MB inputs, realistic and
    degenerate (RL policies repeat themselves), in MB/s.
+5. ``--backend vllm``: round by round vs continuous (``--agent-schedule``) on vLLM's CPU engine, side by side in one
+   run. The tiny head-32 model writes every turn itself, greedy, held to a scripted text by vLLM's structured outputs
+   (a regex of exactly that text): turns of different lengths over several rounds — each trajectory makes three
+   calls of 16 frames and answers, and one of its four turns is long (``--long-words`` words of thinking, the others
+   ``--short-words``), the long turn falling in a different round for different questions, as when some
+   trajectories think at length in one round and others in the next. Per schedule: wall time for the whole batch
+   (one "step"), the seconds inside engine steps and the engine's idle fraction, steps and requests per step, frame
+   decoding (seconds, video opens, frames decoded and served from memory), and whether the two schedules' predictions
+   are equal. Goal: continuous >= 1.3x faster at equal outputs.
 
     python benchmarks/bench_agent.py            # 3 videos of 300 s; ~5 min on 2 CPU cores
     python benchmarks/bench_agent.py --quick    # 2 videos of 120 s
     python benchmarks/bench_agent.py --quick --clip-as-only   # agent.clip_as: images vs video, both tiny families
     python benchmarks/bench_agent.py --model zsgvivo/videozoomer --data lvb_val.jsonl --limit 200 --device cuda
+    .venv-vllm/bin/python benchmarks/bench_agent.py --backend vllm   # round by round vs continuous (~5 min)
 """
 
 from __future__ import annotations
@@ -53,6 +63,7 @@ from zoomzero_plugin.inference.passes import Question  # noqa: E402
 from zoomzero_plugin.inference.scripted import ScriptedBackend  # noqa: E402
 from zoomzero_plugin.rows import read_rows, row_truth  # noqa: E402
 from zoomzero_plugin.synthetic.videos import write_video  # noqa: E402
+from zoomzero_plugin.video_store import VideoStore, shared  # noqa: E402
 
 
 def agent_script(truths: dict[str, object]):
@@ -91,7 +102,7 @@ def bench_agent_vs_one_stage(backend, rows, args) -> list[tuple]:
     best = fastest({"one-stage": lambda: predict(one, questions, "one-stage", cfg),
                     "agent (1 call + answer)": lambda: predict(agent, questions, "agent", cfg),
                     "agent, no tool (authors' baseline)": lambda: predict(no_tool, questions, "agent", baseline)},
-                   args.repeat)
+                   args.repeat, before=shared().clear)  # every run on videos nothing has decoded yet
     table = []
     for label, (wall, preds) in best.items():
         if label == "one-stage":
@@ -176,8 +187,10 @@ def bench_decode(work: Path, lengths: list[float], frames: list[int], args) -> l
         path = work / f"decode-{seconds:g}s-{args.width}x{args.height}@{args.fps}.mp4"
         if not path.exists():
             write_video(path, seconds, args.fps, args.width, args.height)
-        open_ms = median_ms(lambda: FrameReader(str(path)), repeats=5, warmup=1)
-        reader = FrameReader(str(path))
+        # each open on a store of its own (the process's keeps a video open); each read on a store that keeps its
+        # readers but no frames: the time to open, and to decode a clip, not a read from memory
+        open_ms = median_ms(lambda: FrameReader(str(path), VideoStore(max_bytes=0)), repeats=5, warmup=1)
+        reader = FrameReader(str(path), VideoStore(max_bytes=0))
         for n in frames:
             mid = reader.info.frames // 2  # a clip of n frames over 4 s in the middle of the video
             indices = sorted({mid + round(k * 4 * reader.info.fps / max(n - 1, 1)) for k in range(n)})
@@ -214,6 +227,79 @@ def bench_parsers() -> list[tuple]:
     return rows
 
 
+def scripted_turn(k: int, turn: int, truth, args) -> str:
+    """Question k's turn: three calls on 8-s stretches around the clue at 2 fps (16 frames), then the answer; the
+    think of turn ``k % 4`` is long."""
+    words = args.long_words if turn == k % 4 else args.short_words
+    think = " ".join(f"w{(k + turn + i) % 10}" for i in range(words))
+    if turn == 3:
+        return f"<think>{think}</think><answer>{truth.answer}</answer>"
+    start = max(0.0, truth.spans[0][0] - 8.0 + 8.0 * turn)
+    return f'<think>{think}</think><video_zoom>{{"segment": [{start:g}, {start + 8:g}], "fps": 2}}</video_zoom>'
+
+
+def schedule_comparison(model_dir: Path, rows, args) -> tuple[list[tuple], bool, list[float]]:
+    """Round by round vs continuous on vLLM (section 5 of the module docstring): (schedule, wall s, engine s, steps,
+    mean requests per step, decode s, store counters, turn tokens) per run, outputs equal, load averages."""
+    import re
+
+    from vllm.sampling_params import StructuredOutputsParams
+
+    from zoomzero_plugin.inference.engine_stream import EngineMeter, metered
+    from zoomzero_plugin.inference.vllm_backend import VLLMBackend
+
+    backend = VLLMBackend(str(model_dir), batch_size=256, max_images=128, enforce_eager=True, seed=0,
+                          max_model_len=16384, dtype="float32")  # structured outputs want float32 logits on a CPU
+    questions = [Question.from_row(r) for r in rows]
+    truths = {q.qid: (k, row_truth(r)) for k, (q, r) in enumerate(zip(questions, rows))}
+    params = backend._params
+
+    def steered(request, sampling):
+        qid, turn = request.tag.split("#")
+        k, truth = truths[qid]
+        out = params(request, sampling)
+        text = scripted_turn(k, int(turn), truth, args)
+        out.structured_outputs = StructuredOutputsParams(regex=re.sub(r"([\\.^$*+?{}\[\]|()])", r"\\\1", text))
+        return out
+
+    backend._params = steered
+    budget = AgentBudget(max_new_tokens=4 * args.long_words + 64)
+    configs = {s: ModeConfig(agent=AgentConfig(budget=budget, schedule=s)) for s in ("rounds", "continuous")}
+    predict(backend, questions[:1], "agent", configs["rounds"])  # warm-up
+    loads, table, records = [os.getloadavg()[0]], [], {}
+    for _ in range(args.repeat):
+        for schedule, cfg in configs.items():  # side by side, alternating: the machine is shared
+            shared().clear()  # every step brings videos nothing has decoded yet
+            before, start = shared().stats(), time.perf_counter()
+            with metered(backend.llm, EngineMeter()) as meter:
+                preds = predict(backend, questions, "agent", cfg)
+            wall, work = time.perf_counter() - start, shared().stats().minus(before)
+            records[schedule] = [p.record for p in preds]
+            tokens = [t["tokens"] for p in preds for t in p.record["transcript"]["turns"]]
+            table.append((schedule, wall, meter.busy_s, meter.steps, meter.mean_batch, work, tokens))
+    loads.append(os.getloadavg()[0])
+    return table, records["rounds"] == records["continuous"], loads
+
+
+def print_schedules(model_dir: Path, rows, args) -> None:
+    table, equal, loads = schedule_comparison(model_dir, rows, args)
+    print(f"Round by round vs continuous on vLLM's CPU engine (0.11, tiny head-32 Qwen2.5-VL, float32, greedy); "
+          f"{len(rows)} questions x 4 turns (3 calls of 16 frames, then the answer), one turn of each "
+          f"{args.long_words} words of thinking, the others {args.short_words}; load average {loads[0]:.1f} at the "
+          f"start, {loads[1]:.1f} at the end; other engineers' work shares the 2 cores\n")
+    print("| run | schedule | wall s | engine s | engine idle | steps | requests/step | decode s | opens | "
+          "frames decoded | from memory | tokens/turn (min-max) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for i, (schedule, wall, busy, steps, batch, work, tokens) in enumerate(table):
+        print(f"| {i // 2 + 1} | {schedule} | {wall:.2f} | {busy:.2f} | {1 - busy / wall:.0%} | {steps} | "
+              f"{batch:.1f} | {work.decode_s:.2f} | {work.opens} | {work.frames_decoded} | {work.hits} | "
+              f"{min(tokens)}-{max(tokens)} |")
+    walls = {s: [w for name, w, *_ in table if name == s] for s in ("rounds", "continuous")}
+    ratios = [r / c for r, c in zip(walls["rounds"], walls["continuous"])]
+    print(f"\ncontinuous vs round by round, per run: {', '.join(f'{r:.2f}x' for r in ratios)} faster "
+          f"(goal >= 1.3x); outputs equal: {'yes' if equal else 'NO'}")
+
+
 def clip_as_table(work: Path, rows, args) -> None:
     """``agent.clip_as``: images vs video on the tiny Qwen2.5-VL and the tiny Qwen3-VL, the same questions."""
     from zoomzero_plugin.inference.hf_backend import TransformersBackend
@@ -236,8 +322,8 @@ def clip_as_table(work: Path, rows, args) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="2 videos of 120 s")
-    parser.add_argument("--videos", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=300.0)
+    parser.add_argument("--videos", type=int, help="questions (default: 3; --backend vllm: 8)")
+    parser.add_argument("--seconds", type=float, help="video length (default: 300; --backend vllm: 120)")
     parser.add_argument("--width", type=int, default=320)
     parser.add_argument("--height", type=int, default=180)
     parser.add_argument("--fps", type=int, default=25, help="source frame rate (libx264 keyframe every 250 frames)")
@@ -245,6 +331,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--max-visual-tokens", type=int, default=8192, help="one-stage L_v (default: the paper's 8192)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--backend", choices=("transformers", "vllm"), default="transformers",
+                        help="vllm: round by round vs continuous on vLLM's CPU engine (section 5) instead of the "
+                             "transformers tables")
+    parser.add_argument("--long-words", type=int, default=120, help="--backend vllm: words of a long think")
+    parser.add_argument("--short-words", type=int, default=4, help="--backend vllm: words of a short think")
     parser.add_argument("--clip-as-only", action="store_true", help="only the clip_as table (images vs video)")
     parser.add_argument("--workdir", default=str(Path(tempfile.gettempdir()) / "zoomzero-bench"))
     real = parser.add_argument_group("tool vs no tool on a real checkpoint (instead of the scripted tables)")
@@ -264,18 +355,26 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USER
     if args.quick:
         args.videos, args.seconds = 2, 120.0
+    vllm = args.backend == "vllm"
+    args.videos = args.videos or (8 if vllm else 3)
+    args.seconds = args.seconds or (120.0 if vllm else 300.0)
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
 
     from zoomzero_plugin.inference.hf_backend import TransformersBackend
     from zoomzero_plugin.synthetic.tiny_qwen import build_tiny_qwen
 
-    model_dir = work / "tiny-qwen"
+    model_dir = work / ("tiny-qwen-vllm" if vllm else "tiny-qwen")
     if not (model_dir / "config.json").exists():
-        build_tiny_qwen(model_dir)
+        build_tiny_qwen(model_dir, for_vllm=vllm)
     rows = read_rows(
         long_benchmark(work, args.videos, args.seconds, args.width, args.height, args.fps, args.clue_seconds)
     )
+    if vllm:
+        os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # the engine in this process, as in EasyR1
+        print_schedules(model_dir, rows, args)
+        return 0
     if args.clip_as_only:
         clip_as_table(work, rows, args)
         return 0

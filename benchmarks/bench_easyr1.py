@@ -3,14 +3,18 @@ VideoZoomer multi-turn rollout's bookkeeping and memory.
 
     python benchmarks/bench_easyr1.py [--responses 512] [--tokens 512] [--group 8] [--repeats 20]
     .venv-vllm/bin/python benchmarks/bench_easyr1.py --vllm    # plus a rollout step on vLLM's CPU engine
+    .venv-vllm/bin/python benchmarks/bench_easyr1.py --only rollout   # only that step
     python benchmarks/bench_easyr1.py --only multiturn [--mt-prompts 128] [--mt-n 16] [--mt-memory-prompts 16]
 
 ``--vllm`` (where vLLM is installed: scripts/install-cpu.sh --vllm) adds a rollout step on EasyR1's own
 vLLMRollout (CPU engine, tiny head-32 model): coarse generation of 4 prompts × a group of 8 over 60-s synthetic
 videos, with and without the zoom hook's pass, same engine and batch (goal ≤ 1.10×; the paper reports 1.15× per
 training step, where the actor update also counts), and how many zoom requests the group's repeated span sets
-need. The random model is steered into the template by vLLM's structured outputs (a regex whose think text is
-150 free characters and whose spans come from a small set, so samples of a group repeat them).
+need. Each step starts with an empty video store (every step brings new videos); the table shows, for the median
+step with the zoom pass, the coarse generation and the zoom pass apart, and the store's work in each (decode seconds,
+video opens, batched decodes, frames decoded, frames served from memory). The random model is steered into the
+template by vLLM's structured outputs (a regex whose think text is 150 free characters and whose spans come from a
+small set, so samples of a group repeat them).
 
 Both estimators go through EasyR1's (patched) ``ray_trainer.compute_advantage`` on the same ``DataProto``.
 The zoom bookkeeping is everything the hook does in the trainer process per step except the zoom
@@ -263,13 +267,26 @@ def rollout_rows(repeats: int) -> list[tuple[str, str]]:
     steer = StructuredOutputsParams(regex=STEER.format(starts="10|30", ends="25|45"))
     letters = StructuredOutputsParams(choice=list("ABCD"))
 
-    class WorkerGroup:  # one rank; the zoom hook calls it for its pass
+    from verl.workers.fsdp_workers import FSDPWorker
+
+    from zoomzero_plugin.video_store import shared
+
+    class Identity:  # a rank without tensor parallelism: the sharding manager passes data through
+        def preprocess_data(self, data):
+            return data
+
+        def postprocess_data(self, data):
+            return data
+
+    worker = SimpleNamespace(_has_rollout=True, generation_config=None, tokenizer=tokenizer, processor=processor,
+                             rollout=rollout, rollout_sharding_manager=Identity())
+
+    class WorkerGroup:  # one rank; the zoom hook calls it for its pass (through the worker: the seams run)
         world_size = 1
 
         def generate_sequences(self, batch):
-            batch.meta_info.update(eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
-                                   structured_outputs=letters)
-            return rollout.generate_sequences(batch)
+            batch.meta_info.update(structured_outputs=letters)
+            return FSDPWorker.generate_sequences(worker, batch)
 
     options = ZoomOptions(enable=True, fps=2.0, max_visual_tokens=480, min_frame_pixels=3136, max_frame_pixels=50176,
                           max_new_tokens=4)
@@ -280,45 +297,51 @@ def rollout_rows(repeats: int) -> list[tuple[str, str]]:
         gen = prompts.select(batch_keys=["input_ids", "attention_mask", "position_ids"],
                              non_tensor_batch_keys=["raw_prompt_ids", "multi_modal_data"], deepcopy=True)
         gen.meta_info.update(min_pixels=data.min_pixels, max_pixels=data.max_pixels, video_fps=data.video_fps,
-                             eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
                              structured_outputs=steer)
-        out = rollout.generate_sequences(gen)
+        out = FSDPWorker.generate_sequences(worker, gen)
         out.non_tensor_batch["ground_truth"] = np.repeat(prompts.non_tensor_batch["ground_truth"], 8)
         out.non_tensor_batch["multi_modal_data"] = np.repeat(prompts.non_tensor_batch["multi_modal_data"], 8)
         return out
 
-    timings = {"without": [], "with": []}
-    stats = {}
-    coarse()  # warm-up: first decode, first engine call
+    store = shared()
+
+    def step(zoom: bool):
+        """One rollout step on videos nothing has decoded yet (every step brings new ones): (coarse s, zoom s,
+        the video store's work in each)."""
+        store.clear()
+        before, start = store.stats(), time.perf_counter()
+        out = coarse()
+        middle, mid = store.stats(), time.perf_counter()
+        stats = hook(trainer, out, "train") if zoom else {}
+        return out, stats, (mid - start, time.perf_counter() - mid, middle.minus(before), store.stats().minus(middle))
+
+    step(True)  # warm-up: first decode, first engine calls
+    loads, runs, stats = [os.getloadavg()[0]], {"without": [], "with": []}, {}
     for _ in range(repeats):
         for name in ("without", "with"):  # alternate: the machine is shared
-            start = time.perf_counter()
-            out = coarse()
-            if name == "with":
-                stats = hook(trainer, out, "train")
-            timings[name].append(time.perf_counter() - start)
-    without, with_zoom = np.median(timings["without"]), np.median(timings["with"])
+            out, got, measured = step(name == "with")
+            runs[name].append(measured)
+            stats = got or stats
+    loads.append(os.getloadavg()[0])
+    total = {name: [c + z for c, z, *_ in runs[name]] for name in runs}
+    without, with_zoom = np.median(total["without"]), np.median(total["with"])
+    pick = runs["with"][int(np.argsort(total["with"])[len(total["with"]) // 2])]  # the median step's counters
+    coarse_s, zoom_s, in_coarse, in_zoom = pick
     n = len(out)
-    from verl.utils.dataset import process_video  # (patched: decodes clip specs)
 
-    def decode_s(videos, fps):
-        start = time.perf_counter()
-        for video in videos:
-            process_video(video, data.min_pixels, data.max_pixels, fps)
-        return time.perf_counter() - start
+    def work(label, s):
+        return (f"  {label}: decoding {s.decode_s * 1e3:.0f} ms; opens {s.opens}, decodes {s.decodes}, frames "
+                f"decoded {s.frames_decoded}, frames from memory {s.hits}", "")
 
-    texts = hook.decode(out.batch["responses"], out.batch["response_mask"])
-    zoom = hook.zoom_batch(
-        hook.plan(texts, out.non_tensor_batch["ground_truth"], out.non_tensor_batch["multi_modal_data"])
-    )
-    coarse_decode = decode_s([m["videos"][0] for m in prompts.non_tensor_batch["multi_modal_data"]], data.video_fps)
-    zoom_decode = decode_s([m["videos"][0] for m in zoom.non_tensor_batch["multi_modal_data"]], 2.0)
     return [
-        (f"rollout step without the zoom pass ({n} responses, 60-s videos)", f"{without * 1e3:8.0f} ms"),
+        (f"rollout step without the zoom pass ({n} responses, 60-s videos; load avg {loads[0]:.1f}-{loads[1]:.1f})",
+         f"{without * 1e3:8.0f} ms"),
         ("rollout step with the zoom pass (same engine and batch)", f"{with_zoom * 1e3:8.0f} ms"),
         ("with / without (goal <= 1.10x)", f"{with_zoom / without:8.2f} x"),
-        ("  of which video decoding: coarse pass (4 videos)", f"{coarse_decode * 1e3:8.0f} ms"),
-        (f"  of which video decoding: zoom pass ({len(zoom)} clips)", f"{zoom_decode * 1e3:8.0f} ms"),
+        ("  the median step with the zoom pass: coarse generation / zoom pass",
+         f"{coarse_s * 1e3:.0f} / {zoom_s * 1e3:.0f} ms"),
+        work("coarse pass (4 videos)", in_coarse),
+        work(f"zoom pass ({stats.get('zoom/requests', 0):.0f} clip specs)", in_zoom),
         (f"zoom requests sent for {n * stats.get('zoom/zoomed_share', 0):.0f} zoomed responses (groups of 8)",
          f"{stats.get('zoom/requests', 0):8.0f}"),
     ]
@@ -345,7 +368,8 @@ def mt_turns(k: int) -> list[str]:
 
 
 class StandInWorker:
-    """A rollout worker whose engine returns each trajectory's scripted turn at once (RolloutWorker's interface)."""
+    """A rollout worker whose engine returns each trajectory's scripted turn at once (RolloutWorker's interface):
+    ``round`` (one call per round) and ``stream`` (request by request; a turn takes one engine step per 64 tokens)."""
 
     def __init__(self, tokenizer, processor, n):
         self.tokenizer, self.processor, self.n = tokenizer, processor, n
@@ -368,6 +392,43 @@ class StandInWorker:
         per_prompt = len(raw_prompt_ids) // self.n
         return [[Completion(self.script[i % self.n][r])] for i in range(per_prompt * self.n)]
 
+    def stream(self, meta_info):
+        return StandInStream(self)
+
+
+class StandInStream:
+    """The stand-in engine request by request: sample i (its key) says its script's next turn."""
+
+    def __init__(self, worker):
+        self.worker, self.turn, self.running = worker, {}, {}
+
+    @property
+    def pending(self):
+        return len(self.running)
+
+    def submit(self, items):
+        for keys, _, _, _ in items:
+            for key in keys:
+                turn = self.turn.get(key, 0)
+                self.turn[key] = turn + 1
+                ids = self.worker.script[key % self.worker.n][turn]
+                self.running[key] = [ids, -(-len(ids) // 64)]
+
+    def step(self):
+        from zoomzero_plugin.hosts.easyr1.generation import Completion
+
+        done = []
+        for key, job in self.running.items():
+            job[1] -= 1
+            if job[1] == 0:
+                done.append((key, Completion(job[0])))
+        for key, _ in done:
+            del self.running[key]
+        return done
+
+    def close(self):
+        self.running.clear()
+
 
 def mt_prompts(tokenizer, videos, prompts):
     """What EasyR1 hands the rollout: raw prompt ids and media (with the row's ground truth) per prompt."""
@@ -389,7 +450,7 @@ def mt_prompts(tokenizer, videos, prompts):
                                non_tensors={"raw_prompt_ids": raw, "multi_modal_data": media}, meta_info=meta)
 
 
-def mt_step(tokenizer, processor, videos, prompts, n, timings=None):
+def mt_step(tokenizer, processor, videos, prompts, n, timings=None, schedule="continuous"):
     """One rollout step with the stand-in engine; ``timings`` gets the assembly's share."""
     import time
 
@@ -397,7 +458,7 @@ def mt_step(tokenizer, processor, videos, prompts, n, timings=None):
     from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
 
     batch = mt_prompts(tokenizer, videos, prompts)
-    options = AgentOptions.from_kwargs({"agent": {}})
+    options = AgentOptions.from_kwargs({"agent": {"schedule": schedule}})
     assemble = agent_rollout.assemble
 
     def timed(*args, **kwargs):
@@ -476,6 +537,7 @@ def mt_memory_child(kind: str, prompts: int, n: int, workdir: str) -> None:
 
 def multiturn_rows(tokenizer, processor, prompts, n, memory_prompts, repeats):
     import json
+    import os
     import subprocess
     import tempfile
     import time
@@ -483,8 +545,9 @@ def multiturn_rows(tokenizer, processor, prompts, n, memory_prompts, repeats):
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         videos = mt_videos(Path(tmp))
-        mt_step(tokenizer, processor, videos, 4, n)  # warm-up: decodes the 4 overviews once
-        totals, assembly, single = [], [], []
+        mt_step(tokenizer, processor, videos, 4, n)  # warm-up: decodes the 4 overviews and every clip once
+        load = os.getloadavg()[0]
+        totals, assembly, single, by_schedule = [], [], [], {"continuous": [], "rounds": []}
         for _ in range(repeats):
             start = time.perf_counter()
             batch = mt_step(tokenizer, processor, videos, prompts, n, assembly)
@@ -493,16 +556,20 @@ def multiturn_rows(tokenizer, processor, prompts, n, memory_prompts, repeats):
             stats, sampled = batch.non_tensor_batch["agent_stats"], int(batch.batch["response_mask"].sum())
             del batch
             start = time.perf_counter()
+            mt_step(tokenizer, processor, videos, prompts, n, [], schedule="rounds")
+            by_schedule["rounds"].append(time.perf_counter() - start)
+            start = time.perf_counter()
             built = single_turn_batch(tokenizer, lengths, n)
             single.append(time.perf_counter() - start)
             del built
-        total, asm, base = min(totals), min(assembly), min(single)
+        total, asm, base, rounds = min(totals), min(assembly), min(single), min(by_schedule["rounds"])
         extent = sum(lengths)
         rows += [
-            (f"multi-turn rollout step, {prompts}x{n} trajectories, {stats[0]['turns']} rounds, stand-in engine "
-             "(goal <= 1 s)", f"{total:8.2f} s"),
-            ("  turns, environments, clips, observations, round inputs", f"{total - asm:8.2f} s"),
+            (f"multi-turn rollout step, one worker's share: {prompts}x{n} trajectories, {stats[0]['turns']} rounds, "
+             f"stand-in engine, continuous schedule (goal <= 0.5 s; load avg {load:.1f})", f"{total:8.2f} s"),
+            ("  turns, environments, clips, observations, turn inputs", f"{total - asm:8.2f} s"),
             ("  assembly (ids, masks, M-RoPE positions, media)", f"{asm:8.2f} s"),
+            ("  the same step, round-by-round schedule", f"{rounds:8.2f} s"),
             ("  for scale: EasyR1's own single-turn batch of the same lengths and widths", f"{base:8.2f} s"),
             ("  tokens per trajectory: response (sampled + observation)",
              f"{extent / len(lengths):8.0f} ({sampled / len(lengths):.0f} + {(extent - sampled) / len(lengths):.0f})"),
@@ -535,8 +602,10 @@ def main() -> None:
     parser.add_argument("--group", type=int, default=8, help="responses per prompt (rollout.n)")
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--vllm", action="store_true", help="add a rollout step on vLLM's CPU engine (needs vLLM)")
-    parser.add_argument("--only", choices=("advantage", "zoom", "multiturn"), help="run one section")
-    parser.add_argument("--mt-prompts", type=int, default=128, help="prompts per multi-turn step")
+    parser.add_argument("--only", choices=("advantage", "zoom", "multiturn", "rollout"),
+                        help="run one section (rollout: only the vLLM rollout step; implies --vllm)")
+    parser.add_argument("--mt-prompts", type=int, default=16,
+                        help="prompts per multi-turn step (16: one rollout worker's share of 128 on 8 GPUs)")
     parser.add_argument("--mt-n", type=int, default=16, help="trajectories per prompt")
     parser.add_argument("--mt-repeats", type=int, default=3, help="multi-turn steps timed (fastest kept)")
     parser.add_argument("--mt-memory-prompts", type=int, default=16, help="prompts of the memory comparison")
@@ -560,7 +629,7 @@ def main() -> None:
         rows += multiturn_rows(
             tokenizer, processor, args.mt_prompts, args.mt_n, args.mt_memory_prompts, args.mt_repeats
         )
-    if args.vllm:
+    if args.vllm or args.only == "rollout":
         rows += rollout_rows(max(3, args.repeats // 4))
     import verl
 

@@ -48,6 +48,7 @@ from zoomzero_plugin.inference.passes import Question  # noqa: E402
 from zoomzero_plugin.inference.scripted import ScriptedBackend, template  # noqa: E402
 from zoomzero_plugin.rows import read_rows, row_truth, write_rows  # noqa: E402
 from zoomzero_plugin.synthetic.videos import COLORS, Evidence, write_video  # noqa: E402
+from zoomzero_plugin.video_store import shared  # noqa: E402
 
 
 def long_benchmark(directory: Path, n: int, seconds: float, width: int, height: int, fps: int, clue: float,
@@ -103,18 +104,28 @@ def bench_modes(backend, rows: list[dict], cfg: ModeConfig, repeat: int) -> list
                 ("d&c, split budget", "divide-and-conquer", replace(cfg, window_budget="split")),
                 ("iterative (3 rounds)", "iterative", cfg)]
     predict(scripted, questions[:1], "one-stage", cfg)  # warm-up: lazy imports, first decode
-    llm = getattr(backend, "llm", None)  # vLLM: no prefix cached by an earlier variant's run
-    best = fastest({label: (lambda m=mode, c=c: predict(scripted, questions, m, c)) for label, mode, c in variants},
-                   repeat, before=llm.reset_prefix_cache if llm is not None else None)
+    llm = getattr(backend, "llm", None)
+    store = shared()
+
+    def fresh() -> None:  # every run as on questions never seen: no prefix (vLLM) and no frame kept from before
+        store.clear()
+        if llm is not None:
+            llm.reset_prefix_cache()
+
+    def run(mode, c):
+        before = store.stats()
+        return predict(scripted, questions, mode, c), store.stats().minus(before)
+
+    best = fastest({label: (lambda m=mode, c=c: run(m, c)) for label, mode, c in variants}, repeat, before=fresh)
     table = []
     for label, _, _ in variants:
-        wall, preds = best[label]
+        wall, (preds, work) = best[label]
         steps = {
             k: sum(t[k] for p in preds for t in p.timing["passes"]) for k in ("decode_s", "prepare_s", "generate_s")
         }
         passes = [x for p in preds for x in p.record["passes"]]
         table.append((label, wall, steps, len(passes) / len(preds), sum(x["frames"] for x in passes) / len(preds),
-                      sum(x["video_tokens"] for x in passes) / len(preds)))
+                      sum(x["video_tokens"] for x in passes) / len(preds), work))
     return table
 
 
@@ -128,6 +139,7 @@ def bench_decode(video: str, duration: float, budget: ZoomBudget, fractions: lis
     best: dict = {}
     for _ in range(repeat):
         for key, plan in plans.items():
+            shared().clear()  # decoded afresh, not served from the store
             start = time.perf_counter()
             fetch_plan(plan, video)
             best[key] = min(best.get(key, float("inf")), time.perf_counter() - start)
@@ -187,13 +199,18 @@ def main(argv: list[str] | None = None) -> int:
           f"{args.window_seconds:g}-s windows ({n_windows} per video), top-4, responses {args.max_new_tokens} tokens; "
           f"torch threads {os.environ['OMP_NUM_THREADS']}\n")
 
+    load = os.getloadavg()[0]
     table = bench_modes(backend, rows, cfg, args.repeat)
     base = table[0][1]
-    print("| mode | wall s | × one-stage | decode s | prepare s | generate s | passes/q | frames/q | video tokens/q |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for label, wall, steps, passes, frames, tokens in table:
+    print(f"load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end (fastest of {args.repeat}; "
+          "opens, frames decoded and from memory: the video store's counts in that run)")
+    print("| mode | wall s | × one-stage | decode s | prepare s | generate s | passes/q | frames/q | video tokens/q | "
+          "opens | frames decoded | from memory |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for label, wall, steps, passes, frames, tokens, work in table:
         print(f"| {label} | {wall:.2f} | {wall / base:.2f}× | {steps['decode_s']:.2f} | {steps['prepare_s']:.2f} | "
-              f"{steps['generate_s']:.2f} | {passes:.1f} | {frames:.0f} | {tokens:.0f} |")
+              f"{steps['generate_s']:.2f} | {passes:.1f} | {frames:.0f} | {tokens:.0f} | {work.opens} | "
+              f"{work.frames_decoded} | {work.hits} |")
 
     video, duration = rows[0]["videos"][0], row_truth(rows[0]).duration
     decode = bench_decode(video, duration, budget, [0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0], args.repeat)

@@ -1,5 +1,11 @@
 """Decoding the frames a clip element asks for, through qwen-vl-utils (sampling, time ranges and resizing).
 
+qwen-vl-utils' decord reader reads local files through the process's
+:class:`~zoomzero_plugin.video_store.VideoStore` once this module has loaded qwen-vl-utils (:func:`use_video_store`):
+each video is opened once and each native frame decoded once, for every ``fetch_video`` in the process (EasyR1's
+``process_video`` included). The frames it returns, and so every pixel qwen-vl-utils resizes from them, are the ones
+its own reader returns; which frames, their times and the resizing stay qwen-vl-utils' own.
+
 A video that cannot be decoded raises :class:`~zoomzero_plugin.errors.VideoError` naming the file and the
 decoder's own reason. (qwen-vl-utils retries a failed decord read with torchvision, whose error, e.g.
 ``module 'torchvision.io' has no attribute 'read_video'``, would otherwise hide decord's.)
@@ -18,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from .cpu_compat import ensure_torchvision_importable
 from .errors import VideoError
+from .video_store import shared
 
 if TYPE_CHECKING:
     import torch
@@ -48,7 +55,42 @@ def _qwen_vl_utils():
     logging.getLogger("qwen_vl_utils.vision_process").addFilter(_hide_fallback_notice)
     with contextlib.redirect_stderr(io.StringIO()):  # its one-time "qwen-vl-utils using decord to read video."
         qwen_vl_utils.vision_process.get_video_reader_backend()
+    use_video_store()
     return qwen_vl_utils
+
+
+_STORE_READER = "_zoomzero_video_store"  # marks qwen-vl-utils' decord reader once it reads through the store
+
+
+def use_video_store() -> None:
+    """Make qwen-vl-utils' decord reader (``VIDEO_READER_BACKENDS["decord"]``, looked up at every ``fetch_video``)
+    read local files through :func:`~zoomzero_plugin.video_store.shared`; URLs still go to its own reader.
+    Idempotent."""
+    import qwen_vl_utils.vision_process as vp
+
+    original = vp.VIDEO_READER_BACKENDS.get("decord")
+    if original is None or getattr(original, _STORE_READER, False):
+        return
+
+    def read_video_decord(ele: dict[str, Any]):
+        path = ele["video"]
+        if not isinstance(path, str) or ("://" in path and not path.startswith("file://")):
+            return original(ele)
+        path = path.removeprefix("file://")
+        store = shared()
+        frames, fps = store.info(path)
+        start, end, total = vp.calculate_video_frame_range(ele, frames, fps)
+        nframes = vp.smart_nframes(ele, total_frames=total, video_fps=fps)
+        import torch
+
+        indices = torch.linspace(start, end, nframes).round().long().tolist()
+        video = torch.tensor(store.frames(path, indices)).permute(0, 3, 1, 2)  # (T, C, H, W), as qwen-vl-utils lays it
+        metadata = {"fps": fps, "frames_indices": indices, "total_num_frames": total, "video_backend": "decord"}
+        return video, metadata, nframes / max(total, 1e-6) * fps
+
+    setattr(read_video_decord, _STORE_READER, True)
+    read_video_decord.original = original  # type: ignore[attr-defined]
+    vp.VIDEO_READER_BACKENDS["decord"] = read_video_decord
 
 
 def _hide_fallback_notice(record: logging.LogRecord) -> bool:

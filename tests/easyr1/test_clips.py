@@ -47,12 +47,29 @@ def test_clip_spec_metadata_keeps_true_timestamps(evidence_video):
     assert fps == pytest.approx(plan.frames / plan.seconds)
 
 
-def test_plain_video_paths_still_go_to_easyr1s_original(evidence_video):
+def test_plain_video_paths_decode_as_easyr1s_original_with_qwen_vl_utils_own_reader(evidence_video, monkeypatch):
+    import qwen_vl_utils.vision_process as vp
     from verl.utils import dataset
 
-    patched = dataset.process_video(str(evidence_video), 3136, 12544, 1.0, return_fps=True)
+    patched = dataset.process_video(str(evidence_video), 3136, 12544, 1.0, return_fps=True)  # through the store
+    monkeypatch.setitem(vp.VIDEO_READER_BACKENDS, "decord", vp.VIDEO_READER_BACKENDS["decord"].original)
     original = dataset.process_video.__wrapped__(str(evidence_video), 3136, 12544, 1.0, return_fps=True)
     assert torch.equal(patched[0], original[0]) and patched[1] == original[1]
+
+
+def test_a_batchs_videos_decode_ahead_in_threads_to_the_same_frames(evidence_video):
+    from verl.workers.rollout import vllm_rollout_spmd as rollout
+
+    from zoomzero_plugin.hosts.easyr1 import clips
+
+    plan = plan_zoom([(3.0, 5.0)], 12.0, BUDGET)
+    spec = make_clip_spec(str(evidence_video), plan.video_elements(str(evidence_video)), plan.budget.factor // 2)
+    rows = [{"videos": [str(evidence_video)]}, {"videos": [spec]}]
+    want = [rollout._process_multi_modal_data(r, 3136, 12544, 1.0)["video"][0] for r in rows]
+    assert clips.prefetch_videos(rows + rows, 3136, 12544, 1.0) == 2, "a repeated row is decoded once"
+    assert len(clips._PREFETCHED) == 2
+    got = [rollout._process_multi_modal_data(r, 3136, 12544, 1.0)["video"][0] for r in rows]
+    assert all(torch.equal(g, w) for g, w in zip(got, want)) and clips._PREFETCHED == {}, "each result taken once"
 
 
 def test_uniform_budget_gives_the_requested_frames():

@@ -181,6 +181,9 @@ class OverlapProbe:
     def __len__(self):
         return len(self.real)
 
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
 
 def _in_two_threads(fn):
     import threading
@@ -203,22 +206,31 @@ def _in_two_threads(fn):
     return got
 
 
-def test_a_reader_shared_by_two_threads_never_decodes_in_both_at_once(evidence_video):
+def test_two_threads_reading_one_video_never_share_a_decord_reader(evidence_video, monkeypatch):
     import threading
 
-    cache = frame_refs.FrameCache(FrameReader)
-    reader = cache.reader(str(evidence_video))
-    probe = reader._reader = OverlapProbe(reader._reader)
+    from zoomzero_plugin.video_store import VideoStore
+
+    store, probes = VideoStore(), []
+    opened = store._open
+
+    def open_probed(path):  # every decord reader the store opens, behind a probe
+        probes.append(OverlapProbe(opened(path)))
+        return probes[-1]
+
+    monkeypatch.setattr(store, "_open", open_probed)
+    cache = frame_refs.FrameCache(lambda path: FrameReader(path, store))
+    cache.reader(str(evidence_video))
     groups, take = iter([[0, 8], [4, 12]]), threading.Lock()
 
-    def read_a_group():  # each thread another group of the one video: both miss the cache, one shared reader
+    def read_a_group():  # each thread another group of the one video: both miss the cache
         with take:
             frames = next(groups)
         return len(cache.group(str(evidence_video), frames, 100352, 25088))
 
     got = _in_two_threads(read_a_group)
-    assert probe.most_inside == 1, "decord's reader was entered by two threads at once"
-    assert got == [2, 2] and cache.reads == 2
+    assert [p.most_inside for p in probes] == [1, 1], "a decord reader was entered by two threads at once"
+    assert got == [2, 2] and cache.reads == 2 and store.stats().opens == 2, "the second thread opened its own reader"
 
 
 def test_the_same_group_decoded_by_two_threads_is_stored_and_counted_once(evidence_video, monkeypatch):

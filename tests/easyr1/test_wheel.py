@@ -72,10 +72,10 @@ def venv(wheel, tmp_path_factory) -> Path:
 
 
 def env(venv: Path) -> dict[str, str]:
-    """The fresh venv first on PATH; no vLLM stand-in on any path (the launcher brings its own)."""
-    return subprocess_env(
-        drop=("RAY_RUNTIME_ENV_HOOK", "VIRTUAL_ENV"), PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}"
-    )
+    """The fresh venv first on PATH; no vLLM stand-in on any path (the launcher brings its own); no PYTHONPATH (a
+    worktree on it would shadow the wheel's copy)."""
+    return subprocess_env(drop=("RAY_RUNTIME_ENV_HOOK", "VIRTUAL_ENV", "PYTHONPATH"),
+                          PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
 
 
 def test_the_wheel_holds_every_recipe_and_example(wheel):

@@ -39,6 +39,7 @@ if _spec is None or _spec.origin is None or "shims" in _spec.origin:
 
 TURN = (r'<think>[a-z]{1,5}</think>(<video_zoom>\{"segment": \[(1|5), (6|9)\], "fps": (1|2)\}</video_zoom>'
         r"|<answer>[A-C]</answer>)")
+CALLS = r'<think>[a-z]{1,30}</think><video_zoom>\{"segment": \[(1|5), (6|9)\], "fps": (1|2)\}</video_zoom>'
 TOLERANCE = 1e-5  # float32 on both sides; measured here: 9.5e-7 over 950 tokens
 
 # The stand-in test's recipe (tests/easyr1/test_agent_rollout.py), as vLLM's CPU engine needs it: eager fp32, room for
@@ -99,9 +100,10 @@ class _Identity:
         return data
 
 
-def gen_batch(setup, rows, clip_as):
+def gen_batch(setup, rows, clip_as, schedule="rounds"):
     """The two rows as EasyR1's trainer hands them to generate_sequences (raw prompt ids, media with the row
-    fields; built by hand: EasyR1 v0.3.2's RLHFDataset cannot read Qwen3-VL video rows), routed to the agent."""
+    fields; built by hand: EasyR1 v0.3.2's RLHFDataset cannot read Qwen3-VL video rows), routed to the agent with
+    its turns scheduled as ``schedule`` says (rounds: one ``LLM.generate`` per round, counted below)."""
     from verl.protocol import DataProto
     from vllm.sampling_params import StructuredOutputsParams
 
@@ -115,7 +117,7 @@ def gen_batch(setup, rows, clip_as):
     shape = torch.zeros((k, 1), dtype=torch.long)
     options = select(setup.config)
     meta = {"min_pixels": 3136, "max_pixels": 12544, "video_fps": 0.5, "n": 4,
-            ROLLOUT_KEY: {"name": ROLLOUT.name, "options": {**options, "clip_as": clip_as}},
+            ROLLOUT_KEY: {"name": ROLLOUT.name, "options": {**options, "clip_as": clip_as, "schedule": schedule}},
             "structured_outputs": StructuredOutputsParams(regex=TURN)}
     return DataProto.from_dict(
         tensors={"input_ids": shape, "attention_mask": torch.ones_like(shape), "position_ids": shape.clone()},
@@ -126,8 +128,6 @@ def gen_batch(setup, rows, clip_as):
 def generated(request, setup, rows, monkeypatch_module):
     """One training generation (FSDPWorker.generate_sequences -> the agent rollout), clips as images or videos; the
     conversations the rollout assembled are kept (their raw ids: what vLLM read)."""
-    from verl.workers.fsdp_workers import FSDPWorker
-
     from zoomzero_plugin.hosts.easyr1.zoomzero import agent_rollout
 
     conversations, assemble = [], agent_rollout.assemble
@@ -137,22 +137,11 @@ def generated(request, setup, rows, monkeypatch_module):
         return assemble(convs, *args, **kwargs)
 
     monkeypatch_module.setattr(agent_rollout, "assemble", keep)
-    engine = setup.rollout.inference_engine
-    calls, generate = [], engine.generate
-
-    def count(*args, **kwargs):
-        calls.append(len(kwargs.get("prompts") or args[0]))
-        return generate(*args, **kwargs)
-
-    engine.generate = count
-    worker = SimpleNamespace(_has_rollout=True, generation_config=None, tokenizer=setup.tokenizer,
-                             processor=setup.processor, rollout=setup.rollout, rollout_sharding_manager=_Identity())
     try:
-        out = FSDPWorker.generate_sequences(worker, gen_batch(setup, rows[1], request.param))
+        run = generate_counted(setup, gen_batch(setup, rows[1], request.param))
     finally:
-        engine.generate = generate
         monkeypatch_module.setattr(agent_rollout, "assemble", assemble)
-    return SimpleNamespace(batch=out, calls=calls, conversations=conversations, clip_as=request.param)
+    return SimpleNamespace(batch=run.batch, calls=run.calls, conversations=conversations, clip_as=request.param)
 
 
 @pytest.fixture(scope="module")
@@ -234,3 +223,59 @@ def test_actor_log_probs_equal_vllms(generated, setup):
     # what vLLM reported while sampling under the grammar: the constrained distribution (a forced token: 0)
     reported = batch.batch["rollout_log_probs"][sampled]
     assert (reported <= 0).all() and (reported > scored[sampled] + 1.0).float().mean() > 0.5
+
+
+def generate_counted(setup, batch):
+    """FSDPWorker.generate_sequences on ``batch``, its ``LLM.generate`` calls and engine steps counted."""
+    from verl.workers.fsdp_workers import FSDPWorker
+
+    from zoomzero_plugin.inference.engine_stream import EngineMeter, metered
+
+    engine = setup.rollout.inference_engine
+    calls, generate = [], engine.generate
+
+    def count(*args, **kwargs):
+        calls.append(len(kwargs.get("prompts") or args[0]))
+        return generate(*args, **kwargs)
+
+    engine.generate = count
+    worker = SimpleNamespace(_has_rollout=True, generation_config=None, tokenizer=setup.tokenizer,
+                             processor=setup.processor, rollout=setup.rollout, rollout_sharding_manager=_Identity())
+    try:
+        with metered(engine, EngineMeter()) as meter:
+            out = FSDPWorker.generate_sequences(worker, batch)
+    finally:
+        engine.generate = generate
+    return SimpleNamespace(batch=out, calls=calls, meter=meter)
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0], ids=["greedy", "sampled"])
+def test_continuous_batching_hands_easyr1_the_round_by_round_batch(setup, rows, temperature):
+    """No round barrier, the same batch: every turn of every trajectory the same tokens (greedy; and sampled, each
+    request seeded as in one engine call), the same observations, masks, positions and media. Greedy, the random
+    model would answer at once: its turns are calls until the last turn."""
+    from vllm.sampling_params import StructuredOutputsParams
+
+    def batch(schedule):
+        gen = gen_batch(setup, rows[1], "images", schedule)
+        gen.meta_info.update(temperature=temperature,
+                             structured_outputs=StructuredOutputsParams(regex=CALLS if temperature == 0 else TURN))
+        if temperature == 0:
+            gen.meta_info["n"] = 1  # vLLM samples greedily only once per prompt (EasyR1's validation: n 1)
+        return gen
+
+    rounds, continuous = generate_counted(setup, batch("rounds")), generate_counted(setup, batch("continuous"))
+    a, b = rounds.batch, continuous.batch
+    assert rounds.calls and not continuous.calls, "continuous: no LLM.generate, the engine stepped request by request"
+    turns = [s["turns"] for s in a.non_tensor_batch["agent_stats"]]
+    assert len(rounds.calls) == max(turns) > 1
+    assert list(a.non_tensor_batch["agent_stats"]) == list(b.non_tensor_batch["agent_stats"])
+    for key in ("input_ids", "attention_mask", "position_ids", "responses", "response_mask"):
+        assert torch.equal(a.batch[key], b.batch[key]), key
+    assert torch.allclose(a.batch["rollout_log_probs"], b.batch["rollout_log_probs"], atol=1e-5)
+    same_media = [u.split("-")[1] for u in a.non_tensor_batch["media_uid"]]  # "<batch>-<hash of the media>"
+    assert same_media == [u.split("-")[1] for u in b.non_tensor_batch["media_uid"]]
+    assert [m["images"] for m in a.non_tensor_batch["multi_modal_data"]] == \
+        [m["images"] for m in b.non_tensor_batch["multi_modal_data"]]
+    print(f"\n{temperature=}: turns {turns}; engine steps rounds {rounds.meter.steps}, continuous "
+          f"{continuous.meter.steps}; mean batch {rounds.meter.mean_batch:.1f} vs {continuous.meter.mean_batch:.1f}")

@@ -1,9 +1,10 @@
-"""Decoding the frames a trajectory names: decord, one batched read per clip, resized as the authors do.
+"""Decoding the frames a trajectory names: one batched read per clip, resized as the authors do.
 
-The environment fixes *which* native frames the model sees (:mod:`.environment`); this module reads them.
-A :class:`FrameReader` keeps one open decord reader per video, so the overview and every clip cost one
-``get_batch`` each: seek to the nearest key frame, decode forward to the frames asked for. The cost of a clip
-grows with its frames (and the key-frame spacing), not with the video's length.
+The environment fixes *which* native frames the model sees (:mod:`.environment`); this module reads them, through
+the process's :class:`~zoomzero_plugin.video_store.VideoStore`: each video is opened once, the overview and every
+clip cost one batched decord read of the frames not already in memory (seek to the nearest key frame, decode
+forward), and clips of one video read from several threads decode in parallel. The cost of a clip grows with its
+frames (and the key-frame spacing), not with the video's length.
 
 Resizing follows the authors' extractor: a frame larger than ``max_frame_pixels`` is scaled by
 ``sqrt(max / pixels)`` (sides truncated to integers, Lanczos); if that falls under ``min_frame_pixels`` it is
@@ -15,12 +16,12 @@ counts to even numbers and spaces frames by its own rule, which would change the
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Sequence
 from typing import Any
 
 from ..errors import VideoError
 from ..video import check_video_file
+from ..video_store import VideoStore, shared
 from .budget import AgentBudget
 from .environment import VideoInfo
 
@@ -41,32 +42,24 @@ def fit_size(width: int, height: int, max_pixels: int, min_pixels: int) -> tuple
 class FrameReader:
     """An open video: ``info`` (frames, native fps) and :meth:`read` of native frame indices as PIL images.
 
-    One reader may be shared by several threads: decord's ``VideoReader`` is not safe for two threads at once
-    (its threaded decoder aborts, ``threaded_decoder.cc: Check failed: run_.load()``), so :meth:`read` decodes
-    under the reader's own lock. Threads reading different videos still decode in parallel (decord releases
-    the GIL); for parallel reads of one video, open a reader per thread.
+    Cheap to make: the video is opened once per process (``store``, default :func:`~zoomzero_plugin.video_store.shared`)
+    and every reader of it shares the decoded frames. Safe to share between threads (the store gives each thread
+    its own decord reader).
     """
 
-    def __init__(self, path: str, num_threads: int = 0):
+    def __init__(self, path: str, store: VideoStore | None = None):
         check_video_file(str(path))  # missing, a folder or empty: said plainly, before decord's own wording
+        self.store = store if store is not None else shared()
+        frames, fps = self.store.info(str(path))
         try:
-            import decord
-        except ImportError as e:  # decord is a dependency; a broken install is the user's to fix
-            raise VideoError(f"{path}: decord is needed to read frames ({e}); pip install decord") from None
-        try:
-            self._reader = decord.VideoReader(str(path), num_threads=num_threads)
-            self._lock = threading.Lock()
-            fps = float(self._reader.get_avg_fps())
-            self.info = VideoInfo(str(path), len(self._reader), fps)
-        except (decord.DECORDError, RuntimeError, ValueError) as e:
-            raise VideoError(
-                f"{path}: cannot read the video ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
-            ) from None
+            self.info = VideoInfo(str(path), frames, fps)
+        except ValueError as e:
+            raise VideoError(f"{path}: cannot read the video ({e})") from None
 
     def read(self, indices: Sequence[int], max_pixels: int = AgentBudget.max_frame_pixels,
              min_pixels: int = AgentBudget.min_frame_pixels) -> list[Any]:
-        """The frames at ``indices`` (one batched decode), resized by :func:`fit_size` within the pixel limits;
-        returns PIL RGB images."""
+        """The frames at ``indices`` (one batched decode of those not in memory), resized by :func:`fit_size` within
+        the pixel limits; returns PIL RGB images."""
         from PIL import Image
 
         if not indices:
@@ -74,10 +67,8 @@ class FrameReader:
         bad = [i for i in indices if not 0 <= i < self.info.frames]
         if bad:
             raise ValueError(f"{self.info.path}: frame indices {bad[:3]} are outside 0..{self.info.frames - 1}")
-        with self._lock:
-            batch = self._reader.get_batch(list(indices)).asnumpy()
         images = []
-        for array in batch:
+        for array in self.store.frames(self.info.path, list(indices)):
             image = Image.fromarray(array)
             size = fit_size(image.width, image.height, max_pixels, min_pixels)
             images.append(image if size == image.size else image.resize(size, Image.LANCZOS))

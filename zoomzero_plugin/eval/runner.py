@@ -121,6 +121,8 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
     config = asdict(cfg)
     if mode != "agent":  # the agent's knobs do not change other modes' results
         config.pop("agent", None)
+    else:  # when turns run, not what they say: a run may resume under the other schedule
+        config["agent"].pop("schedule", None)
     held = any((out_dir / name).is_file() and (out_dir / name).stat().st_size for name in (PREDICTIONS, TIMINGS))
     check_settings(out_dir / SETTINGS, {"benchmark": benchmark, "mode": mode, "config": config, **(settings or {})},
                    results=held, repair=repair, name=setting_flag, upgrade=upgrade_run_settings)

@@ -1,11 +1,16 @@
 """The ``agent`` mode: VideoZoomer's ``<video_zoom>`` loop, batched turn by turn across questions.
 
-Each question gets a :class:`~zoomzero_plugin.agent.Trajectory` and an open video. Round by round, one
-``backend.generate`` call serves every trajectory still going (stopping each sample at ``</video_zoom>``),
-each turn goes through the environment, and the frames a call returns are decoded (one read per clip) and
-appended with the observation. The prompt a round sends is exactly what the authors' rollout builds
-(:func:`~zoomzero_plugin.agent.render.prompt_text`): the chat template over the system prompt and the
-question with its labelled overview frames, then every turn so far.
+Each question gets a :class:`~zoomzero_plugin.agent.Trajectory` and an open video. Each turn is generated
+(stopping at ``</video_zoom>``), goes through the environment, and the frames a call returns are decoded (one read
+per clip, in the decode threads) and appended with the observation. The prompt a turn sends is exactly what the
+authors' rollout builds (:func:`~zoomzero_plugin.agent.render.prompt_text`): the chat template over the system
+prompt and the question with its labelled overview frames, then every turn so far.
+
+When turns are generated (``AgentConfig.schedule``): ``continuous`` (the default, on a backend with a request-level
+engine: vLLM) sends each question's next turn to the engine as soon as its observation is ready, while other turns
+are still generating (:func:`~zoomzero_plugin.inference.schedule.continuous`); ``rounds`` (and every backend without
+such an engine: transformers) runs one ``backend.generate`` per round over the trajectories still going. Both give
+the same predictions (greedy decoding: the same words).
 
 With ``AgentConfig(clip_as="video")`` a call's clip reaches the model as one video after its time range, timed by
 its own frames (Qwen3-VL's timestamps of the absolute frame times; Qwen2.5-VL's M-RoPE at the clip's own rate);
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -43,9 +49,11 @@ from ..agent.clips import clip_video
 from ..agent.frames import FrameReader
 from ..agent.protocol import STOP
 from ..agent.render import check_clip_as, observation_text
-from .backend import Backend, FrameVideo, Generation, Request, SamplingParams
+from ..video_store import decode_pool
+from .backend import Backend, FrameVideo, Generation, Request, SamplingParams, open_stream
 from .passes import Question
 from .prediction import ModeOutput
+from .schedule import check_schedule, continuous
 
 
 @dataclass(frozen=True)
@@ -59,10 +67,12 @@ class AgentConfig:
     temperature: float = 0.0
     tool: bool = True
     clip_as: str = "images"  # images (the authors' way) | video: each clip one video (agent.render.CLIP_AS)
+    schedule: str = "continuous"  # continuous | rounds: when turns are generated (the module docstring)
 
     def __post_init__(self) -> None:
         get_prompts(self.prompt)
         check_clip_as(self.clip_as)
+        check_schedule(self.schedule, "agent schedule")
         if not self.temperature >= 0:
             raise ValueError(f"agent temperature must be >= 0, got {self.temperature}")
 
@@ -102,6 +112,7 @@ class _Run:
     tokens: list[int] = field(default_factory=list)
     rounds: list[dict[str, float]] = field(default_factory=list)
     decode_s: float = 0.0
+    schedule: str = "rounds"  # how its turns were generated
     clip_as: str = "images"
     temporal_patch: int = 1  # the model's: a clip shown as a video is padded to whole temporal patches
     clip_videos: list[FrameVideo] = field(default_factory=list)
@@ -111,14 +122,15 @@ class _Run:
         return Request(text, images=tuple(self.images), formatted=True,
                        tag=f"{self.question.qid}#{self.trajectory.round}", clip_videos=tuple(self.clip_videos))
 
-    def advance(self, gen: Generation, tokenizer: Any) -> None:
-        """Read the turn the backend generated; decode the clip it asked for, if any."""
+    def advance(self, gen: Generation, tokenizer: Any) -> list[Any]:
+        """Read the turn the backend generated; returns the frames its observation shows (to :meth:`read` before the
+        next turn), if any."""
         traj, out = self.trajectory, gen.outputs[0]
         self.rounds.append({k: round(gen.timing.get(k, 0.0), 6) for k in ("prepare_s", "generate_s")})
         left = traj.tokens_left(gen.prompt_tokens)
         if left <= 0:  # the prompt alone used up the response budget
             traj.stop(END_TOTAL_TOKENS)
-            return
+            return []
         text, ids = out.text, out.token_ids
         cut = len(ids) > left
         if cut:
@@ -127,12 +139,15 @@ class _Run:
         step = traj.step(text, cut=cut)
         self.tokens.append(len(ids))
         observation = step.observation
-        if observation is not None and observation.frames:
-            start = time.perf_counter()
-            self._read_clip(observation.frames)
-            self.decode_s += time.perf_counter() - start
         shown = observation_text(observation, self.clip_as) if observation is not None else None
         self.pairs.append((step.turn.text, shown))
+        return list(observation.frames) if observation is not None else []
+
+    def read(self, frames) -> None:
+        """Decode the last observation's frames (before the next turn) and add them to what the model is shown."""
+        start = time.perf_counter()
+        self._read_clip(frames)
+        self.decode_s += time.perf_counter() - start
 
     def _read_clip(self, frames) -> None:
         """Decode a call's frames: images, or one video (padded to whole temporal patches) with its timing."""
@@ -154,7 +169,7 @@ class _Run:
                   "transcript": transcript.to_dict()}
         generate = sum(r.get("generate_s", 0.0) + r.get("prepare_s", 0.0) for r in self.rounds)
         timing = {"qid": q.qid, "rounds": self.rounds, "decode_s": round(self.decode_s, 6),
-                  "total_s": round(generate + self.decode_s, 6)}
+                  "total_s": round(generate + self.decode_s, 6), "schedule": self.schedule}
         return ModeOutput(record, timing)
 
 
@@ -205,16 +220,48 @@ class WithAgent(Protocol):
 
 
 def agent_mode(backend: Backend, qs: Sequence[Question], cfg: WithAgent) -> list[ModeOutput]:
-    """Run every question's trajectory to its end; one ``generate`` per round over the trajectories still going."""
+    """Run every question's trajectory to its end, as ``cfg.agent.schedule`` says (the module docstring)."""
     agent: AgentConfig = cfg.agent
     if not agent.tool:
         return no_tool_mode(backend, qs, agent)
     template = chat_template(backend)
-    runs = [_start(q, agent, template, backend.geometry.temporal_patch) for q in qs]
+    patch = backend.geometry.temporal_patch  # type: ignore[attr-defined]
+    runs = list(decode_pool().map(lambda q: _start(q, agent, template, patch), qs))  # the overviews decode in parallel
     params = agent.sampling()
+    stream = open_stream(backend, params) if agent.schedule == "continuous" else None
+    if stream is None:
+        _rounds(backend, runs, params)
+    else:
+        _continuous(stream, runs, backend.tokenizer)  # type: ignore[attr-defined]
+    return [r.prediction() for r in runs]
+
+
+def _rounds(backend: Backend, runs: Sequence[_Run], params: SamplingParams) -> None:
+    """One ``generate`` per round over the trajectories still going; the round's clips decode in parallel."""
     tokenizer = backend.tokenizer  # type: ignore[attr-defined]
     while active := [r for r in runs if not r.trajectory.done]:
         gens = backend.generate([r.request() for r in active], params)
-        for run, gen in zip(active, gens):
-            run.advance(gen, tokenizer)
-    return [r.prediction() for r in runs]
+        reads = [(run, frames) for run, gen in zip(active, gens) if (frames := run.advance(gen, tokenizer))]
+        list(decode_pool().map(lambda job: job[0].read(job[1]), reads))
+
+
+def _continuous(stream: Any, runs: Sequence[_Run], tokenizer: Any) -> None:
+    """Each trajectory's next turn to the engine as soon as its clip is decoded (:func:`.schedule.continuous`)."""
+
+    def submit(jobs: list[int]) -> None:
+        stream.submit([(k, runs[k].request()) for k in jobs])
+
+    def advance(finished: Sequence[tuple[int, Generation]]) -> dict[int, Future | None]:
+        going: dict[int, Future | None] = {}
+        for k, gen in finished:
+            frames = runs[k].advance(gen, tokenizer)
+            if not runs[k].trajectory.done:
+                going[k] = decode_pool().submit(runs[k].read, frames) if frames else None
+        return going
+
+    for run in runs:
+        run.schedule = "continuous"
+    try:
+        continuous(stream, [k for k, r in enumerate(runs) if not r.trajectory.done], submit, advance)
+    finally:
+        stream.close()

@@ -168,6 +168,13 @@ class Backend(Protocol):
     def generate(self, requests: Sequence[Request], params: SamplingParams) -> list[Generation]: ...
 
 
+def open_stream(backend: Backend, params: SamplingParams) -> Any:
+    """The backend's request-level stream (continuous batching: ``submit([(key, Request)])``, ``step()`` ->
+    ``[(key, Generation)]``, ``pending``, ``close()``), or None for a backend that only generates whole batches."""
+    make = getattr(backend, "stream", None)
+    return make(params) if make is not None else None
+
+
 BACKENDS: dict[str, str] = {
     "transformers": "zoomzero_plugin.inference.hf_backend:TransformersBackend",
     "vllm": "zoomzero_plugin.inference.vllm_backend:VLLMBackend",

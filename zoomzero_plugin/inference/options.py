@@ -34,6 +34,7 @@ from ..renames import add_renamed_flags, flag, value_type
 from ..vision import DEFAULT_GEOMETRY, VisionGeometry
 from .agent import AgentConfig
 from .modes import MODE_RENAMED, ModeConfig
+from .schedule import SCHEDULES
 
 _BUDGET_KEYS = ("max_visual_tokens", "fps", "min_frame_pixels", "max_frame_pixels", "max_frames", "min_clip_seconds")
 _MODE_KEYS = tuple(f.name for f in fields(ModeConfig) if f.name not in ("budget", "agent"))
@@ -45,7 +46,7 @@ DEFAULTS: dict[str, Any] = {
 AGENT_BUDGET_KEYS = {f"agent_{f.name}": f.name for f in fields(AgentBudget)}
 DEFAULTS.update({key: getattr(AgentBudget(), name) for key, name in AGENT_BUDGET_KEYS.items()})
 DEFAULTS.update(agent_prompt=DEFAULT_PROMPT, agent_temperature=0.0, agent_no_tool=False,
-                agent_clip_as=AgentConfig().clip_as)
+                agent_schedule=AgentConfig().schedule, agent_clip_as=AgentConfig().clip_as)
 # --no-tool: the budget defaults of the authors' no-tool evaluation
 NO_TOOL_DEFAULTS = {key: getattr(NO_TOOL_BUDGET, name) for key, name in AGENT_BUDGET_KEYS.items()}
 # The flags (as dests) of the release before: old -> new, accepted with a message for one release.
@@ -106,6 +107,10 @@ def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
              "\\boxed{}), train (RL) or sft (the teacher's)", choices=sorted(PROMPTS))
     add_flag(group, "agent_temperature", "sampling temperature of every turn (0: greedy, as the authors validate)",
              type=float)
+    add_flag(group, "agent_schedule", "when turns are generated: continuous (each question's next turn goes to the "
+             "engine as soon as its clip is decoded, while other turns still generate; on vLLM) or rounds (one "
+             "generate per round; every question waits for the round's slowest turn). The same predictions either "
+             "way; the transformers backend always runs rounds", choices=SCHEDULES)
     add_flag(group, "agent_clip_as", "how a call's clip reaches the model: images (each after its time label, as the "
              "authors' checkpoints were trained) or video (one video after its time range, timed by its own frames: "
              "Qwen3-VL's timestamps, Qwen2.5-VL's M-RoPE)", choices=CLIP_AS)
@@ -183,7 +188,8 @@ def budget_from(values: dict[str, Any], geometry: VisionGeometry = DEFAULT_GEOME
 def agent_config(values: dict[str, Any]) -> AgentConfig:
     budget = AgentBudget(**{name: values[key] for key, name in AGENT_BUDGET_KEYS.items()})
     return AgentConfig(budget=budget, prompt=values["agent_prompt"], temperature=values["agent_temperature"],
-                       tool=not values["agent_no_tool"], clip_as=values["agent_clip_as"])
+                       tool=not values["agent_no_tool"], schedule=values["agent_schedule"],
+                       clip_as=values["agent_clip_as"])
 
 
 def mode_config(values: dict[str, Any], geometry: VisionGeometry = DEFAULT_GEOMETRY) -> ModeConfig:

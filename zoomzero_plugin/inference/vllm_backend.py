@@ -16,6 +16,7 @@ from typing import Any
 
 from ..cpu_compat import ensure_torchvision_importable
 from ..gvqa.glue_masks import GlueTokenMasker
+from ..video_store import decode_pool
 from ..vision import VisionGeometry
 from .backend import (
     Generation,
@@ -26,6 +27,7 @@ from .backend import (
     decode_videos,
     takes_fps_kwarg,
 )
+from .engine_stream import EngineStream
 from .vllm_platform import CPU_ENGINE_DEFAULTS, on_cpu
 
 
@@ -109,19 +111,27 @@ class VLLMBackend:
         out: list[Generation] = []
         for i in range(0, len(requests), self.batch_size):
             chunk = list(requests[i : i + self.batch_size])
-            items, gens = zip(*(self._inputs(r) for r in chunk))
+            items, gens = zip(*decode_pool().map(self._inputs, chunk))  # clips of the chunk decode in parallel
             start = time.perf_counter()
             results = self.llm.generate(list(items), [self._params(r, params) for r in chunk], use_tqdm=False)
             share = (time.perf_counter() - start) / len(chunk)
             for request, gen, result in zip(chunk, gens, results):
-                gen.prompt_tokens = len(result.prompt_token_ids or [])
-                if request.formatted:
-                    gen.image_tokens = sum(1 for t in result.prompt_token_ids or [] if t == self._image_pad)
-                    gen.video_tokens = sum(1 for t in result.prompt_token_ids or [] if t == self._video_pad)
-                gen.timing.update(prepare_s=0.0, generate_s=share)
-                gen.outputs = [self._output(request, o) for o in result.outputs]
+                self._read(request, gen, result, share)
             out += gens
         return out
+
+    def _read(self, request: Request, gen: Generation, result: Any, generate_s: float) -> None:
+        """Fill ``gen`` from vLLM's ``RequestOutput`` for ``request``."""
+        gen.prompt_tokens = len(result.prompt_token_ids or [])
+        if request.formatted:
+            gen.image_tokens = sum(1 for t in result.prompt_token_ids or [] if t == self._image_pad)
+            gen.video_tokens = sum(1 for t in result.prompt_token_ids or [] if t == self._video_pad)
+        gen.timing.update(prepare_s=0.0, generate_s=generate_s)
+        gen.outputs = [self._output(request, o) for o in result.outputs]
+
+    def stream(self, params: SamplingParams) -> VLLMStream:
+        """Requests in as they are ready, generations out as they end (continuous batching on this engine)."""
+        return VLLMStream(self, params)
 
     def _output(self, request: Request, completion: Any) -> Output:
         ids = list(completion.token_ids)
@@ -136,3 +146,37 @@ class VLLMBackend:
         offsets = self._masker.char_offsets(ids, completion.text).tolist() if logprobs is not None else None
         return Output(text=completion.text, token_ids=ids, token_logprobs=logprobs, token_offsets=offsets,
                       choice_logprobs=choice_logprobs)
+
+
+class VLLMStream:
+    """:class:`~.engine_stream.EngineStream` over a :class:`VLLMBackend`: requests built as ``generate`` builds them,
+    each with ``params`` (``n`` must be 1); :meth:`step` returns ``(key, Generation)`` of the requests it finished,
+    their ``generate_s`` their share of the engine steps they were in flight for."""
+
+    def __init__(self, backend: VLLMBackend, params: SamplingParams):
+        if params.n != 1:
+            raise ValueError(f"a stream samples once per request, got n={params.n}")
+        self.backend, self.params = backend, params
+        self.engine = EngineStream(backend.llm)
+        self._waiting: dict[Any, tuple[Request, Generation]] = {}
+
+    @property
+    def pending(self) -> int:
+        return self.engine.pending
+
+    def submit(self, items: Sequence[tuple[Any, Request]]) -> None:
+        for (key, request), (item, gen) in zip(items, decode_pool().map(self.backend._inputs, [r for _, r in items])):
+            self._waiting[key] = (request, gen)
+            self.engine.add([key], item, self.backend._params(request, self.params))
+
+    def step(self) -> list[tuple[Any, Generation]]:
+        done = []
+        for key, _, result, seconds in self.engine.step():
+            request, gen = self._waiting.pop(key)
+            self.backend._read(request, gen, result, seconds)
+            done.append((key, gen))
+        return done
+
+    def close(self) -> None:
+        self.engine.close()
+        self._waiting.clear()

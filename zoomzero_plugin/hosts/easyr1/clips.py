@@ -12,16 +12,26 @@ frames are concatenated in time order into one video (vLLM accepts one video per
 resized to the first clip's frame size. EasyR1's ``process_video`` is wrapped to accept such a dict (and a video
 reference, :mod:`.video_refs`) wherever it reads videos, and to record each decoded video's sample rate for the
 rollout engine.
+
+Decoding once, in parallel: every video, whole or clipped, is read through the process's
+:class:`~zoomzero_plugin.video_store.VideoStore` (each video opened once per process, each native frame decoded once:
+the zoom pass reuses the coarse pass's readers and frames). EasyR1's rollout decodes a batch's videos one after the
+other; :func:`prefetch_videos` (called by the worker's ``generate_sequences`` seam) starts every row's decode in
+the decode threads first, and ``process_video`` then takes each result as EasyR1 asks for it, in its own order.
 """
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from typing import Any
 
 import torch
 
-from zoomzero_plugin.video import fetch_element
+from zoomzero_plugin.video import fetch_element, use_video_store
+from zoomzero_plugin.video_store import decode_pool
 
 from .video_refs import decode_video_ref, is_video_ref
 from .vllm_engine import record_sample_fps
@@ -72,24 +82,70 @@ def decode_clip_spec(spec: Mapping[str, Any], return_fps: bool = False, return_m
 
 
 _FLAGS = ("min_pixels", "max_pixels", "video_fps", "return_fps", "return_metadata")
+_PREFETCHED: dict[tuple, Future] = {}  # (video, min_pixels, max_pixels, video_fps, return_metadata) -> (value, fps)
+_PREFETCH_LOCK = threading.Lock()
+
+
+def _key(video: Any, flags: Mapping[str, Any]) -> tuple:
+    name = json.dumps(video, sort_keys=True, default=str) if is_clip_spec(video) else str(video)
+    return (name, flags.get("min_pixels"), flags.get("max_pixels"), flags.get("video_fps"),
+            bool(flags.get("return_metadata")))
+
+
+def prefetch_videos(multi_modal_data: Sequence[Any], min_pixels: Any, max_pixels: Any, video_fps: Any,
+                    return_metadata: bool = False) -> int:
+    """Start decoding every video of a batch's rows in the decode threads, as EasyR1's rollout will ask
+    ``process_video`` for them (the flags of its call); returns how many were started. Each result is taken once;
+    :func:`drop_prefetched` forgets what no call took."""
+    from verl.utils import dataset  # its process_video: this seam's wrapper
+
+    decode = getattr(dataset.process_video, "decode", None)
+    if decode is None:  # the seam is not in place in this process: EasyR1 decodes as it always does
+        return 0
+    flags = {"min_pixels": min_pixels, "max_pixels": max_pixels, "video_fps": video_fps}
+    if return_metadata:
+        flags["return_metadata"] = True
+    started = 0
+    for media in multi_modal_data:
+        for video in (media or {}).get("videos") or []:
+            key = _key(video, flags)
+            with _PREFETCH_LOCK:
+                if key in _PREFETCHED:
+                    continue
+                _PREFETCHED[key] = decode_pool().submit(decode, video, flags)
+            started += 1
+    return started
+
+
+def drop_prefetched() -> None:
+    with _PREFETCH_LOCK:
+        _PREFETCHED.clear()
 
 
 def wrap_process_video(original: Callable) -> Callable:
     """EasyR1's ``process_video(video, min_pixels, max_pixels, video_fps, return_fps=False[, return_metadata])``
-    that also decodes clip specs and video references, and records the sample rate of every frame tensor it returns
+    that also decodes clip specs and video references, reads through the process's video store, takes a prefetched
+    result when there is one, and records the sample rate of every frame tensor it returns
     (:func:`~.vllm_engine.record_sample_fps`, which the rollout engine passes on to vLLM)."""
+
+    def decode(video: Any, flags: Mapping[str, Any]) -> tuple[Any, float]:
+        """(what process_video returns, sample fps) for ``video`` and the call's flags."""
+        if is_clip_spec(video):  # the spec carries its own pixel limits and rates
+            return decode_clip_spec(video, return_fps=True, return_metadata=bool(flags.get("return_metadata")))
+        if is_video_ref(video):  # so does a video reference; always with its metadata (see video_refs)
+            return decode_video_ref(video, return_fps=True, return_metadata=True)
+        use_video_store()
+        return original(video, **flags, return_fps=True)
 
     def process_video(video, *args, **kwargs):
         flags = dict(zip(_FLAGS, args))
         flags.update(kwargs)
         want_fps = bool(flags.pop("return_fps", False))
-        if is_clip_spec(video):  # the spec carries its own pixel limits and rates
-            value, fps = decode_clip_spec(video, return_fps=True, return_metadata=bool(flags.get("return_metadata")))
-        elif is_video_ref(video):  # so does a video reference; always with its metadata (see video_refs)
-            value, fps = decode_video_ref(video, return_fps=True, return_metadata=True)
-        else:
-            value, fps = original(video, **flags, return_fps=True)
+        with _PREFETCH_LOCK:
+            prefetched = _PREFETCHED.pop(_key(video, flags), None)
+        value, fps = prefetched.result() if prefetched is not None else decode(video, flags)
         record_sample_fps(value[0] if isinstance(value, tuple) else value, fps)
         return (value, fps) if want_fps else value
 
+    process_video.decode = decode  # for prefetch_videos
     return process_video

@@ -24,7 +24,10 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from typing import Any, Protocol
+
+from zoomzero_plugin.video_store import decode_pool
 
 FRAME_KEYS = ("video", "frames", "pick")
 
@@ -71,6 +74,7 @@ class FrameCache:
         self._bytes = 0
         self._lock = threading.Lock()
         self.reads = 0  # batched decodes done (a group decoded again after eviction counts again)
+        self.hits = 0  # groups served from memory
 
     def reader(self, video: str) -> FrameSource:
         with self._lock:
@@ -91,6 +95,7 @@ class FrameCache:
             images = self._groups.get(key)
             if images is not None:
                 self._groups.move_to_end(key)
+                self.hits += 1
                 return images
         images = self.reader(str(video)).read(
             [int(f) for f in frames], int(max_pixels), min(int(min_pixels), int(max_pixels))
@@ -116,6 +121,18 @@ class FrameCache:
                              "with frame_refs.frame_refs()")
         images = self.group(ref["video"], ref["frames"], ref["max_pixels"], ref["min_pixels"], ref.get("group"))
         return images[ref["pick"]]
+
+    def prefetch(self, refs: Sequence[Mapping[str, Any]]) -> Future:
+        """Decode the groups of ``refs`` in the decode threads (:func:`~zoomzero_plugin.video_store.decode_pool`);
+        the Future is done when every group is in the cache."""
+        groups = {ref.get("group") or group_key(ref["video"], ref["frames"], ref["max_pixels"], ref["min_pixels"]): ref
+                  for ref in refs}
+
+        def decode() -> None:
+            for key, ref in groups.items():
+                self.group(ref["video"], ref["frames"], ref["max_pixels"], ref["min_pixels"], key)
+
+        return decode_pool().submit(decode)
 
     def clear(self) -> None:
         with self._lock:

@@ -25,14 +25,19 @@ import copy
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import torch
 
+from zoomzero_plugin.inference.engine_stream import EngineStream
+
+from . import clips
 from .errors import PluginError
 from .hookspecs import Rollout
 from .state import current_host
+from .vllm_engine import with_sample_fps
 
 ROLLOUT_KEY = "easyr1_rollout"  # meta_info: {"name": rollout name, "options": {...}}
 ROW_FIELDS_KEY = "easyr1_row_fields"  # multi_modal_data: {field: value} for the rollout's row_fields
@@ -161,14 +166,9 @@ class RolloutWorker:
     def default_n(self) -> int:
         return int(self.rollout.sampling_params.n)
 
-    def round(self, raw_prompt_ids: Sequence[Sequence[int]], multi_modal_data: Sequence[Any] | None,
-              meta_info: Mapping[str, Any]) -> list[list[Completion]]:
-        """One engine call: every prompt (raw ids, as vLLM reads them) with its media, sampled as ``meta_info``
-        says (EasyR1's keys: ``n``, ``temperature``, ``max_tokens``, ``stop``… and the pixel limits).
-
-        Returns, per prompt, its ``n`` completions, token ids exact (no padding) and, with ``logprobs`` in
-        ``meta_info``, each sampled token's log-prob.
-        """
+    def _batch(self, raw_prompt_ids: Sequence[Sequence[int]], multi_modal_data: Sequence[Any] | None,
+               meta_info: Mapping[str, Any]) -> Any:
+        """The ``DataProto`` EasyR1's ``vLLMRollout.generate_sequences`` reads: raw ids, media, sampling keys."""
         from verl.protocol import DataProto
 
         k = len(raw_prompt_ids)
@@ -180,26 +180,104 @@ class RolloutWorker:
             media[:] = list(multi_modal_data)
             non_tensors["multi_modal_data"] = media
         shape = torch.zeros((k, 1), dtype=torch.long)  # vLLMRollout only shapes its padded output with these
-        batch = DataProto.from_dict(
+        return DataProto.from_dict(
             tensors={"input_ids": shape, "attention_mask": torch.ones_like(shape), "position_ids": shape.clone()},
             non_tensors=non_tensors, meta_info=copy.deepcopy(dict(meta_info)),
         )
-        recorder = _Recorder(self.rollout.inference_engine)
-        width = self.config.response_length
-        self.rollout.inference_engine = recorder
-        # EasyR1 pads every output to the response width; a round's output is only read here: pad it to the round
-        self.config.response_length = int(meta_info.get("max_tokens") or width)
+
+    def _through_easyr1(self, engine: Any, batch: Any, response_length: int) -> None:
+        """EasyR1's ``vLLMRollout.generate_sequences`` on ``batch`` with ``engine`` in place of vLLM's; its padded
+        output is only shaped to ``response_length`` (nobody reads it)."""
+        real, width = self.rollout.inference_engine, self.config.response_length
+        self.rollout.inference_engine = engine
+        self.config.response_length = int(response_length)
         try:
             self.rollout.generate_sequences(batch)
         finally:
-            self.rollout.inference_engine = recorder.engine
+            self.rollout.inference_engine = real
             self.config.response_length = width
+
+    def round(self, raw_prompt_ids: Sequence[Sequence[int]], multi_modal_data: Sequence[Any] | None,
+              meta_info: Mapping[str, Any]) -> list[list[Completion]]:
+        """One engine call: every prompt (raw ids, as vLLM reads them) with its media, sampled as ``meta_info``
+        says (EasyR1's keys: ``n``, ``temperature``, ``max_tokens``, ``stop``… and the pixel limits).
+
+        Returns, per prompt, its ``n`` completions, token ids exact (no padding) and, with ``logprobs`` in
+        ``meta_info``, each sampled token's log-prob.
+        """
+        k = len(raw_prompt_ids)
+        recorder = _Recorder(self.rollout.inference_engine)
+        # EasyR1 pads every output to the response width; a round's output is only read here: pad it to the round
+        batch = self._batch(raw_prompt_ids, multi_modal_data, meta_info)
+        self._through_easyr1(recorder, batch, meta_info.get("max_tokens") or self.config.response_length)
         if recorder.outputs is None or len(recorder.outputs) != k:
             raise RuntimeError(
                 f"the rollout engine answered {0 if recorder.outputs is None else len(recorder.outputs)} prompts of {k}"
             )
         wanted = meta_info.get("logprobs") is not None
         return [[_completion(o, wanted) for o in request.outputs] for request in recorder.outputs]
+
+    def stream(self, meta_info: Mapping[str, Any]) -> RolloutStream | None:
+        """Requests added one trajectory turn at a time to the engine EasyR1 built (continuous batching through
+        vLLM's request-level API), or None where the engine has none (a stand-in engine)."""
+        llm = self.rollout.inference_engine
+        if getattr(llm, "llm_engine", None) is None:
+            return None
+        return RolloutStream(self, llm, meta_info)
+
+
+class _Capture:
+    """Stands in for the vLLM engine during one ``generate_sequences``: keeps the inputs, the sampling parameters
+    and the LoRA request EasyR1 built for the engine, and generates nothing."""
+
+    def __init__(self) -> None:
+        self.prompts: list[Any] = []
+        self.params: Any = None
+        self.lora_request: Any = None
+
+    def generate(self, prompts: Any, sampling_params: Any, use_tqdm: bool = False, lora_request: Any = None,
+                 **_: Any) -> list[Any]:
+        self.prompts = with_sample_fps(list(prompts))  # as the LLM seam sends them (vllm_engine)
+        self.params, self.lora_request = sampling_params.clone(), lora_request
+        empty = SimpleNamespace(outputs=[SimpleNamespace(token_ids=[])] * int(sampling_params.n))
+        return [empty] * len(self.prompts)
+
+
+class RolloutStream:
+    """Trajectory turns to EasyR1's engine one request at a time (:class:`~zoomzero_plugin.inference.engine_stream.
+    EngineStream`), each built exactly as EasyR1's ``vLLMRollout.generate_sequences`` builds a prompt for vLLM (its
+    media through ``process_image``/``process_video``, its sampling parameters from ``meta_info``); each request
+    then gets its own ``max_tokens``, and a prompt sampled ``n`` times is added once (vLLM fans it out, sample ``k``
+    seeded ``seed + k`` as in one ``generate``)."""
+
+    def __init__(self, worker: RolloutWorker, llm: Any, meta_info: Mapping[str, Any]):
+        self.worker, self.meta_info = worker, {**meta_info, "n": 1}
+        self.logprobs = meta_info.get("logprobs") is not None
+        self.engine = EngineStream(llm)
+
+    @property
+    def pending(self) -> int:
+        return self.engine.pending
+
+    def submit(self, items: Sequence[tuple[Sequence[Any], Sequence[int], Any, int]]) -> None:
+        """Add ``(keys, raw prompt ids, multi_modal_data, max_tokens)`` items: a prompt sampled ``len(keys)``
+        times, sample ``k`` handed back under ``keys[k]``."""
+        if not items:
+            return
+        capture = _Capture()
+        batch = self.worker._batch([i[1] for i in items], [i[2] for i in items], self.meta_info)
+        self.worker._through_easyr1(capture, batch, 1)
+        for (keys, _, _, max_tokens), prompt in zip(items, capture.prompts):
+            params = capture.params.clone()
+            params.n, params.max_tokens = len(keys), int(max_tokens)
+            self.engine.add(list(keys), prompt, params, capture.lora_request)
+
+    def step(self) -> list[tuple[Any, Completion]]:
+        """One engine step: ``(key, Completion)`` of every sample it finished."""
+        return [(key, _completion(output, self.logprobs)) for key, output, _, _ in self.engine.step()]
+
+    def close(self) -> None:
+        self.engine.close()
 
 
 class _PluginRollout:
@@ -217,11 +295,24 @@ class _PluginRollout:
         return getattr(self.worker.rollout, name)
 
 
+def _prefetched(original: Callable, worker: Any, prompts: Any) -> Any:
+    """EasyR1's single-turn ``generate_sequences``, with every row's videos decoding in the decode threads from the
+    start (:func:`~.clips.prefetch_videos`)."""
+    media, meta = prompts.non_tensor_batch.get("multi_modal_data"), prompts.meta_info
+    if media is not None and {"min_pixels", "max_pixels", "video_fps"} <= set(meta):
+        metadata = bool(getattr(getattr(worker, "rollout", None), "return_video_metadata", False))
+        clips.prefetch_videos(media, meta["min_pixels"], meta["max_pixels"], meta["video_fps"], metadata)
+    try:
+        return original(worker, prompts)
+    finally:
+        clips.drop_prefetched()
+
+
 def wrap_generate_sequences(original: Callable) -> Callable:
     def generate_sequences(self, prompts):
         selection = prompts.meta_info.get(ROLLOUT_KEY)
         if selection is None:
-            return original(self, prompts)
+            return _prefetched(original, self, prompts)
         plugin = current_host().rollouts.get(selection["name"])
         if plugin is None:
             raise PluginError(f"the driver asked for the rollout {selection['name']!r}, which no easyr1 plugin in this "

@@ -8,11 +8,15 @@ trainer's generation here when ``reward_function_kwargs.agent`` is set). The pro
    overview frames (images, as frame references). The question is ``question_text(question, options)`` of the
    row's answer JSON — the text agent evaluation and the SFT export show — or, for a row whose answer holds no
    question (a bare letter), the row's own prompt as EasyR1 rendered it.
-2. Rounds: ONE engine call over all active trajectories (round 0: the prompts with ``n`` samples each, after
-   that ``n = 1`` per trajectory), stopping at ``</video_zoom>``; each turn goes through
-   :meth:`~zoomzero_plugin.agent.Trajectory.step`; a call's clip (or an error text) becomes an observation turn
-   appended after an ``<|im_end|>``, exactly as :mod:`zoomzero_plugin.agent.render` writes it: the clip's frames as
-   images, or with ``clip_as: video`` one video (:mod:`.clip_videos`).
+2. Turns, stopping at ``</video_zoom>`` (the first: each prompt with ``n`` samples; after that ``n = 1`` per
+   trajectory); each turn goes through :meth:`~zoomzero_plugin.agent.Trajectory.step`; a call's clip (or an error
+   text) becomes an observation turn appended after an ``<|im_end|>``, exactly as :mod:`zoomzero_plugin.agent.render`
+   writes it (the clip's frames as images, or with ``clip_as: video`` one video: :mod:`.clip_videos`), its frames
+   decoded in the decode threads. When (``agent.schedule``): ``continuous`` (the default, where
+   EasyR1's engine is vLLM's) sends a trajectory's next turn to the engine as soon as its observation is ready, while
+   other turns are still generating (:func:`~zoomzero_plugin.inference.schedule.continuous` over the worker's
+   request-level stream); ``rounds`` makes ONE engine call per round over all active trajectories. The same
+   trajectories either way (greedy decoding: the same tokens; the same seeds per request).
 3. Budgets: each turn may generate ``min(max_new_tokens, what is left of max_response_tokens)``; an observation that
    would not fit ``max_response_tokens`` (with room for one more token) is not appended and the trajectory ends
    there (``total_tokens``), so a response is cut at a turn boundary, never inside an image.
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +43,7 @@ from zoomzero_plugin.agent.protocol import STOP
 from zoomzero_plugin.agent.render import IM_END, QWEN_IMAGE, first_prompt, observation_block, observation_text
 from zoomzero_plugin.agent.reward import read_truth
 from zoomzero_plugin.ground_truth import GroundTruth, truth_letter
+from zoomzero_plugin.inference.schedule import continuous
 from zoomzero_plugin.question import VIDEO_PLACEHOLDER
 from zoomzero_plugin.token_masks import decode_rows
 
@@ -245,25 +251,78 @@ class AgentRollout:
         with collections_paused():
             groups = [self.start(ids, m, n) for ids, m in zip(raw, media)]
         samples = [s for g in groups for s in g]  # EasyR1's order: prompt i's samples at i·n … i·n + n − 1
-        first = [g[0] for g in groups]
-        round_max = max(self.limit(s) for s in first)
-        outputs = self.worker.round([s.conversation.raw_ids() for s in first],
-                                    [s.conversation.media() for s in first],
-                                    self.sampling(meta_info, n, round_max))
-        with collections_paused():
-            self.advance(samples, [c for completions in outputs for c in completions])
-        while active := [s for s in samples if s.active]:
-            outputs = self.worker.round([s.conversation.raw_ids() for s in active],
-                                        [s.conversation.media() for s in active],
-                                        self.sampling(meta_info, 1, max(self.limit(s) for s in active)))
-            with collections_paused():
-                self.advance(active, [completions[0] for completions in outputs])
+        stream = None
+        if self.options.schedule == "continuous" and hasattr(self.worker, "stream"):
+            stream = self.worker.stream(self.sampling(meta_info, 1, self.budget.max_new_tokens))
+        if stream is None:
+            self.rounds(groups, samples, meta_info, n)
+        else:
+            self.continuous(stream, groups, samples)
         with collections_paused():
             built = assemble([s.conversation for s in samples], self.layout, self.options.sampling_logprobs)
             stats = np.empty(len(samples), dtype=object)
             stats[:] = [s.stats() for s in samples]
         return DataProto.from_dict(tensors=built["tensors"], non_tensors={**built["non_tensors"], STATS_KEY: stats},
                                    meta_info=dict(meta_info))
+
+    def rounds(self, groups: Sequence[Sequence[Sample]], samples: Sequence[Sample], meta_info: Mapping[str, Any],
+               n: int) -> None:
+        """One engine call per round over every trajectory still going; a round's clips decode in parallel."""
+        first = [g[0] for g in groups]
+        round_max = max(self.limit(s) for s in first)
+        outputs = self.worker.round([s.conversation.raw_ids() for s in first],
+                                    [s.conversation.media() for s in first],
+                                    self.sampling(meta_info, n, round_max))
+        self.read_round(samples, [c for completions in outputs for c in completions])
+        while active := [s for s in samples if s.active]:
+            outputs = self.worker.round([s.conversation.raw_ids() for s in active],
+                                        [s.conversation.media() for s in active],
+                                        self.sampling(meta_info, 1, max(self.limit(s) for s in active)))
+            self.read_round(active, [completions[0] for completions in outputs])
+
+    def read_round(self, samples: Sequence[Sample], completions: Sequence[Any]) -> None:
+        for task in self.read(samples, completions).values():
+            if task is not None:
+                task.result()
+
+    def read(self, samples: Sequence[Sample], completions: Sequence[Any]) -> dict[int, Future | None]:
+        """:meth:`advance`, then the decoding of each new observation's frames, started: per sample still going
+        (by position in ``samples``), the Future of its frames' decoding, or None when its observation shows none."""
+        shown = [len(s.conversation.images()) for s in samples]
+        with collections_paused():
+            self.advance(samples, completions)
+        going: dict[int, Future | None] = {}
+        for k, (sample, before) in enumerate(zip(samples, shown)):
+            if sample.active:
+                new = sample.conversation.images()[before:]
+                going[k] = self.cache.prefetch(new) if new else None
+        return going
+
+    def continuous(self, stream: Any, groups: Sequence[Sequence[Sample]], samples: Sequence[Sample]) -> None:
+        """Every trajectory's turns through the worker's request-level stream, without a round barrier: the first
+        turn of each prompt (``n`` samples) at once, then each trajectory's next turn as soon as its frames are
+        decoded (:func:`~zoomzero_plugin.inference.schedule.continuous`)."""
+        start = 0
+        first = []
+        for group in groups:  # a prompt's samples are one request sampled n times, as in a round's engine call
+            keys = list(range(start, start + len(group)))
+            start += len(group)
+            head = group[0].conversation
+            first.append((keys, head.raw_ids(), head.media(), self.limit(group[0])))
+
+        def submit(jobs: list[int]) -> None:
+            stream.submit([([k], samples[k].conversation.raw_ids(), samples[k].conversation.media(),
+                            self.limit(samples[k])) for k in jobs])
+
+        def advance(finished: Sequence[tuple[int, Any]]) -> dict[int, Future | None]:
+            going = self.read([samples[k] for k, _ in finished], [c for _, c in finished])
+            return {finished[j][0]: task for j, task in going.items()}
+
+        try:
+            stream.submit(first)
+            continuous(stream, [], submit, advance)
+        finally:
+            stream.close()
 
 
 def generate(worker: Any, prompts: Any, options: Mapping[str, Any]) -> Any:
@@ -298,7 +357,8 @@ def metrics(batch: Any, reward_metrics: Mapping[str, Sequence[Any]]) -> dict[str
 ROLLOUT = Rollout(
     name=NAME, options=select, generate=generate, metrics=metrics, row_fields=("ground_truth",),
     summary="VideoZoomer: n multi-turn <video_zoom> trajectories per prompt (overview, <= 4 clips, <= 5 turns), "
-    "one engine call per round; observations in the sequence, out of the loss; M-RoPE over the whole sequence",
+    "each turn to the engine as soon as its observation is ready (agent.schedule: continuous | rounds); observations "
+    "in the sequence, out of the loss; M-RoPE over the whole sequence",
 )
 
 

@@ -29,6 +29,7 @@ from zoomzero_plugin.agent.render import CLIP_AS
 from zoomzero_plugin.gvqa.advantages import ANSWER_COMPONENTS, GLUE_COMPONENTS, STD_KINDS
 from zoomzero_plugin.gvqa.prompts import DEFAULT_PROMPT_STYLE, check_style
 from zoomzero_plugin.gvqa.zoom import NO_SPANS, NO_SPANS_RENAMED, ZOOM_BUDGET_RENAMED, ZoomBudget, paper_budget
+from zoomzero_plugin.inference.schedule import check_schedule
 from zoomzero_plugin.renames import rename_value
 from zoomzero_plugin.sections import build
 from zoomzero_plugin.vision import DEFAULT_GEOMETRY, VisionGeometry
@@ -162,6 +163,10 @@ class AgentOptions:
     """Keep the sampler's log-prob of every sampled token in the batch (``rollout_log_probs``, 0 elsewhere)."""
     frame_cache_mb: int = 2048
     """Decoded frames each rollout worker keeps between rounds and for its actor (MB)."""
+    schedule: str = "continuous"
+    """When turns are generated: continuous (a trajectory's next turn goes to the engine as soon as its observation is
+    ready, while other turns still generate) | rounds (one engine call per round; every trajectory waits for the
+    round's slowest turn). The same trajectories either way (greedy decoding: the same tokens)."""
     clip_as: str = "images"
     """How a call's clip reaches the policy: images (each after its time label, the authors' way) | video (one video
     after its time range, timed by its own frames: Qwen3-VL's timestamps, Qwen2.5-VL's time-aligned M-RoPE)."""
@@ -173,6 +178,7 @@ class AgentOptions:
             raise ValueError(f"{KWARGS}.agent.prompt must be one of {sorted(PROMPTS)}, got {self.prompt!r}")
         if self.frame_cache_mb < 1:
             raise ValueError(f"{KWARGS}.agent.frame_cache_mb must be >= 1, got {self.frame_cache_mb}")
+        check_schedule(self.schedule, f"{KWARGS}.agent.schedule")
         if self.clip_as not in CLIP_AS:
             raise ValueError(f"{KWARGS}.agent.clip_as must be one of {list(CLIP_AS)}, got {self.clip_as!r}")
 
