@@ -219,7 +219,7 @@ def _sampled_log_probs(requests: list[Any], shape: tuple[int, int], device: Any)
     if len(samples) != shape[0]:
         raise RuntimeError(f"vLLM returned {len(samples)} samples for {shape[0]} responses")
     for row, sample in enumerate(samples):
-        steps = sample.logprobs or []
+        steps = getattr(sample, "logprobs", None) or []  # the agent's streamed rounds pass bare samples
         values = [float(step[token].logprob) for step, token in zip(steps, sample.token_ids)][: shape[1]]
         table[row, : len(values)] = values
     return torch.from_numpy(table).to(device)
