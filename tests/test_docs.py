@@ -143,6 +143,24 @@ HOW: list[tuple[str, str, str]] = [
         "the data guide's file housekeeping (its paths are checked: test_the_data_guide_paths_flow_from_step_to_step)",
     ),
     (r"^python3 scripts/model_merger\.py ", "not here", "EasyR1's own script, on a trained checkpoint"),
+    (r"^\.venv-vllm/bin/python -m pytest -m vllm tests/vllm/test_train_cli\.py ", "ci",
+     "test_env vllm vllm tests/vllm"),
+    (
+        r"^\.venv-vllm/bin/python benchmarks/learning_curve\.py ",
+        "not here",
+        "the learning curve: ~30 min of training on 2 cores (a benchmark; tests/vllm/test_train_cli.py runs its "
+        "launches)",
+    ),
+    (
+        r"^easyr1 merge ",
+        "covered",
+        "tests/vllm/test_train_cli.py::test_each_update_changes_the_actor_and_merge_gives_a_model_zoomzero_eval_runs",
+    ),
+    (
+        r"^zoomzero eval --benchmark rows --mode coarse-to-fine --model runs/cpu/model ",
+        "covered",
+        "tests/vllm/test_train_cli.py::test_each_update_changes_the_actor_and_merge_gives_a_model_zoomzero_eval_runs",
+    ),
     (
         r"^zoomzero data export-sft .*--source teacher .*--teacher-url ",
         "not here",

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from zoomzero_plugin.agent import AgentRewardConfig, Trajectory, VideoInfo, score_response
-from zoomzero_plugin.agent.protocol import call_char_ranges
+from zoomzero_plugin.agent.protocol import CALL, NONE, call_char_ranges, parse_turn, turn_call_ranges
 
 from ..helpers import played
 
@@ -58,6 +58,18 @@ def test_call_char_ranges_are_ordered_disjoint_and_open_with_the_tag(text):
     assert all(text.startswith("<video_zoom>", lo) for lo, _ in ranges)
     assert all(a[1] <= b[0] for a, b in zip(ranges, ranges[1:]))
     assert all(text[lo:hi].endswith("</video_zoom>") or hi == len(text) for lo, hi in ranges)
+
+
+@given(st.lists(st.sampled_from(["<video_zoom>", "</video_zoom>", "<answer>", "</answer>", "x", "<"]), max_size=30)
+       .map("".join))
+def test_turn_call_ranges_agree_with_the_turn_parser(text):
+    """A turn has call tokens iff the protocol reads it as a call (with its opening tag) or as a call cut short
+    (neither call nor answer, ``<video_zoom>`` open); an answer turn has none."""
+    turn = parse_turn(text, 16)
+    ranges = turn_call_ranges(text)
+    is_call = "<video_zoom>" in turn.text and turn.kind in (CALL, NONE)  # NONE: cut inside the call
+    assert bool(ranges) == is_call
+    assert all(text.startswith("<video_zoom>", lo) for lo, _ in ranges)
 
 
 @pytest.mark.parametrize(("text", "count"), [

@@ -351,6 +351,31 @@ def test_tokenadv_over_turns_gives_call_and_answer_tokens_their_own_advantages(s
     assert adv[1][calls[1]][0] != adv[1][mask[1] & ~calls[1]][0]
 
 
+def test_grpo_as_shipped_gives_each_trajectory_its_group_advantage_on_its_sampled_tokens(step):
+    """yamls/videozoomer.yaml's estimator, EasyR1's own grpo, on the multi-turn batch: every sampled token of a
+    trajectory gets its group-normalised score (mean and sample std over the question's 4 trajectories, eps 1e-6),
+    observation tokens and padding get 0."""
+    import copy
+
+    from verl.trainer import ray_trainer
+
+    batch = copy.deepcopy(step.batch)
+    batch.batch["token_level_rewards"] = batch.batch["token_level_scores"]
+    adv = ray_trainer.compute_advantage(batch, adv_estimator="grpo", gamma=1.0, lam=1.0).batch["advantages"]
+    mask = batch.batch["response_mask"].bool()
+    attention = batch.batch["attention_mask"][:, -mask_width(batch):].bool()
+    assert (attention & ~mask).any(), "some trajectories hold observations"
+    scores = batch.batch["token_level_scores"].sum(-1).tolist()
+    for q in range(len(batch) // 4):
+        group = scores[4 * q: 4 * q + 4]
+        mean = sum(group) / 4
+        std = (sum((x - mean) ** 2 for x in group) / 3) ** 0.5
+        for i in range(4 * q, 4 * q + 4):
+            expected = (scores[i] - mean) / (std + 1e-6)
+            assert adv[i][mask[i]].tolist() == pytest.approx([expected] * int(mask[i].sum()), abs=1e-5)
+    assert (adv[~mask] == 0).all(), "observation tokens and padding get nothing"
+
+
 def test_agent_metrics_are_logged(step):
     m = step.metrics
     assert m["agent/calls"] == pytest.approx(np.mean([0, 1, 2, 0, 4, 1, 0, 0]))

@@ -72,7 +72,7 @@ def batch(model):
                                meta_info={"temperature": 1.0})
 
 
-def step(mode, wrapped=True):
+def step(mode, wrapped=True, data=None):
     """Weights moved by one update_policy call (SGD, lr 1): minus the gradient of EasyR1's loss."""
     from verl.workers.actor.config import ActorConfig
     from verl.workers.actor.dp_actor import DataParallelPPOActor
@@ -84,7 +84,7 @@ def step(mode, wrapped=True):
     config.global_batch_size_per_device = len(LENGTHS)  # one mini-batch of four, four micro-batches of one
     actor = DataParallelPPOActor(config, model, torch.optim.SGD(model.parameters(), lr=1.0))
     update = DataParallelPPOActor.update_policy
-    (update if wrapped else update.__wrapped__)(actor, batch(model))
+    (update if wrapped else update.__wrapped__)(actor, batch(model) if data is None else data)
     return {k: before[k] - v for k, v in model.state_dict().items()}  # = the gradient
 
 
@@ -119,3 +119,15 @@ def test_easyr1s_own_seq_mode_and_token_mode_are_the_token_mean(easyr1_host, pro
     token_mean = expected_gradient(mask / mask.sum())
     assert close(step("seq", wrapped=False), token_mean)  # EasyR1 alone: one response per micro-batch
     assert close(step("token"), token_mean)  # token mode is left as it is
+
+
+def test_seq_mode_on_a_locked_batch(easyr1_host, process_group):
+    """A batch that reached a worker through Ray's dispatch is a locked TensorDict (seen in `easyr1 train --cpu`):
+    seq mode still gives Eq. 2, and the batch is handed back locked, its mask as it was."""
+    mask = torch.tensor([[1.0] * k + [0.0] * (RESPONSE - k) for k in LENGTHS])
+    eq2 = mask / torch.tensor(LENGTHS, dtype=torch.float32)[:, None] / len(LENGTHS)
+    data = batch(TinyLM())
+    data.batch.lock_()
+    original = data.batch["response_mask"]
+    assert close(step("seq", data=data), expected_gradient(eq2))
+    assert data.batch.is_locked and data.batch["response_mask"] is original

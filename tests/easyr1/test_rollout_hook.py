@@ -189,3 +189,50 @@ def test_online_filtering_filters_on_scores_that_include_the_zoom_reward(trainer
     assert batch.batch["token_level_scores"].sum(-1).tolist() == pytest.approx([1.0, 0.5, 1.0, 0.0])
     assert metrics["reward/zoom"] == pytest.approx(0.5) and metrics["zoom/accuracy"] == pytest.approx(2 / 3)
     assert batch.batch["reward_component/zoom"].tolist() == [1.0, 0.0, 1.0, 0.0] and "glue_mask" in batch.batch
+
+
+def test_each_step_samples_with_its_own_seed(trainer):
+    """EasyR1 hands vLLM worker.rollout.seed for every request of every step (the same draws each step); the host
+    seeds step s's k-th generation with seed + 1000 * s + k and puts everything back afterwards."""
+    trainer.config.worker.rollout.seed = 7  # the driver reads the config; the engine was built with the recipe's 1
+    wg, engine = trainer.actor_rollout_ref_wg, trainer.engine
+    assert wg.rollout.sampling_params.seed == 1
+    seeds_of_call = {}
+
+    for step in (3, 4):
+        trainer.global_step = step
+        engine.calls.clear()
+        trainer._make_batch_data({})
+        seeds_of_call[step] = {call["sampling"].seed for call in engine.calls if call["sampling"].temperature > 0}
+    # the coarse pass is each step's first (and here only) sampled generation; the zoom pass is greedy
+    assert seeds_of_call == {3: {3007}, 4: {4007}}
+    assert trainer.actor_rollout_ref_wg is wg, "the real worker group is back after the step"
+    assert wg.rollout.sampling_params.seed == 1, "EasyR1's own sampling params are untouched between steps"
+
+
+def test_a_steps_later_generations_take_the_next_seeds():
+    """Online filtering generates more than once per step: the k-th generation of step 2 (seed 5) gets 2005 + k."""
+    from types import SimpleNamespace
+
+    from zoomzero_plugin.hosts.easyr1.sampling_seed import stepped
+
+    seen = []
+
+    class Group:
+        def generate_sequences(self, prompts):
+            seen.append(prompts.meta_info.get("seed"))
+            return SimpleNamespace(meta_info=prompts.meta_info)
+
+    group = Group()
+    trainer = SimpleNamespace(global_step=2, actor_rollout_ref_wg=group,
+                              config=SimpleNamespace(worker=SimpleNamespace(rollout=SimpleNamespace(seed=5))))
+    with stepped(trainer):
+        outputs = [trainer.actor_rollout_ref_wg.generate_sequences(SimpleNamespace(meta_info={"n": 2}))
+                   for _ in range(3)]
+    assert seen == [2005, 2006, 2007]
+    assert [o.meta_info for o in outputs] == [{"n": 2}] * 3, "the seed does not leak into the step's batch"
+    assert trainer.actor_rollout_ref_wg is group
+    trainer.config.worker.rollout.seed = None  # a recipe without a seed: EasyR1's sampling as it was
+    with stepped(trainer):
+        trainer.actor_rollout_ref_wg.generate_sequences(SimpleNamespace(meta_info={}))
+    assert seen[-1] is None

@@ -23,11 +23,11 @@ COMPONENTS = {"accuracy": [1.0, 0.0, 1.0], "format": [1.0, 1.0, 0.0], "grounding
               "tool": [1.0, 0.0, 0.0]}
 
 
-def multiturn_batch(tokenizer):
+def multiturn_batch(tokenizer, responses=RESPONSES):
     from verl.protocol import DataProto
 
     rows, masks = [], []
-    for pieces in RESPONSES:
+    for pieces in responses:
         ids, mask = [], []
         for text, sampled in pieces:
             piece = tokenizer.encode(text, add_special_tokens=False)
@@ -36,24 +36,28 @@ def multiturn_batch(tokenizer):
         rows.append(ids)
         masks.append(mask)
     width = max(map(len, rows)) + 2
-    responses = torch.full((3, width), tokenizer.pad_token_id)
-    response_mask = torch.zeros((3, width), dtype=torch.long)
+    n = len(rows)
+    ids_out = torch.full((n, width), tokenizer.pad_token_id)
+    response_mask = torch.zeros((n, width), dtype=torch.long)
     for i, (ids, mask) in enumerate(zip(rows, masks)):
-        responses[i, : len(ids)], response_mask[i, : len(mask)] = torch.tensor(ids), torch.tensor(mask)
-    tensors = {"responses": responses, "response_mask": response_mask,
-               "token_level_rewards": torch.zeros(3, width)}
-    tensors.update({COMPONENT_PREFIX + k: torch.tensor(v) for k, v in COMPONENTS.items()})
-    return DataProto.from_dict(tensors=tensors, non_tensors={"uid": np.array(["p"] * 3, dtype=object)})
+        ids_out[i, : len(ids)], response_mask[i, : len(mask)] = torch.tensor(ids), torch.tensor(mask)
+    tensors = {"responses": ids_out, "response_mask": response_mask, "token_level_rewards": torch.zeros(n, width)}
+    tensors.update({COMPONENT_PREFIX + k: torch.tensor(v[:n]) for k, v in COMPONENTS.items()})
+    return DataProto.from_dict(tensors=tensors, non_tensors={"uid": np.array(["p"] * n, dtype=object)})
+
+
+def over_turns_trainer(tokenizer):
+    config = SimpleNamespace(
+        worker=SimpleNamespace(reward=SimpleNamespace(reward_function_kwargs={"tokenadv": {"over_turns": True}}))
+    )
+    return SimpleNamespace(config=config, tokenizer=tokenizer)
 
 
 def test_calls_learn_from_format_and_grounding_the_rest_from_format_and_accuracy(easyr1_tokenizer):
     from verl.trainer import ray_trainer
 
     data = multiturn_batch(easyr1_tokenizer)
-    config = SimpleNamespace(
-        worker=SimpleNamespace(reward=SimpleNamespace(reward_function_kwargs={"tokenadv": {"over_turns": True}}))
-    )
-    prepare(SimpleNamespace(config=config, tokenizer=easyr1_tokenizer), data)
+    prepare(over_turns_trainer(easyr1_tokenizer), data)
     calls, mask = data.batch[GLUE_MASK], data.batch["response_mask"].bool()
     decoded = [easyr1_tokenizer.decode(data.batch["responses"][i][calls[i]].tolist()) for i in range(3)]
     call = CALL[CALL.index("<video_zoom>"):]
@@ -75,6 +79,21 @@ def test_calls_learn_from_format_and_grounding_the_rest_from_format_and_accuracy
         rest = mask[i] & ~calls[i]
         assert adv[i][rest].tolist() == pytest.approx([value] * int(rest.sum()), abs=1e-5)
     assert (adv[~mask] == 0).all(), "observation tokens and padding get nothing"
+
+
+def test_a_turn_is_read_as_the_protocol_reads_it(easyr1_tokenizer):
+    """A turn that leaves ``<video_zoom>`` open and then answers is an answer turn (the rollout scores its answer and
+    runs no call): none of its tokens learn from the grounding rewards. A turn cut inside its call (no answer) is a
+    call that ran out of tokens: its call tokens do. The share logged is over the sampled tokens."""
+    answered = '<think>a</think>look<video_zoom>seen</think><answer>C</answer><|im_end|>'
+    cut = '<think>a</think><video_zoom>{"segment": [1, 3], "fps'
+    data = multiturn_batch(easyr1_tokenizer, [[(answered, True)], [(cut, True)]])
+    share = prepare(over_turns_trainer(easyr1_tokenizer), data)["tokenadv/grounding_token_share"]
+    calls = data.batch[GLUE_MASK]
+    assert not calls[0].any(), "an answer turn's open <video_zoom> is no call"
+    assert easyr1_tokenizer.decode(data.batch["responses"][1][calls[1]].tolist()).endswith(cut[cut.index("<video"):])
+    assert share == pytest.approx(float(calls[1].sum()) / float(data.batch["response_mask"].sum()))
+    assert 0 < share < 1
 
 
 def test_over_turns_changes_the_default_groups_only():

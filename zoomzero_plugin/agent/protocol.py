@@ -140,8 +140,19 @@ def cut_turn(text: str) -> str:
 def call_char_ranges(text: str) -> list[tuple[int, int]]:
     """Character ranges ``[start, end)`` of every ``<video_zoom>…</video_zoom>`` in ``text``, tags included; an
     unterminated final ``<video_zoom>`` runs to the end of the text (:func:`~zoomzero_plugin.tags.block_ranges`,
-    linear). Which tokens of an assistant turn are tool-call tokens (TokenAdv over turns)."""
+    linear)."""
     return block_ranges(text, CALL_TAG)
+
+
+def turn_call_ranges(text: str) -> list[tuple[int, int]]:
+    """Character ranges of the call in one sampled assistant turn, as :func:`parse_turn` reads the turn: the
+    ``<video_zoom>…</video_zoom>`` block of a call turn, or the open ``<video_zoom>`` to the end of a turn cut
+    inside its call; none in a turn read as an answer (``<video_zoom>`` left open before ``<answer>``). Which
+    tokens of a turn are tool-call tokens (TokenAdv over turns)."""
+    turn = cut_turn(text)
+    if not turn.endswith(STOP) and (ANSWER_OPEN in turn or ANSWER_CLOSE in turn):
+        return []
+    return call_char_ranges(turn)
 
 
 def _number(value: Any) -> float | None:

@@ -58,3 +58,43 @@ def make_benchmark(
     path = out_dir / rows_name
     write_rows(path, rows)
     return path
+
+
+SQUARES_KEY = "squares"  # rows of make_grounding_task: every square of the video, [start, end, colour]
+TASK_COLORS = ("red", "green", "blue", "yellow")  # the options of every make_grounding_task row, in this order
+
+
+def make_grounding_task(
+    out_dir: str | Path,
+    n_videos: int = 16,
+    duration: float = 12.0,
+    fps: int = 4,
+    width: int = 112,
+    height: int = 84,
+    seed: int = 0,
+    rows_name: str = "rows.jsonl",
+) -> Path:
+    """A grounded-QA task where grounding pays: ``n_videos`` videos, each cut in thirds with one coloured square in
+    each (0.5 s inside the third's edges); the question asks for the colour of the square in the middle third, the
+    ground-truth span. The other two squares are distractors in other option colours, so the whole video shows three
+    answers and only its middle third the right one: a pass over the right span can answer, a pass over the whole
+    video cannot tell which. Options are :data:`TASK_COLORS` in that order (the letter names the colour); rows also
+    carry every square (``squares``). Writes the videos and ``out_dir/rows_name``; returns the rows path."""
+    out_dir = Path(out_dir)
+    rng = random.Random(seed)
+    third = duration / 3
+    windows = [(round(k * third + 0.5, 2), round((k + 1) * third - 0.5, 2)) for k in range(3)]
+    rows = []
+    for i in range(n_videos):
+        colours = rng.sample(TASK_COLORS, 3)  # [distractor, answer, distractor]
+        squares = [(s, e, c) for (s, e), c in zip(windows, colours)]
+        video = write_video(out_dir / "videos" / f"task{i:03d}.mp4", duration=duration, fps=fps, width=width,
+                            height=height, evidence=[Evidence(s, e, c) for s, e, c in squares])
+        rows.append(grounding_row(
+            qid=f"task{i:03d}", question="What colour is the square in the middle of the video?",
+            options=list(TASK_COLORS), answer="ABCD"[TASK_COLORS.index(colours[1])], spans=[windows[1]],
+            duration=duration, video=str(video.resolve()), source="synthetic", **{SQUARES_KEY: squares},
+        ))
+    path = out_dir / rows_name
+    write_rows(path, rows)
+    return path

@@ -24,7 +24,7 @@ from typing import Any
 from zoomzero_plugin.cpu_compat import ensure_torchvision_importable
 from zoomzero_plugin.errors import EXIT_USER, ZoomzeroError, one_line
 
-from . import seams
+from . import cpu_mode, cpu_seams, seams
 from .recipe import check_driver_argv
 from .registry import PluginHost
 from .state import Activation, activation, current_host, record
@@ -56,6 +56,8 @@ def activate(where: str = "process") -> PluginHost:
         ensure_torchvision_importable()  # before EasyR1 imports qwen-vl-utils (a no-op where torchvision loads)
         host = PluginHost.load()
         seams.install()
+        if cpu_mode.requested():  # easyr1 train --cpu: EasyR1's workers on CPU processes (.cpu_seams)
+            cpu_seams.install()
         record(host, where)
     return current_host()
 
@@ -116,7 +118,7 @@ def driver_runtime_env(runtime_env: dict[str, Any] | None) -> dict[str, Any]:
     env = with_setup_hook(dict(runtime_env) if runtime_env is not None else None)
     env_vars = dict(env.get("env_vars") or {})
     if _running_easyr1_main() and os.environ.get(CHECKED_ENV) != "1":
-        env_vars.update(check_driver_argv(sys.argv[1:]))
+        env_vars.update(check_driver_argv(sys.argv[1:]))  # in CPU mode it also declares the recipe's GPUs to Ray
     for name in filter(None, os.environ.get(JOB_ENV_NAMES, "").split(",")):
         if name in os.environ:
             env_vars.setdefault(name, os.environ[name])

@@ -24,6 +24,7 @@ import torch
 from .generation import routed, unrouted
 from .hookspecs import AdvantageEstimator, Rollout
 from .reward_extras import DELIVERED, EXTRAS_KEY
+from .sampling_seed import stepped
 from .state import current_host
 
 COMPONENT_PREFIX = "reward_component/"
@@ -98,7 +99,7 @@ class RewardStep:
                 for key, values in component_values(reward_metrics, len(batch)).items():
                     batch.batch[COMPONENT_PREFIX + key] = values
             if estimator.prepare is not None:
-                estimator.prepare(self.trainer, batch)
+                self._add(estimator.prepare(self.trainer, batch), len(batch))  # it may return metrics
         return reward_tensor, reward_metrics
 
     def _add(self, metrics: Mapping[str, float] | None, n: int) -> None:
@@ -137,11 +138,12 @@ def wrap_make_batch_data(original: Callable) -> Callable:
 
         plugins = run_plugins(self)
         if not plugins.active:
-            return original(self, metrics)
+            with stepped(self):
+                return original(self, metrics)
         step = RewardStep(self, plugins, self.reward_fn, "train")
         reward_manager, self.reward_fn = self.reward_fn, StepAsRewardManager(step)
         try:
-            with routed(self, plugins.rollout):
+            with stepped(self), routed(self, plugins.rollout):
                 batch = original(self, metrics)  # online filtering calls the step per generated mini-batch
         finally:
             self.reward_fn = reward_manager

@@ -35,6 +35,13 @@ def _add_train(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="EasyR1 overrides, e.g. worker.rollout.n=8")
     parser.add_argument("--dry-run", action="store_true", help="validate and print the effective settings, then exit")
     parser.add_argument(
+        "--cpu", action="store_true",
+        help="run the whole loop on CPU processes (gloo FSDP, vLLM's CPU engine; the recipe's CUDA-only settings are "
+        "switched, one line each): try a recipe on a tiny model before paying for GPUs (docs/easyr1.md)",
+    )
+    parser.add_argument("--metrics-file", metavar="PATH",
+                        help="also append every logged step's metrics to PATH as one JSON line per step")
+    parser.add_argument(
         "--check-rows", type=int, default=4, metavar="N",
         help="check the first N rows of the train and val files: columns, readable videos, prompt length "
         "measured with EasyR1's RLHFDataset (default 4; 0 skips)",
@@ -49,7 +56,19 @@ def _host(name: str) -> Any:
 
 
 def _train(args: argparse.Namespace) -> int:
-    return _host("launcher:train")(args.recipe, args.overrides, dry_run=args.dry_run, check_rows=args.check_rows)
+    return _host("launcher:train")(args.recipe, args.overrides, dry_run=args.dry_run, check_rows=args.check_rows,
+                                   cpu=args.cpu, metrics_file=args.metrics_file)
+
+
+def _add_merge(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("actor_dir", help="a checkpoint's actor folder: CHECKPOINTS/global_step_N/actor")
+    parser.add_argument("--out", help="where to write the model (default: ACTOR_DIR/huggingface, as EasyR1's merger)")
+    parser.add_argument("--dtype", choices=("bf16", "fp16", "fp32"), help="cast the weights (default: as trained)")
+
+
+def _merge(args: argparse.Namespace) -> int:
+    print(f"merged into {_host('merge:merge')(args.actor_dir, args.out, args.dtype)}")
+    return 0
 
 
 def _runtime_env(args: argparse.Namespace) -> int:
@@ -74,6 +93,14 @@ COMMANDS: dict[
         "",
         None,
         lambda args: _host("doctor:print_plugins")(),
+    ),
+    "merge": (
+        "turn a checkpoint's actor shards into a Hugging Face model folder",
+        "Join the FSDP shards of CHECKPOINTS/global_step_N/actor into one model, saved with its config and processor "
+        "(what `zoomzero eval --model` and vLLM load). EasyR1's own scripts/model_merger.py does the same from a "
+        "clone of EasyR1; its pip package does not ship it.",
+        _add_merge,
+        _merge,
     ),
     "doctor": (
         "versions, video backend, GPUs, and the status of every EasyR1 seam",

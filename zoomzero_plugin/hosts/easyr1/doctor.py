@@ -12,7 +12,7 @@ import os
 
 from zoomzero_plugin.video import _qwen_vl_utils
 
-from . import seams, vllm_stub
+from . import cpu_mode, cpu_seams, seams, vllm_stub
 from .activation import activate
 from .errors import PluginError
 from .launcher import EASYR1_INSTALL
@@ -57,6 +57,9 @@ def print_plugins() -> int:
             print(f"  - {line}")
     if blocked:
         print(blocked)
+    state = "active in this process" if cpu_mode.requested() else "installed only with easyr1 train --cpu"
+    print(f"host: CPU mode, {len(cpu_seams.CPU_SEAMS)} seams ({', '.join(s.name for s in cpu_seams.CPU_SEAMS)}); "
+          f"{state}")
     return 0
 
 
@@ -135,6 +138,23 @@ def _gpus() -> str:
         return f"unknown ({type(e).__name__}: {e})"
 
 
+def _print_cpu_seams() -> bool:
+    """The CPU-mode seams: ``ready`` where their targets are present and CPU mode is not asked for here (they are
+    installed only then), ``patched`` in a CPU-mode process. Returns False if one is missing."""
+    active = cpu_mode.requested()
+    print("CPU-mode seams (easyr1 train --cpu; installed only in CPU mode" + (", active here):" if active else "):"))
+    ok = True
+    for seam in cpu_seams.CPU_SEAMS:
+        state, detail = seams.status(seam, import_modules=True)
+        if state == "unpatched" and not active:
+            state, detail = "ready", ", ".join(seam.targets)
+        ok &= state in ("ready", "patched")
+        print(f"  {seam.name:<42} {state:<13} {detail.splitlines()[0] if detail else ''}")
+    if _gpus() == "none visible to torch":
+        print("no GPU here: `easyr1 train RECIPE --cpu` runs a recipe's loop on CPU processes (docs/easyr1.md)")
+    return ok
+
+
 def doctor() -> int:
     """Print the report; 0 when this machine can train with the plugins, 1 when something is missing."""
     try:
@@ -177,6 +197,7 @@ def doctor() -> int:
             state, detail = seams.status(seam, import_modules=True)
             ok &= state == "patched"
             print(f"  {seam.name:<42} {state:<13} {detail.splitlines()[0] if detail else ''}")
+        ok &= _print_cpu_seams()
     if not ok:
         print("some seams are not in place: training with plugin features would stop")
     elif not can_generate:

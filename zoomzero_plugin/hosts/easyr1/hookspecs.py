@@ -35,7 +35,8 @@ class AdvantageEstimator:
     ``compute(data, gamma, lam) -> (advantages, returns)`` receives the whole ``DataProto`` (EasyR1's own
     estimators only see ``token_level_rewards``, ``response_mask`` and ``uid``); both outputs are
     (bs, response_length) float tensors. ``prepare(trainer, batch)`` runs on each training batch right
-    after its rewards were computed and adds what ``compute`` needs (masks, options in ``meta_info``).
+    after its rewards were computed and adds what ``compute`` needs (masks, options in ``meta_info``); the
+    metrics it may return (name → value) are logged with the step's.
     With ``needs_reward_components`` the host stores every numeric per-response value the reward function
     returned (besides ``overall``) as ``batch.batch["reward_component/<key>"]`` (bs,) float32.
     ``validate_as`` names the EasyR1 estimator whose trainer checks apply (``grpo``: no critic, rollout.n > 1).
@@ -43,7 +44,7 @@ class AdvantageEstimator:
 
     name: str
     compute: Callable[..., tuple[Any, Any]]
-    prepare: Callable[[Any, Any], None] | None = None
+    prepare: Callable[[Any, Any], Mapping[str, float] | None] | None = None
     needs_reward_components: bool = True
     validate_as: str = "grpo"
     summary: str = ""

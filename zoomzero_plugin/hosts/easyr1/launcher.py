@@ -20,10 +20,11 @@ from omegaconf import OmegaConf
 
 from zoomzero_plugin.shipped import find_recipe
 
-from . import vllm_stub
+from . import cpu_mode, vllm_stub
 from .activation import CHECKED_ENV, ENV_HOOK, activate, export_job_env
 from .checks import check_config, unsupported_model
 from .errors import ConfigError, DependencyError, UsageError, format_problems
+from .metrics_file import METRICS_FILE_ENV
 from .recipe import check_files, check_rows as check_first_rows, load_recipe
 from .registry import PluginHost
 
@@ -118,8 +119,12 @@ def check(recipe: str, overrides: Sequence[str], dry_run: bool, check_rows: int)
     return host, built
 
 
-def train(recipe: str, overrides: Sequence[str], dry_run: bool = False, check_rows: int = 4) -> int:
-    """``easyr1 train``: 0 after a valid dry run or a finished training; raises a ZoomzeroError otherwise."""
+def train(recipe: str, overrides: Sequence[str], dry_run: bool = False, check_rows: int = 4, cpu: bool = False,
+          metrics_file: str | None = None) -> int:
+    """``easyr1 train``: 0 after a valid dry run or a finished training; raises a ZoomzeroError otherwise.
+
+    ``cpu``: CPU mode (:mod:`.cpu_mode`); ``metrics_file``: every logged step as a JSON line (:mod:`.metrics_file`).
+    """
     bad = [o for o in overrides if "=" not in o]
     if bad:
         raise UsageError(f"overrides must be key=value, got {' '.join(bad)}")
@@ -138,12 +143,34 @@ def train(recipe: str, overrides: Sequence[str], dry_run: bool = False, check_ro
               "(a dry run generates nothing; training needs vLLM)")
     with vllm_stub.stand_in():
         _, built = check(path, overrides, dry_run, check_rows)
+    extra = _cpu_overrides(built.config, dry_run) if cpu or cpu_mode.requested() else []
     if dry_run:
         print("dry run: the recipe is valid; no Ray cluster was started and no GPU was used")
         return 0
+    if metrics_file:
+        os.environ[METRICS_FILE_ENV] = os.path.abspath(metrics_file)
+        export_job_env({METRICS_FILE_ENV: os.environ[METRICS_FILE_ENV]})
     if built.adapted:  # EasyR1 would reject the file as written: give it the adapted recipe instead
-        path, overrides = _save_adapted(built.raw, path), []
+        path, overrides = _save_adapted(OmegaConf.merge(built.raw, OmegaConf.from_dotlist(extra)), path), []
+    else:
+        overrides = [*overrides, *extra]
     return _run_easyr1(path, overrides)
+
+
+def _cpu_overrides(config, dry_run: bool) -> list[str]:
+    """CPU mode in the driver: refuse what has no CPU form, print each switched setting; unless a dry run, declare
+    the recipe's GPUs to the local Ray and mark every process of the job for CPU mode (the workers install the CPU
+    seams; the driver runs no EasyR1 worker code and needs none). Returns the switches as EasyR1 overrides."""
+    problems = cpu_mode.refusals(config.worker, config.trainer.nnodes)
+    if problems:
+        raise ConfigError(format_problems(problems, " for --cpu"))
+    switched = cpu_mode.switches(config.worker)
+    for switch in switched:
+        print(switch.line())
+    if not dry_run:
+        for note in cpu_mode.prepare_driver(config) + export_job_env(cpu_mode.job_env()):
+            print(f"note: {note}")
+    return [switch.override() for switch in switched]
 
 
 def _save_adapted(raw, recipe: str) -> str:

@@ -31,11 +31,16 @@ def wrap_update_policy(original: Callable) -> Callable:
     def update_policy(self: Any, data: Any) -> Any:
         if getattr(self.config, "loss_avg_mode", "token") != "seq" or "response_mask" not in data.batch.keys():
             return original(self, data)
-        mask = data.batch["response_mask"]
-        data.batch["response_mask"] = per_response_weights(mask)
+        batch, mask = data.batch, data.batch["response_mask"]
+        locked = batch.is_locked  # a batch that came through Ray's dispatch to a worker is locked
+        if locked:
+            batch.unlock_()
+        batch["response_mask"] = per_response_weights(mask)
         try:
             return original(self, data)
         finally:
-            data.batch["response_mask"] = mask
+            batch["response_mask"] = mask
+            if locked:
+                batch.lock_()
 
     return update_policy

@@ -24,6 +24,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from zoomzero_plugin.video import _qwen_vl_utils, probe_duration
 
+from . import cpu_mode
 from .checks import check_config, declared_reward_type, easyr1_version
 from .errors import ConfigError, format_problems
 from .registry import PluginHost
@@ -351,8 +352,15 @@ def check_driver_argv(argv: Sequence[str]) -> dict[str, str]:
     config, raw = load_recipe(recipe, cli)[:2]  # EasyR1 accepted it already: nothing was adapted
     host = current_host()
     problems = check_config(config, host) + check_files(config, raw, host)[0]
+    cpu = cpu_mode.requested()
+    if cpu:
+        problems += cpu_mode.refusals(config.worker, config.trainer.nnodes)
     if problems:
         raise ConfigError(format_problems(problems, f" {recipe or ''} (checked by the easyr1 plugins at ray.init)"))
     asked = OmegaConf.select(raw, "worker.reward.reward_function", default=None)
-    env = {name: os.environ.get(name, value) for name, value in host.job_env(config).items()}
+    job_env = {**host.job_env(config), **(cpu_mode.job_env() if cpu else {})}
+    env = {name: os.environ.get(name, value) for name, value in job_env.items()}
+    if cpu:
+        for note in cpu_mode.prepare_driver(config):
+            print(f"note: {note}")
     return {**env, FIXUP_ENV: asked} if asked and resolve(asked) else env

@@ -25,9 +25,12 @@ from . import (
     frame_refs,
     generation,
     loss_average,
+    lr_schedule,
+    metrics_file,
     multiturn,
     reward_extras,
     reward_names,
+    sampler_check,
     vllm_engine,
 )
 from .errors import SeamError
@@ -171,6 +174,16 @@ SEAMS: tuple[Seam, ...] = (
         breaks="time encoding of videos not sampled at 2 fps during rollouts (silently); EasyR1 rollouts on a CPU",
     ),
     Seam(
+        name="vllm_rollout._get_logit_bias",
+        module="verl.workers.rollout.vllm_rollout_spmd",
+        targets=("_get_logit_bias",),
+        params=("processor",),
+        wrap=vllm_engine.wrap_logit_bias,
+        why="EasyR1 biases vLLM against sampling the image placeholder token but not the video one (its TODO); a "
+        "sampled <|video_pad|> stops the actor's forward (video tokens and features differ)",
+        breaks="video training whenever the policy samples <|video_pad|> (early in training, or a random model)",
+    ),
+    Seam(
         name="dp_actor.update_policy",
         module="verl.workers.actor.dp_actor",
         targets=("DataParallelPPOActor.update_policy",),
@@ -179,6 +192,16 @@ SEAMS: tuple[Seam, ...] = (
         why="worker.actor.loss_avg_mode: seq averages each response's tokens, then the responses (Zoom-Zero Eq. 2, "
         "the authors' config); EasyR1 reweights every micro-batch by its token count, which makes seq the token mean",
         breaks="loss_avg_mode: seq silently trains with the token mean over the mini-batch",
+    ),
+    Seam(
+        name="fsdp_workers.get_constant_schedule_with_warmup",
+        module="verl.workers.fsdp_workers",
+        targets=("get_constant_schedule_with_warmup",),
+        params=("optimizer", "num_warmup_steps"),
+        wrap=lr_schedule.wrap_constant_schedule,
+        why="EasyR1 0.3.2 gives the first optimizer step a learning rate of 0 when no warmup is asked (fixed in "
+        "main): constant from step 1, as the recipes say",
+        breaks="step 1 of every v0.3.2 run trains nothing (lr 0)",
     ),
     Seam(
         name="ray_trainer.RayPPOTrainer.__init__",
@@ -207,8 +230,10 @@ SEAMS: tuple[Seam, ...] = (
         params=("self", "metrics"),
         wrap=batch_step.wrap_make_batch_data,
         why="run rollout hooks while the rollout engine is loaded, then compute rewards once (token_level_scores, "
-        "so fit() skips the reward actor) and keep per-response reward components for plugin estimators",
-        breaks="rollout hooks (zoom pass) and tokenadv's reward components",
+        "so fit() skips the reward actor) and keep per-response reward components for plugin estimators; seed each "
+        "step's sampling with worker.rollout.seed + 1000 * step (EasyR1 gives every request of every step the same "
+        "seed: the same random draws at each step)",
+        breaks="rollout hooks (zoom pass) and tokenadv's reward components; fresh sampling noise per step",
     ),
     Seam(
         name="ray_trainer.RayPPOTrainer._validate",
@@ -218,6 +243,26 @@ SEAMS: tuple[Seam, ...] = (
         wrap=batch_step.wrap_validate,
         why="run rollout hooks on validation batches too, so validation reports the zoom reward and statistics",
         breaks="val/zoom_reward and val/zoom/* metrics",
+    ),
+    Seam(
+        name="ray_trainer.compute_data_metrics",
+        module="verl.trainer.ray_trainer",
+        targets=("compute_data_metrics",),
+        params=("batch",),
+        wrap=sampler_check.wrap_compute_data_metrics,
+        why="the sampler check: where a batch carries the sampler's log-probs (CPU mode; the VideoZoomer rollout "
+        "with sampling_logprobs), log how far they are from the actor's (rollout/logprob_gap_*). fit() looks "
+        "this global up at call time",
+        breaks="the rollout/logprob_gap_* metrics (a broken weight sync would go unseen)",
+    ),
+    Seam(
+        name="logger.Tracker.log",
+        module="verl.utils.logger.logger",
+        targets=("Tracker.log",),
+        params=("self", "data", "step"),
+        wrap=metrics_file.wrap_tracker_log,
+        why="EASYR1_PLUGINS_METRICS_FILE (easyr1 train --metrics-file): every logged step also as a JSON line",
+        breaks="--metrics-file (the file stays empty)",
     ),
 )
 
@@ -248,6 +293,8 @@ def _resolve(module: ModuleType, target: str) -> tuple[Any, str, Any] | None:
 
 
 def _check_params(seam: Seam, target: str, fn: Callable) -> None:
+    if not seam.params:  # a wrapper that passes everything through (or a module it stands in for)
+        return
     try:
         names = tuple(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
@@ -272,7 +319,7 @@ def apply(seam: Seam, module: ModuleType) -> list[str]:
     found = _targets(seam, module)
     for _, (owner, attr, current) in found:
         if getattr(current, MARK, None) != seam.name:
-            updated = () if isinstance(current, type) else functools.WRAPPER_UPDATES  # a class: not its __dict__
+            updated = () if isinstance(current, (type, ModuleType)) else functools.WRAPPER_UPDATES  # not their __dict__
             wrapper = functools.update_wrapper(seam.wrap(current), current, updated=updated)  # name, doc, __wrapped__
             setattr(wrapper, MARK, seam.name)
             setattr(owner, attr, wrapper)

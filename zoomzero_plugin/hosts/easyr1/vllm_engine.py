@@ -104,5 +104,23 @@ def wrap_llm(original: Callable) -> Callable:
     return LLM
 
 
+def wrap_logit_bias(original: Callable) -> Callable:
+    """EasyR1's ``_get_logit_bias(processor)`` (vLLM's logit bias for every rollout), with the video placeholder too.
+
+    EasyR1 keeps vLLM from sampling the image placeholder token but not the video one (its own TODO): a sampled
+    ``<|video_pad|>`` in a response makes the actor's forward stop ("Videos features and video tokens do not
+    match"). Both get a bias of -100.
+    """
+
+    def _get_logit_bias(processor):
+        bias = original(processor)
+        token = getattr(processor, "video_token", None) if processor is not None else None
+        if token is None:
+            return bias
+        return {**(bias or {}), processor.tokenizer.convert_tokens_to_ids(token): -100}
+
+    return _get_logit_bias
+
+
 def _stay_awake(level: int = 1, tags: list[str] | None = None) -> None:
     """``LLM.sleep``/``LLM.wake_up`` where the platform has no sleep mode: the engine keeps its memory."""

@@ -8,9 +8,10 @@ mean of the glue components' advantages and every other response token the mean 
 ``token_level_rewards`` is not read (see the KL check).
 
 The grounding tokens are the ``<glue>…</glue>`` block (Zoom-Zero), or with ``tokenadv.over_turns`` the
-``<video_zoom>…</video_zoom>`` calls of a multi-turn trajectory's sampled turns (TokenAdv over turns: calls learn
-from ``format`` and ``grounding``, the other sampled tokens from ``format`` and ``accuracy``; observation tokens,
-outside ``response_mask``, get nothing).
+``<video_zoom>…</video_zoom>`` calls of a multi-turn trajectory's sampled turns, each turn read as the protocol reads
+it (:func:`~zoomzero_plugin.agent.protocol.turn_call_ranges`: a turn that leaves ``<video_zoom>`` open and answers
+is an answer turn) (TokenAdv over turns: calls learn from ``format`` and ``grounding``, the other sampled tokens
+from ``format`` and ``accuracy``; observation tokens, outside ``response_mask``, get nothing).
 
 ``grpo_sum`` is plain GRPO on the summed reward (``token_level_rewards`` summed per response, as EasyR1's
 ``grpo``), normalised with the same ``tokenadv.eps`` and ``tokenadv.std`` (population by default, where
@@ -23,7 +24,7 @@ from dataclasses import asdict
 from functools import lru_cache
 from typing import Any
 
-from zoomzero_plugin.agent.protocol import call_char_ranges
+from zoomzero_plugin.agent.protocol import turn_call_ranges
 from zoomzero_plugin.gvqa.advantages import grpo_advantage, token_adv
 from zoomzero_plugin.gvqa.parsing import glue_char_ranges
 from zoomzero_plugin.token_masks import TokenMasker
@@ -39,15 +40,19 @@ GLUE_MASK = "glue_mask"  # (bs, response_length) bool: the grounding tokens (glu
 
 @lru_cache(maxsize=4)
 def _masker(tokenizer: Any, over_turns: bool = False) -> TokenMasker:
-    return TokenMasker(tokenizer, call_char_ranges if over_turns else glue_char_ranges)
+    return TokenMasker(tokenizer, turn_call_ranges if over_turns else glue_char_ranges)
 
 
-def prepare(trainer: Any, batch: Any) -> None:
-    """Add ``glue_mask`` and the options (``meta_info["tokenadv"]``) to a training batch."""
+def prepare(trainer: Any, batch: Any) -> dict[str, float]:
+    """Add ``glue_mask`` and the options (``meta_info["tokenadv"]``) to a training batch; returns the share of
+    response tokens that learn from the grounding rewards (``tokenadv/grounding_token_share``)."""
     options = TokenAdvOptions.from_kwargs(trainer.config.worker.reward.reward_function_kwargs)
     masker = _masker(trainer.tokenizer, options.over_turns)
-    batch.batch[GLUE_MASK] = masker(batch.batch["responses"], batch.batch["response_mask"])
+    mask = batch.batch["response_mask"]
+    batch.batch[GLUE_MASK] = masker(batch.batch["responses"], mask)
     batch.meta_info[NAME] = asdict(options)
+    tokens = float(mask.sum())
+    return {f"{NAME}/grounding_token_share": float(batch.batch[GLUE_MASK].sum()) / tokens if tokens else 0.0}
 
 
 def compute(data: Any, gamma: float = 1.0, lam: float = 1.0) -> tuple[Any, Any]:

@@ -1,0 +1,270 @@
+"""Zoom-Zero's Table 5 ablation in miniature, on a CPU: GRPO, + the zoom reward, + TokenAdv, several seeds each.
+
+    .venv-vllm/bin/python benchmarks/learning_curve.py --out runs/learning_curve        # ~40 min on 2 busy cores
+    .venv-vllm/bin/python benchmarks/learning_curve.py --out runs/lc --seeds 1 --steps 4 # a look, ~5 min
+
+Each run is ``easyr1 train yamls/table5_{grpo,zoom,tokenadv}.yaml --cpu`` — the shipped recipes, EasyR1's own loop,
+only sizes overridden for the tiny model — with ``--metrics-file``; the script reads those files, prints a table
+and draws the reward per step (overall and per component, mean over seeds with the seeds' range) and writes
+``summary.json``. A finished run is not run again (delete its folder to redo it), so an interrupted script goes on
+where it stopped.
+
+The task (``synthetic.benchmark.make_grounding_task``): each 12-s video shows three coloured squares, one per third;
+the question asks for the colour of the one in the middle third (the ground-truth span). The whole video shows three
+candidate answers, a clip of the middle third only the right one: the zoom pass answers right exactly when the
+predicted spans land in the middle third. The model is the tiny random Qwen2.5-VL (2 layers, width 64) after a
+warm start (``synthetic.warm_start``, per seed) that teaches the formats with random letters and spans, and — the
+perception a pretrained VLM brings — to name the colour a zoom-pass clip of one square shows. Where to look and
+what the coarse pass answers are left to RL. Grounding here is a location the question names ("in the middle"),
+learnable from text by a 2-layer model in minutes; a real model must find the moment in the video.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+ARMS = {"grpo": "table5_grpo.yaml", "zoom": "table5_zoom.yaml", "tokenadv": "table5_tokenadv.yaml"}
+LABELS = {"grpo": "GRPO", "zoom": "+ zoom reward", "tokenadv": "+ TokenAdv"}
+COMPONENTS = ("overall", "format", "iou", "accuracy", "zoom")
+# EasyR1's timing_s/*: gen holds the coarse generation, the zoom pass and the rewards (the host scores while it builds
+# the batch, so v0.3.2's own timing_s/reward is not logged); old/ref: log-probs; step: all of it
+TIMINGS = ("gen", "old", "ref", "adv", "update_actor", "step")
+VIDEO = dict(fps=1.0, min_pixels=3136, max_pixels=12544)  # the coarse pass: 12 frames, 4 tokens each
+ZOOM_BUDGET = dict(max_visual_tokens=256, fps=2.0, min_frame_pixels=3136, max_frame_pixels=50176)  # the zoom pass
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--out", default="runs/learning_curve", help="folder for the runs, table, plot and summary")
+    p.add_argument("--arms", default=",".join(ARMS), help=f"comma-separated, of {', '.join(ARMS)}")
+    p.add_argument("--seeds", type=int, default=3, help="seeds per arm (warm start, data order, sampling)")
+    p.add_argument("--steps", type=int, default=20, help="RL steps per run")
+    p.add_argument("--prompts", type=int, default=4, help="prompts per step (data.rollout_batch_size)")
+    p.add_argument("--n", type=int, default=8, help="responses per prompt (worker.rollout.n)")
+    p.add_argument("--lr", type=float, default=2e-4, help="actor learning rate (1e-3 breaks the tiny model)")
+    p.add_argument("--videos", type=int, default=32, help="training videos (8 more are held out for validation)")
+    p.add_argument("--val-freq", type=int, default=5, help="steps between validations (and one before training)")
+    p.add_argument("--plot", help="also write the plot here (e.g. benchmarks/results/learning_curve.png)")
+    p.add_argument("--only-seeds", help="run only these seeds (comma-separated), no table: to share the runs among "
+                   "processes or machines writing to one --out; a last call without it writes the table")
+    args = p.parse_args(argv)
+    args.arms = [a for a in args.arms.split(",") if a]
+    args.only_seeds = [int(x) for x in args.only_seeds.split(",")] if args.only_seeds else None
+    unknown = [a for a in args.arms if a not in ARMS]
+    if unknown:
+        p.error(f"unknown arm(s) {unknown}; known: {', '.join(ARMS)}")
+    return args
+
+
+def prepare(out: Path, args: argparse.Namespace) -> dict:
+    """The task's rows (short prompts), the base model and one warm-started model per seed (made once)."""
+    from zoomzero_plugin.gvqa.zoom import ZoomBudget
+    from zoomzero_plugin.rows import read_rows, write_rows
+    from zoomzero_plugin.synthetic.benchmark import make_grounding_task
+    from zoomzero_plugin.synthetic.tiny_qwen import build_tiny_qwen
+    from zoomzero_plugin.synthetic.warm_start import VideoInput, short_prompts, warm_start
+
+    data = out / "data"
+    paths = {name: data / f"{name}.jsonl" for name in ("train", "val")}
+    if not all(p.is_file() for p in paths.values()):
+        for name, n, seed in (("train", args.videos, 100), ("val", 8, 200)):
+            rows = read_rows(make_grounding_task(data / name, n_videos=n, seed=seed))
+            write_rows(paths[name], short_prompts(rows))
+    base = out / "models" / "base"
+    if not (base / "config.json").is_file():
+        build_tiny_qwen(base, for_vllm=True)
+    shown = VideoInput(zoom=ZoomBudget(**ZOOM_BUDGET), **VIDEO)
+    models = {}
+    for seed in range(args.seeds):
+        models[seed] = out / "models" / f"warm-{seed}"
+        if not (models[seed] / "config.json").is_file():
+            started = time.time()
+            warm_start(base, models[seed], read_rows(paths["train"]), "grounded", steps=200, batch_size=16,
+                       seed=seed, shown=shown, see=True)
+            print(f"warm start, seed {seed}: {time.time() - started:.0f} s", flush=True)
+    return {"paths": paths, "models": models}
+
+
+def overrides(args: argparse.Namespace, paths: dict, model: Path, run: Path, seed: int) -> list[str]:
+    """What fits a Table 5 recipe to the tiny model and a CPU; everything else is the recipe's."""
+    zoom = "worker.reward.reward_function_kwargs.zoom."
+    return [
+        f"data.train_files={paths['train']}", f"data.val_files={paths['val']}", f"data.seed={seed}",
+        f"data.rollout_batch_size={args.prompts}", "data.val_batch_size=8", "data.max_prompt_length=1024",
+        "data.max_response_length=96", f"data.video_fps={VIDEO['fps']}", f"data.min_pixels={VIDEO['min_pixels']}",
+        f"data.max_pixels={VIDEO['max_pixels']}", "data.filter_overlong_prompts=false",
+        f"worker.actor.model.model_path={model}", f"worker.actor.optim.lr={args.lr}",
+        f"worker.actor.global_batch_size={args.prompts}", "worker.actor.micro_batch_size_per_device_for_update=8",
+        "worker.actor.micro_batch_size_per_device_for_experience=16", f"worker.rollout.n={args.n}",
+        f"worker.rollout.seed={seed}", "worker.rollout.max_num_batched_tokens=16384", "worker.reward.num_cpus=0",
+        *(f"{zoom}{k}={v}" for k, v in ZOOM_BUDGET.items()), f"{zoom}prompt=concise",
+        "trainer.n_gpus_per_node=1", "trainer.nnodes=1", "trainer.logger=[console]", "trainer.total_epochs=1000",
+        f"trainer.max_steps={args.steps}", f"trainer.val_freq={args.val_freq}", "trainer.val_before_train=true",
+        "trainer.save_freq=-1", f"trainer.save_checkpoint_path={run / 'checkpoints'}",
+    ]
+
+
+def read_metrics(path: Path) -> dict[int, dict]:
+    steps: dict[int, dict] = {}
+    for line in path.read_text().splitlines() if path.is_file() else []:
+        record = json.loads(line)
+        steps.setdefault(record.pop("step"), {}).update(record)
+    return steps
+
+
+def train(args: argparse.Namespace, prepared: dict, arm: str, seed: int, run: Path) -> dict[int, dict]:
+    """One run (skipped when its metrics already hold every step); its metrics per step."""
+    metrics = run / "metrics.jsonl"
+    if args.steps in read_metrics(metrics) and "actor/pg_loss" in read_metrics(metrics)[args.steps]:
+        return read_metrics(metrics)
+    run.mkdir(parents=True, exist_ok=True)
+    metrics.unlink(missing_ok=True)
+    shutil.rmtree(run / "checkpoints", ignore_errors=True)  # EasyR1 would resume from an unfinished run's last one
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "FORCE_QWENVL_VIDEO_READER": "decord", "VLLM_CPU_KVCACHE_SPACE": "1",
+           "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}  # the engine inside the worker: ~3 GB less than its own process
+    env.pop("EASYR1_PLUGINS_CPU", None)
+    command = [str(Path(sys.executable).parent / "easyr1"), "train", str(REPO / "yamls" / ARMS[arm]), "--cpu",
+               "--metrics-file", str(metrics),
+               *overrides(args, prepared["paths"], prepared["models"][seed], run, seed)]
+    with open(run / "train.log", "w") as log:
+        done = subprocess.run(command, cwd=run, env=env, stdout=log, stderr=subprocess.STDOUT)
+    if done.returncode != 0:
+        sys.exit(f"{arm} seed {seed}: easyr1 train exited {done.returncode}; see {run / 'train.log'}")
+    return read_metrics(metrics)
+
+
+def series(runs: list[dict[int, dict]], key: str, steps: list[int]) -> list[list[float]]:
+    """Per step, the value of ``key`` in each run that logged it."""
+    return [[r[s][key] for r in runs if s in r and key in r[s]] for s in steps]
+
+
+def mean(values: list[float]) -> float | None:
+    return statistics.fmean(values) if values else None
+
+
+def summarize(results: dict[str, list[dict[int, dict]]], args: argparse.Namespace) -> dict:
+    """Per arm: each component's mean over seeds per step, its first and last quarter of steps per seed, and the
+    step-time breakdown (mean over steps 2.. and seeds: step 1 includes vLLM's warm-up)."""
+    steps = list(range(1, args.steps + 1))
+    quarter = max(1, args.steps // 4)
+    out = {}
+    for arm, runs in results.items():
+        arm_out: dict = {"curves": {}, "early": {}, "late": {}, "val": {}, "timing": {}}
+        for c in COMPONENTS:
+            per_step = series(runs, f"reward/{c}", steps)
+            if not any(per_step):
+                continue
+            arm_out["curves"][c] = [mean(v) for v in per_step]
+            per_seed = [[r[s][f"reward/{c}"] for s in steps if s in r and f"reward/{c}" in r[s]] for r in runs]
+            arm_out["early"][c] = [statistics.fmean(v[:quarter]) for v in per_seed if v]
+            arm_out["late"][c] = [statistics.fmean(v[-quarter:]) for v in per_seed if v]
+            val_key = "val/reward_score" if c == "overall" else f"val/{c}_reward"
+            val_steps = sorted({s for r in runs for s in r if s <= args.steps and val_key in r[s]})
+            arm_out["val"][c] = {s: [r[s][val_key] for r in runs if s in r and val_key in r[s]] for s in val_steps}
+        for t in TIMINGS:
+            values = [r[s][f"timing_s/{t}"] for r in runs for s in steps[1:] if s in r and f"timing_s/{t}" in r[s]]
+            if values:
+                arm_out["timing"][t] = statistics.fmean(values)
+        out[arm] = arm_out
+    return out
+
+
+def spread(values: list[float]) -> str:
+    if not values:
+        return "–"
+    if len(values) == 1:
+        return f"{values[0]:.2f}"
+    return f"{statistics.fmean(values):.2f} ± {statistics.stdev(values):.2f}"
+
+
+def table(summary: dict, args: argparse.Namespace) -> str:
+    """Markdown: per arm and component, the mean of the first and last quarter of steps (mean ± sd over seeds),
+    the held-out validation before and after training; then the step-time breakdown."""
+    q = max(1, args.steps // 4)
+    lines = [f"| arm | reward | steps 1–{q} | steps {args.steps - q + 1}–{args.steps} | change | "
+             f"val before | val after |", "|---|---|---|---|---|---|---|"]
+    for arm, s in summary.items():
+        for c in s["curves"]:
+            early, late = s["early"][c], s["late"][c]
+            change = [b - a for a, b in zip(early, late)]
+            val = s["val"].get(c, {})
+            first, last = (val[min(val)], val[max(val)]) if val else ([], [])
+            lines.append(f"| {LABELS[arm]} | {c} | {spread(early)} | {spread(late)} | {spread(change)} | "
+                         f"{spread(first)} | {spread(last)} |")
+    lines += ["", "| arm | " + " | ".join(f"{t} s" for t in TIMINGS) + " |", "|---" * (len(TIMINGS) + 1) + "|"]
+    for arm, s in summary.items():
+        cells = [f"{s['timing'][t]:.2f}" if t in s["timing"] else "–" for t in TIMINGS]
+        lines.append(f"| {LABELS[arm]} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def plot(results: dict[str, list[dict[int, dict]]], args: argparse.Namespace, path: Path) -> None:
+    """One panel per reward component: each arm's mean over seeds per step, shaded between the seeds' min and max."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = list(range(1, args.steps + 1))
+    shown = [c for c in COMPONENTS if any(series(runs, f"reward/{c}", steps)[0] for runs in results.values())]
+    fig, axes = plt.subplots(1, len(shown), figsize=(3.2 * len(shown), 3.0), sharex=True)
+    for ax, c in zip(axes, shown):
+        for arm, runs in results.items():
+            per_step = series(runs, f"reward/{c}", steps)
+            if not any(per_step):
+                continue
+            xs = [s for s, v in zip(steps, per_step) if v]
+            color = f"C{list(ARMS).index(arm)}"  # one colour per arm in every panel (GRPO has no zoom reward)
+            ax.plot(xs, [statistics.fmean(v) for v in per_step if v], label=LABELS[arm], color=color)
+            ax.fill_between(xs, [min(v) for v in per_step if v], [max(v) for v in per_step if v], alpha=0.2,
+                            color=color)
+        ax.set_title(f"reward/{c}")
+        ax.set_xlabel("step")
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"Table 5 in miniature: {len(next(iter(results.values())))} seeds per arm "
+                 f"({args.prompts} prompts x {args.n} responses per step)", fontsize=9)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+
+
+def main(argv=None) -> int:
+    from tqdm import tqdm
+
+    args = parse_args(argv)
+    out = Path(args.out).resolve()
+    started = time.time()
+    prepared = prepare(out, args)
+    jobs = [(arm, seed) for seed in range(args.seeds) for arm in args.arms]
+    if args.only_seeds is not None:
+        jobs = [(arm, seed) for arm, seed in jobs if seed in args.only_seeds]
+    results: dict[str, list[dict[int, dict]]] = {arm: [] for arm in args.arms}
+    for arm, seed in tqdm(jobs, desc="runs", unit="run"):
+        results[arm].append(train(args, prepared, arm, seed, out / "runs" / f"{arm}-{seed}"))
+    if args.only_seeds is not None:
+        print(f"{len(jobs)} runs in {(time.time() - started) / 60:.1f} min; the table: the same command without "
+              "--only-seeds")
+        return 0
+    summary = summarize(results, args)
+    text = table(summary, args)
+    print(text)
+    (out / "learning_curve.md").write_text(text + "\n")
+    (out / "summary.json").write_text(json.dumps({"args": vars(args), "summary": summary}, indent=1))
+    for path in [out / "learning_curve.png", *([Path(args.plot)] if args.plot else [])]:
+        plot(results, args, path)
+    print(f"{len(jobs)} runs in {(time.time() - started) / 60:.1f} min; table, plot and summary in {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""The synthetic warm start and the grounding task of the learning curve: what they teach and show, read back from
+the videos and the agent's own protocol; and the shared-prefix cache, which must not change the loss."""
+
+from __future__ import annotations
+
+import json
+
+import decord
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from zoomzero_plugin.agent import AgentBudget, Trajectory, VideoInfo
+from zoomzero_plugin.ground_truth import GroundTruth
+from zoomzero_plugin.rows import read_rows
+from zoomzero_plugin.synthetic.benchmark import SQUARES_KEY, TASK_COLORS, make_grounding_task
+from zoomzero_plugin.synthetic.videos import dominant_color
+from zoomzero_plugin.synthetic.warm_start import (
+    _batch,
+    _encode,
+    _loss,
+    agent_examples,
+    call_segments,
+    call_turn,
+    shared_prefix,
+)
+
+
+@pytest.fixture(scope="module")
+def task_rows(tmp_path_factory):
+    return read_rows(make_grounding_task(tmp_path_factory.mktemp("task"), n_videos=3, seed=5))
+
+
+def test_the_task_shows_the_answer_only_in_the_middle_third(task_rows):
+    for row in task_rows:
+        truth = GroundTruth.parse(row["answer"])
+        squares = json.loads(row["answer"])[SQUARES_KEY]
+        assert list(truth.options) == list(TASK_COLORS) and truth.duration == 12.0
+        assert [tuple(s[:2]) for s in squares] == [(0.5, 3.5), (4.5, 7.5), (8.5, 11.5)]
+        assert list(truth.spans) == [(4.5, 7.5)] and len({s[2] for s in squares}) == 3, "three different colours"
+        reader = decord.VideoReader(row["videos"][0])  # 4 fps: frame k is at k/4 s
+        seen = [dominant_color(f) for f in reader.get_batch([8, 24, 40, 1, 17, 47]).asnumpy()]
+        assert seen[:3] == [s[2] for s in squares], "each third shows its own square (at 2, 6 and 10 s)"
+        assert seen[3:] == [None, None, None], "no square at 0.25, 4.25 or 11.75 s (the gaps)"
+        assert "ABCD"[TASK_COLORS.index(squares[1][2])] == truth.answer
+
+
+@given(st.floats(2.0, 600.0), st.sampled_from([4, 8, 16]), st.integers(2, 5))
+@settings(max_examples=60, deadline=None)
+def test_every_taught_call_runs(duration, call_frames, parts):
+    """The calls the warm start teaches are valid for the agent's own environment: frames, not an error."""
+    assert call_segments(12.0, 16) == [(0, 12, 1), (4, 12, 1), (8, 12, 1)]
+    video = VideoInfo("v.mp4", int(duration * 4), 4.0)
+    segments = call_segments(video.duration, call_frames, parts)
+    assert 1 <= len(segments) <= parts and len({start for start, _, _ in segments}) == len(segments)
+    assert len({end for _, end, _ in segments}) == 1, "only the start differs"
+    for segment in segments:
+        step = Trajectory(video, AgentBudget(max_frames_per_call=call_frames)).step(call_turn(*segment))
+        assert step.error is None and step.observation is not None and step.observation.frames
+
+
+def test_agent_examples_are_the_rollouts_two_turns(task_rows, tiny_tokenizer):
+    budget = AgentBudget(max_frame_pixels=12544, min_frame_pixels=3136)
+    examples = agent_examples(task_rows, 4, tiny_tokenizer.apply_chat_template, budget=budget)
+    call, answer = examples[0], examples[1]
+    assert "<video_zoom>" in call.response and answer.response.endswith("</answer>")
+    assert answer.prompt.startswith(call.prompt + call.response + "<|im_end|>"), "the second turn follows the first"
+    assert answer.prompt.endswith("<|im_start|>assistant\n")
+    assert call.prompt.count("<|image_pad|>") == len(call.images) == 6, "12 s at 0.5 fps"
+    assert answer.prompt.count("<|image_pad|>") == len(answer.images) > len(call.images), "the clip's frames"
+    assert answer.images[:6] == call.images, "decoded once, shared"
+
+
+def test_shared_prefix_stops_before_media_and_labels():
+    encoded = [{"input_ids": [1, 2, 3, 9, 5, 6], "labels": [-100] * 5 + [6]},
+               {"input_ids": [1, 2, 3, 4, 7], "labels": [-100] * 4 + [7]}]
+    assert shared_prefix(encoded, [99]) == 3
+    assert shared_prefix(encoded, [2]) == 1, "never into an image or video token"
+    encoded[1]["labels"] = [-100, 2, 3, 4, 7]
+    assert shared_prefix(encoded, [99]) == 1, "never into a label"
+
+
+def test_the_prefix_cache_leaves_the_loss_as_it_is(task_rows, tiny_processor, tiny_model):
+    """The batch's loss with its shared prefix run once as a cache equals the loss of the whole sequences (the agent's
+    prompts: system prompt, overview frames, a clip). Gradients differ only by what flows into the prefix."""
+    budget = AgentBudget(max_frame_pixels=12544, min_frame_pixels=3136)
+    examples = agent_examples(task_rows, 4, tiny_processor.tokenizer.apply_chat_template, budget=budget)
+    encoded = _encode(tiny_processor, examples)
+    tokens = tiny_processor.tokenizer.convert_tokens_to_ids([tiny_processor.image_token, tiny_processor.video_token])
+    skip = shared_prefix(encoded, tokens)
+    assert skip > 500, "the system prompt is shared"
+    pad = tiny_processor.tokenizer.pad_token_id
+    whole = _loss(tiny_model, _batch(encoded, pad), [])
+    cached = _loss(tiny_model, _batch(encoded, pad, skip), encoded[0]["input_ids"][:skip])
+    assert cached.item() == pytest.approx(whole.item(), rel=1e-5)
+
+
+def test_grounded_examples_show_the_videos_as_the_rollout_does(task_rows):
+    """The coarse pass shows the whole 12-s video at data.video_fps 1.0: 12 frames, each at most data.max_pixels
+    (12,544 = 4 tokens of 28 px) on Qwen2.5-VL's 28-px grid; the zoom pass (see=True) a clip of one square."""
+    from zoomzero_plugin.gvqa.zoom import ZoomBudget
+    from zoomzero_plugin.synthetic.warm_start import VideoInput, grounded_examples
+
+    shown = VideoInput(fps=1.0, min_pixels=3136, max_pixels=12544,
+                       zoom=ZoomBudget(max_visual_tokens=256, fps=2.0, min_frame_pixels=3136, max_frame_pixels=50176))
+    coarse, zoom = grounded_examples(task_rows, 2, lambda m, **_: m[0]["content"], shown=shown, see=True)
+    frames = coarse.videos[0]
+    assert frames.shape[0] == 12 and coarse.video_fps == (pytest.approx(1.0),)
+    height, width = frames.shape[-2:]
+    assert height % 28 == 0 and width % 28 == 0 and height * width <= 12544
+    assert zoom.videos[0].shape[0] >= 2 and zoom.response in "ABCD"

@@ -1,0 +1,269 @@
+"""``easyr1 train --cpu`` end to end: the shipped recipes run whole GRPO steps of EasyR1's own loop on CPU processes.
+
+Real, all of it: the ``easyr1`` console script, EasyR1's ``verl.trainer.main`` with its Runner, FSDPWorker (FSDP over
+gloo), its vLLMRollout on vLLM's CPU engine, the sharding manager's weight sync, the reward actors, checkpoints and
+resume; ``yamls/zoomzero.yaml`` and ``yamls/videozoomer.yaml`` as shipped, with overrides for a tiny model. The model
+is the tiny random Qwen2.5-VL (head size 32, for vLLM) after a few seconds of format teaching
+(:mod:`zoomzero_plugin.synthetic.warm_start`: random letters, spans and called segments), so rewards differ within a
+group and updates are real. What the checks read: EasyR1's own logged metrics (``--metrics-file``), its checkpoints
+(``easyr1 merge``), and ``zoomzero eval`` on the merged model.
+
+Three training launches share the work (CI time): Zoom-Zero for 2 steps with a checkpoint after each and validation
+at each; the same command resumed from the step-1 checkpoint, which runs step 2 again and must log the same step-2
+record; VideoZoomer with TokenAdv over turns for 2 steps. ``easyr1 merge`` and ``zoomzero eval`` (both Zoom-Zero
+modes) run on the step-2 checkpoint. (VideoZoomer as shipped, with EasyR1's
+own ``grpo``, differs from that launch only in ``compute_advantage``, which reads the same batch:
+tests/easyr1/test_agent_rollout.py runs it on the agent's multi-turn batch.)
+
+Weight sync: in CPU mode EasyR1's rollout keeps vLLM's log-prob of every sampled token and the step logs how far it
+is from the actor's (``rollout/logprob_gap_max``); with fp32 on both sides it is float noise (~3e-5) when vLLM has
+the weights the actor trained, and about the size of the update (> 1e-2 here) when it does not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.easyr1.conftest import subprocess_env
+
+GAP = 1e-3  # max |vLLM log-prob - actor log-prob| of a sampled token when the weights agree (fp32: ~3e-5 measured)
+ROWS, BATCH = 8, 2  # rows in the train file, prompts per step (data.rollout_batch_size)
+CALLS = 1  # VideoZoomer: calls that return frames in the two steps (16 trajectories), at least; worked out below
+CALL_TOKENS = 16  # tokens of a call that returns frames, at least (tiny tokenizer; worked out below)
+REPO = Path(__file__).resolve().parents[2]
+
+TINY = [  # what makes a recipe fit the tiny model and a CPU; everything else is the recipe's
+    "trainer.n_gpus_per_node=1", "trainer.nnodes=1", "trainer.logger=[console]",
+    f"data.rollout_batch_size={BATCH}", "data.val_batch_size=2", "data.shuffle=false",
+    "data.max_prompt_length=2048", "data.min_pixels=3136", "data.max_pixels=12544",
+    "data.filter_overlong_prompts=false", "worker.rollout.n=2", "worker.actor.global_batch_size=2",
+    "worker.actor.micro_batch_size_per_device_for_update=1",
+    "worker.actor.micro_batch_size_per_device_for_experience=2",
+    "worker.actor.optim.lr=2e-4", "worker.reward.num_cpus=0",
+]
+ZOOM = "worker.reward.reward_function_kwargs.zoom."
+ZOOM_BUDGET = dict(max_visual_tokens=256, fps=2.0, min_frame_pixels=3136, max_frame_pixels=50176)  # the zoom pass's
+ZOOMZERO = TINY + [  # 4 responses per prompt: with 2, both groups of a step tie now and then (no update)
+    "worker.rollout.n=4", "worker.actor.micro_batch_size_per_device_for_update=2",
+    "worker.actor.micro_batch_size_per_device_for_experience=4",
+    "data.max_response_length=160", "worker.rollout.max_num_batched_tokens=8192", "data.video_fps=1.0",
+    *(f"{ZOOM}{k}={v}" for k, v in ZOOM_BUDGET.items()), f"{ZOOM}prompt=concise",
+]
+AGENT = "worker.reward.reward_function_kwargs.agent."
+AGENT_PIXELS = dict(max_frame_pixels=12544, min_frame_pixels=3136)
+VIDEOZOOMER = TINY + [
+    "worker.rollout.n=4", "data.max_response_length=1536", "data.mini_rollout_batch_size=null",
+    "algorithm.online_filtering=false", "worker.rollout.limit_images=64", "worker.rollout.max_num_batched_tokens=16384",
+    f"{AGENT}max_new_tokens=64", f"{AGENT}max_response_tokens=1536", f"{AGENT}max_images=64",
+    f"{AGENT}sampling_logprobs=true",
+    *(f"{AGENT}{k}={v}" for k, v in AGENT_PIXELS.items()),
+]
+
+
+def run_cli(program: str, *args: str, cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess:
+    """A console script of this environment (``easyr1``, ``zoomzero``), output captured; fails the test on exit != 0."""
+    script = Path(sys.executable).parent / program
+    env = subprocess_env(OMP_NUM_THREADS="1", FORCE_QWENVL_VIDEO_READER="decord", VLLM_CPU_KVCACHE_SPACE="1")
+    env.pop("EASYR1_PLUGINS_CPU", None)
+    done = subprocess.run([str(script), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, (
+        f"{program} {' '.join(args[:2])} exited {done.returncode}:\n{done.stdout[-6000:]}\n{done.stderr[-6000:]}"
+    )
+    return done
+
+
+def train(recipe: str, model: Path, rows: Path, run: Path, overrides: list[str]) -> dict[int, dict]:
+    """``easyr1 train yamls/RECIPE --cpu``; returns the metrics logged per step (several log calls of a step merged).
+    Validation reads the first two rows."""
+    metrics = run / "metrics.jsonl"
+    metrics.unlink(missing_ok=True)
+    val = run / "val.jsonl"
+    val.write_text("".join(rows.read_text().splitlines(keepends=True)[:2]))
+    run_cli("easyr1", "train", str(REPO / "yamls" / recipe), "--cpu", "--metrics-file", str(metrics),
+            f"data.train_files={rows}", f"data.val_files={val}", f"worker.actor.model.model_path={model}",
+            f"trainer.save_checkpoint_path={run / 'checkpoints'}", *overrides, cwd=run)
+    steps: dict[int, dict] = {}
+    for line in metrics.read_text().splitlines():
+        record = json.loads(line)
+        steps.setdefault(record.pop("step"), {}).update(record)
+    return steps
+
+
+def trained_steps(metrics: dict[int, dict]) -> list[int]:
+    return sorted(k for k in metrics if "actor/pg_loss" in metrics[k])
+
+
+# The agent's warm start (~1 min alone) runs beside the Zoom-Zero launches: they keep one core busy, it the other.
+AGENT_WARM_START = """
+import sys
+from zoomzero_plugin.agent import AgentBudget
+from zoomzero_plugin.rows import read_rows
+from zoomzero_plugin.synthetic.warm_start import warm_start
+base, out, rows = sys.argv[1:4]
+warm_start(base, out, read_rows(rows), "agent", steps=150, batch_size=8, budget=AgentBudget(**%r))
+""" % AGENT_PIXELS
+
+
+@pytest.fixture(scope="module")
+def workspace(vllm_model_dir, tmp_path_factory):
+    """Synthetic videos and rows (the 8 training rows); the agent's warm start started in the background."""
+    from zoomzero_plugin.synthetic.benchmark import make_benchmark
+
+    root = tmp_path_factory.mktemp("train-cli")
+    rows = make_benchmark(root / "bench", n_videos=ROWS, seed=3)
+    agent_model = root / "model-agent"
+    log = open(root / "agent-warm-start.log", "w")
+    teaching = subprocess.Popen([sys.executable, "-c", AGENT_WARM_START, str(vllm_model_dir), str(agent_model),
+                                 str(rows)], env=subprocess_env(OMP_NUM_THREADS="1"), stdout=log, stderr=log)
+    yield {"root": root, "rows": rows, "base": vllm_model_dir, "agent": (teaching, agent_model)}
+    teaching.kill()
+    teaching.wait()
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def zoomzero_run(workspace):
+    """yamls/zoomzero.yaml (tokenadv, zoom pass, zoomzero:gvqa) on the model taught the template (short prompts, the
+    videos shown as the rollout shows them): 2 steps, a checkpoint and a validation after each."""
+    from zoomzero_plugin.gvqa.zoom import ZoomBudget
+    from zoomzero_plugin.rows import read_rows
+    from zoomzero_plugin.synthetic.warm_start import VideoInput, short_prompts, warm_start
+
+    root = workspace["root"]
+    short = short_prompts(read_rows(workspace["rows"]))
+    rows = root / "grounded.jsonl"
+    rows.write_text("".join(json.dumps(r) + "\n" for r in short))
+    shown = VideoInput(fps=1.0, min_pixels=3136, max_pixels=12544, zoom=ZoomBudget(**ZOOM_BUDGET))  # as ZOOMZERO
+    model = warm_start(workspace["base"], root / "model-grounded", short, "grounded", steps=120, batch_size=16,
+                       shown=shown)
+    run = root / "zoomzero"
+    run.mkdir()
+    metrics = train("zoomzero.yaml", model, rows, run,
+                    ZOOMZERO + ["trainer.max_steps=2", "trainer.save_freq=1", "trainer.val_freq=1"])
+    return dict(run=run, rows=rows, model=model, metrics=metrics)
+
+
+def test_zoomzero_recipe_trains_whole_steps(zoomzero_run):
+    metrics = zoomzero_run["metrics"]
+    assert trained_steps(metrics) == [1, 2]
+    for step in (1, 2):
+        m = metrics[step]
+        # EasyR1's own metrics of each stage of its loop
+        for key in ("timing_s/gen", "timing_s/old", "timing_s/ref", "timing_s/update_actor", "actor/pg_loss",
+                    "actor/grad_norm", "critic/score/mean", "response_length/mean"):
+            assert key in m, key
+        # this package's: every reward component, the zoom pass, TokenAdv's token split
+        for key in ("reward/format", "reward/iou", "reward/accuracy", "reward/zoom", "zoom/coarse_frames",
+                    "zoom/zoomed_share", "tokenadv/grounding_token_share"):
+            assert key in m, key
+        assert m["actor/lr"] == pytest.approx(2e-4), "constant from step 1 (v0.3.2 gives step 1 a learning rate of 0)"
+        assert "val/reward_score" in m and "val/zoom_reward" in m, f"validation ran at step {step}"
+    assert metrics[1]["actor/grad_norm"] > 0, "rewards differ within a group: the update is real"
+    assert metrics[2]["actor/kl_loss"] > 1e-6, "the actor moved away from the reference in step 1"
+    # step 2's rollout: vLLM sampled with the weights step 1's update gave the actor
+    assert metrics[2]["rollout/logprob_gap_max"] < GAP, "vLLM generated with weights other than the actor's"
+
+
+def test_each_update_changes_the_actor_and_merge_gives_a_model_zoomzero_eval_runs(zoomzero_run):
+    """The actor shards of steps 1 and 2 differ from the model before them; ``easyr1 merge`` turns step 2's shards
+    into a HF folder that equals them; ``zoomzero eval`` loads it and runs both Zoom-Zero modes."""
+    import torch
+    from transformers import Qwen2_5_VLForConditionalGeneration
+
+    run, rows = zoomzero_run["run"], zoomzero_run["rows"]
+    shards = {step: run / "checkpoints" / f"global_step_{step}" / "actor" / "model_world_size_1_rank_0.pt"
+              for step in (1, 2)}
+    state = {step: torch.load(path, map_location="cpu", weights_only=False) for step, path in shards.items()}
+    state = {k: {name: getattr(t, "_local_tensor", t) for name, t in v.items()} for k, v in state.items()}  # 1 rank
+    state[0] = Qwen2_5_VLForConditionalGeneration.from_pretrained(zoomzero_run["model"]).state_dict()
+    for before, after in ((0, 1), (1, 2)):
+        moved = [k for k in state[before] if not torch.equal(state[before][k], state[after][k])]
+        assert any("language_model.layers" in k for k in moved), f"update_actor of step {after} changed no weight"
+    out = run / "merged"
+    run_cli("easyr1", "merge", str(shards[2].parent), "--out", str(out), cwd=run)
+    merged = Qwen2_5_VLForConditionalGeneration.from_pretrained(out).state_dict()
+    assert set(merged) == set(state[2]) and all(torch.equal(merged[k], v) for k, v in state[2].items())
+    for mode in ("one-stage", "coarse-to-fine"):
+        done = run / f"eval-{mode}"
+        run_cli("zoomzero", "eval", "--benchmark", "rows", "--mode", mode, "--model", str(out), "--data", str(rows),
+                "--out", str(done), "--limit", "1", "--no-progress", "--max-visual-tokens", "256", "--min-frame-pixels",
+                "3136", "--max-frame-pixels", "50176", "--prompt", "concise", cwd=run)
+        assert len((done / "predictions.jsonl").read_text().splitlines()) == 1
+        assert json.loads((done / "metrics.json").read_text())
+
+
+def test_a_second_launch_resumes_from_the_step_1_checkpoint(zoomzero_run):
+    """The same command, loading step 1's checkpoint: EasyR1 runs step 2 only, and runs it as the first launch did.
+
+    The host seeds step s's sampling with ``worker.rollout.seed + 1000 * s``, so the same weights in vLLM and the
+    same prompts sample the same responses at the same step: with step 1's weights loaded and synced and the data
+    loader where it was, the step-2 record equals the first launch's (its rewards, lengths, losses, gradient norm).
+    Starting weights, a data loader started over or stale weights in vLLM each change it."""
+    run, rows, model = zoomzero_run["run"], zoomzero_run["rows"], zoomzero_run["model"]
+    first = zoomzero_run["metrics"]
+    assert first[1]["prompt_length/mean"] != first[2]["prompt_length/mean"], "steps 1 and 2 read different rows"
+    again = run / "resumed"
+    again.mkdir()
+    resumed = train("zoomzero.yaml", model, rows, again, ZOOMZERO + [
+        "trainer.max_steps=2", "trainer.save_freq=-1", "trainer.val_freq=-1",
+        f"trainer.load_checkpoint_path={run / 'checkpoints' / 'global_step_1'}"])
+    assert trained_steps(resumed) == [2]
+    assert resumed[2]["prompt_length/mean"] == first[2]["prompt_length/mean"], "the data loader started over"
+    assert resumed[2]["actor/kl_loss"] > 1e-6, "the resumed actor is the starting model, not step 1's"
+    assert resumed[2]["rollout/logprob_gap_max"] < GAP, "vLLM did not get the loaded weights"
+    same = ("reward/overall", "reward/format", "reward/iou", "reward/zoom", "response_length/mean", "actor/pg_loss",
+            "actor/kl_loss", "actor/grad_norm")
+    assert {k: resumed[2][k] for k in same} == pytest.approx({k: first[2][k] for k in same}, rel=1e-4, abs=1e-7)
+
+
+@pytest.fixture(scope="module")
+def videozoomer_run(workspace):
+    """yamls/videozoomer.yaml (the multi-turn <video_zoom> rollout, zoomzero:videozoomer) with TokenAdv over turns,
+    on the model taught the agent's two turns (a call on one of three segments, then a letter): 2 steps."""
+    teaching, model = workspace["agent"]
+    assert teaching.wait(timeout=900) == 0, (workspace["root"] / "agent-warm-start.log").read_text()[-3000:]
+    run = workspace["root"] / "videozoomer"
+    run.mkdir()
+    metrics = train("videozoomer.yaml", model, workspace["rows"], run, VIDEOZOOMER + [
+        "algorithm.adv_estimator=tokenadv", "worker.reward.reward_function_kwargs.tokenadv.over_turns=true",
+        "trainer.max_steps=2", "trainer.save_freq=-1", "trainer.val_freq=-1"])
+    return dict(run=run, metrics=metrics)
+
+
+def test_videozoomer_recipe_trains_whole_steps_with_tool_calls(videozoomer_run):
+    metrics = videozoomer_run["metrics"]
+    assert trained_steps(metrics) == [1, 2]
+    samples = BATCH * 4  # prompts per step x worker.rollout.n
+    for step in (1, 2):
+        m = metrics[step]
+        for key in ("agent/calls", "agent/turns", "agent/images", "reward/accuracy", "reward/format", "timing_s/gen",
+                    "timing_s/update_actor", "tokenadv/grounding_token_share"):
+            assert key in m, key
+        # the update's response_mask: EasyR1 counts its tokens for timing_per_token_ms/gen; observations are in the
+        # sequence (the attention mask: response_length) but not in the mask
+        masked = 1000 * m["timing_s/gen"] / m["timing_per_token_ms/gen"]
+        assert masked == pytest.approx(m["agent/sampled_tokens"] * samples, rel=1e-6)
+        assert m["response_length/mean"] == pytest.approx(m["agent/sampled_tokens"] + m["agent/observation_tokens"])
+        assert m["rollout/logprob_gap_max"] < GAP, "vLLM generated with weights other than the actor's"
+        # the warm start teaches a call on every trajectory's first turn: the model tries one in most trajectories
+        # (6 and 7 of 8 measured), so fewer than 2 of 8 is a model that stopped calling
+        assert (m["agent/calls"] + m["agent/errors"]) * samples >= 2, f"step {step}: the model hardly tried a call"
+        # TokenAdv over turns learns the grounding rewards on the call tokens: the shortest call that returns frames,
+        # <video_zoom>{"segment":[0,1]}</video_zoom>, is 17 tokens of the tiny tokenizer (one may share a token with
+        # the text before it), so each such call adds at least 16 to a trajectory's masked tokens
+        grounding_tokens = m["tokenadv/grounding_token_share"] * m["agent/sampled_tokens"]
+        assert grounding_tokens >= CALL_TOKENS * m["agent/calls"], f"step {step}: TokenAdv missed call tokens"
+    # real tool calls: calls that returned frames, in the 16 trajectories of the two steps. Measured: 4 and 2 of 8
+    # (the rest are malformed: ~3 in 8 of all tries run); at that rate none in 16 has a chance of 0.625**16 < 1e-3
+    called = [metrics[step] for step in (1, 2) if metrics[step]["agent/calls"] > 0]
+    assert sum(m["agent/calls"] * samples for m in called) >= CALLS, "no <video_zoom> call returned frames"
+    assert all(m["agent/observation_tokens"] > 0 and m["tokenadv/grounding_token_share"] > 0 for m in called)
+    assert metrics[1]["actor/grad_norm"] > 0 and metrics[2]["actor/kl_loss"] > 1e-6
+    assert "val/accuracy_reward" in metrics[2] and "val/agent/calls" in metrics[2], "the final validation ran"
+    assert os.environ.get("EASYR1_PLUGINS_CPU") is None, "CPU mode stays in the launched processes"

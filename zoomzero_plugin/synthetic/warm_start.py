@@ -1,0 +1,372 @@
+"""Teach a tiny random Qwen2.5-VL the response formats, not the answers: a cold start for RL runs on a CPU.
+
+A random model never writes ``<answer>X</answer>``, a ``<glue>`` list or a ``<video_zoom>`` call, so every response
+of a group gets the same reward (0), every advantage is 0 and GRPO learns nothing. A few seconds of supervised steps
+on responses in the right format — with the option letter, the spans and the called segment drawn at random, never
+the true ones — give a policy that writes the formats with chosen letters and spans spread evenly: rewards then
+differ within a group, and what RL learns (the right letter, the right span, where to look) is left to RL. The
+same idea as VideoZoomer's cold-start SFT, at toy scale.
+
+Text only (the vision tower is not trained here): each prompt is what the RL run shows the model, its images left
+as their placeholders without pixels.
+
+- ``grounded`` (Zoom-Zero): the rows' own prompts. Short prompts keep it fast: the tiny tokenizer spells the
+  paper's 100-word instruction in ~550 tokens, and a model taught on cut prompts does not write the format after
+  whole ones (:func:`short_prompts`).
+- ``agent`` (VideoZoomer): the agent's own first prompt (its system prompt, the question and the labelled overview)
+  answered with a call on one of a few segments, and the prompt after that call's clip answered with a letter —
+  both turns exactly as the rollout renders them (:mod:`zoomzero_plugin.agent.render`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ..agent import AgentBudget, Trajectory
+from ..agent.frames import FrameReader
+from ..agent.prompts import get_prompts, question_text
+from ..agent.render import QWEN_IMAGE, QWEN_VIDEO, first_prompt, prompt_text
+from ..ground_truth import LETTERS, GroundTruth
+from ..gvqa.prompts import zoom_prompt
+from ..gvqa.zoom import ZoomBudget, fetch_plan, plan_pass
+from ..question import VIDEO_PLACEHOLDER
+from ..video import fetch_element
+from ..vision import fetch_patch_size
+from .benchmark import SQUARES_KEY
+
+KINDS = ("grounded", "agent")
+
+
+class Example(NamedTuple):
+    """One supervised pair: the prompt as the model reads it (chat template applied, one placeholder per image or
+    video), the response, and what the placeholders show: images (PIL), videos (``(T, 3, H, W)`` frames as
+    qwen-vl-utils returns them) with their sample rates. Examples of one video share these objects."""
+
+    prompt: str
+    response: str
+    images: tuple[Any, ...] = ()
+    videos: tuple[Any, ...] = ()
+    video_fps: tuple[float, ...] = ()
+
+
+class VideoInput(NamedTuple):
+    """How the Zoom-Zero rollout shows videos (recipe keys): the coarse pass's ``data.video_fps``,
+    ``data.min_pixels`` and ``data.max_pixels``, and the zoom pass's budget (``zoom.*``)."""
+
+    fps: float
+    min_pixels: int
+    max_pixels: int
+    zoom: ZoomBudget
+
+
+def _span(rng: random.Random, duration: float) -> tuple[float, float]:
+    start = round(rng.uniform(0.0, duration * 0.8), 1)
+    return start, round(min(duration, start + rng.uniform(1.0, duration / 3)), 1)
+
+
+def grounded_response(rng: random.Random, truth: GroundTruth) -> str:
+    """A Zoom-Zero template response with a random letter among the options and a random span."""
+    s, e = _span(rng, truth.duration)
+    letter = LETTERS[rng.randrange(len(truth.options))]
+    return (f"<think>The square is at <time>({s}, {e})</time>.</think><answer>{letter}</answer>"
+            f"<glue>[({s}, {e})]</glue>")
+
+
+def call_segments(duration: float, max_frames_per_call: int, parts: int = 3) -> list[tuple[int, int, int]]:
+    """``(start, end, fps)`` of the calls the warm start teaches: up to ``parts`` segments that all end at the video's
+    end (whole seconds) at 1 fps, the k-th lasting k/parts of ``min(duration, max_frames_per_call)`` seconds (whole,
+    at least 1: every call returns frames). Only the start differs: a 2-layer model does not learn an end that depends
+    on the start (it writes ``[6, 6]``)."""
+    end = math.floor(duration)
+    span = min(end, max_frames_per_call)
+    lengths = sorted({max(1, span * k // parts) for k in range(1, parts + 1)}, reverse=True)
+    return [(end - length, end, 1) for length in lengths]
+
+
+def call_turn(start: float, end: float, fps: int) -> str:
+    return f'<think>look</think><video_zoom>{{"segment": [{start:g}, {end:g}], "fps": {fps}}}</video_zoom>'
+
+
+def answer_turn(letter: str) -> str:
+    return f"<think>seen</think><answer>{letter}</answer>"
+
+
+def _chat(apply_chat_template: Callable[..., str], text: str, video: bool) -> str:
+    """The user turn ``text`` through the chat template, its ``<video>`` shown as Qwen's video markers (as
+    EasyR1's dataset renders it) or dropped."""
+    text = text.replace(VIDEO_PLACEHOLDER, QWEN_VIDEO if video else "")
+    return apply_chat_template([{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True)
+
+
+class _Clips:
+    """Decoded videos of a warm start, each decoded once: a row's whole video as the coarse pass samples it, and
+    clips of it as the zoom pass does (the plan of Eq. 3 over the spans, one clip)."""
+
+    def __init__(self, shown: VideoInput):
+        self.shown = shown
+        self._cache: dict[tuple, tuple[Any, float]] = {}
+
+    def coarse(self, video: str) -> tuple[Any, float]:
+        key = (video,)
+        if key not in self._cache:
+            s = self.shown
+            element = {"video": video, "fps": s.fps, "min_pixels": s.min_pixels, "max_pixels": s.max_pixels}
+            clip = fetch_element(element, image_patch_size=fetch_patch_size(s.zoom.factor))  # the model's token grid
+            self._cache[key] = (clip.frames, clip.sample_fps)
+        return self._cache[key]
+
+    def zoom(self, video: str, span: tuple[float, float], duration: float) -> tuple[Any, float]:
+        key = (video, span)
+        if key not in self._cache:
+            import torch
+
+            plan = plan_pass([span], duration, self.shown.zoom)
+            frames = torch.cat([c.frames for c in fetch_plan(plan, video)])
+            self._cache[key] = (frames, frames.shape[0] / max(plan.seconds, 1e-6))
+        return self._cache[key]
+
+
+def _seen_square(rng: random.Random, row: Mapping[str, Any], truth: GroundTruth) -> tuple[tuple[float, float], str]:
+    """A span inside one of the row's squares (``squares`` of :func:`~.benchmark.make_grounding_task`), and the
+    letter of that square's colour."""
+    start, end, colour = rng.choice(json.loads(row["answer"])[SQUARES_KEY])
+    inset = rng.uniform(0.0, (end - start) / 4)
+    return (round(start + inset, 1), round(end - inset, 1)), LETTERS[list(truth.options).index(colour)]
+
+
+def grounded_examples(rows: Sequence[Mapping[str, Any]], n: int, apply_chat_template: Callable[..., str],
+                      zoom_style: str = "concise", seed: int = 0, shown: VideoInput | None = None,
+                      see: bool = False) -> list[Example]:
+    """``n`` pairs over dataset ``rows`` (their own prompts, as the RL run shows them): the coarse pass's template
+    with a random letter and span; every fourth pair the zoom pass's prompt in ``zoom_style`` over a random span,
+    answered with a random letter. With ``shown``, each prompt shows its video as the rollout does (the whole video
+    to the coarse pass, the span's clip to the zoom pass); else the prompts are text only.
+
+    ``see`` (needs ``shown`` and rows with ``squares``): every other pair is the zoom pass's, showing the clip of one
+    square and answering with its colour's letter — the perception a pretrained model brings (it names what a clip
+    shows), never where to look or the coarse pass's answer."""
+    if see and shown is None:
+        raise ValueError("see=True teaches what a clip shows: it needs shown= (the videos)")
+    rng = random.Random(seed)
+    clips = _Clips(shown) if shown else None
+    out = []
+    for i in range(n):
+        row = rows[i % len(rows)]
+        truth = GroundTruth.parse(row["answer"])
+        video = row["videos"][0]
+        if (i % 2 == 1) if see else (i % 4 == 3):
+            asked = zoom_prompt(truth.question, truth.options, style=zoom_style)
+            prompt = _chat(apply_chat_template, asked, bool(clips))
+            if see:
+                span, letter = _seen_square(rng, row, truth)
+            else:
+                span, letter = _span(rng, truth.duration), LETTERS[rng.randrange(len(truth.options))]
+            shows = clips.zoom(video, span, truth.duration) if clips else None
+        else:
+            prompt = _chat(apply_chat_template, row["prompt"], bool(clips))
+            letter, shows = grounded_response(rng, truth), clips.coarse(video) if clips else None
+        out.append(Example(prompt, letter, videos=(shows[0],), video_fps=(shows[1],)) if shows
+                   else Example(prompt, letter))
+    return out
+
+
+def agent_examples(rows: Sequence[Mapping[str, Any]], n: int, apply_chat_template: Callable[..., str],
+                   budget: AgentBudget | None = None, prompt: str = "train", parts: int = 3,
+                   seed: int = 0) -> list[Example]:
+    """``n`` pairs over dataset ``rows`` (videos and answer JSON), as the VideoZoomer rollout renders them with the
+    agent's ``prompt`` variant and ``budget``: even pairs are the first prompt answered with a call on one of
+    :func:`call_segments` drawn at random, odd pairs the prompt after that call's clip answered with a random
+    letter."""
+    budget = budget or AgentBudget()
+    prompts = get_prompts(prompt)
+    rng = random.Random(seed)
+    readers = {row["videos"][0]: FrameReader(row["videos"][0]) for row in rows}
+    decoded: dict[tuple[str, int], Any] = {}
+
+    def images(video: str, frames: Iterable[int]) -> tuple[Any, ...]:
+        missing = [f for f in frames if (video, f) not in decoded]
+        read = readers[video].read(missing, budget.max_frame_pixels, budget.min_frame_pixels)
+        decoded.update({(video, f): image for f, image in zip(missing, read)})
+        return tuple(decoded[video, f] for f in frames)
+
+    out: list[Example] = []
+    for i in range(0, n, 2):
+        row = rows[(i // 2) % len(rows)]
+        truth = GroundTruth.parse(row["answer"])
+        video = row["videos"][0]
+        trajectory = Trajectory(readers[video].info, budget, prompts)
+        first = first_prompt(apply_chat_template, prompts.system,
+                             trajectory.user_parts(question_text(truth.question, truth.options)), QWEN_IMAGE)
+        call = call_turn(*rng.choice(call_segments(trajectory.video.duration, budget.max_frames_per_call, parts)))
+        step = trajectory.step(call)
+        if step.observation is None or step.error is not None:
+            raise ValueError(f"the warm start's call {call!r} does not run: {step.error}")
+        after = prompt_text(first, [(call, step.observation.text(QWEN_IMAGE))])
+        seen = images(video, [f.frame for f in trajectory.overview])
+        clip = images(video, [f.frame for f in step.observation.frames])
+        out += [Example(first, call, seen),
+                Example(after, answer_turn(LETTERS[rng.randrange(len(truth.options))]), seen + clip)]
+    return out[:n]
+
+
+MEDIA_KEYS = ("pixel_values", "image_grid_thw", "pixel_values_videos", "video_grid_thw", "second_per_grid_ts")
+
+
+def _encode(processor, examples: Sequence[Example]) -> list[dict[str, Any]]:
+    """Per example: ``input_ids`` and ``labels`` (-100 on the prompt) as lists, and the images' ``pixel_values`` and
+    ``image_grid_thw`` (the processor's, each distinct prompt processed once); each response ends with the
+    end-of-turn token."""
+    tokenizer = processor.tokenizer
+    prompts: dict[tuple[str, tuple[int, ...]], dict[str, Any]] = {}
+    out = []
+    for example in examples:
+        key = (example.prompt, tuple(map(id, example.images)), tuple(map(id, example.videos)))
+        if key not in prompts:
+            if example.images or example.videos:
+                prompts[key] = dict(processor(text=[example.prompt], images=list(example.images) or None,
+                                              videos=list(example.videos) or None, return_tensors="pt"))
+                if example.videos:  # EasyR1's dataset: seconds per temporal patch of 2 frames
+                    prompts[key]["second_per_grid_ts"] = [2.0 / fps for fps in example.video_fps]
+            else:
+                prompts[key] = {"input_ids": [tokenizer.encode(example.prompt, add_special_tokens=False)]}
+        head = prompts[key]
+        head_ids = list(map(int, head["input_ids"][0]))
+        tail_ids = tokenizer.encode(example.response + tokenizer.eos_token, add_special_tokens=False)
+        out.append({"input_ids": head_ids + tail_ids, "labels": [-100] * len(head_ids) + tail_ids,
+                    **{k: head[k] for k in MEDIA_KEYS if k in head}})
+    return out
+
+
+def warm_start(model_dir: str | Path, out_dir: str | Path, rows: Sequence[Mapping[str, Any]], kind: str,
+               n: int = 256, steps: int = 120, batch_size: int = 16, lr: float = 3e-3, seed: int = 0,
+               **options: Any) -> Path:
+    """Teach the model in ``model_dir`` the ``kind`` format (``grounded`` or ``agent``) on ``n`` examples over
+    ``rows`` (``options`` go to :func:`grounded_examples` / :func:`agent_examples`) and save it, with its processor,
+    to ``out_dir``. Returns ``out_dir``."""
+    import torch
+    from transformers import AutoProcessor
+
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    processor = AutoProcessor.from_pretrained(model_dir)
+    examples = (grounded_examples if kind == "grounded" else agent_examples)(
+        rows, n, processor.tokenizer.apply_chat_template, seed=seed, **options)
+    torch.manual_seed(seed)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a 64-wide model: threads only wait on each other (10x slower on a busy machine)
+    try:
+        model = _train(model_dir, processor, examples, steps, batch_size, lr, seed)
+    finally:
+        torch.set_num_threads(threads)
+    out_dir = Path(out_dir)
+    model.save_pretrained(out_dir)
+    processor.save_pretrained(out_dir)
+    return out_dir
+
+
+def shared_prefix(encoded: Sequence[dict[str, Any]], media_token_ids: Sequence[int]) -> int:
+    """Tokens at the start of every encoded example that are the same in all, stop before the first image or video
+    token and hold no label: the agent's system prompt, ~800 of the tiny tokenizer's ~1,100 tokens of a first
+    prompt."""
+    first = encoded[0]["input_ids"]
+    n = min(next(i for i, x in enumerate(e["labels"]) if x != -100) for e in encoded)
+    n = min([n] + [first.index(t) for t in media_token_ids if t in first[:n]])
+    for e in encoded[1:]:
+        ids = e["input_ids"]
+        n = next((k for k in range(n) if ids[k] != first[k]), n)
+    return n
+
+
+def _batch(chosen: Sequence[dict[str, Any]], pad_id: int, skip: int = 0) -> dict[str, Any]:
+    """Model inputs for encoded examples without their first ``skip`` tokens: ids, labels and attention mask
+    right-padded (the mask covers the ``skip`` tokens too, as a cache of them); the images' pixels and grids in
+    order."""
+    import torch
+
+    width = max(len(e["input_ids"]) for e in chosen) - skip
+    ids = torch.full((len(chosen), width), pad_id)
+    labels = torch.full((len(chosen), width), -100)
+    mask = torch.zeros((len(chosen), skip + width), dtype=torch.long)
+    for k, e in enumerate(chosen):
+        n = len(e["input_ids"]) - skip
+        ids[k, :n] = torch.tensor(e["input_ids"][skip:])
+        labels[k, :n] = torch.tensor(e["labels"][skip:])
+        mask[k, : skip + n] = 1
+    batch = {"input_ids": ids, "labels": labels, "attention_mask": mask}
+    for key in MEDIA_KEYS:
+        parts = [e[key] for e in chosen if key in e]
+        if parts:
+            seconds = key == "second_per_grid_ts"
+            batch[key] = torch.tensor([x for p in parts for x in p]) if seconds else torch.cat(parts)
+    return batch
+
+
+def _loss(model, batch: dict[str, Any], prefix: Sequence[int]):
+    """Next-token loss of ``batch``: each example's mean over its response tokens, then the mean over examples (a
+    one-letter answer weighs as much as a 50-token template).
+
+    The tokens ``prefix`` that all examples share are run once without gradient and given to the batch as its
+    key/value cache (the batch's positions continue theirs): the attention over a ~1,300-token agent prompt costs
+    ~2x less so; the shared system prompt's own tokens are not trained, what follows it is."""
+    import torch
+
+    rows, width = batch["input_ids"].shape
+    full = torch.cat([torch.tensor([list(prefix)] * rows, dtype=torch.long), batch["input_ids"]], dim=1)
+    if "image_grid_thw" in batch or "video_grid_thw" in batch:
+        positions, _ = model.model.get_rope_index(full, batch.get("image_grid_thw"), batch.get("video_grid_thw"),
+                                                  batch.get("second_per_grid_ts"), batch["attention_mask"])
+    else:
+        positions = (batch["attention_mask"].cumsum(-1) - 1).clamp(min=0).expand(3, rows, -1)
+    cache = None
+    if prefix:
+        with torch.no_grad():
+            cache = model(input_ids=full[:1, : len(prefix)], position_ids=positions[:, :1, : len(prefix)],
+                          use_cache=True).past_key_values
+        cache.batch_repeat_interleave(rows)
+    labels = batch.pop("labels")
+    logits = model(**batch, position_ids=positions[:, :, len(prefix):], past_key_values=cache).logits
+    targets = labels[:, 1:]
+    token_loss = torch.nn.functional.cross_entropy(logits[:, :-1].transpose(1, 2), targets, ignore_index=-100,
+                                                   reduction="none")
+    counted = (targets != -100).sum(-1).clamp(min=1)
+    return (token_loss.sum(-1) / counted).mean()
+
+
+def _train(model_dir, processor, examples: Sequence[Example], steps: int, batch_size: int, lr: float, seed: int):
+    """The model of ``model_dir`` after ``steps`` AdamW steps of next-token loss on the responses of ``examples``."""
+    import torch
+    from transformers import Qwen2_5_VLForConditionalGeneration
+
+    model = Qwen2_5_VLForConditionalGeneration.from_pretrained(model_dir, torch_dtype=torch.float32)
+    encoded = _encode(processor, examples)
+    tokens = processor.tokenizer.convert_tokens_to_ids([processor.image_token, processor.video_token])
+    skip = shared_prefix(encoded, tokens)
+    prefix = encoded[0]["input_ids"][:skip]
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    rng = random.Random(seed)
+    model.train()
+    for _ in range(steps):
+        chosen = [encoded[rng.randrange(len(encoded))] for _ in range(batch_size)]
+        loss = _loss(model, _batch(chosen, processor.tokenizer.pad_token_id, skip), prefix)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return model.eval()
+
+
+GROUNDED_ASK = "Answer, then cite the time spans."  # unlike the zoom pass's "Respond with only the letter…"
+
+
+def short_prompts(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` with each prompt replaced by the ``<video>`` question and options and :data:`GROUNDED_ASK`: what a
+    warm-started tiny model reads fastest in Zoom-Zero's coarse pass (the agent writes its own prompts)."""
+    out = []
+    for row in rows:
+        truth = GroundTruth.parse(row["answer"])
+        out.append({**row, "prompt": question_text(truth.question, truth.options) + f"\n{GROUNDED_ASK}"})
+    return out
