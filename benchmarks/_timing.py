@@ -19,8 +19,9 @@ def median_ms(fn: Callable[[], object], repeats: int = 30, warmup: int = 3) -> f
     return statistics.median(times)
 
 
-def fastest(variants: dict[str, Callable[[], object]], repeat: int,
-            before: Callable[[], object] | None = None) -> dict[str, tuple[float, object]]:
+def fastest(
+    variants: dict[str, Callable[[], object]], repeat: int, before: Callable[[], object] | None = None
+) -> dict[str, tuple[float, object]]:
     """Run every variant ``repeat`` times round-robin (the machine is shared) and keep, per label, the fastest
     run's (wall seconds, result). ``before`` runs, untimed, before every run (e.g. to empty a cache)."""
     best: dict[str, tuple[float, object]] = {}

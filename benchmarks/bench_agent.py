@@ -68,6 +68,7 @@ from zoomzero_plugin.video_store import VideoStore, shared  # noqa: E402
 
 def agent_script(truths: dict[str, object]):
     """Round 0: a call on the clue, 16 frames at most; round 1: the answer."""
+
     def script(request, _):
         qid, round_ = request.tag.split("#")
         truth = truths[qid]
@@ -93,16 +94,24 @@ def bench_agent_vs_one_stage(backend, rows, args) -> list[tuple]:
     one = ScriptedBackend(backend, oracle({r["videos"][0]: row_truth(r) for r in rows}))
     agent = ScriptedBackend(backend, agent_script(truths))
     no_tool = ScriptedBackend(backend, no_tool_script(truths))
-    cfg = ModeConfig(budget=ZoomBudget(max_visual_tokens=args.max_visual_tokens, fps=1.0, max_frames=256),
-                     max_new_tokens=args.max_new_tokens,
-                     agent=AgentConfig(budget=AgentBudget(max_new_tokens=args.max_new_tokens)))
-    baseline = replace(cfg, agent=AgentConfig(budget=replace(NO_TOOL_BUDGET, max_new_tokens=args.max_new_tokens),
-                                              tool=False))
+    cfg = ModeConfig(
+        budget=ZoomBudget(max_visual_tokens=args.max_visual_tokens, fps=1.0, max_frames=256),
+        max_new_tokens=args.max_new_tokens,
+        agent=AgentConfig(budget=AgentBudget(max_new_tokens=args.max_new_tokens)),
+    )
+    baseline = replace(
+        cfg, agent=AgentConfig(budget=replace(NO_TOOL_BUDGET, max_new_tokens=args.max_new_tokens), tool=False)
+    )
     predict(one, questions[:1], "one-stage", cfg)  # warm-up
-    best = fastest({"one-stage": lambda: predict(one, questions, "one-stage", cfg),
-                    "agent (1 call + answer)": lambda: predict(agent, questions, "agent", cfg),
-                    "agent, no tool (authors' baseline)": lambda: predict(no_tool, questions, "agent", baseline)},
-                   args.repeat, before=shared().clear)  # every run on videos nothing has decoded yet
+    best = fastest(
+        {
+            "one-stage": lambda: predict(one, questions, "one-stage", cfg),
+            "agent (1 call + answer)": lambda: predict(agent, questions, "agent", cfg),
+            "agent, no tool (authors' baseline)": lambda: predict(no_tool, questions, "agent", baseline),
+        },
+        args.repeat,
+        before=shared().clear,
+    )  # every run on videos nothing has decoded yet
     table = []
     for label, (wall, preds) in best.items():
         if label == "one-stage":
@@ -130,6 +139,7 @@ def bench_clip_as(backends: dict[str, object], rows, args) -> list[tuple]:
             scripted = ScriptedBackend(backend, agent_script(truths))
             predict(scripted, questions, "agent", cfg)
             return {request.tag: gen for request, gen in scripted.calls}
+
         return run
 
     table = []
@@ -137,10 +147,19 @@ def bench_clip_as(backends: dict[str, object], rows, args) -> list[tuple]:
         best = fastest({clip_as: variant(backend, clip_as) for clip_as in ("images", "video")}, args.repeat)
         for clip_as, (wall, calls) in best.items():
             answer_turns = [calls[f"{q.qid}#1"] for q in questions]
-            clip = [g.image_tokens + g.video_tokens - calls[f"{q.qid}#0"].image_tokens
-                    for q, g in zip(questions, answer_turns)]
-            table.append((family, clip_as, wall, sum(clip) / len(clip),
-                          sum(g.prompt_tokens for g in answer_turns) / len(questions)))
+            clip = [
+                g.image_tokens + g.video_tokens - calls[f"{q.qid}#0"].image_tokens
+                for q, g in zip(questions, answer_turns)
+            ]
+            table.append(
+                (
+                    family,
+                    clip_as,
+                    wall,
+                    sum(clip) / len(clip),
+                    sum(g.prompt_tokens for g in answer_turns) / len(questions),
+                )
+            )
     return table
 
 
@@ -158,9 +177,16 @@ def compare_tool(backend, rows, args) -> list[tuple]:
         wall = time.perf_counter() - start
         records = [p.record for p in preds]
         n = len(records)
-        table.append((label, 100.0 * sum(r["answer"] == truths[r["qid"]] for r in records) / n,
-                      100.0 * sum(r["answer"] is not None for r in records) / n, sum(r["calls"] for r in records) / n,
-                      sum(r["frames"] for r in records) / n, wall))
+        table.append(
+            (
+                label,
+                100.0 * sum(r["answer"] == truths[r["qid"]] for r in records) / n,
+                100.0 * sum(r["answer"] is not None for r in records) / n,
+                sum(r["calls"] for r in records) / n,
+                sum(r["frames"] for r in records) / n,
+                wall,
+            )
+        )
     return table
 
 
@@ -169,10 +195,12 @@ def real_comparison(args) -> int:
 
     rows = read_rows(args.data)[: args.limit]
     backend = load_backend("transformers", args.model, device=args.device, batch_size=args.batch_size)
-    print(f"model: {args.model}; data: {args.data} ({len(rows)} questions); backend: transformers on "
-          f"{backend.device}, batch {args.batch_size}, greedy; the paper's budgets "
-          "(agent: 64-frame overview at 0.5 fps, "
-          f"<=16 frames a call, <=5 assistant turns; no tool: <=120 frames at 0.2 fps as one video, one reply)\n")
+    print(
+        f"model: {args.model}; data: {args.data} ({len(rows)} questions); backend: transformers on "
+        f"{backend.device}, batch {args.batch_size}, greedy; the paper's budgets "
+        "(agent: 64-frame overview at 0.5 fps, "
+        f"<=16 frames a call, <=5 assistant turns; no tool: <=120 frames at 0.2 fps as one video, one reply)\n"
+    )
     print("| run | Acc % | answered % | calls / q | frames / q | wall s |")
     print("|---|---|---|---|---|---|")
     for label, acc, answered, calls, frames, wall in compare_tool(backend, rows, args):
@@ -201,9 +229,11 @@ def bench_decode(work: Path, lengths: list[float], frames: list[int], args) -> l
 def bench_parsers() -> list[tuple]:
     mb = 1_000_000
     call = '<video_zoom>{"segment": [10.5, 14.5], "fps": 4}</video_zoom>'
-    obs = ("<|im_end|><|im_start|>user\n<tool_response>\nThe frames of the video clip are shown below:\n"
-           + "<frame0_time10.50s><|vision_start|><|image_pad|><|vision_end|>" * 16
-           + "\n</tool_response>\ncontinue<|im_end|>\n<|im_start|>assistant\n")
+    obs = (
+        "<|im_end|><|im_start|>user\n<tool_response>\nThe frames of the video clip are shown below:\n"
+        + "<frame0_time10.50s><|vision_start|><|image_pad|><|vision_end|>" * 16
+        + "\n</tool_response>\ncontinue<|im_end|>\n<|im_start|>assistant\n"
+    )
     think = "<think>" + "the man walks to the door and " * (mb // 30) + "</think>"
     turn = "<think>Look again at the door.</think>" + call
     inputs = {
@@ -219,9 +249,11 @@ def bench_parsers() -> list[tuple]:
     rows = []
     for name, text in inputs.items():
         size = len(text.encode()) / mb
-        for fn_name, fn in (("parse_turn", lambda t=text: parse_turn(t)),
-                            ("split_response", lambda t=text: split_response(t)),
-                            ("reward", lambda t=text: score_response(t, "B"))):
+        for fn_name, fn in (
+            ("parse_turn", lambda t=text: parse_turn(t)),
+            ("split_response", lambda t=text: split_response(t)),
+            ("reward", lambda t=text: score_response(t, "B")),
+        ):
             ms = median_ms(fn, repeats=3, warmup=1)
             rows.append((name, fn_name, size, ms, size / (ms / 1e3)))
     return rows
@@ -248,8 +280,9 @@ def schedule_comparison(model_dir: Path, rows, args) -> tuple[list[tuple], bool,
     from zoomzero_plugin.inference.engine_stream import EngineMeter, metered
     from zoomzero_plugin.inference.vllm_backend import VLLMBackend
 
-    backend = VLLMBackend(str(model_dir), batch_size=256, max_images=128, enforce_eager=True, seed=0,
-                          max_model_len=16384, dtype="float32")  # structured outputs want float32 logits on a CPU
+    backend = VLLMBackend(
+        str(model_dir), batch_size=256, max_images=128, enforce_eager=True, seed=0, max_model_len=16384, dtype="float32"
+    )  # structured outputs want float32 logits on a CPU
     questions = [Question.from_row(r) for r in rows]
     truths = {q.qid: (k, row_truth(r)) for k, (q, r) in enumerate(zip(questions, rows))}
     params = backend._params
@@ -283,21 +316,29 @@ def schedule_comparison(model_dir: Path, rows, args) -> tuple[list[tuple], bool,
 
 def print_schedules(model_dir: Path, rows, args) -> None:
     table, equal, loads = schedule_comparison(model_dir, rows, args)
-    print(f"Round by round vs continuous on vLLM's CPU engine (0.11, tiny head-32 Qwen2.5-VL, float32, greedy); "
-          f"{len(rows)} questions x 4 turns (3 calls of 16 frames, then the answer), one turn of each "
-          f"{args.long_words} words of thinking, the others {args.short_words}; load average {loads[0]:.1f} at the "
-          f"start, {loads[1]:.1f} at the end; other engineers' work shares the 2 cores\n")
-    print("| run | schedule | wall s | engine s | engine idle | steps | requests/step | decode s | opens | "
-          "frames decoded | from memory | tokens/turn (min-max) |")
+    print(
+        f"Round by round vs continuous on vLLM's CPU engine (0.11, tiny head-32 Qwen2.5-VL, float32, greedy); "
+        f"{len(rows)} questions x 4 turns (3 calls of 16 frames, then the answer), one turn of each "
+        f"{args.long_words} words of thinking, the others {args.short_words}; load average {loads[0]:.1f} at the "
+        f"start, {loads[1]:.1f} at the end; other engineers' work shares the 2 cores\n"
+    )
+    print(
+        "| run | schedule | wall s | engine s | engine idle | steps | requests/step | decode s | opens | "
+        "frames decoded | from memory | tokens/turn (min-max) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for i, (schedule, wall, busy, steps, batch, work, tokens) in enumerate(table):
-        print(f"| {i // 2 + 1} | {schedule} | {wall:.2f} | {busy:.2f} | {1 - busy / wall:.0%} | {steps} | "
-              f"{batch:.1f} | {work.decode_s:.2f} | {work.opens} | {work.frames_decoded} | {work.hits} | "
-              f"{min(tokens)}-{max(tokens)} |")
+        print(
+            f"| {i // 2 + 1} | {schedule} | {wall:.2f} | {busy:.2f} | {1 - busy / wall:.0%} | {steps} | "
+            f"{batch:.1f} | {work.decode_s:.2f} | {work.opens} | {work.frames_decoded} | {work.hits} | "
+            f"{min(tokens)}-{max(tokens)} |"
+        )
     walls = {s: [w for name, w, *_ in table if name == s] for s in ("rounds", "continuous")}
     ratios = [r / c for r, c in zip(walls["rounds"], walls["continuous"])]
-    print(f"\ncontinuous vs round by round, per run: {', '.join(f'{r:.2f}x' for r in ratios)} faster "
-          f"(goal >= 1.3x); outputs equal: {'yes' if equal else 'NO'}")
+    print(
+        f"\ncontinuous vs round by round, per run: {', '.join(f'{r:.2f}x' for r in ratios)} faster "
+        f"(goal >= 1.3x); outputs equal: {'yes' if equal else 'NO'}"
+    )
 
 
 def clip_as_table(work: Path, rows, args) -> None:
@@ -311,8 +352,10 @@ def clip_as_table(work: Path, rows, args) -> None:
         if not (folder / "config.json").exists():  # a released checkpoint's pixel bounds (small frames kept small)
             build_tiny_qwen(folder, family=family, for_vllm=True)
         backends[family] = TransformersBackend(str(folder), device="cpu", batch_size=1)
-    print(f"\nagent.clip_as: the call's clip (<=16 frames of <=100,352 px) as labelled images or as one video; "
-          f"the same {len(rows)} questions, scripted (1 call, then the answer), transformers on CPU, batch 1")
+    print(
+        f"\nagent.clip_as: the call's clip (<=16 frames of <=100,352 px) as labelled images or as one video; "
+        f"the same {len(rows)} questions, scripted (1 call, then the answer), transformers on CPU, batch 1"
+    )
     print("| model | clip_as | wall s | visual tokens per clip | prompt tokens of the answer turn |")
     print("|---|---|---|---|---|")
     for family, clip_as, wall, clip, prompt in bench_clip_as(backends, rows, args):
@@ -331,9 +374,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--max-visual-tokens", type=int, default=8192, help="one-stage L_v (default: the paper's 8192)")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--backend", choices=("transformers", "vllm"), default="transformers",
-                        help="vllm: round by round vs continuous on vLLM's CPU engine (section 5) instead of the "
-                             "transformers tables")
+    parser.add_argument(
+        "--backend",
+        choices=("transformers", "vllm"),
+        default="transformers",
+        help="vllm: round by round vs continuous on vLLM's CPU engine (section 5) instead of the transformers tables",
+    )
     parser.add_argument("--long-words", type=int, default=120, help="--backend vllm: words of a long think")
     parser.add_argument("--short-words", type=int, default=4, help="--backend vllm: words of a short think")
     parser.add_argument("--clip-as-only", action="store_true", help="only the clip_as table (images vs video)")
@@ -379,25 +425,33 @@ def main(argv: list[str] | None = None) -> int:
         clip_as_table(work, rows, args)
         return 0
     backend = TransformersBackend(str(model_dir), device="cpu", batch_size=1)
-    print(f"data: {len(rows)} synthetic videos of {args.seconds:g} s, {args.width}x{args.height} @ {args.fps} fps; "
-          f"backend: transformers, CPU, tiny random Qwen2.5-VL, batch 1, torch threads {os.environ['OMP_NUM_THREADS']}")
-    print(f"one-stage: L_v={args.max_visual_tokens}, 1 fps, ≤256 frames; agent: 64-frame overview at 0.5 fps "
-          f"(≤100,352 px), one call of ≤16 frames, then the answer; no tool: ≤120 frames"
-          f" at 0.2 fps (12,544..100,352 px) as one "
-          f"video, one reply; responses ≤{args.max_new_tokens} tokens\n")
+    print(
+        f"data: {len(rows)} synthetic videos of {args.seconds:g} s, {args.width}x{args.height} @ {args.fps} fps; "
+        f"backend: transformers, CPU, tiny random Qwen2.5-VL, batch 1, torch threads {os.environ['OMP_NUM_THREADS']}"
+    )
+    print(
+        f"one-stage: L_v={args.max_visual_tokens}, 1 fps, ≤256 frames; agent: 64-frame overview at 0.5 fps "
+        f"(≤100,352 px), one call of ≤16 frames, then the answer; no tool: ≤120 frames"
+        f" at 0.2 fps (12,544..100,352 px) as one "
+        f"video, one reply; responses ≤{args.max_new_tokens} tokens\n"
+    )
     table = bench_agent_vs_one_stage(backend, rows, args)
     base = table[0][1]
     print("| mode | wall s | × one-stage | frame decode s | frames/q | video tokens/q |")
     print("|---|---|---|---|---|---|")
     for label, wall, decode, frames, tokens in table:
-        print(f"| {label} | {wall:.2f} | {wall / base:.2f}× | {decode:.2f} | {frames:.0f} | "
-              f"{'–' if tokens is None else f'{tokens:.0f}'} |")
+        print(
+            f"| {label} | {wall:.2f} | {wall / base:.2f}× | {decode:.2f} | {frames:.0f} | "
+            f"{'–' if tokens is None else f'{tokens:.0f}'} |"
+        )
 
     clip_as_table(work, rows, args)
     lengths = [60.0, 300.0] if args.quick else [60.0, 300.0, 1200.0]
     decode = bench_decode(work, lengths, [1, 4, 8, 16], args)
-    print(f"\nPer-clip decode (FrameReader: decord get_batch + the authors' resize; median of 5), "
-          f"{args.width}x{args.height} @ {args.fps} fps, clip over 4 s mid-video")
+    print(
+        f"\nPer-clip decode (FrameReader: decord get_batch + the authors' resize; median of 5), "
+        f"{args.width}x{args.height} @ {args.fps} fps, clip over 4 s mid-video"
+    )
     print("| video s | frames | ms per clip | ms per frame | ms to open the video |")
     print("|---|---|---|---|---|")
     for seconds, n, ms, open_ms in decode:

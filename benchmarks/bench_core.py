@@ -28,7 +28,8 @@ def realistic_response(rng: random.Random, duration: float) -> str:
     pairs = [(spans[i], spans[i + 1]) for i in range(0, len(spans), 2)]
     think = " ".join(
         f"At <time>({s}, {e})</time> the person {rng.choice(['opens', 'lifts', 'drops', 'turns'])} the "
-        f"{rng.choice(['door', 'cup', 'box', 'lid'])} while the camera pans slowly to the left." for s, e in pairs
+        f"{rng.choice(['door', 'cup', 'box', 'lid'])} while the camera pans slowly to the left."
+        for s, e in pairs
     )
     glue = ", ".join(f"({s}, {e})" for s, e in pairs)
     text = f"<think>{think}</think>\n<answer>{rng.choice('ABCD')}</answer>\n<glue>[{glue}]</glue>"
@@ -64,8 +65,12 @@ def adversarial_table(repeats: int) -> None:
         best = fastest({size: (lambda t=text: parse_response(t, 12.0)) for size, text in big.items()}, 5)
         growth = best[16 * MB][0] / best[4 * MB][0] if best[4 * MB][0] > 0 else float("nan")
         verdict = "ok" if t_parse <= GOAL_MS else "over goal"
-        rows.append((f"{name} ({len(text) / 2**20:.2f} MB)",
-                     f"parse {t_parse:7.1f} ms  glue ranges {t_ranges:6.1f} ms  x{growth:4.1f} 4->16 MB  {verdict}"))
+        rows.append(
+            (
+                f"{name} ({len(text) / 2**20:.2f} MB)",
+                f"parse {t_parse:7.1f} ms  glue ranges {t_ranges:6.1f} ms  x{growth:4.1f} 4->16 MB  {verdict}",
+            )
+        )
     print_table(f"parser on adversarial responses, CPU, 1 thread (median of {repeats}; goal <= {GOAL_MS:.0f} ms)", rows)
 
 

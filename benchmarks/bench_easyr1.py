@@ -71,8 +71,10 @@ def import_easyr1_trainer():
 
 
 def response_text(rng: random.Random, truth: GroundTruth) -> str:
-    pairs = sorted((round(s, 1), round(min(s + rng.uniform(1, 20), truth.duration), 1))
-                   for s in (rng.uniform(0, truth.duration - 1) for _ in range(rng.randint(0, 3))))
+    pairs = sorted(
+        (round(s, 1), round(min(s + rng.uniform(1, 20), truth.duration), 1))
+        for s in (rng.uniform(0, truth.duration - 1) for _ in range(rng.randint(0, 3)))
+    )
     think = " ".join(
         f"At <time>({s}, {e})</time> the person lifts the cup while the camera pans left." for s, e in pairs
     )
@@ -86,8 +88,14 @@ def make_batch(tokenizer, n: int, length: int, group: int, seed: int = 0):
 
     rng = random.Random(seed)
     truths = [
-        GroundTruth(answer=rng.choice("ABCD"), options=("red", "green", "blue", "yellow"), spans=((10.0, 25.0),),
-                    duration=rng.uniform(60, 600), qid=f"q{i}", question=f"What happens at moment {i}?")
+        GroundTruth(
+            answer=rng.choice("ABCD"),
+            options=("red", "green", "blue", "yellow"),
+            spans=((10.0, 25.0),),
+            duration=rng.uniform(60, 600),
+            qid=f"q{i}",
+            question=f"What happens at moment {i}?",
+        )
         for i in range(n // group)
     ]
     texts = [response_text(rng, truths[i // group]) for i in range(n)]
@@ -165,13 +173,19 @@ def zoom_rows(tokenizer, processor, n, length, group, repeats):
         zoom = hook.zoom_batch(requests)
         t2 = time.perf_counter()
         k = len(zoom)
-        output = DataProto.from_dict(tensors={
-            "responses": torch.tensor([answer] * k), "response_mask": torch.ones(k, len(answer), dtype=torch.long)})
+        output = DataProto.from_dict(
+            tensors={
+                "responses": torch.tensor([answer] * k),
+                "response_mask": torch.ones(k, len(answer), dtype=torch.long),
+            }
+        )
         answers = hook.answers(requests, output, len(batch))
         hook.stats(requests, answers, batch.batch["prompts"])
         t3 = time.perf_counter()
-        inputs = [{"response": t, "response_length": 0, "ground_truth": g, "zoom_answer": a}
-                  for t, g, a in zip(texts, batch.non_tensor_batch["ground_truth"], answers)]
+        inputs = [
+            {"response": t, "response_length": 0, "ground_truth": g, "zoom_answer": a}
+            for t, g, a in zip(texts, batch.non_tensor_batch["ground_truth"], answers)
+        ]
         compute_score(inputs, **kwargs)  # runs in EasyR1's reward actor, which EasyR1 runs with or without zoom
         scoring.append((time.perf_counter() - t3) * 1e3)
         return [(t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3], k
@@ -254,16 +268,26 @@ def rollout_rows(repeats: int) -> list[tuple[str, str]]:
     config = load_recipe(recipe)[0]
     tokenizer, processor = get_tokenizer(str(model)), get_processor(str(model))
     data = config.data
-    dataset = RLHFDataset(data_path=data.train_files, tokenizer=tokenizer, processor=processor, prompt_key="prompt",
-                          answer_key="answer", video_key="videos", video_fps=data.video_fps,
-                          max_prompt_length=data.max_prompt_length, min_pixels=data.min_pixels,
-                          max_pixels=data.max_pixels, filter_overlong_prompts=False)
+    dataset = RLHFDataset(
+        data_path=data.train_files,
+        tokenizer=tokenizer,
+        processor=processor,
+        prompt_key="prompt",
+        answer_key="answer",
+        video_key="videos",
+        video_fps=data.video_fps,
+        max_prompt_length=data.max_prompt_length,
+        min_pixels=data.min_pixels,
+        max_pixels=data.max_pixels,
+        filter_overlong_prompts=False,
+    )
     loader = StatefulDataLoader(dataset, batch_size=4, collate_fn=collate_fn)
     prompts = DataProto.from_single_dict(next(iter(loader)))
     rollout = vLLMRollout(str(model), config.worker.rollout, tokenizer, processor)
     hf = Qwen2_5_VLForConditionalGeneration.from_pretrained(model)
     rollout.inference_engine.llm_engine.model_executor.driver_worker.worker.model_runner.model.load_weights(
-        iter(FSDPVLLMShardingManager._rename_weight_keys(None, dict(hf.state_dict()), hf).items()))
+        iter(FSDPVLLMShardingManager._rename_weight_keys(None, dict(hf.state_dict()), hf).items())
+    )
     steer = StructuredOutputsParams(regex=STEER.format(starts="10|30", ends="25|45"))
     letters = StructuredOutputsParams(choice=list("ABCD"))
 
@@ -278,8 +302,14 @@ def rollout_rows(repeats: int) -> list[tuple[str, str]]:
         def postprocess_data(self, data):
             return data
 
-    worker = SimpleNamespace(_has_rollout=True, generation_config=None, tokenizer=tokenizer, processor=processor,
-                             rollout=rollout, rollout_sharding_manager=Identity())
+    worker = SimpleNamespace(
+        _has_rollout=True,
+        generation_config=None,
+        tokenizer=tokenizer,
+        processor=processor,
+        rollout=rollout,
+        rollout_sharding_manager=Identity(),
+    )
 
     class WorkerGroup:  # one rank; the zoom hook calls it for its pass (through the worker: the seams run)
         world_size = 1
@@ -288,16 +318,21 @@ def rollout_rows(repeats: int) -> list[tuple[str, str]]:
             batch.meta_info.update(structured_outputs=letters)
             return FSDPWorker.generate_sequences(worker, batch)
 
-    options = ZoomOptions(enable=True, fps=2.0, max_visual_tokens=480, min_frame_pixels=3136, max_frame_pixels=50176,
-                          max_new_tokens=4)
+    options = ZoomOptions(
+        enable=True, fps=2.0, max_visual_tokens=480, min_frame_pixels=3136, max_frame_pixels=50176, max_new_tokens=4
+    )
     hook = ZoomHook(options, tokenizer, processor, coarse_fps=data.video_fps)
     trainer = SimpleNamespace(actor_rollout_ref_wg=WorkerGroup())
 
     def coarse():
-        gen = prompts.select(batch_keys=["input_ids", "attention_mask", "position_ids"],
-                             non_tensor_batch_keys=["raw_prompt_ids", "multi_modal_data"], deepcopy=True)
-        gen.meta_info.update(min_pixels=data.min_pixels, max_pixels=data.max_pixels, video_fps=data.video_fps,
-                             structured_outputs=steer)
+        gen = prompts.select(
+            batch_keys=["input_ids", "attention_mask", "position_ids"],
+            non_tensor_batch_keys=["raw_prompt_ids", "multi_modal_data"],
+            deepcopy=True,
+        )
+        gen.meta_info.update(
+            min_pixels=data.min_pixels, max_pixels=data.max_pixels, video_fps=data.video_fps, structured_outputs=steer
+        )
         out = FSDPWorker.generate_sequences(worker, gen)
         out.non_tensor_batch["ground_truth"] = np.repeat(prompts.non_tensor_batch["ground_truth"], 8)
         out.non_tensor_batch["multi_modal_data"] = np.repeat(prompts.non_tensor_batch["multi_modal_data"], 8)
@@ -330,20 +365,29 @@ def rollout_rows(repeats: int) -> list[tuple[str, str]]:
     n = len(out)
 
     def work(label, s):
-        return (f"  {label}: decoding {s.decode_s * 1e3:.0f} ms; opens {s.opens}, decodes {s.decodes}, frames "
-                f"decoded {s.frames_decoded}, frames from memory {s.hits}", "")
+        return (
+            f"  {label}: decoding {s.decode_s * 1e3:.0f} ms; opens {s.opens}, decodes {s.decodes}, frames "
+            f"decoded {s.frames_decoded}, frames from memory {s.hits}",
+            "",
+        )
 
     return [
-        (f"rollout step without the zoom pass ({n} responses, 60-s videos; load avg {loads[0]:.1f}-{loads[1]:.1f})",
-         f"{without * 1e3:8.0f} ms"),
+        (
+            f"rollout step without the zoom pass ({n} responses, 60-s videos; load avg {loads[0]:.1f}-{loads[1]:.1f})",
+            f"{without * 1e3:8.0f} ms",
+        ),
         ("rollout step with the zoom pass (same engine and batch)", f"{with_zoom * 1e3:8.0f} ms"),
         ("with / without (goal <= 1.10x)", f"{with_zoom / without:8.2f} x"),
-        ("  the median step with the zoom pass: coarse generation / zoom pass",
-         f"{coarse_s * 1e3:.0f} / {zoom_s * 1e3:.0f} ms"),
+        (
+            "  the median step with the zoom pass: coarse generation / zoom pass",
+            f"{coarse_s * 1e3:.0f} / {zoom_s * 1e3:.0f} ms",
+        ),
         work("coarse pass (4 videos)", in_coarse),
         work(f"zoom pass ({stats.get('zoom/requests', 0):.0f} clip specs)", in_zoom),
-        (f"zoom requests sent for {n * stats.get('zoom/zoomed_share', 0):.0f} zoomed responses (groups of 8)",
-         f"{stats.get('zoom/requests', 0):8.0f}"),
+        (
+            f"zoom requests sent for {n * stats.get('zoom/zoomed_share', 0):.0f} zoomed responses (groups of 8)",
+            f"{stats.get('zoom/requests', 0):8.0f}",
+        ),
     ]
 
 
@@ -355,15 +399,28 @@ MT_PROMPT, MT_RESPONSE = 10240, 32768  # yamls/videozoomer.yaml's widths
 def mt_videos(root: Path, count: int = 4) -> list[str]:
     from zoomzero_plugin.synthetic.videos import Evidence, write_video
 
-    return [str(write_video(root / f"mt{i}.mp4", duration=130.0, fps=2, width=448, height=224,
-                            evidence=[Evidence(40.0 + i, 50.0 + i, "red")])) for i in range(count)]
+    return [
+        str(
+            write_video(
+                root / f"mt{i}.mp4",
+                duration=130.0,
+                fps=2,
+                width=448,
+                height=224,
+                evidence=[Evidence(40.0 + i, 50.0 + i, "red")],
+            )
+        )
+        for i in range(count)
+    ]
 
 
 def mt_turns(k: int) -> list[str]:
     """Sample k's script: three calls of 16 frames (8 s at 2 fps) at sample-specific places, then an answer."""
-    calls = [f'<think>Sample {k} looks again at part {r} of the video, where the square may appear.</think>'
-             f'<video_zoom>{{"segment": [{10 + 3 * k + 30 * r}, {18 + 3 * k + 30 * r}], "fps": 2}}</video_zoom>'
-             for r in range(3)]
+    calls = [
+        f"<think>Sample {k} looks again at part {r} of the video, where the square may appear.</think>"
+        f'<video_zoom>{{"segment": [{10 + 3 * k + 30 * r}, {18 + 3 * k + 30 * r}], "fps": 2}}</video_zoom>'
+        for r in range(3)
+    ]
     return calls + ["<think>The square is red in the second clip, so the answer is A.</think><answer>A</answer>"]
 
 
@@ -375,8 +432,13 @@ class StandInWorker:
         self.tokenizer, self.processor, self.n = tokenizer, processor, n
         self.prompt_length, self.response_length = MT_PROMPT, MT_RESPONSE
         eos = tokenizer.eos_token_id
-        self.script = [[tokenizer.encode(t, add_special_tokens=False) + ([eos] if r == 3 else []) for r, t in
-                        enumerate(mt_turns(k))] for k in range(n)]
+        self.script = [
+            [
+                tokenizer.encode(t, add_special_tokens=False) + ([eos] if r == 3 else [])
+                for r, t in enumerate(mt_turns(k))
+            ]
+            for k in range(n)
+        ]
         self.rounds = 0
 
     def default_n(self):
@@ -443,11 +505,19 @@ def mt_prompts(tokenizer, videos, prompts):
         truth = GroundTruth("A", options, ((40.0, 50.0),), 130.0, f"q{i}", f"What colour is the square ({i})?")
         raw[i] = tokenizer.encode(question_text(truth.question, options), add_special_tokens=False)
         media[i] = {"videos": [videos[i % len(videos)]], ROW_FIELDS_KEY: {"ground_truth": truth.to_json()}}
-    meta = {"min_pixels": 3136, "max_pixels": 12544, "video_fps": 0.5, "eos_token_id": tokenizer.eos_token_id,
-            "pad_token_id": tokenizer.pad_token_id}
+    meta = {
+        "min_pixels": 3136,
+        "max_pixels": 12544,
+        "video_fps": 0.5,
+        "eos_token_id": tokenizer.eos_token_id,
+        "pad_token_id": tokenizer.pad_token_id,
+    }
     shape = torch.zeros((prompts, 1), dtype=torch.long)
-    return DataProto.from_dict(tensors={"input_ids": shape, "attention_mask": shape, "position_ids": shape},
-                               non_tensors={"raw_prompt_ids": raw, "multi_modal_data": media}, meta_info=meta)
+    return DataProto.from_dict(
+        tensors={"input_ids": shape, "attention_mask": shape, "position_ids": shape},
+        non_tensors={"raw_prompt_ids": raw, "multi_modal_data": media},
+        meta_info=meta,
+    )
 
 
 def mt_step(tokenizer, processor, videos, prompts, n, timings=None, schedule="continuous"):
@@ -488,8 +558,10 @@ def single_turn_batch(tokenizer, lengths, n):
 
     class Engine:
         def generate(self, prompts, sampling_params, use_tqdm=False, lora_request=None):
-            return [RequestOutput([SimpleNamespace(token_ids=[7] * lengths[i * n + k]) for k in range(n)])
-                    for i in range(len(prompts))]
+            return [
+                RequestOutput([SimpleNamespace(token_ids=[7] * lengths[i * n + k]) for k in range(n)])
+                for i in range(len(prompts))
+            ]
 
     rollout = vLLMRollout.__new__(vLLMRollout)
     rollout.rank, rollout.use_tqdm, rollout.pad_token_id = 0, False, tokenizer.pad_token_id
@@ -499,10 +571,14 @@ def single_turn_batch(tokenizer, lengths, n):
     raw = np.empty(prompts, dtype=object)
     raw[:] = [[5] * 100 for _ in range(prompts)]
     batch = DataProto.from_dict(
-        tensors={"input_ids": torch.zeros((prompts, MT_PROMPT), dtype=torch.long),
-                 "attention_mask": torch.ones((prompts, MT_PROMPT), dtype=torch.long),
-                 "position_ids": torch.zeros((prompts, 4, MT_PROMPT), dtype=torch.long)},
-        non_tensors={"raw_prompt_ids": raw}, meta_info={"eos_token_id": tokenizer.eos_token_id})
+        tensors={
+            "input_ids": torch.zeros((prompts, MT_PROMPT), dtype=torch.long),
+            "attention_mask": torch.ones((prompts, MT_PROMPT), dtype=torch.long),
+            "position_ids": torch.zeros((prompts, 4, MT_PROMPT), dtype=torch.long),
+        },
+        non_tensors={"raw_prompt_ids": raw},
+        meta_info={"eos_token_id": tokenizer.eos_token_id},
+    )
     return rollout.generate_sequences(batch)
 
 
@@ -529,8 +605,11 @@ def mt_memory_child(kind: str, prompts: int, n: int, workdir: str) -> None:
         mt_step(processor.tokenizer, processor, videos, 4, n)  # warm: imports, the overviews' decode, caches
     Path("/proc/self/clear_refs").write_text("5")  # reset the peak (VmHWM) to the current RSS
     before = _status_kb("VmRSS")
-    batch = mt_step(processor.tokenizer, processor, videos, prompts, n) if kind == "multi" else \
-        single_turn_batch(processor.tokenizer, lengths, n)
+    batch = (
+        mt_step(processor.tokenizer, processor, videos, prompts, n)
+        if kind == "multi"
+        else single_turn_batch(processor.tokenizer, lengths, n)
+    )
     peak, held = _status_kb("VmHWM") - before, _status_kb("VmRSS") - before
     print(json.dumps({"peak_mb": peak / 1024, "held_mb": held / 1024, "rows": len(batch)}))
 
@@ -565,14 +644,20 @@ def multiturn_rows(tokenizer, processor, prompts, n, memory_prompts, repeats):
         total, asm, base, rounds = min(totals), min(assembly), min(single), min(by_schedule["rounds"])
         extent = sum(lengths)
         rows += [
-            (f"multi-turn rollout step, one worker's share: {prompts}x{n} trajectories, {stats[0]['turns']} rounds, "
-             f"stand-in engine, continuous schedule (goal <= 0.5 s; load avg {load:.1f})", f"{total:8.2f} s"),
+            (
+                f"multi-turn rollout step, one worker's share: {prompts}x{n} trajectories, {stats[0]['turns']} rounds, "
+                f"stand-in engine, continuous schedule (goal <= 0.5 s; load avg {load:.1f})",
+                f"{total:8.2f} s",
+            ),
             ("  turns, environments, clips, observations, turn inputs", f"{total - asm:8.2f} s"),
             ("  assembly (ids, masks, M-RoPE positions, media)", f"{asm:8.2f} s"),
             ("  the same step, round-by-round schedule", f"{rounds:8.2f} s"),
             ("  for scale: EasyR1's own single-turn batch of the same lengths and widths", f"{base:8.2f} s"),
-            ("  tokens per trajectory: response (sampled + observation)",
-             f"{extent / len(lengths):8.0f} ({sampled / len(lengths):.0f} + {(extent - sampled) / len(lengths):.0f})"),
+            (
+                "  tokens per trajectory: response (sampled + observation)",
+                f"{extent / len(lengths):8.0f} ({sampled / len(lengths):.0f} + "
+                f"{(extent - sampled) / len(lengths):.0f})",
+            ),
         ]
         small = mt_step(tokenizer, processor, videos, memory_prompts, n)
         lengths = small.batch["attention_mask"][:, MT_PROMPT:].sum(-1).tolist()
@@ -580,17 +665,35 @@ def multiturn_rows(tokenizer, processor, prompts, n, memory_prompts, repeats):
         del small
         memory = {}
         for kind in ("single", "multi"):
-            out = subprocess.run([sys.executable, __file__, "--memory-child", kind, "--mt-memory-prompts",
-                                  str(memory_prompts), "--mt-n", str(n), "--workdir", tmp],
-                                 capture_output=True, text=True, check=True)
+            out = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--memory-child",
+                    kind,
+                    "--mt-memory-prompts",
+                    str(memory_prompts),
+                    "--mt-n",
+                    str(n),
+                    "--workdir",
+                    tmp,
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             memory[kind] = json.loads(out.stdout.strip().splitlines()[-1])
         single, multi = memory["single"], memory["multi"]
         rows += [
-            (f"peak memory, single-turn batch of {memory_prompts * n} (EasyR1's generate_sequences)",
-             f"{single['peak_mb']:8.0f} MB"),
+            (
+                f"peak memory, single-turn batch of {memory_prompts * n} (EasyR1's generate_sequences)",
+                f"{single['peak_mb']:8.0f} MB",
+            ),
             (f"peak memory, multi-turn rollout + its batch of {memory_prompts * n}", f"{multi['peak_mb']:8.0f} MB"),
-            ("  extra vs single-turn (peak; held after the step)",
-             f"{multi['peak_mb'] - single['peak_mb']:8.0f} MB ({multi['held_mb'] - single['held_mb']:.0f} MB held)"),
+            (
+                "  extra vs single-turn (peak; held after the step)",
+                f"{multi['peak_mb'] - single['peak_mb']:8.0f} MB ({multi['held_mb'] - single['held_mb']:.0f} MB held)",
+            ),
         ]
     return rows
 
@@ -602,10 +705,17 @@ def main() -> None:
     parser.add_argument("--group", type=int, default=8, help="responses per prompt (rollout.n)")
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--vllm", action="store_true", help="add a rollout step on vLLM's CPU engine (needs vLLM)")
-    parser.add_argument("--only", choices=("advantage", "zoom", "multiturn", "rollout"),
-                        help="run one section (rollout: only the vLLM rollout step; implies --vllm)")
-    parser.add_argument("--mt-prompts", type=int, default=16,
-                        help="prompts per multi-turn step (16: one rollout worker's share of 128 on 8 GPUs)")
+    parser.add_argument(
+        "--only",
+        choices=("advantage", "zoom", "multiturn", "rollout"),
+        help="run one section (rollout: only the vLLM rollout step; implies --vllm)",
+    )
+    parser.add_argument(
+        "--mt-prompts",
+        type=int,
+        default=16,
+        help="prompts per multi-turn step (16: one rollout worker's share of 128 on 8 GPUs)",
+    )
     parser.add_argument("--mt-n", type=int, default=16, help="trajectories per prompt")
     parser.add_argument("--mt-repeats", type=int, default=3, help="multi-turn steps timed (fastest kept)")
     parser.add_argument("--mt-memory-prompts", type=int, default=16, help="prompts of the memory comparison")

@@ -51,8 +51,9 @@ from zoomzero_plugin.synthetic.videos import COLORS, Evidence, write_video  # no
 from zoomzero_plugin.video_store import shared  # noqa: E402
 
 
-def long_benchmark(directory: Path, n: int, seconds: float, width: int, height: int, fps: int, clue: float,
-                   seed: int = 0) -> Path:
+def long_benchmark(
+    directory: Path, n: int, seconds: float, width: int, height: int, fps: int, clue: float, seed: int = 0
+) -> Path:
     """``n`` videos of ``seconds`` with one ``clue``-second evidence span each; cached in ``directory``."""
     rows_path = directory / f"rows-{n}x{seconds:g}s-{width}x{height}@{fps}.jsonl"
     if rows_path.exists():
@@ -99,10 +100,13 @@ def oracle(truths: dict[str, object]):
 def bench_modes(backend, rows: list[dict], cfg: ModeConfig, repeat: int) -> list[tuple]:
     questions = [Question.from_row(r) for r in rows]
     scripted = ScriptedBackend(backend, oracle({r["videos"][0]: row_truth(r) for r in rows}))
-    variants = [("one-stage", "one-stage", cfg), ("coarse-to-fine", "coarse-to-fine", cfg),
-                ("divide-and-conquer", "divide-and-conquer", cfg),
-                ("d&c, split budget", "divide-and-conquer", replace(cfg, window_budget="split")),
-                ("iterative (3 rounds)", "iterative", cfg)]
+    variants = [
+        ("one-stage", "one-stage", cfg),
+        ("coarse-to-fine", "coarse-to-fine", cfg),
+        ("divide-and-conquer", "divide-and-conquer", cfg),
+        ("d&c, split budget", "divide-and-conquer", replace(cfg, window_budget="split")),
+        ("iterative (3 rounds)", "iterative", cfg),
+    ]
     predict(scripted, questions[:1], "one-stage", cfg)  # warm-up: lazy imports, first decode
     llm = getattr(backend, "llm", None)
     store = shared()
@@ -124,8 +128,17 @@ def bench_modes(backend, rows: list[dict], cfg: ModeConfig, repeat: int) -> list
             k: sum(t[k] for p in preds for t in p.timing["passes"]) for k in ("decode_s", "prepare_s", "generate_s")
         }
         passes = [x for p in preds for x in p.record["passes"]]
-        table.append((label, wall, steps, len(passes) / len(preds), sum(x["frames"] for x in passes) / len(preds),
-                      sum(x["video_tokens"] for x in passes) / len(preds), work))
+        table.append(
+            (
+                label,
+                wall,
+                steps,
+                len(passes) / len(preds),
+                sum(x["frames"] for x in passes) / len(preds),
+                sum(x["video_tokens"] for x in passes) / len(preds),
+                work,
+            )
+        )
     return table
 
 
@@ -150,8 +163,12 @@ def bench_decode(video: str, duration: float, budget: ZoomBudget, fractions: lis
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="2 videos of 120 s, 60-s windows")
-    parser.add_argument("--backend", choices=("transformers", "vllm"), default="transformers",
-                        help="transformers (batch 1) or vLLM's engine (all questions per call)")
+    parser.add_argument(
+        "--backend",
+        choices=("transformers", "vllm"),
+        default="transformers",
+        help="transformers (batch 1) or vLLM's engine (all questions per call)",
+    )
     parser.add_argument("--videos", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=300.0, help="video length (default: 300)")
     parser.add_argument("--width", type=int, default=320)
@@ -162,8 +179,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--max-visual-tokens", type=int, default=8192, help="L_v (default: the paper's 8192)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per variant; the fastest is reported")
-    parser.add_argument("--workdir", default=str(Path(tempfile.gettempdir()) / "zoomzero-bench"),
-                        help="videos and the tiny model are cached here")
+    parser.add_argument(
+        "--workdir",
+        default=str(Path(tempfile.gettempdir()) / "zoomzero-bench"),
+        help="videos and the tiny model are cached here",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.videos, args.seconds, args.window_seconds = 2, 120.0, 60.0
@@ -181,36 +201,47 @@ def main(argv: list[str] | None = None) -> int:
     rows = read_rows(
         long_benchmark(work, args.videos, args.seconds, args.width, args.height, args.fps, args.clue_seconds)
     )
-    print(f"data: {len(rows)} synthetic videos of {args.seconds:g} s, {args.width}x{args.height} @ {args.fps} fps, "
-          f"{args.clue_seconds:g}-s clue (ready in {time.perf_counter() - t0:.0f} s)")
+    print(
+        f"data: {len(rows)} synthetic videos of {args.seconds:g} s, {args.width}x{args.height} @ {args.fps} fps, "
+        f"{args.clue_seconds:g}-s clue (ready in {time.perf_counter() - t0:.0f} s)"
+    )
     if vllm:
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
         from zoomzero_plugin.inference.vllm_backend import VLLMBackend
 
-        backend = VLLMBackend(str(model_dir), batch_size=256, enforce_eager=True,
-                              max_model_len=args.max_visual_tokens + 2048, seed=0)
+        backend = VLLMBackend(
+            str(model_dir), batch_size=256, enforce_eager=True, max_model_len=args.max_visual_tokens + 2048, seed=0
+        )
     else:
         backend = TransformersBackend(str(model_dir), device="cpu", batch_size=1)
     budget = ZoomBudget(max_visual_tokens=args.max_visual_tokens, fps=1.0, max_frames=256)
     cfg = ModeConfig(budget=budget, max_new_tokens=args.max_new_tokens, window_seconds=args.window_seconds)
     n_windows = -(-int(args.seconds) // int(args.window_seconds))
     engine = "vLLM (CPU engine, all questions per call, prefix cache on)" if vllm else "transformers, batch 1"
-    print(f"backend: {engine}, CPU, tiny random Qwen2.5-VL; L_v={args.max_visual_tokens}, 1 fps, ≤256 frames, "
-          f"{args.window_seconds:g}-s windows ({n_windows} per video), top-4, responses {args.max_new_tokens} tokens; "
-          f"torch threads {os.environ['OMP_NUM_THREADS']}\n")
+    print(
+        f"backend: {engine}, CPU, tiny random Qwen2.5-VL; L_v={args.max_visual_tokens}, 1 fps, ≤256 frames, "
+        f"{args.window_seconds:g}-s windows ({n_windows} per video), top-4, responses {args.max_new_tokens} tokens; "
+        f"torch threads {os.environ['OMP_NUM_THREADS']}\n"
+    )
 
     load = os.getloadavg()[0]
     table = bench_modes(backend, rows, cfg, args.repeat)
     base = table[0][1]
-    print(f"load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end (fastest of {args.repeat}; "
-          "opens, frames decoded and from memory: the video store's counts in that run)")
-    print("| mode | wall s | × one-stage | decode s | prepare s | generate s | passes/q | frames/q | video tokens/q | "
-          "opens | frames decoded | from memory |")
+    print(
+        f"load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end (fastest of {args.repeat}; "
+        "opens, frames decoded and from memory: the video store's counts in that run)"
+    )
+    print(
+        "| mode | wall s | × one-stage | decode s | prepare s | generate s | passes/q | frames/q | video tokens/q | "
+        "opens | frames decoded | from memory |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for label, wall, steps, passes, frames, tokens, work in table:
-        print(f"| {label} | {wall:.2f} | {wall / base:.2f}× | {steps['decode_s']:.2f} | {steps['prepare_s']:.2f} | "
-              f"{steps['generate_s']:.2f} | {passes:.1f} | {frames:.0f} | {tokens:.0f} | {work.opens} | "
-              f"{work.frames_decoded} | {work.hits} |")
+        print(
+            f"| {label} | {wall:.2f} | {wall / base:.2f}× | {steps['decode_s']:.2f} | {steps['prepare_s']:.2f} | "
+            f"{steps['generate_s']:.2f} | {passes:.1f} | {frames:.0f} | {tokens:.0f} | {work.opens} | "
+            f"{work.frames_decoded} | {work.hits} |"
+        )
 
     video, duration = rows[0]["videos"][0], row_truth(rows[0]).duration
     decode = bench_decode(video, duration, budget, [0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0], args.repeat)

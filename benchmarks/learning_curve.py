@@ -54,8 +54,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--videos", type=int, default=32, help="training videos (8 more are held out for validation)")
     p.add_argument("--val-freq", type=int, default=5, help="steps between validations (and one before training)")
     p.add_argument("--plot", help="also write the plot here (e.g. benchmarks/results/learning_curve.png)")
-    p.add_argument("--only-seeds", help="run only these seeds (comma-separated), no table: to share the runs among "
-                   "processes or machines writing to one --out; a last call without it writes the table")
+    p.add_argument(
+        "--only-seeds",
+        help="run only these seeds (comma-separated), no table: to share the runs among "
+        "processes or machines writing to one --out; a last call without it writes the table",
+    )
     args = p.parse_args(argv)
     args.arms = [a for a in args.arms.split(",") if a]
     args.only_seeds = [int(x) for x in args.only_seeds.split(",")] if args.only_seeds else None
@@ -88,8 +91,17 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
         models[seed] = out / "models" / f"warm-{seed}"
         if not (models[seed] / "config.json").is_file():
             started = time.time()
-            warm_start(base, models[seed], read_rows(paths["train"]), "grounded", steps=200, batch_size=16,
-                       seed=seed, shown=shown, see=True)
+            warm_start(
+                base,
+                models[seed],
+                read_rows(paths["train"]),
+                "grounded",
+                steps=200,
+                batch_size=16,
+                seed=seed,
+                shown=shown,
+                see=True,
+            )
             print(f"warm start, seed {seed}: {time.time() - started:.0f} s", flush=True)
     return {"paths": paths, "models": models}
 
@@ -98,18 +110,37 @@ def overrides(args: argparse.Namespace, paths: dict, model: Path, run: Path, see
     """What fits a Table 5 recipe to the tiny model and a CPU; everything else is the recipe's."""
     zoom = "worker.reward.reward_function_kwargs.zoom."
     return [
-        f"data.train_files={paths['train']}", f"data.val_files={paths['val']}", f"data.seed={seed}",
-        f"data.rollout_batch_size={args.prompts}", "data.val_batch_size=8", "data.max_prompt_length=1024",
-        "data.max_response_length=96", f"data.video_fps={VIDEO['fps']}", f"data.min_pixels={VIDEO['min_pixels']}",
-        f"data.max_pixels={VIDEO['max_pixels']}", "data.filter_overlong_prompts=false",
-        f"worker.actor.model.model_path={model}", f"worker.actor.optim.lr={args.lr}",
-        f"worker.actor.global_batch_size={args.prompts}", "worker.actor.micro_batch_size_per_device_for_update=8",
-        "worker.actor.micro_batch_size_per_device_for_experience=16", f"worker.rollout.n={args.n}",
-        f"worker.rollout.seed={seed}", "worker.rollout.max_num_batched_tokens=16384", "worker.reward.num_cpus=0",
-        *(f"{zoom}{k}={v}" for k, v in ZOOM_BUDGET.items()), f"{zoom}prompt=concise",
-        "trainer.n_gpus_per_node=1", "trainer.nnodes=1", "trainer.logger=[console]", "trainer.total_epochs=1000",
-        f"trainer.max_steps={args.steps}", f"trainer.val_freq={args.val_freq}", "trainer.val_before_train=true",
-        "trainer.save_freq=-1", f"trainer.save_checkpoint_path={run / 'checkpoints'}",
+        f"data.train_files={paths['train']}",
+        f"data.val_files={paths['val']}",
+        f"data.seed={seed}",
+        f"data.rollout_batch_size={args.prompts}",
+        "data.val_batch_size=8",
+        "data.max_prompt_length=1024",
+        "data.max_response_length=96",
+        f"data.video_fps={VIDEO['fps']}",
+        f"data.min_pixels={VIDEO['min_pixels']}",
+        f"data.max_pixels={VIDEO['max_pixels']}",
+        "data.filter_overlong_prompts=false",
+        f"worker.actor.model.model_path={model}",
+        f"worker.actor.optim.lr={args.lr}",
+        f"worker.actor.global_batch_size={args.prompts}",
+        "worker.actor.micro_batch_size_per_device_for_update=8",
+        "worker.actor.micro_batch_size_per_device_for_experience=16",
+        f"worker.rollout.n={args.n}",
+        f"worker.rollout.seed={seed}",
+        "worker.rollout.max_num_batched_tokens=16384",
+        "worker.reward.num_cpus=0",
+        *(f"{zoom}{k}={v}" for k, v in ZOOM_BUDGET.items()),
+        f"{zoom}prompt=concise",
+        "trainer.n_gpus_per_node=1",
+        "trainer.nnodes=1",
+        "trainer.logger=[console]",
+        "trainer.total_epochs=1000",
+        f"trainer.max_steps={args.steps}",
+        f"trainer.val_freq={args.val_freq}",
+        "trainer.val_before_train=true",
+        "trainer.save_freq=-1",
+        f"trainer.save_checkpoint_path={run / 'checkpoints'}",
     ]
 
 
@@ -129,12 +160,23 @@ def train(args: argparse.Namespace, prepared: dict, arm: str, seed: int, run: Pa
     run.mkdir(parents=True, exist_ok=True)
     metrics.unlink(missing_ok=True)
     shutil.rmtree(run / "checkpoints", ignore_errors=True)  # EasyR1 would resume from an unfinished run's last one
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "FORCE_QWENVL_VIDEO_READER": "decord", "VLLM_CPU_KVCACHE_SPACE": "1",
-           "VLLM_ENABLE_V1_MULTIPROCESSING": "0"}  # the engine inside the worker: ~3 GB less than its own process
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "FORCE_QWENVL_VIDEO_READER": "decord",
+        "VLLM_CPU_KVCACHE_SPACE": "1",
+        "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
+    }  # the engine inside the worker: ~3 GB less than its own process
     env.pop("EASYR1_PLUGINS_CPU", None)
-    command = [str(Path(sys.executable).parent / "easyr1"), "train", str(REPO / "yamls" / ARMS[arm]), "--cpu",
-               "--metrics-file", str(metrics),
-               *overrides(args, prepared["paths"], prepared["models"][seed], run, seed)]
+    command = [
+        str(Path(sys.executable).parent / "easyr1"),
+        "train",
+        str(REPO / "yamls" / ARMS[arm]),
+        "--cpu",
+        "--metrics-file",
+        str(metrics),
+        *overrides(args, prepared["paths"], prepared["models"][seed], run, seed),
+    ]
     with open(run / "train.log", "w") as log:
         done = subprocess.run(command, cwd=run, env=env, stdout=log, stderr=subprocess.STDOUT)
     if done.returncode != 0:
@@ -190,16 +232,20 @@ def table(summary: dict, args: argparse.Namespace) -> str:
     """Markdown: per arm and component, the mean of the first and last quarter of steps (mean ± sd over seeds),
     the held-out validation before and after training; then the step-time breakdown."""
     q = max(1, args.steps // 4)
-    lines = [f"| arm | reward | steps 1–{q} | steps {args.steps - q + 1}–{args.steps} | change | "
-             f"val before | val after |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        f"| arm | reward | steps 1–{q} | steps {args.steps - q + 1}–{args.steps} | change | val before | val after |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for arm, s in summary.items():
         for c in s["curves"]:
             early, late = s["early"][c], s["late"][c]
             change = [b - a for a, b in zip(early, late)]
             val = s["val"].get(c, {})
             first, last = (val[min(val)], val[max(val)]) if val else ([], [])
-            lines.append(f"| {LABELS[arm]} | {c} | {spread(early)} | {spread(late)} | {spread(change)} | "
-                         f"{spread(first)} | {spread(last)} |")
+            lines.append(
+                f"| {LABELS[arm]} | {c} | {spread(early)} | {spread(late)} | {spread(change)} | "
+                f"{spread(first)} | {spread(last)} |"
+            )
     lines += ["", "| arm | " + " | ".join(f"{t} s" for t in TIMINGS) + " |", "|---" * (len(TIMINGS) + 1) + "|"]
     for arm, s in summary.items():
         cells = [f"{s['timing'][t]:.2f}" if t in s["timing"] else "–" for t in TIMINGS]
@@ -225,13 +271,17 @@ def plot(results: dict[str, list[dict[int, dict]]], args: argparse.Namespace, pa
             xs = [s for s, v in zip(steps, per_step) if v]
             color = f"C{list(ARMS).index(arm)}"  # one colour per arm in every panel (GRPO has no zoom reward)
             ax.plot(xs, [statistics.fmean(v) for v in per_step if v], label=LABELS[arm], color=color)
-            ax.fill_between(xs, [min(v) for v in per_step if v], [max(v) for v in per_step if v], alpha=0.2,
-                            color=color)
+            ax.fill_between(
+                xs, [min(v) for v in per_step if v], [max(v) for v in per_step if v], alpha=0.2, color=color
+            )
         ax.set_title(f"reward/{c}")
         ax.set_xlabel("step")
     axes[0].legend(fontsize=8)
-    fig.suptitle(f"Table 5 in miniature: {len(next(iter(results.values())))} seeds per arm "
-                 f"({args.prompts} prompts x {args.n} responses per step)", fontsize=9)
+    fig.suptitle(
+        f"Table 5 in miniature: {len(next(iter(results.values())))} seeds per arm "
+        f"({args.prompts} prompts x {args.n} responses per step)",
+        fontsize=9,
+    )
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=80)
@@ -252,8 +302,10 @@ def main(argv=None) -> int:
     for arm, seed in tqdm(jobs, desc="runs", unit="run"):
         results[arm].append(train(args, prepared, arm, seed, out / "runs" / f"{arm}-{seed}"))
     if args.only_seeds is not None:
-        print(f"{len(jobs)} runs in {(time.time() - started) / 60:.1f} min; the table: the same command without "
-              "--only-seeds")
+        print(
+            f"{len(jobs)} runs in {(time.time() - started) / 60:.1f} min; the table: the same command without "
+            "--only-seeds"
+        )
         return 0
     summary = summarize(results, args)
     text = table(summary, args)

@@ -124,8 +124,16 @@ def test_token_adv_and_grpo_share_the_std_choice():
     glue = torch.zeros(4, 2, dtype=torch.bool)
     glue[:, 0] = True
     mask = torch.ones(4, 2)
-    adv, _ = token_adv(comps, glue, mask, ["p"] * 4, eps=0.0, std="sample", glue_components=("format",),
-                       answer_components=("accuracy",))
+    adv, _ = token_adv(
+        comps,
+        glue,
+        mask,
+        ["p"] * 4,
+        eps=0.0,
+        std="sample",
+        glue_components=("format",),
+        answer_components=("accuracy",),
+    )
     assert torch.allclose(adv[:, 0], torch.tensor([1.5, -0.5, -0.5, -0.5]))
     grpo, _ = grpo_advantage(torch.tensor([2.0, 0, 0, 0]), mask, ["p"] * 4, eps=0.0, std="sample")
     assert torch.allclose(grpo[:, 1], torch.tensor([1.5, -0.5, -0.5, -0.5]))

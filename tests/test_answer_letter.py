@@ -34,7 +34,7 @@ def test_answer_letter_is_total(text):
     assert result is None or (len(result) == 1 and result.isupper())
 
 
-@pytest.mark.parametrize("unit", ["<answer>", "<answer>B", " ", "B " , "</answer>", "(<answer>"])
+@pytest.mark.parametrize("unit", ["<answer>", "<answer>B", " ", "B ", "</answer>", "(<answer>"])
 def test_answer_letter_on_a_megabyte_of_repetition(unit):
     text = unit * (1_000_000 // len(unit))
     answer_letter(text)  # linear: str.rfind / str.find, an anchored letter match

@@ -81,50 +81,73 @@ def test_longvideobench_reads_its_five_letters_whatever_the_options():
     assert read_letter("Best option: D", ABCD, LONGVIDEOBENCH) == ("D", 13)  # the index in the reply as written
 
 
-@pytest.mark.parametrize("reply, letter", [
-    ("B) the cup", "B"), ("Best Option: (C) red", "C"), ("(B", None), (")B", None), (" B", None), ("B ", None),
-    ("C", None),  # three options: C is none of them (the script would compare it and count it wrong)
-])
+@pytest.mark.parametrize(
+    "reply, letter",
+    [
+        ("B) the cup", "B"),
+        ("Best Option: (C) red", "C"),
+        ("(B", None),
+        (")B", None),
+        (" B", None),
+        ("B ", None),
+        ("C", None),  # three options: C is none of them (the script would compare it and count it wrong)
+    ],
+)
 def test_mlvu_takes_the_character_before_the_first_parenthesis(reply, letter):
     assert letter_of(reply, "AB" if reply == "C" else ABCD, MLVU) == letter
 
 
-@pytest.mark.parametrize("reply, letter", [
-    ("(C) red", "C"), ("Option (D) red", "D"), ("( B ) x", "B"), ("A. red", "A"), ("", None), ("()", None),
-    ("Answer (C", "C"), ("x (B (C)", "B"),
-])
+@pytest.mark.parametrize(
+    "reply, letter",
+    [
+        ("(C) red", "C"),
+        ("Option (D) red", "D"),
+        ("( B ) x", "B"),
+        ("A. red", "A"),
+        ("", None),
+        ("()", None),
+        ("Answer (C", "C"),
+        ("x (B (C)", "B"),
+    ],
+)
 def test_lvbench_polishes_the_answer(reply, letter):
     assert letter_of(reply, ABCD, LVBENCH) == letter
 
 
-@pytest.mark.parametrize("reply, letter", [
-    ('```json\n{"result": "C"}\n```', "C"),
-    ('```json\n{"result": C}\n```', "C"),  # a bare value is quoted by the script's re.sub
-    ('A or B? ```json\n{"result": "D"}\n```', "D"),  # the JSON wins over the letters around it
-    ('```json\n{"result": "b"}\n```', None),  # the script counts it wrong; no letter here
-    ('```json\n{"answer": "C"}\n``` so C', "C"),  # no "result": the letters standing alone
-    ("```json\nnot json\n``` I pick H", "H"),
-    ("I choose B, not (A)", None),  # two letters
-    ("B and again B", "B"),
-    ("Ich wähle B", "B"),
-])
+@pytest.mark.parametrize(
+    "reply, letter",
+    [
+        ('```json\n{"result": "C"}\n```', "C"),
+        ('```json\n{"result": C}\n```', "C"),  # a bare value is quoted by the script's re.sub
+        ('A or B? ```json\n{"result": "D"}\n```', "D"),  # the JSON wins over the letters around it
+        ('```json\n{"result": "b"}\n```', None),  # the script counts it wrong; no letter here
+        ('```json\n{"answer": "C"}\n``` so C', "C"),  # no "result": the letters standing alone
+        ("```json\nnot json\n``` I pick H", "H"),
+        ("I choose B, not (A)", None),  # two letters
+        ("B and again B", "B"),
+        ("Ich wähle B", "B"),
+    ],
+)
 def test_cgbench_reads_the_json_result_then_letters_standing_alone(reply, letter):
     assert letter_of(reply, ABCD, CGBENCH) == letter
 
 
-@pytest.mark.parametrize("reply, letter", [
-    ("<think>A or B</think><answer>C</answer>", "C"),  # every rule reads the <answer> block first
-    ("<think>A</think><answer>the answer is (d)</answer>", "D"),
-    ("The answer is \\boxed{C}.", "C"),
-    ("answer: b.", "B"),
-    ("The answer is Charlie", None),  # a word, not a letter
-    ("I think A, or maybe C", None),  # two options named
-    ("C", None),  # three options A-C? no: two (A, B)
-    ("It is B because B is red", "B"),
-    ("A or C", None),  # a letter opening the reply counts set apart ("A.", "(A)", "A:"), else as any other
-    ("B red cup", "B"),
-    ("A man walks in", "A"),  # the article reads as option A: the only capital standing alone (a known limit)
-])
+@pytest.mark.parametrize(
+    "reply, letter",
+    [
+        ("<think>A or B</think><answer>C</answer>", "C"),  # every rule reads the <answer> block first
+        ("<think>A</think><answer>the answer is (d)</answer>", "D"),
+        ("The answer is \\boxed{C}.", "C"),
+        ("answer: b.", "B"),
+        ("The answer is Charlie", None),  # a word, not a letter
+        ("I think A, or maybe C", None),  # two options named
+        ("C", None),  # three options A-C? no: two (A, B)
+        ("It is B because B is red", "B"),
+        ("A or C", None),  # a letter opening the reply counts set apart ("A.", "(A)", "A:"), else as any other
+        ("B red cup", "B"),
+        ("A man walks in", "A"),  # the article reads as option A: the only capital standing alone (a known limit)
+    ],
+)
 def test_the_package_reply_rule(reply, letter):
     assert letter_of(reply, "AB" if reply == "C" else ABCD, REPLY) == letter
 
@@ -152,14 +175,29 @@ def test_the_index_is_where_the_letter_stands_in_the_reply():
 
 
 RULES = [*TABLE, TEMPLATE, CLOSED]
-ALPHABET = st.sampled_from(list("ABCDEHIabc ().:,{}\\\n") + ["<answer>", "</answer>", "boxed{", "```json", "```",
-                                                             "The answer is", "Best option:", '{"result": ',
-                                                             "answer:", "é"])
+ALPHABET = st.sampled_from(
+    list("ABCDEHIabc ().:,{}\\\n")
+    + [
+        "<answer>",
+        "</answer>",
+        "boxed{",
+        "```json",
+        "```",
+        "The answer is",
+        "Best option:",
+        '{"result": ',
+        "answer:",
+        "é",
+    ]
+)
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(ALPHABET, max_size=40).map("".join), st.sampled_from(["AB", ABCD, "ABCDEFGH", None]),
-       st.sampled_from(RULES))
+@given(
+    st.lists(ALPHABET, max_size=40).map("".join),
+    st.sampled_from(["AB", ABCD, "ABCDEFGH", None]),
+    st.sampled_from(RULES),
+)
 def test_any_reply_reads_to_one_allowed_letter_or_none(reply, letters, rule):
     found = read_letter(reply, letters, rule)
     if found is not None:
@@ -174,8 +212,22 @@ def test_anything_at_all_is_read_without_raising(value, rule):
     letter_of(value, ABCD, rule)
 
 
-@pytest.mark.parametrize("unit", ["<answer>", "The answer is ", "The answerThe answer is", "B ", "(", ")", "```json",
-                                  "b", "Best option:", "A B ", "answer: "])
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "<answer>",
+        "The answer is ",
+        "The answerThe answer is",
+        "B ",
+        "(",
+        ")",
+        "```json",
+        "b",
+        "Best option:",
+        "A B ",
+        "answer: ",
+    ],
+)
 def test_every_rule_is_linear_on_a_megabyte_of_repetition(unit):
     text = unit * (1_000_000 // len(unit))
     for rule in RULES:

@@ -19,12 +19,18 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 # module -> arguments that are a user's mistake, and the one line it must print
 ENTRY_POINTS = {
-    "zoomzero_plugin.cli": (["score", "/nonexistent.jsonl", "--benchmark", "rows", "--data", "x"],
-                            "zoomzero score: predictions file not found: /nonexistent.jsonl"),
-    "zoomzero_plugin.eval.runner": (["--out", "/tmp/zz-out", "--benchmark", "rows"],
-                                    "zoomzero eval: --model, --data required (or --demo)"),
-    "zoomzero_plugin.hosts.easyr1.cli": (["train", "/nonexistent.yaml", "--dry-run"],
-                                         "easyr1 train: recipe /nonexistent.yaml not found"),
+    "zoomzero_plugin.cli": (
+        ["score", "/nonexistent.jsonl", "--benchmark", "rows", "--data", "x"],
+        "zoomzero score: predictions file not found: /nonexistent.jsonl",
+    ),
+    "zoomzero_plugin.eval.runner": (
+        ["--out", "/tmp/zz-out", "--benchmark", "rows"],
+        "zoomzero eval: --model, --data required (or --demo)",
+    ),
+    "zoomzero_plugin.hosts.easyr1.cli": (
+        ["train", "/nonexistent.yaml", "--dry-run"],
+        "easyr1 train: recipe /nonexistent.yaml not found",
+    ),
 }
 
 
@@ -43,21 +49,26 @@ def test_every_module_entry_point_is_known():
 @pytest.mark.parametrize("module", sorted(ENTRY_POINTS))
 def test_module_entry_points_print_one_line(module):
     argv, line = ENTRY_POINTS[module]
-    done = subprocess.run([sys.executable, "-m", module, *argv], capture_output=True, text=True, env=ENV, timeout=300,
-                          check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", module, *argv], capture_output=True, text=True, env=ENV, timeout=300, check=False
+    )
     assert done.returncode == EXIT_USER
     assert done.stderr.startswith(line) and done.stderr.count("\n") == 1, done.stderr
 
 
-@pytest.mark.parametrize("argv, codes", [
-    (["-m", "zoomzero_plugin.cli", "recipes"], {EXIT_PIPE}),  # returns normally
-    (["-m", "zoomzero_plugin.hosts.easyr1.cli", "runtime-env"], {EXIT_PIPE}),
-    # argparse prints help and exits 0 itself; it ignores a failed write of its own (exit 0), and a failed flush
-    # of what it left in the buffer ends here (141): which one depends on the help's length
-    (["-m", "zoomzero_plugin.cli", "eval", "--help"], {0, EXIT_PIPE}),
-    (["-m", "zoomzero_plugin.eval.runner", "--help"], {0, EXIT_PIPE}),
-    (["-m", "zoomzero_plugin.cli", "--help"], {0, EXIT_PIPE}),
-], ids=["recipes", "easyr1-runtime-env", "eval-help", "runner-help", "help"])
+@pytest.mark.parametrize(
+    "argv, codes",
+    [
+        (["-m", "zoomzero_plugin.cli", "recipes"], {EXIT_PIPE}),  # returns normally
+        (["-m", "zoomzero_plugin.hosts.easyr1.cli", "runtime-env"], {EXIT_PIPE}),
+        # argparse prints help and exits 0 itself; it ignores a failed write of its own (exit 0), and a failed flush
+        # of what it left in the buffer ends here (141): which one depends on the help's length
+        (["-m", "zoomzero_plugin.cli", "eval", "--help"], {0, EXIT_PIPE}),
+        (["-m", "zoomzero_plugin.eval.runner", "--help"], {0, EXIT_PIPE}),
+        (["-m", "zoomzero_plugin.cli", "--help"], {0, EXIT_PIPE}),
+    ],
+    ids=["recipes", "easyr1-runtime-env", "eval-help", "runner-help", "help"],
+)
 def test_a_reader_that_stops_reading_ends_the_command_quietly(argv, codes):
     # the pipe's only reader closes before the command writes (as `| head -1` does once it has its line)
     proc = subprocess.Popen([sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)

@@ -39,7 +39,7 @@ def test_the_readme_demo_prints_what_the_readme_shows(tmp_path):
         assert noise not in proc.stderr
     shown = README.read_text().split("### What the demo shows", 1)[1].split("```")[1].strip().splitlines()
     printed = proc.stdout.splitlines()
-    assert shown[0] in printed and printed[printed.index(shown[0]):printed.index(shown[0]) + len(shown)] == shown
+    assert shown[0] in printed and printed[printed.index(shown[0]) : printed.index(shown[0]) + len(shown)] == shown
     assert list(tmp_path.iterdir()) == []  # without --workdir, nothing is left behind
     assert re.search(r"Coarse pass: \d+ frames at [\d.]+ tokens/frame", proc.stdout)
     truth = re.search(r"Truth: \(([A-Z])\), evidence at \[\(([\d.]+), ([\d.]+)\)\] of a (\d+) s video", proc.stdout)
@@ -115,4 +115,5 @@ def test_demo_on_the_tiny_qwen3_vl_plans_and_evaluates_in_its_32_px_tokens(tmp_p
     assert run["model"] == str(tmp_path / "tiny-qwen")
     records = [json.loads(line) for line in (tmp_path / "eval" / "predictions.jsonl").read_text().splitlines()]
     assert len(records) == 8 and {(r["passes"][0]["frames"], r["passes"][0]["frame_pixels"]) for r in records} == {
-        (12, 21845)}
+        (12, 21845)
+    }

@@ -143,8 +143,11 @@ HOW: list[tuple[str, str, str]] = [
         "the data guide's file housekeeping (its paths are checked: test_the_data_guide_paths_flow_from_step_to_step)",
     ),
     (r"^python3 scripts/model_merger\.py ", "not here", "EasyR1's own script, on a trained checkpoint"),
-    (r"^\.venv-vllm/bin/python -m pytest -m vllm tests/vllm/test_train_cli\.py ", "ci",
-     "test_env vllm vllm tests/vllm"),
+    (
+        r"^\.venv-vllm/bin/python -m pytest -m vllm tests/vllm/test_train_cli\.py ",
+        "ci",
+        "test_env vllm vllm tests/vllm",
+    ),
     (
         r"^\.venv-vllm/bin/python benchmarks/learning_curve\.py ",
         "not here",
@@ -315,8 +318,9 @@ def test_documented_score_commands_run_on_fixture_rows(tmp_path, monkeypatch, ca
         rows = FIXTURE_ROWS[args.benchmark]()[0]
         write_rows(args.data, rows)
         answers = [json.loads(r["answer"]) for r in rows]
-        args.predictions.write_text("".join(json.dumps({"qid": a["qid"], "answer": a["answer"], "spans": a["spans"]})
-                                            + "\n" for a in answers))
+        args.predictions.write_text(
+            "".join(json.dumps({"qid": a["qid"], "answer": a["answer"], "spans": a["spans"]}) + "\n" for a in answers)
+        )
         assert zoomzero_cli.main(argv[1:]) == 0, command
         assert f"{args.benchmark} · reduction" in capsys.readouterr().out, command
         if args.out is not None:
@@ -333,8 +337,14 @@ def test_documented_cpu_evaluations_run(tmp_path):
     }
     for command in runs:
         line = command + " --limit 2 --no-progress"  # two questions of the eight: the same steps and files
-        done = subprocess.run(["bash", "-c", line.replace("bash examples/", f"bash {REPO}/examples/")], cwd=tmp_path,
-                              capture_output=True, text=True, env=env, timeout=600)
+        done = subprocess.run(
+            ["bash", "-c", line.replace("bash examples/", f"bash {REPO}/examples/")],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+        )
         assert done.returncode == 0, (command, done.stderr[-3000:])
         for path in re.findall(r"(?:report|metrics|predictions):\s+(\S+)", done.stdout):
             assert (tmp_path / path).is_file(), (command, path)  # every file it names exists
@@ -365,8 +375,9 @@ def test_the_data_guide_paths_flow_from_step_to_step():
         reads += [a for a in argv[3:] if argv[:3] == ["zoomzero", "data", "check"]]
         for path in reads:
             folder_ok = any(m.startswith(path.rstrip("/") + "/") for m in made)
-            assert path in made or folder_ok or ("*" in path and any(Path(m).match(path) for m in made)), \
+            assert path in made or folder_ok or ("*" in path and any(Path(m).match(path) for m in made)), (
                 f"{guide.name}: `{command}` reads {path}, which no earlier step writes"
+            )
         made.update(argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--out")
         if argv[:2] == ["ln", "-s"]:
             made.update(f"{argv[-1].rstrip('/')}/{Path(src).name}" for src in argv[2:-1])

@@ -19,12 +19,41 @@ NUMBERS = st.one_of(
     st.sampled_from(["nan", "inf", "-inf", "1e309", "-0", ".5", "5.", "1e-400", "9" * 400, "0x10", "１２"]),
 )
 FRAGMENTS = st.sampled_from(
-    ["<think>", "</think>", "<answer>", "</answer>", "<glue>", "</glue>", "<time>", "</time>", "[", "]", "(", ")",
-     ",", " ", "\n", "A", "B", "(C)", "e", "-", "<", ">", "/", "<answer>D</answer>", "<glue>[(", ")]</glue>"]
+    [
+        "<think>",
+        "</think>",
+        "<answer>",
+        "</answer>",
+        "<glue>",
+        "</glue>",
+        "<time>",
+        "</time>",
+        "[",
+        "]",
+        "(",
+        ")",
+        ",",
+        " ",
+        "\n",
+        "A",
+        "B",
+        "(C)",
+        "e",
+        "-",
+        "<",
+        ">",
+        "/",
+        "<answer>D</answer>",
+        "<glue>[(",
+        ")]</glue>",
+    ]
 )
 PIECES = st.one_of(FRAGMENTS, NUMBERS, st.text(max_size=8))
-RESPONSES = st.one_of(st.lists(PIECES, max_size=40).map("".join), st.text(max_size=200),
-                      st.tuples(FRAGMENTS, st.integers(1, 5000)).map(lambda t: t[0] * t[1]))
+RESPONSES = st.one_of(
+    st.lists(PIECES, max_size=40).map("".join),
+    st.text(max_size=200),
+    st.tuples(FRAGMENTS, st.integers(1, 5000)).map(lambda t: t[0] * t[1]),
+)
 
 
 def _template(think, letter, spans):
@@ -79,8 +108,12 @@ HALVES = st.integers(0, 23).map(lambda k: k / 2)  # starts 0 … 11.5 s in the 1
 
 
 @settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.lists(st.tuples(HALVES, st.integers(1, 16).map(lambda k: k / 2)), max_size=5), st.sampled_from("ABCZ"),
-       st.one_of(st.none(), st.sampled_from("ABZ")), st.integers(0, 2))
+@given(
+    st.lists(st.tuples(HALVES, st.integers(1, 16).map(lambda k: k / 2)), max_size=5),
+    st.sampled_from("ABCZ"),
+    st.one_of(st.none(), st.sampled_from("ABZ")),
+    st.integers(0, 2),
+)
 def test_rewards_of_templated_responses_follow_their_definitions(spans, letter, zoom_answer, tool_calls):
     """Expected values from DESIGN's definitions with an independent IoU (elementary segments, not the
     project's merge-and-sweep): spans that start inside the video are valid and clamped to it."""

@@ -38,7 +38,8 @@ def test_start_up_imports_nothing_heavy():
 
 
 def test_the_install_script_names_a_wrong_option_before_installing_anything():
-    done = subprocess.run(["bash", str(REPO / "scripts" / "install-cpu.sh"), "--tset"], capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(
+        ["bash", str(REPO / "scripts" / "install-cpu.sh"), "--tset"], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 2 and done.stderr.startswith("install-cpu.sh: unknown option '--tset'")
     assert "--test" in done.stderr  # the usage follows

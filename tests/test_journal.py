@@ -29,11 +29,14 @@ def test_a_torn_last_line_repeating_a_finished_key_is_dropped(tmp_path):
     assert [r["qid"] for r in journal.records] == ["a"] and path.read_text() == '{"qid": "a"}\n'
 
 
-@pytest.mark.parametrize("before, now, named", [
-    ({"benchmark": "rows", "fps": 1.0}, {"benchmark": "rows"}, "fps (1.0 there, 'unset' now)"),  # removed
-    ({"benchmark": "rows"}, {"benchmark": "rows", "fps": 2.0}, "fps ('unset' there, 2.0 now)"),  # added
-    ({"benchmark": "rows", "cfg": {"a": 1}}, {"benchmark": "rows", "cfg": {"a": 2}}, "cfg.a (1 there, 2 now)"),
-])
+@pytest.mark.parametrize(
+    "before, now, named",
+    [
+        ({"benchmark": "rows", "fps": 1.0}, {"benchmark": "rows"}, "fps (1.0 there, 'unset' now)"),  # removed
+        ({"benchmark": "rows"}, {"benchmark": "rows", "fps": 2.0}, "fps ('unset' there, 2.0 now)"),  # added
+        ({"benchmark": "rows", "cfg": {"a": 1}}, {"benchmark": "rows", "cfg": {"a": 2}}, "cfg.a (1 there, 2 now)"),
+    ],
+)
 def test_settings_differ_either_way(tmp_path, before, now, named):
     path = tmp_path / "run.json"
     path.write_text(json.dumps(before))

@@ -24,8 +24,9 @@ PROBE = "import sys, {module}; print(sorted(m for m in {heavy!r} if m in sys.mod
     ],
 )
 def test_importing_loads_nothing_heavy(module, heavy):
-    out = subprocess.run([sys.executable, "-c", PROBE.format(module=module, heavy=heavy)],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE.format(module=module, heavy=heavy)], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "[]"
 
 

@@ -58,7 +58,9 @@ def build(layout, ids):
 def qwen(tiny_model):
     tokenizer_ids = tiny_model.config
     return tiny_model.model, {
-        "text": 100, "start": tokenizer_ids.vision_start_token_id, "image": tokenizer_ids.image_token_id,
+        "text": 100,
+        "start": tokenizer_ids.vision_start_token_id,
+        "image": tokenizer_ids.image_token_id,
         "end": tokenizer_ids.vision_end_token_id,
     }
 

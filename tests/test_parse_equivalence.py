@@ -134,14 +134,27 @@ def span_lists(draw):
         if k:
             parts += [draw(st.sampled_from([",", ",", "", "", ",,", ";"])), draw(SPACES)]
         o, c = draw(BRACKETS)
-        parts += [o, draw(SPACES), draw(NUMBERS), draw(SPACES), draw(st.sampled_from([",", ",", ",", "", " "])),
-                  draw(SPACES), draw(NUMBERS), draw(SPACES), c, draw(SPACES)]
-    parts += [draw(st.sampled_from(["", "", ",", ", "])), draw(st.sampled_from(["]", "]", "]", "", "]]", "])"])),
-              draw(SPACES)]
+        parts += [
+            o,
+            draw(SPACES),
+            draw(NUMBERS),
+            draw(SPACES),
+            draw(st.sampled_from([",", ",", ",", "", " "])),
+            draw(SPACES),
+            draw(NUMBERS),
+            draw(SPACES),
+            c,
+            draw(SPACES),
+        ]
+    parts += [
+        draw(st.sampled_from(["", "", ",", ", "])),
+        draw(st.sampled_from(["]", "]", "]", "", "]]", "])"])),
+        draw(SPACES),
+    ]
     text = "".join(parts)
     if text and draw(st.booleans()):
         i = draw(st.integers(0, len(text) - 1))
-        text = text[:i] + draw(st.sampled_from(["", "(", ")", "[", "]", ",", " ", "x", "1", "."])) + text[i + 1:]
+        text = text[:i] + draw(st.sampled_from(["", "(", ")", "[", "]", ",", " ", "x", "1", "."])) + text[i + 1 :]
     return text
 
 
@@ -166,8 +179,11 @@ TEXTS = st.one_of(
     usual_lists(),
     st.lists(st.one_of(FRAGMENTS, NUMBERS), max_size=30).map("".join),
     st.text(max_size=60),
-    st.tuples(st.sampled_from(["[(1, 2), ", "(1, 2), ", "[", "(", " ", "[(1, ", "9"]), st.integers(1, 3000),
-              st.sampled_from(["", "]", "(1, 2)]", ")]"])).map(lambda t: t[0] * t[1] + t[2]),
+    st.tuples(
+        st.sampled_from(["[(1, 2), ", "(1, 2), ", "[", "(", " ", "[(1, ", "9"]),
+        st.integers(1, 3000),
+        st.sampled_from(["", "]", "(1, 2)]", ")]"]),
+    ).map(lambda t: t[0] * t[1] + t[2]),
 )
 DURATIONS = st.sampled_from([None, None, 12.0, 0.5, 3.0, 1e7, 0.0, float("inf"), float("nan"), 2])
 
@@ -260,8 +276,23 @@ def _reference_time_pairs(text):
 
 
 THINK_PIECES = st.one_of(
-    st.sampled_from(["<time>", "</time>", "<time>(1, 2)</time>", "<time> [3.5,4] </time>", "(1, 2)", "<", "x", " ",
-                     "<time>(1, 2]</time>", "<time>(1, 2)</time >", "<tim", "e>", "\n"]),
+    st.sampled_from(
+        [
+            "<time>",
+            "</time>",
+            "<time>(1, 2)</time>",
+            "<time> [3.5,4] </time>",
+            "(1, 2)",
+            "<",
+            "x",
+            " ",
+            "<time>(1, 2]</time>",
+            "<time>(1, 2)</time >",
+            "<tim",
+            "e>",
+            "\n",
+        ]
+    ),
     NUMBERS,
 )
 

@@ -107,14 +107,19 @@ def test_only_ascii_numbers_and_matching_brackets_form_a_span_list(glue):
 
 
 def test_time_tags_need_ascii_numbers_and_matching_brackets():
-    p = parse_response("<think><time>(1, 2)</time> <time>(٣, 5)</time> <time>[6, 7)</time> <time> [8,9] </time>"
-                       "</think><answer>A</answer><glue>[(1, 2)]</glue>", duration=12)
+    p = parse_response(
+        "<think><time>(1, 2)</time> <time>(٣, 5)</time> <time>[6, 7)</time> <time> [8,9] </time>"
+        "</think><answer>A</answer><glue>[(1, 2)]</glue>",
+        duration=12,
+    )
     assert p.time_spans == ((1.0, 2.0), (8.0, 9.0)) and p.format_ok
 
 
 def test_last_answer_and_glue_blocks_count_and_the_first_think():
-    text = ("<think>a</think><think>b</think><answer>A</answer><glue>[(1, 2)]</glue>"
-            "<answer>C</answer><glue>[(4, 5)]</glue><answer>")
+    text = (
+        "<think>a</think><think>b</think><answer>A</answer><glue>[(1, 2)]</glue>"
+        "<answer>C</answer><glue>[(4, 5)]</glue><answer>"
+    )
     p = parse_response(text, duration=12)
     assert (p.think, p.answer, p.spans) == ("a", "C", ((4.0, 5.0),))
     assert "repeated_glue" in p.problems and not p.matches_template

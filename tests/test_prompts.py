@@ -25,8 +25,10 @@ PAPER = (
 )
 # The fine pass (authors' training code, verl/utils/dataset_video.py: problem + ". " + "Respond with only the
 # letter of the option.", problem with its double space after "from:").
-PAPER_ZOOM = ("<video>Answer the question: What happens? according to the content of the video. Select the answer "
-              "from:  (A) x (B) y. Respond with only the letter of the option.")
+PAPER_ZOOM = (
+    "<video>Answer the question: What happens? according to the content of the video. Select the answer "
+    "from:  (A) x (B) y. Respond with only the letter of the option."
+)
 
 
 def test_the_default_prompt_is_the_papers_word_for_word():
@@ -45,8 +47,10 @@ def test_options_as_the_authors_join_them():
 
 
 def test_a_response_following_the_papers_examples_is_well_formatted():
-    response = ("<think> After folding the face towel <time> from 5.2s to 10.4s </time>, the person placed it on "
-                "the bed <time> from 20.3s to 30.8s </time>.</think>\n<answer>A</answer>\n<glue>[(20.3, 30.8)]</glue>")
+    response = (
+        "<think> After folding the face towel <time> from 5.2s to 10.4s </time>, the person placed it on "
+        "the bed <time> from 20.3s to 30.8s </time>.</think>\n<answer>A</answer>\n<glue>[(20.3, 30.8)]</glue>"
+    )
     parsed = parse_response(response, 60.0)
     assert parsed.format_ok and parsed.answer == "A" and parsed.spans == ((20.3, 30.8),)
 

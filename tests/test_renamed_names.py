@@ -50,11 +50,28 @@ def test_old_zoom_keys_and_value_are_read_as_the_new_ones(capsys):
 
 
 def test_old_agent_keys_are_read_as_the_new_ones_by_the_rollout_and_the_reward(capsys):
-    old = {"overview_frames": 32, "call_frames": 8, "calls": 2, "rounds": 3, "images": 64, "turn_tokens": 100,
-           "total_tokens": 1000, "frame_max_pixels": 50176, "frame_min_pixels": 12544}
-    expected = AgentBudget(max_overview_frames=32, max_frames_per_call=8, max_calls=2, max_assistant_turns=3,
-                           max_images=64, max_new_tokens=100, max_response_tokens=1000, max_frame_pixels=50176,
-                           min_frame_pixels=12544)
+    old = {
+        "overview_frames": 32,
+        "call_frames": 8,
+        "calls": 2,
+        "rounds": 3,
+        "images": 64,
+        "turn_tokens": 100,
+        "total_tokens": 1000,
+        "frame_max_pixels": 50176,
+        "frame_min_pixels": 12544,
+    }
+    expected = AgentBudget(
+        max_overview_frames=32,
+        max_frames_per_call=8,
+        max_calls=2,
+        max_assistant_turns=3,
+        max_images=64,
+        max_new_tokens=100,
+        max_response_tokens=1000,
+        max_frame_pixels=50176,
+        min_frame_pixels=12544,
+    )
     options = AgentOptions.from_kwargs({"agent": {"prompt": "eval", **old}})
     assert options.budget == expected and options.prompt == "eval"
     lines = said(capsys)
@@ -62,13 +79,16 @@ def test_old_agent_keys_are_read_as_the_new_ones_by_the_rollout_and_the_reward(c
     assert deprecation(f"{KWARGS}.agent.turn_tokens", f"{KWARGS}.agent.max_new_tokens") in lines
     # the reward reads the same section the same way: 4 frames > 3 a call makes the call malformed (format 0)
     call = '<think>t</think><video_zoom>{"segment": [0, 2], "fps": 2}</video_zoom>'
-    response = f"{call}<|im_end|>\n<|im_start|>user\nclip<|im_end|>\n<|im_start|>assistant\n<think>t</think>" \
-               "<answer>B</answer>"
-    (score,) = videozoomer_reward.compute_score([{"response": response, "ground_truth": "B"}], weights={"tool": 1.0},
-                                                agent={"call_frames": 3})
+    response = (
+        f"{call}<|im_end|>\n<|im_start|>user\nclip<|im_end|>\n<|im_start|>assistant\n<think>t</think><answer>B</answer>"
+    )
+    (score,) = videozoomer_reward.compute_score(
+        [{"response": response, "ground_truth": "B"}], weights={"tool": 1.0}, agent={"call_frames": 3}
+    )
     assert score["format"] == 0.0 and score["accuracy"] == 1.0
-    assert said(capsys) == [deprecation("reward_function_kwargs.agent.call_frames",
-                                        "reward_function_kwargs.agent.max_frames_per_call")]
+    assert said(capsys) == [
+        deprecation("reward_function_kwargs.agent.call_frames", "reward_function_kwargs.agent.max_frames_per_call")
+    ]
 
 
 def test_a_message_is_said_once_per_process(capsys):
@@ -84,12 +104,28 @@ def parse(add_arguments, *argv) -> argparse.Namespace:
 
 
 def test_old_eval_flags_set_the_new_ones_and_stay_out_of_help(capsys):
-    args = parse(eval_arguments, "--out", "o", "--max-tokens", "100", "--rounds", "2", "--no-spans", "coarse",
-                 "--agent-rounds", "3", "--agent-turn-tokens", "64", "--agent-frame-min-pixels", "3136")
+    args = parse(
+        eval_arguments,
+        "--out",
+        "o",
+        "--max-tokens",
+        "100",
+        "--rounds",
+        "2",
+        "--no-spans",
+        "coarse",
+        "--agent-rounds",
+        "3",
+        "--agent-turn-tokens",
+        "64",
+        "--agent-frame-min-pixels",
+        "3136",
+    )
     assert (args.max_visual_tokens, args.max_fine_passes, args.no_spans) == (100, 2, "skip")
     assert (args.agent_max_assistant_turns, args.agent_max_new_tokens, args.agent_min_frame_pixels) == (3, 64, 3136)
     assert said(capsys) == [
-        deprecation("--max-tokens", "--max-visual-tokens"), deprecation("--rounds", "--max-fine-passes"),
+        deprecation("--max-tokens", "--max-visual-tokens"),
+        deprecation("--rounds", "--max-fine-passes"),
         deprecation("--no-spans coarse", "--no-spans skip"),
         deprecation("--agent-rounds", "--agent-max-assistant-turns"),
         deprecation("--agent-turn-tokens", "--agent-max-new-tokens"),
@@ -107,8 +143,25 @@ def test_old_eval_flags_set_the_new_ones_and_stay_out_of_help(capsys):
 def test_old_filter_and_export_flags_set_the_new_ones(capsys):
     filtering = parse(filter_arguments, "--model", "m", "--data", "d", "--out", "o", "--max-tokens", "64")
     assert filtering.max_visual_tokens == 64
-    args = parse(export.add_arguments, "--format", "llamafactory", "--source", "teacher", "--data", "d", "--out", "o",
-                 "--call-frames", "8", "--calls", "2", "--total-tokens", "9000", "--teacher-max-tokens", "512")
+    args = parse(
+        export.add_arguments,
+        "--format",
+        "llamafactory",
+        "--source",
+        "teacher",
+        "--data",
+        "d",
+        "--out",
+        "o",
+        "--call-frames",
+        "8",
+        "--calls",
+        "2",
+        "--total-tokens",
+        "9000",
+        "--teacher-max-tokens",
+        "512",
+    )
     assert export._budget(args) == AgentBudget(max_frames_per_call=8, max_calls=2, max_response_tokens=9000)
     assert args.teacher_max_new_tokens == 512
     lines = said(capsys)
@@ -128,26 +181,72 @@ def test_old_model_args_keys_are_read_as_the_new_ones(capsys):
 
 # run.json of the release before, as `zoomzero eval --mode agent` wrote it (names typed here, not read from the code)
 OLD_RUN = {
-    "benchmark": "rows", "mode": "agent",
+    "benchmark": "rows",
+    "mode": "agent",
     "config": {
-        "budget": {"max_tokens": 8192, "min_frame_pixels": 12544, "max_frame_pixels": 602112, "fps": 1.0, "factor": 28,
-                   "temporal_patch": 2, "max_frames": 256, "min_clip_seconds": 1.0},
-        "no_spans": "coarse", "rounds": 3, "uniform_frames": 20,
-        "agent": {"budget": {"overview_fps": 0.5, "overview_frames": 64, "call_frames": 16, "calls": 4, "rounds": 5,
-                             "images": 128, "turn_tokens": 4096, "total_tokens": 32768, "frame_max_pixels": 100352,
-                             "frame_min_pixels": 25088}, "prompt": "eval"},
+        "budget": {
+            "max_tokens": 8192,
+            "min_frame_pixels": 12544,
+            "max_frame_pixels": 602112,
+            "fps": 1.0,
+            "factor": 28,
+            "temporal_patch": 2,
+            "max_frames": 256,
+            "min_clip_seconds": 1.0,
+        },
+        "no_spans": "coarse",
+        "rounds": 3,
+        "uniform_frames": 20,
+        "agent": {
+            "budget": {
+                "overview_fps": 0.5,
+                "overview_frames": 64,
+                "call_frames": 16,
+                "calls": 4,
+                "rounds": 5,
+                "images": 128,
+                "turn_tokens": 4096,
+                "total_tokens": 32768,
+                "frame_max_pixels": 100352,
+                "frame_min_pixels": 25088,
+            },
+            "prompt": "eval",
+        },
     },
 }
 NEW_RUN = {
-    "benchmark": "rows", "mode": "agent",
+    "benchmark": "rows",
+    "mode": "agent",
     "config": {
-        "budget": {"max_visual_tokens": 8192, "min_frame_pixels": 12544, "max_frame_pixels": 602112, "fps": 1.0,
-                   "factor": 28, "temporal_patch": 2, "max_frames": 256, "min_clip_seconds": 1.0},
-        "no_spans": "skip", "max_fine_passes": 3, "uniform_frames": 20,
-        "agent": {"budget": {"overview_fps": 0.5, "max_overview_frames": 64, "max_frames_per_call": 16, "max_calls": 4,
-                             "max_assistant_turns": 5, "max_images": 128, "max_new_tokens": 4096,
-                             "max_response_tokens": 32768, "max_frame_pixels": 100352, "min_frame_pixels": 25088},
-                  "prompt": "eval", "clip_as": "images"},  # a run from before --agent-clip-as showed images
+        "budget": {
+            "max_visual_tokens": 8192,
+            "min_frame_pixels": 12544,
+            "max_frame_pixels": 602112,
+            "fps": 1.0,
+            "factor": 28,
+            "temporal_patch": 2,
+            "max_frames": 256,
+            "min_clip_seconds": 1.0,
+        },
+        "no_spans": "skip",
+        "max_fine_passes": 3,
+        "uniform_frames": 20,
+        "agent": {
+            "budget": {
+                "overview_fps": 0.5,
+                "max_overview_frames": 64,
+                "max_frames_per_call": 16,
+                "max_calls": 4,
+                "max_assistant_turns": 5,
+                "max_images": 128,
+                "max_new_tokens": 4096,
+                "max_response_tokens": 32768,
+                "max_frame_pixels": 100352,
+                "min_frame_pixels": 25088,
+            },
+            "prompt": "eval",
+            "clip_as": "images",
+        },  # a run from before --agent-clip-as showed images
     },
 }
 
@@ -180,12 +279,22 @@ def test_an_old_run_json_with_other_values_names_the_new_flags(tmp_path):
 def test_a_teacher_journal_of_the_release_before_is_still_replayed(tmp_path):
     messages, frames = [{"role": "user", "content": "q"}], [0, 8]
     # the request digest as the release before computed it: its budget under the old field names
-    old_budget = {"overview_fps": 0.5, "overview_frames": 64, "call_frames": 16, "calls": 4, "rounds": 5,
-                  "images": 128, "turn_tokens": 4096, "total_tokens": 32768, "frame_max_pixels": 100352,
-                  "frame_min_pixels": 25088}
+    old_budget = {
+        "overview_fps": 0.5,
+        "overview_frames": 64,
+        "call_frames": 16,
+        "calls": 4,
+        "rounds": 5,
+        "images": 128,
+        "turn_tokens": 4096,
+        "total_tokens": 32768,
+        "frame_max_pixels": 100352,
+        "frame_min_pixels": 25088,
+    }
     settings = {"model": "teacher", "temperature": 1.0, "max_tokens": 4096, "budget": old_budget}
-    digest = hashlib.sha256(json.dumps([settings, messages, frames], sort_keys=True, ensure_ascii=False)
-                            .encode("utf-8")).hexdigest()[:32]
+    digest = hashlib.sha256(
+        json.dumps([settings, messages, frames], sort_keys=True, ensure_ascii=False).encode("utf-8")
+    ).hexdigest()[:32]
     path = tmp_path / "journal.jsonl"
     path.write_text(json.dumps({"key": "q1/0", "digest": digest, "reply": "paid for"}) + "\n")
 

@@ -49,7 +49,11 @@ def test_zoom_reward_is_the_zoom_passs_own_answer(zoom_answer, zoom):
 def test_zoom_without_answer_and_tool_without_accuracy_are_zero():
     cfg = RewardConfig(components=("accuracy", "zoom", "tool"))
     assert score_response(resp("A"), TRUTH, cfg, zoom_answer=None, valid_tool_calls=3) == {
-        "accuracy": 0.0, "zoom": 0.0, "tool": 0.0, "overall": 0.0}
+        "accuracy": 0.0,
+        "zoom": 0.0,
+        "tool": 0.0,
+        "overall": 0.0,
+    }
     assert score_response(resp("B"), TRUTH, cfg, valid_tool_calls=0)["tool"] == 0.0
 
 
@@ -103,8 +107,13 @@ def test_batch_reward_function_follows_easyr1_convention():
         compute_score([{"response": "x", "ground_truth": json.dumps({"answer": "A"})}])
 
 
-@pytest.mark.parametrize("old, new", [("gvqa_reward.py", "zoomzero_plugin.gvqa.gvqa_reward"),
-                                      ("videozoomer_reward.py", "zoomzero_plugin.agent.videozoomer_reward")])
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("gvqa_reward.py", "zoomzero_plugin.gvqa.gvqa_reward"),
+        ("videozoomer_reward.py", "zoomzero_plugin.agent.videozoomer_reward"),
+    ],
+)
 def test_a_reward_file_path_recipes_named_still_loads_as_easyr1_loads_it(old, new):
     """EasyR1 executes the file a recipe names (``spec_from_file_location``); the old path serves the moved reward."""
     import importlib

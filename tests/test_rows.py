@@ -11,8 +11,16 @@ from zoomzero_plugin.video import probe_duration
 
 
 def test_row_contract_round_trips_through_jsonl_and_parquet(tmp_path):
-    row = grounding_row(qid="q1", question="Why?", options=["(A) a", "(B) b"], answer="(b)", spans=[(1, 2)],
-                   duration=10, video="/v/x.mp4", source="test")
+    row = grounding_row(
+        qid="q1",
+        question="Why?",
+        options=["(A) a", "(B) b"],
+        answer="(b)",
+        spans=[(1, 2)],
+        duration=10,
+        video="/v/x.mp4",
+        source="test",
+    )
     assert row["prompt"].count("<video>") == 1 and row["videos"] == ["/v/x.mp4"]
     truth = row_truth(row)
     assert truth == GroundTruth("B", ("(A) a", "(B) b"), ((1.0, 2.0),), 10.0, "q1", "Why?", {"source": "test"})
@@ -37,7 +45,7 @@ def test_synthetic_benchmark_evidence_is_where_the_rows_say(tmp_path):
     assert len({r["answer"] for r in rows}) == 3
     for row in rows:
         truth = row_truth(row)
-        (s, e), = truth.spans
+        ((s, e),) = truth.spans
         video = row["videos"][0]
         assert probe_duration(video) == pytest.approx(truth.duration)
         reader = decord.VideoReader(video)

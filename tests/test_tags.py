@@ -78,8 +78,18 @@ def test_first_of():
 
 @pytest.mark.parametrize(
     "text, value, end",
-    [("12", 12.0, 2), ("-1.5e3,", -1500.0, 6), (".5)", 0.5, 2), ("5.", 5.0, 2), ("1e", 1.0, 1), ("+0", 0.0, 2),
-     ("1.e2", 100.0, 4), ("Infinity", float("inf"), 8), ("-inf", float("-inf"), 4), ("1e309", float("inf"), 5)],
+    [
+        ("12", 12.0, 2),
+        ("-1.5e3,", -1500.0, 6),
+        (".5)", 0.5, 2),
+        ("5.", 5.0, 2),
+        ("1e", 1.0, 1),
+        ("+0", 0.0, 2),
+        ("1.e2", 100.0, 4),
+        ("Infinity", float("inf"), 8),
+        ("-inf", float("-inf"), 4),
+        ("1e309", float("inf"), 5),
+    ],
 )
 def test_read_number(text, value, end):
     assert read_number(text, 0) == (value, end)
@@ -138,8 +148,9 @@ PAIR = (
     rf"(?:\(\s*(?:{ASCII_NUMBER})\s*,\s*(?:{ASCII_NUMBER})\s*\)|\[\s*(?:{ASCII_NUMBER})\s*,\s*(?:{ASCII_NUMBER})\s*\])"
 )
 SPAN_LIST = re.compile(rf"\s*\[\s*(?:{PAIR}(?:\s*,\s*{PAIR})*\s*,?)?\s*\]\s*")
-LIST_PIECES = st.lists(st.sampled_from(["[", "]", "(", ")", ",", " ", "\n", "1", "2.5", "-3", "e", "nan", "٣", "x"]),
-                       max_size=25).map("".join)
+LIST_PIECES = st.lists(
+    st.sampled_from(["[", "]", "(", ")", ",", " ", "\n", "1", "2.5", "-3", "e", "nan", "٣", "x"]), max_size=25
+).map("".join)
 
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
@@ -157,8 +168,19 @@ def test_tagged_pairs():
 
 @pytest.mark.parametrize(
     "text, found",
-    [("B", ("B", 0)), (" (C) ", ("C", 2)), ("D. a dog", ("D", 0)), ("A,", ("A", 0)), ("(B)x", None), ("Bob", None),
-     ("b", None), ("", None), ("B)", ("B", 0)), ("\n\nE:", ("E", 2)), ("Ä", None)],
+    [
+        ("B", ("B", 0)),
+        (" (C) ", ("C", 2)),
+        ("D. a dog", ("D", 0)),
+        ("A,", ("A", 0)),
+        ("(B)x", None),
+        ("Bob", None),
+        ("b", None),
+        ("", None),
+        ("B)", ("B", 0)),
+        ("\n\nE:", ("E", 2)),
+        ("Ä", None),
+    ],
 )
 def test_letter_at(text, found):
     assert letter_at(text) == found

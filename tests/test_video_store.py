@@ -33,8 +33,9 @@ def qwen_vl_utils_own(monkeypatch, element):
     vp = _qwen_vl_utils().vision_process
     with monkeypatch.context() as m:
         m.setitem(vp.VIDEO_READER_BACKENDS, "decord", vp.VIDEO_READER_BACKENDS["decord"].original)
-        (frames, metadata), fps = vp.fetch_video(dict(element), image_patch_size=PATCH, return_video_sample_fps=True,
-                                                 return_video_metadata=True)
+        (frames, metadata), fps = vp.fetch_video(
+            dict(element), image_patch_size=PATCH, return_video_sample_fps=True, return_video_metadata=True
+        )
     return frames, metadata, fps
 
 
@@ -66,7 +67,6 @@ def test_the_agents_frames_equal_a_fresh_readers_in_any_order(store, evidence_vi
     for indices in (first, later):
         images = reader.read(indices, max_pixels=12544, min_pixels=3136)
         for image, array in zip(images, fresh_frames(evidence_video, indices)):
-
             want = Image.fromarray(array).resize(fit_size(224, 168, 12544, 3136), Image.LANCZOS)
             assert image.size == want.size == (129, 96) and image.tobytes() == want.tobytes()
     assert FrameReader(str(evidence_video)).info == reader.info

@@ -71,8 +71,10 @@ def test_agent_examples_are_the_rollouts_two_turns(task_rows, tiny_tokenizer):
 
 
 def test_shared_prefix_stops_before_media_and_labels():
-    encoded = [{"input_ids": [1, 2, 3, 9, 5, 6], "labels": [-100] * 5 + [6]},
-               {"input_ids": [1, 2, 3, 4, 7], "labels": [-100] * 4 + [7]}]
+    encoded = [
+        {"input_ids": [1, 2, 3, 9, 5, 6], "labels": [-100] * 5 + [6]},
+        {"input_ids": [1, 2, 3, 4, 7], "labels": [-100] * 4 + [7]},
+    ]
     assert shared_prefix(encoded, [99]) == 3
     assert shared_prefix(encoded, [2]) == 1, "never into an image or video token"
     encoded[1]["labels"] = [-100, 2, 3, 4, 7]
@@ -100,8 +102,12 @@ def test_grounded_examples_show_the_videos_as_the_rollout_does(task_rows):
     from zoomzero_plugin.gvqa.zoom import ZoomBudget
     from zoomzero_plugin.synthetic.warm_start import VideoInput, grounded_examples
 
-    shown = VideoInput(fps=1.0, min_pixels=3136, max_pixels=12544,
-                       zoom=ZoomBudget(max_visual_tokens=256, fps=2.0, min_frame_pixels=3136, max_frame_pixels=50176))
+    shown = VideoInput(
+        fps=1.0,
+        min_pixels=3136,
+        max_pixels=12544,
+        zoom=ZoomBudget(max_visual_tokens=256, fps=2.0, min_frame_pixels=3136, max_frame_pixels=50176),
+    )
     coarse, zoom = grounded_examples(task_rows, 2, lambda m, **_: m[0]["content"], shown=shown, see=True)
     frames = coarse.videos[0]
     assert frames.shape[0] == 12 and coarse.video_fps == (pytest.approx(1.0),)

@@ -7,8 +7,9 @@ from zoomzero_plugin.vision import VisionGeometry
 
 from .conftest import EVIDENCE_DURATION
 
-PAPER = ZoomBudget(max_visual_tokens=8192, min_frame_pixels=16 * 28 * 28, max_frame_pixels=768 * 28 * 28, fps=1.0,
-                   max_frames=768)
+PAPER = ZoomBudget(
+    max_visual_tokens=8192, min_frame_pixels=16 * 28 * 28, max_frame_pixels=768 * 28 * 28, fps=1.0, max_frames=768
+)
 
 
 def test_equation_3_on_the_paper_budget():

@@ -14,8 +14,9 @@ __version__ = "0.1.0"
 
 _NAMES = {
     "GroundTruth": "ground_truth",
-    **dict.fromkeys(("Span", "clean_spans", "intersection_length", "iog", "iop", "iou", "merge_spans", "total_length"),
-                    "spans"),
+    **dict.fromkeys(
+        ("Span", "clean_spans", "intersection_length", "iog", "iop", "iou", "merge_spans", "total_length"), "spans"
+    ),
     **dict.fromkeys(("LetterRule", "answer_letter", "extract_letter", "read_letter"), "answers"),
     # Zoom-Zero
     **dict.fromkeys(("ParsedResponse", "glue_char_ranges", "parse_response"), "gvqa.parsing"),

@@ -95,8 +95,20 @@ def _marked(text: str, start: int, end: int, rule: LetterRule, letters: str) -> 
     return None
 
 
-_PHRASES = ("answer is", "answer:", "answer would be", "option is", "option:", "choice is", "choice:",
-            "i choose", "i pick", "i select", "i'd choose", "i would choose")
+_PHRASES = (
+    "answer is",
+    "answer:",
+    "answer would be",
+    "option is",
+    "option:",
+    "choice is",
+    "choice:",
+    "i choose",
+    "i pick",
+    "i select",
+    "i'd choose",
+    "i would choose",
+)
 _STANDALONE = re.compile(r"\b[A-Z]\b")
 
 
@@ -106,8 +118,10 @@ def _reply(text: str, start: int, end: int, rule: LetterRule, letters: str) -> F
     alone as a word (repeats allowed: ``"I think it's B"``, ``"B red"``; ``"A or C"`` names none)."""
     lowered = text[start:end].lower()
     after = max((at + len(p) for p in _PHRASES if (at := lowered.rfind(p)) >= 0), default=-1)
-    for found in (_lead(text, start + after, end, rule, letters) if after >= 0 else None,
-                  _marked(text, start, end, rule, letters) or _lone(text, start, end, rule.dotted)):
+    for found in (
+        _lead(text, start + after, end, rule, letters) if after >= 0 else None,
+        _marked(text, start, end, rule, letters) or _lone(text, start, end, rule.dotted),
+    ):
         if found and found[0] in letters:
             return found
     seen: Found | None = None
@@ -168,8 +182,15 @@ def _cgbench(text: str, start: int, end: int, rule: LetterRule, letters: str) ->
     return next(iter(named.items())) if len(named) == 1 and next(iter(named)) in letters else None
 
 
-FINDERS: dict[str, Finder] = {"lead": _lead, "marked": _marked, "reply": _reply, "first": _first, "paren": _paren,
-                              "polish": _polish, "cgbench": _cgbench}
+FINDERS: dict[str, Finder] = {
+    "lead": _lead,
+    "marked": _marked,
+    "reply": _reply,
+    "first": _first,
+    "paren": _paren,
+    "polish": _polish,
+    "cgbench": _cgbench,
+}
 
 
 # --- the reader ------------------------------------------------------------------------------------------------------
@@ -274,20 +295,36 @@ def _cut(runs: list[tuple[int, int, int]], kept: list[tuple[int, int]]) -> list[
 # --- the named rules -------------------------------------------------------------------------------------------------
 
 TEMPLATE = LetterRule()
-REPLY = LetterRule("this package's reading (answer phrases; the only option letter)", find="reply", boxed=True,
-                   dotted=True)
+REPLY = LetterRule(
+    "this package's reading (answer phrases; the only option letter)", find="reply", boxed=True, dotted=True
+)
 LEAD = LetterRule(block="none")  # one answer's text, no tags: ``B``, ``(B)``, ``B. green``, ``b``
 BOXED = LetterRule(block="none", boxed=True)  # an <answer> content of VideoZoomer's: ``\boxed{B}`` or as LEAD
 CLOSED = LetterRule(block="closed", boxed=True)  # VideoZoomer's final turn: the last closed block only
 
 # the official scripts' phrase lists, verbatim (Video-MME's misses two commas: two pairs are joined into one string)
-VIDEOMME_PHRASES = ("The best answer is", "The correct answer is", "The answer is", "The answer",
-                    "The best option isThe correct option is", "Best answer:Best option:")
-LONGVIDEOBENCH_PHRASES = ("The best answer is", "The correct answer is", "The answer is", "The answer",
-                          "The best option is", "The correct option is", "Best answer:", "Best option:")
+VIDEOMME_PHRASES = (
+    "The best answer is",
+    "The correct answer is",
+    "The answer is",
+    "The answer",
+    "The best option isThe correct option is",
+    "Best answer:Best option:",
+)
+LONGVIDEOBENCH_PHRASES = (
+    "The best answer is",
+    "The correct answer is",
+    "The answer is",
+    "The answer",
+    "The best option is",
+    "The correct option is",
+    "Best answer:",
+    "Best option:",
+)
 VIDEOMME = LetterRule("Video-MME eval_your_results.py", find="first", phrases=VIDEOMME_PHRASES, letters="ABCD")
-LONGVIDEOBENCH = LetterRule("lmms-eval longvideobench utils.py", find="first", phrases=LONGVIDEOBENCH_PHRASES,
-                            letters="ABCDE")
+LONGVIDEOBENCH = LetterRule(
+    "lmms-eval longvideobench utils.py", find="first", phrases=LONGVIDEOBENCH_PHRASES, letters="ABCDE"
+)
 MLVU = LetterRule("MLVU choice_bench.py check_ans", find="paren")
 LVBENCH = LetterRule("LVBench answer_util.py polish_answer", find="polish")
 CGBENCH = LetterRule("CG-Bench run/utils.py post_process", find="cgbench", letters="ABCDEFGH")

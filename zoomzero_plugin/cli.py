@@ -48,8 +48,12 @@ def build_parser() -> argparse.ArgumentParser:
                 g = sub.add_parser(group[0], help=f"{group[0]} tools")
                 groups[group[0]] = g.add_subparsers(dest=f"{group[0]}_command", metavar="COMMAND", required=True)
             target = groups[group[0]]
-        p = target.add_parser(leaf, help=_summary(module), description=module.__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+        p = target.add_parser(
+            leaf,
+            help=_summary(module),
+            description=module.__doc__,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         module.add_arguments(p)
         p.set_defaults(_run=module.run)
     return parser

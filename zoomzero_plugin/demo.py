@@ -40,18 +40,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--group-size", type=int, default=6, help="responses sampled for the question (default 6)")
     parser.add_argument("--seed", type=int, default=0, help="seed for the model weights, video and sampling")
     parser.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1.0)")
-    parser.add_argument("--workdir", type=Path, default=None,
-                        help=f"where the tiny model, video and evaluation are written (default: a temporary folder, "
-                             f"deleted at the end; with --eval, ./{EVAL_WORKDIR})")
-    parser.add_argument("--eval", action="store_true",
-                        help="also run a full coarse-to-fine evaluation on a synthetic benchmark and print its "
-                             f"report (about 30 s more); its files are kept in --workdir (default ./{EVAL_WORKDIR})")
-    parser.add_argument("--model", choices=sorted(MODELS), default="qwen2.5-vl",
-                        help="the tiny random model's family: qwen2.5-vl (14-px patches, time in M-RoPE) or qwen3-vl "
-                             "(16-px patches, frame timestamps in the prompt); default qwen2.5-vl")
-    parser.add_argument("--agent", action="store_true",
-                        help="run VideoZoomer's <video_zoom> agent loop instead: overview, an error turn, a clip, "
-                             "an answer; prints the transcript, budgets used and reward components")
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help=f"where the tiny model, video and evaluation are written (default: a temporary folder, "
+        f"deleted at the end; with --eval, ./{EVAL_WORKDIR})",
+    )
+    parser.add_argument(
+        "--eval",
+        action="store_true",
+        help="also run a full coarse-to-fine evaluation on a synthetic benchmark and print its "
+        f"report (about 30 s more); its files are kept in --workdir (default ./{EVAL_WORKDIR})",
+    )
+    parser.add_argument(
+        "--model",
+        choices=sorted(MODELS),
+        default="qwen2.5-vl",
+        help="the tiny random model's family: qwen2.5-vl (14-px patches, time in M-RoPE) or qwen3-vl "
+        "(16-px patches, frame timestamps in the prompt); default qwen2.5-vl",
+    )
+    parser.add_argument(
+        "--agent",
+        action="store_true",
+        help="run VideoZoomer's <video_zoom> agent loop instead: overview, an error turn, a clip, "
+        "an answer; prints the transcript, budgets used and reward components",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -123,11 +137,15 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
 
     coarse = plan_coarse(truth.duration, budget)
     ctx = lm.context(grounding_prompt(truth.question, truth.options, truth.duration), fetch_plan(coarse, video))
-    print(f"Question: {truth.question}  options: "
-          + ", ".join(f"({label}) {o}" for label, o in zip(letters, truth.options)))
+    print(
+        f"Question: {truth.question}  options: "
+        + ", ".join(f"({label}) {o}" for label, o in zip(letters, truth.options))
+    )
     print(f"Truth: ({truth.answer}), evidence at {_fmt(truth.spans)} of a {truth.duration:.0f} s video")
-    print(f"Coarse pass: {coarse.frames} frames at {coarse.tokens_per_frame:.1f} tokens/frame "
-          f"(budget {budget.max_visual_tokens} visual tokens)\n")
+    print(
+        f"Coarse pass: {coarse.frames} frames at {coarse.tokens_per_frame:.1f} tokens/frame "
+        f"(budget {budget.max_visual_tokens} visual tokens)\n"
+    )
 
     rng = random.Random(args.seed)
     config = RewardConfig(components=("format", "iou", "accuracy", "zoom"))
@@ -138,8 +156,10 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
         zoom = plan_zoom(parsed.spans, truth.duration, budget)
         zoom_answer = None
         if zoom is not None:  # the fine pass sees only the predicted spans, at more tokens per frame
-            zctx = lm.context("<video>" * len(zoom.clips) + zoom_prompt(truth.question, truth.options, video=False),
-                              fetch_plan(zoom, video))
+            zctx = lm.context(
+                "<video>" * len(zoom.clips) + zoom_prompt(truth.question, truth.options, video=False),
+                fetch_plan(zoom, video),
+            )
             zoom_answer = lm.choose(zctx, [], list(letters), rng, temperature=0)
         rows.append((parsed, zoom, zoom_answer, score_parsed(parsed, truth, config, zoom_answer)))
         ids.append(generated)
@@ -154,21 +174,27 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
     tadv, _ = token_adv(comps, glue, response_mask, index)
     gadv, _ = grpo_advantage(torch.tensor([r[3]["overall"] for r in rows]), response_mask, index)
 
-    header = f"{'#':>2}  {'glue spans':<14} {'ans':>3} {'zoom pass':<16} {'format':>6} {'iou':>5} {'acc':>4} " \
-             f"{'zoom':>4} {'overall':>7} | {'GRPO adv':>8} | {'TokenAdv glue':>13} {'other':>6}"
+    header = (
+        f"{'#':>2}  {'glue spans':<14} {'ans':>3} {'zoom pass':<16} {'format':>6} {'iou':>5} {'acc':>4} "
+        f"{'zoom':>4} {'overall':>7} | {'GRPO adv':>8} | {'TokenAdv glue':>13} {'other':>6}"
+    )
     print(header)
     print("-" * len(header))
     for i, (parsed, zoom, zoom_answer, s) in enumerate(rows):
         zp = f"{zoom.frames}f@{zoom.tokens_per_frame:.0f}t -> {zoom_answer}" if zoom else "no valid span"
         g, other = glue[i] & response_mask[i].bool(), ~glue[i] & response_mask[i].bool()
         spans = _fmt(parsed.spans) if not parsed.invalid_spans else f"invalid ({parsed.invalid_spans})"
-        print(f"{i + 1:>2}  {spans:<14} {parsed.answer or '-':>3} {zp:<16} {s['format']:>6.2f} "
-              f"{s['iou']:>5.2f} {s['accuracy']:>4.0f} {s['zoom']:>4.0f} {s['overall']:>7.3f} | "
-              f"{gadv[i, 0]:>+8.3f} | {_mean(tadv[i][g]):>+13.3f} {_mean(tadv[i][other]):>+6.3f}")
+        print(
+            f"{i + 1:>2}  {spans:<14} {parsed.answer or '-':>3} {zp:<16} {s['format']:>6.2f} "
+            f"{s['iou']:>5.2f} {s['accuracy']:>4.0f} {s['zoom']:>4.0f} {s['overall']:>7.3f} | "
+            f"{gadv[i, 0]:>+8.3f} | {_mean(tadv[i][g]):>+13.3f} {_mean(tadv[i][other]):>+6.3f}"
+        )
         if parsed.spans and not g.any():
             raise RuntimeError(f"response {i + 1} has glue spans but no glue tokens were found")
-    print("\nGRPO gives every token of a response one advantage; TokenAdv gives glue tokens "
-          "mean(A_format, A_zoom, A_iou) and the others mean(A_format, A_zoom, A_acc).")
+    print(
+        "\nGRPO gives every token of a response one advantage; TokenAdv gives glue tokens "
+        "mean(A_format, A_zoom, A_iou) and the others mean(A_format, A_zoom, A_acc)."
+    )
     print(f"Done in {time.perf_counter() - t0:.1f} s.")
 
 
@@ -177,8 +203,19 @@ def _evaluation(workdir: Path) -> int:
     ``--model``); it prints the metric table."""
     out = workdir / "eval"
     print(f"\nEvaluating the tiny model coarse-to-fine on a synthetic benchmark -> {out}")
-    code = zoomzero(["eval", "--demo", "--model", str(workdir / DEMO_MODEL), "--mode", "coarse-to-fine",
-                     "--no-progress", "--out", str(out)])
+    code = zoomzero(
+        [
+            "eval",
+            "--demo",
+            "--model",
+            str(workdir / DEMO_MODEL),
+            "--mode",
+            "coarse-to-fine",
+            "--no-progress",
+            "--out",
+            str(out),
+        ]
+    )
     if code == 0:
         print("Files:", ", ".join(sorted(p.name for p in out.iterdir() if p.is_file())))
     return code

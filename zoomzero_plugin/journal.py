@@ -135,9 +135,15 @@ def _flatten(settings: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix[:-1]: settings}
 
 
-def check_settings(path: str | os.PathLike, settings: dict[str, Any], *, results: bool = False, repair: bool = False,
-                   name: Callable[[str], str] = str,
-                   upgrade: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
+def check_settings(
+    path: str | os.PathLike,
+    settings: dict[str, Any],
+    *,
+    results: bool = False,
+    repair: bool = False,
+    name: Callable[[str], str] = str,
+    upgrade: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+) -> None:
     """Store ``settings`` (JSON) at ``path`` on the first run; a later run must pass the same.
 
     ``results``: the folder already holds results, so a missing ``path`` means their settings are unknown
@@ -153,8 +159,10 @@ def check_settings(path: str | os.PathLike, settings: dict[str, Any], *, results
     restart = "use another output folder, or --restart to discard them"
     if not path.exists():
         if results and not repair:
-            raise ResumeError(f"{path.parent} holds results but no {path.name}: the settings they were made with are "
-                              f"unknown, so they cannot be resumed; {restart} (or --repair if you know they match)")
+            raise ResumeError(
+                f"{path.parent} holds results but no {path.name}: the settings they were made with are "
+                f"unknown, so they cannot be resumed; {restart} (or --repair if you know they match)"
+            )
         write_text(path, json.dumps(settings, indent=2) + "\n")
         return
     try:
@@ -164,9 +172,11 @@ def check_settings(path: str | os.PathLike, settings: dict[str, Any], *, results
     except ValueError as e:
         if not repair:
             why = f"not valid JSON: {e.msg}, line {e.lineno}" if isinstance(e, json.JSONDecodeError) else str(e)
-            raise ResumeError(f"{path}: damaged ({why}); it records the settings of the results "
-                              f"beside it: restore it, {restart}, or --repair to store this run's settings "
-                              "(if you know they match)") from None
+            raise ResumeError(
+                f"{path}: damaged ({why}); it records the settings of the results "
+                f"beside it: restore it, {restart}, or --repair to store this run's settings "
+                "(if you know they match)"
+            ) from None
         write_text(path, json.dumps(settings, indent=2) + "\n")
         return
     old, new = _flatten(before), _flatten(settings)

@@ -30,8 +30,9 @@ def image_positions(lengths: np.ndarray, starts: np.ndarray, grids: np.ndarray) 
     return vision_positions(lengths, starts, grids)
 
 
-def vision_positions(lengths: np.ndarray, starts: np.ndarray, grids: np.ndarray,
-                     times: dict[int, np.ndarray] | None = None) -> np.ndarray:
+def vision_positions(
+    lengths: np.ndarray, starts: np.ndarray, grids: np.ndarray, times: dict[int, np.ndarray] | None = None
+) -> np.ndarray:
     """The three M-RoPE rows of ``B`` token sequences laid end to end, with images and video blocks.
 
     Args:
@@ -45,8 +46,11 @@ def vision_positions(lengths: np.ndarray, starts: np.ndarray, grids: np.ndarray,
     lengths = np.asarray(lengths, dtype=np.int64)
     starts = np.asarray(starts, dtype=np.int64).reshape(-1)
     grids = np.asarray(grids, dtype=np.int64)
-    grids = grids.reshape(-1, 3) if grids.size and grids.shape[-1] == 3 else np.column_stack(
-        [np.ones(grids.size // 2, dtype=np.int64), grids.reshape(-1, 2)])
+    grids = (
+        grids.reshape(-1, 3)
+        if grids.size and grids.shape[-1] == 3
+        else np.column_stack([np.ones(grids.size // 2, dtype=np.int64), grids.reshape(-1, 2)])
+    )
     times = dict(times or {})
     if any(t > 1 and k not in times for k, t in enumerate(grids[:, 0].tolist())):
         raise ValueError("a block of several temporal patches needs its temporal offsets (times)")
@@ -61,7 +65,7 @@ def vision_positions(lengths: np.ndarray, starts: np.ndarray, grids: np.ndarray,
     step = np.ones(n, dtype=np.int64)  # how far each token moves the position of the next one
     groups = []  # per distinct grid: its blocks' token indices (K_g, t·h·w) and time/row/column patterns
     single = grids[:, 0] == 1
-    for (h, w) in {tuple(g) for g in grids[single, 1:].tolist()}:
+    for h, w in {tuple(g) for g in grids[single, 1:].tolist()}:
         mine = starts[single & (grids[:, 1] == h) & (grids[:, 2] == w)]
         tokens = mine[:, None] + np.arange(h * w)
         step[tokens] = 0
@@ -76,8 +80,9 @@ def vision_positions(lengths: np.ndarray, starts: np.ndarray, grids: np.ndarray,
         tokens = mine[:, None] + np.arange(t * h * w)
         step[tokens] = 0
         step[mine + t * h * w - 1] = max(int(tau[-1]), h - 1, w - 1) + 1
-        groups.append((mine, tokens, np.repeat(tau, h * w), np.tile(np.repeat(np.arange(h), w), t),
-                       np.tile(np.arange(w), t * h)))
+        groups.append(
+            (mine, tokens, np.repeat(tau, h * w), np.tile(np.repeat(np.arange(h), w), t), np.tile(np.arange(w), t * h))
+        )
     base = np.cumsum(step)
     base -= step  # exclusive: a token's position; constant over an image (its tokens step 0 until the last)
     first = np.cumsum(lengths) - lengths

@@ -32,7 +32,7 @@ def read_text(path: str | os.PathLike) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         line = data[: e.start].count(b"\n") + 1
-        raise DataError(f"{path}:{line}: not UTF-8 text (byte {e.start}: {data[e.start:e.start + 1]!r})") from None
+        raise DataError(f"{path}:{line}: not UTF-8 text (byte {e.start}: {data[e.start : e.start + 1]!r})") from None
 
 
 def _cut_hint(text: str, error: json.JSONDecodeError) -> str:
@@ -73,8 +73,10 @@ def read_csv(path: str | os.PathLike) -> tuple[list[str], Records]:
     text = read_text(path)
     if text and not text.endswith(("\n", "\r")):
         line = text.count("\n") + 1
-        raise DataError(f"{path}:{line}: the file ends in the middle of a line: it looks cut short (download it "
-                        "again; if that last row is complete, end the file with a line break)")
+        raise DataError(
+            f"{path}:{line}: the file ends in the middle of a line: it looks cut short (download it "
+            "again; if that last row is complete, end the file with a line break)"
+        )
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(reader, None)
@@ -88,10 +90,14 @@ def read_csv(path: str | os.PathLike) -> tuple[list[str], Records]:
             if not fields:
                 continue  # a blank line
             if len(fields) != len(header):
-                why = ("a short or malformed row (a cut line?)" if len(fields) < len(header)
-                       else "a long row (an unquoted comma inside a value?)")
-                raise DataError(f"{path}:{reader.line_num}: {len(fields)} fields where the header has {len(header)}: "
-                                f"{why}")
+                why = (
+                    "a short or malformed row (a cut line?)"
+                    if len(fields) < len(header)
+                    else "a long row (an unquoted comma inside a value?)"
+                )
+                raise DataError(
+                    f"{path}:{reader.line_num}: {len(fields)} fields where the header has {len(header)}: {why}"
+                )
             records.append(dict(zip(header, fields)))
     except csv.Error as e:
         raise DataError(f"{path}:{reader.line_num}: malformed CSV ({e})") from None

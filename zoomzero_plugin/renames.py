@@ -74,8 +74,15 @@ def add_renamed_flags(parser: argparse._ActionsContainer, renamed: Mapping[str, 
     actions = {a.dest: a for a in parser._actions}
     for old, new in renamed.items():
         action = actions[prefix + new]
-        parser.add_argument(flag(prefix + old), dest=action.dest, action=RenamedFlag, new=action.option_strings[0],
-                            type=action.type, choices=action.choices, metavar=action.metavar)
+        parser.add_argument(
+            flag(prefix + old),
+            dest=action.dest,
+            action=RenamedFlag,
+            new=action.option_strings[0],
+            type=action.type,
+            choices=action.choices,
+            metavar=action.metavar,
+        )
 
 
 def flag(dest: str) -> str:
@@ -83,8 +90,9 @@ def flag(dest: str) -> str:
     return "--" + dest.replace("_", "-")
 
 
-def upgrade_settings(flat: Mapping[str, Any], keys: Mapping[str, str],
-                     values: Mapping[str, Mapping[str, str]] = {}) -> dict[str, Any]:  # noqa: B006 - read only
+def upgrade_settings(
+    flat: Mapping[str, Any], keys: Mapping[str, str], values: Mapping[str, Mapping[str, str]] = {}
+) -> dict[str, Any]:  # noqa: B006 - read only
     """Stored settings (flattened: ``config.budget.max_tokens``) in this release's words: each old key of ``keys``
     under its new one, each old value of ``values[new key]`` as its new one."""
     out = {keys.get(k, k): v for k, v in flat.items()}

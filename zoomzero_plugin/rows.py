@@ -46,8 +46,15 @@ def make_row(
     row's prompt, with one ``<video>`` (Zoom-Zero's grounding rows: :func:`zoomzero_plugin.gvqa.prompts.grounding_row`).
     """
     truth = GroundTruth.parse(
-        {"answer": answer, "options": list(options), "spans": [list(s) for s in spans], "duration": duration,
-         "qid": qid, "question": question, **extra}
+        {
+            "answer": answer,
+            "options": list(options),
+            "spans": [list(s) for s in spans],
+            "duration": duration,
+            "qid": qid,
+            "question": question,
+            **extra,
+        }
     )
     return {
         PROMPT_KEY: prompt,
@@ -79,8 +86,10 @@ def _qid_label(row: Any) -> str:
 def bad_rows(source: str, problems: Sequence[str], show: int = 3) -> DataError:
     """One error naming the first ``show`` of a file's bad rows and how many there are."""
     more = f"; and {len(problems) - show} more" if len(problems) > show else ""
-    return DataError(f"{source}: {len(problems)} bad row(s): {'; '.join(problems[:show])}{more} "
-                     "(`zoomzero data check` lists them all)")
+    return DataError(
+        f"{source}: {len(problems)} bad row(s): {'; '.join(problems[:show])}{more} "
+        "(`zoomzero data check` lists them all)"
+    )
 
 
 def label_hidden(truth: GroundTruth) -> bool:

@@ -18,8 +18,13 @@ from .renames import rename_keys
 T = TypeVar("T")
 
 
-def build(cls: type[T], section: Mapping[str, Any], where: str, defaults: Mapping[str, Any] = {},  # noqa: B006
-          renamed: Mapping[str, str] = {}) -> T:  # noqa: B006 - read only
+def build(
+    cls: type[T],
+    section: Mapping[str, Any],
+    where: str,
+    defaults: Mapping[str, Any] = {},  # noqa: B006
+    renamed: Mapping[str, str] = {},
+) -> T:  # noqa: B006 - read only
     """``cls`` from ``defaults`` updated by ``section``; ValueError naming ``where`` on any problem."""
     known = {f.name: f for f in fields(cls)}  # type: ignore[arg-type]
     section = rename_keys(section, renamed, where + ".")

@@ -64,8 +64,12 @@ class VisionGeometry:
         vision = getattr(processor, "video_processor", None) or getattr(processor, "image_processor", None)
         if vision is None or getattr(vision, "patch_size", None) is None:
             raise ValueError(f"{type(processor).__name__} is not a vision-language processor: no patch size")
-        return cls(int(vision.patch_size), int(getattr(vision, "merge_size", 1) or 1),
-                   int(getattr(vision, "temporal_patch_size", 1) or 1), hasattr(processor, "_calculate_timestamps"))
+        return cls(
+            int(vision.patch_size),
+            int(getattr(vision, "merge_size", 1) or 1),
+            int(getattr(vision, "temporal_patch_size", 1) or 1),
+            hasattr(processor, "_calculate_timestamps"),
+        )
 
 
 # Qwen2.5-VL's geometry: the budgets' defaults before a model is known (each path with a model uses the model's).
@@ -78,8 +82,10 @@ def fetch_patch_size(factor: int) -> int:
     from qwen_vl_utils.vision_process import SPATIAL_MERGE_SIZE
 
     if factor % SPATIAL_MERGE_SIZE:
-        raise ValueError(f"qwen-vl-utils sizes frames in multiples of {SPATIAL_MERGE_SIZE} patches; a {factor}-px "
-                         "token cannot be expressed")
+        raise ValueError(
+            f"qwen-vl-utils sizes frames in multiples of {SPATIAL_MERGE_SIZE} patches; a {factor}-px "
+            "token cannot be expressed"
+        )
     return factor // SPATIAL_MERGE_SIZE
 
 
@@ -112,4 +118,3 @@ def load_geometry(model: str, trust_remote_code: bool = False) -> VisionGeometry
         first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
         raise ValueError(f"cannot read the vision geometry of {model} from its processor files ({first})") from None
     return VisionGeometry.of(processor)
-

@@ -35,19 +35,32 @@ def test_frames_follow_the_authors_sampler_at_a_fifth_of_a_frame_per_second():
 
 def test_the_prompt_is_the_chat_template_over_the_system_and_the_question(tiny_tokenizer):
     text = no_tool_prompt(tiny_tokenizer.apply_chat_template, "<video>Question: Which?\nOptions:\n(A) a\n(B) b")
-    assert text == ("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
-                    "<|vision_start|><|video_pad|><|vision_end|>Question: Which?\nOptions:\n(A) a\n(B) b<|im_end|>\n"
-                    "<|im_start|>assistant\n")
+    assert text == (
+        "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
+        "<|vision_start|><|video_pad|><|vision_end|>Question: Which?\nOptions:\n(A) a\n(B) b<|im_end|>\n"
+        "<|im_start|>assistant\n"
+    )
 
 
-@pytest.mark.parametrize("reply, letter", [
-    ("B", "B"), ("B.", "B"), ("(C) the red cup", "C"), ("D. It moves left.", "D"), ("A: yes", "A"),
-    ("<think>red</think><answer>B</answer>", "B"), ("<think>x</think><answer>\\boxed{C}</answer>", "C"),
-    ("<answer>A</answer> then <answer>D", "D"),  # the last <answer>, open to the end
-    ("The answer is \\boxed{B}.", "B"),
-    ("A man walks to the door.", None), ("I cannot tell.", None), ("The answer is B.", None), ("", None),
-    ("<answer>unsure</answer>", None),
-])
+@pytest.mark.parametrize(
+    "reply, letter",
+    [
+        ("B", "B"),
+        ("B.", "B"),
+        ("(C) the red cup", "C"),
+        ("D. It moves left.", "D"),
+        ("A: yes", "A"),
+        ("<think>red</think><answer>B</answer>", "B"),
+        ("<think>x</think><answer>\\boxed{C}</answer>", "C"),
+        ("<answer>A</answer> then <answer>D", "D"),  # the last <answer>, open to the end
+        ("The answer is \\boxed{B}.", "B"),
+        ("A man walks to the door.", None),
+        ("I cannot tell.", None),
+        ("The answer is B.", None),
+        ("", None),
+        ("<answer>unsure</answer>", None),
+    ],
+)
 def test_reading_the_reply(reply, letter):
     assert reply_letter(reply) == letter
 

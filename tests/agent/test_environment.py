@@ -38,7 +38,11 @@ def test_overview_step_rounds_the_frame_ratio_to_the_nearest_frame():
     t = Trajectory(VideoInfo("v.mp4", 300, 29.97))
     assert [f.frame for f in t.overview] == [0, 60, 120, 180, 240]
     assert [f.frame for f in Trajectory(VideoInfo("v.mp4", 7, 1.75), AgentBudget(overview_fps=1.0)).overview] == [
-        0, 2, 4, 6]  # round(1.75) = 2
+        0,
+        2,
+        4,
+        6,
+    ]  # round(1.75) = 2
 
 
 def test_exactly_64_candidates_keep_their_steps():
@@ -63,7 +67,11 @@ def test_clip_frames_include_both_ends():
     step = t.step(call(10, 12, 2))  # 4 frames over frames 300..360
     assert [f.frame for f in step.observation.frames] == [300, 320, 340, 360]
     assert [f.label for f in step.observation.frames] == [
-        "<frame0_time10.00s>", "<frame1_time10.67s>", "<frame2_time11.33s>", "<frame3_time12.00s>"]
+        "<frame0_time10.00s>",
+        "<frame1_time10.67s>",
+        "<frame2_time11.33s>",
+        "<frame3_time12.00s>",
+    ]
     assert t.calls == 1 and t.images == 54 and t.clip_frames == 4
 
 
@@ -75,8 +83,10 @@ def test_clips_are_clamped_to_the_video():
     assert [f.frame for f in past.observation.frames] == [2850, 2871, 2892, 2913, 2935, 2956, 2977, 2999]
 
 
-@pytest.mark.parametrize("s, e, code", [(120, 125, "outside_video"), (100, 101, "outside_video"),
-                                        (-5, -1, "outside_video"), (-5, 0, "outside_video")])
+@pytest.mark.parametrize(
+    "s, e, code",
+    [(120, 125, "outside_video"), (100, 101, "outside_video"), (-5, -1, "outside_video"), (-5, 0, "outside_video")],
+)
 def test_segments_wholly_outside_the_video_are_errors(s, e, code):
     t = Trajectory(VideoInfo("v.mp4", 3000, 30.0))
     step = t.step(call(s, e, 1))
@@ -103,7 +113,8 @@ def test_call_and_image_budgets():
     over = t.step(call(20, 20.5, 2))  # 1 more
     assert over.error.code == "image_budget" and over.error.kind == "execution" and t.images == 70 and t.errors == 1
     assert over.observation.text() == execution_observation(
-        "the clip's 1 frames exceed the 0 frames left of the 70 a conversation may hold")
+        "the clip's 1 frames exceed the 0 frames left of the 70 a conversation may hold"
+    )
 
 
 def test_the_last_round():
@@ -129,8 +140,11 @@ def test_error_turn_in_the_fourth_round_carries_the_note():
     for k in range(3):
         t.step(call(k, k + 1, 2))
     step = t.step(call(1, 30, 2))
-    expected = (AUTHORS["rollout"]["execution_error"].replace("{e}", step.error.message)
-                + AUTHORS["rollout"]["analyze"] + AUTHORS["rollout"]["last_round"])
+    expected = (
+        AUTHORS["rollout"]["execution_error"].replace("{e}", step.error.message)
+        + AUTHORS["rollout"]["analyze"]
+        + AUTHORS["rollout"]["last_round"]
+    )
     assert step.observation.text() == expected
 
 
@@ -156,11 +170,14 @@ def test_a_stop_after_the_end_keeps_the_end():
     assert t.end == END_ANSWER
 
 
-@pytest.mark.parametrize("text, end", [
-    ("<think>still thinking", END_TOTAL_TOKENS),  # neither call nor answer, cut: the budget ended it
-    (call(1, 2, 2)[:-5], END_TOTAL_TOKENS),  # a call cut before its closing tag
-    (ANSWER, END_ANSWER),  # an answer that still fits counts
-])
+@pytest.mark.parametrize(
+    "text, end",
+    [
+        ("<think>still thinking", END_TOTAL_TOKENS),  # neither call nor answer, cut: the budget ended it
+        (call(1, 2, 2)[:-5], END_TOTAL_TOKENS),  # a call cut before its closing tag
+        (ANSWER, END_ANSWER),  # an answer that still fits counts
+    ],
+)
 def test_a_cut_turn_ends_at_the_budget_unless_it_answered(text, end):
     t = Trajectory(VideoInfo("v.mp4", 3000, 30.0))
     assert t.step(text, cut=True).end == end and t.end == end
@@ -172,14 +189,15 @@ def test_observations_are_the_authors_strings(variant):
     t = Trajectory(VideoInfo("v.mp4", 3000, 30.0), prompts=get_prompts(variant))
     clip = t.step(call(10, 12, 2)).observation
     frames = "".join(f"<frame{i}_time{s}s>{QWEN_IMAGE}" for i, s in enumerate(["10.00", "10.67", "11.33", "12.00"]))
-    assert observation_block(clip.text(QWEN_IMAGE)) == (
-        a["clip_prefix"] + frames + a["clip_suffix"] + a["turn_end"])
+    assert observation_block(clip.text(QWEN_IMAGE)) == (a["clip_prefix"] + frames + a["clip_suffix"] + a["turn_end"])
     parse = t.step('<think>x</think><video_zoom>{"segment": [1, 2]}</video_zoom>')
     assert parse.error.kind == "parse"
     assert parse.observation.text() == a["parse_error"].replace("{error_info}", parse.error.message) + a["analyze"]
     run = t.step(call(1, 30, 2))
-    assert run.observation.text() == (a["execution_error"].replace("{e}", "Number of frames extracted (58) exceeds the "
-                                                                          "maximum allowed (16).") + a["analyze"])
+    assert run.observation.text() == (
+        a["execution_error"].replace("{e}", "Number of frames extracted (58) exceeds the maximum allowed (16).")
+        + a["analyze"]
+    )
 
 
 @pytest.mark.parametrize("variant", ["train", "eval", "sft"])
@@ -203,11 +221,20 @@ def test_first_user_turn_replaces_the_video_placeholder():
     assert t.user_parts("no placeholder")[-1] == "no placeholder"
 
 
-@pytest.mark.parametrize("bad", [dict(max_assistant_turns=0), dict(max_frames_per_call=0), dict(overview_fps=0.0),
-                                 dict(max_calls=-1),
-                                 dict(max_overview_frames=200), dict(min_frame_pixels=10**6),
-                                 dict(max_new_tokens=10**6),
-                                 dict(max_images=True), dict(overview_fps=float("nan"))])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(max_assistant_turns=0),
+        dict(max_frames_per_call=0),
+        dict(overview_fps=0.0),
+        dict(max_calls=-1),
+        dict(max_overview_frames=200),
+        dict(min_frame_pixels=10**6),
+        dict(max_new_tokens=10**6),
+        dict(max_images=True),
+        dict(overview_fps=float("nan")),
+    ],
+)
 def test_budget_validation_names_the_field(bad):
     with pytest.raises(ValueError, match=next(iter(bad))):
         AgentBudget(**bad)
@@ -220,8 +247,11 @@ def test_budgets_may_equal_their_bounds():
     AgentBudget(max_new_tokens=32768, max_response_tokens=32768)
     AgentBudget(min_frame_pixels=100352, max_frame_pixels=100352)
     AgentBudget(max_calls=0)
-    for bad in (dict(max_overview_frames=129, max_images=128), dict(max_new_tokens=32769, max_response_tokens=32768),
-                dict(min_frame_pixels=100353, max_frame_pixels=100352)):
+    for bad in (
+        dict(max_overview_frames=129, max_images=128),
+        dict(max_new_tokens=32769, max_response_tokens=32768),
+        dict(min_frame_pixels=100353, max_frame_pixels=100352),
+    ):
         with pytest.raises(ValueError, match=next(iter(bad))):
             AgentBudget(**bad)
 

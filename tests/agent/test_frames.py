@@ -31,13 +31,16 @@ def test_large_frames_are_shrunk_as_the_authors_do(tmp_path):
     assert image.size == (422, 237)  # sqrt(100352 / 230400) = 0.65997: 640 -> 422, 360 -> 237
 
 
-@pytest.mark.parametrize("size, bounds, expected", [
-    ((640, 360), (100352, 25088), (422, 237)),
-    ((224, 168), (100352, 25088), (224, 168)),
-    ((1000, 1000), (100352, 100000), (316, 316)),  # 316² = 99,856 < min: scaled by sqrt(100000/99856), still 316
-    ((2000, 100), (10000, 9000), (447, 22)),  # scale sqrt(10000 / 200000) = 0.2236; 9,834 px >= min: kept
-    ((500, 500), (100000, 200000 // 2), (316, 316)),  # 250,000 px: shrunk, 99,856 < 100,000, re-scaled: 316 again
-])
+@pytest.mark.parametrize(
+    "size, bounds, expected",
+    [
+        ((640, 360), (100352, 25088), (422, 237)),
+        ((224, 168), (100352, 25088), (224, 168)),
+        ((1000, 1000), (100352, 100000), (316, 316)),  # 316² = 99,856 < min: scaled by sqrt(100000/99856), still 316
+        ((2000, 100), (10000, 9000), (447, 22)),  # scale sqrt(10000 / 200000) = 0.2236; 9,834 px >= min: kept
+        ((500, 500), (100000, 200000 // 2), (316, 316)),  # 250,000 px: shrunk, 99,856 < 100,000, re-scaled: 316 again
+    ],
+)
 def test_fit_size(size, bounds, expected):
     assert fit_size(*size, *bounds) == expected
 

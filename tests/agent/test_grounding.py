@@ -60,8 +60,11 @@ def test_call_char_ranges_are_ordered_disjoint_and_open_with_the_tag(text):
     assert all(text[lo:hi].endswith("</video_zoom>") or hi == len(text) for lo, hi in ranges)
 
 
-@given(st.lists(st.sampled_from(["<video_zoom>", "</video_zoom>", "<answer>", "</answer>", "x", "<"]), max_size=30)
-       .map("".join))
+@given(
+    st.lists(st.sampled_from(["<video_zoom>", "</video_zoom>", "<answer>", "</answer>", "x", "<"]), max_size=30).map(
+        "".join
+    )
+)
 def test_turn_call_ranges_agree_with_the_turn_parser(text):
     """A turn has call tokens iff the protocol reads it as a call (with its opening tag) or as a call cut short
     (neither call nor answer, ``<video_zoom>`` open); an answer turn has none."""
@@ -72,11 +75,14 @@ def test_turn_call_ranges_agree_with_the_turn_parser(text):
     assert all(text.startswith("<video_zoom>", lo) for lo, _ in ranges)
 
 
-@pytest.mark.parametrize(("text", "count"), [
-    ("<video_zoom>" * 90_000, 1),  # the first open runs to the end
-    ("<video_zoom></video_zoom>" * 40_000, 40_000),
-    ("<" * 1_000_000, 0),
-])
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("<video_zoom>" * 90_000, 1),  # the first open runs to the end
+        ("<video_zoom></video_zoom>" * 40_000, 40_000),
+        ("<" * 1_000_000, 0),
+    ],
+)
 def test_call_char_ranges_on_degenerate_megabyte_inputs(text, count):
     # a linear scan reads these in milliseconds; a quadratic one would not end
     assert len(call_char_ranges(text)) == count

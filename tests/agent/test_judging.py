@@ -45,10 +45,22 @@ def test_whitespace_before_the_final_turn_keeps_the_format_point():
     assert score_response(response(CALL, "So <think>red</think><answer>B</answer>"), "B")["format"] == 0.0
 
 
-@pytest.mark.parametrize("written, letter", [
-    ("B.", "B"), (" B. ", "B"), ("B", "B"), ("(B)", "B"), ("b", "B"), ("(B).", "B"),
-    ("B..", None), ("B. red", None), ("", None), (".", None), ("AB", None),
-])
+@pytest.mark.parametrize(
+    "written, letter",
+    [
+        ("B.", "B"),
+        (" B. ", "B"),
+        ("B", "B"),
+        ("(B)", "B"),
+        ("b", "B"),
+        ("(B).", "B"),
+        ("B..", None),
+        ("B. red", None),
+        ("", None),
+        (".", None),
+        ("AB", None),
+    ],
+)
 def test_a_ground_truth_letter_may_carry_the_releases_period(written, letter):
     assert truth_letter(written) == letter
 

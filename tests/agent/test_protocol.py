@@ -39,35 +39,41 @@ def test_frames_are_counted_as_the_authors_do():
     assert Call(0.0, 0.3, 1.0).frames == 0 and parse_turn(call([0, 0.3], 1)).error.code == "no_frames"
 
 
-@pytest.mark.parametrize("segment, fps, code", [
-    ([5, 3], 2, "reversed_segment"),
-    ([5, 5], 2, "reversed_segment"),
-    ([1, 2], 0, "fps_not_positive"),
-    ([1, 2], -2, "fps_not_positive"),
-    (["nan", 2], 1, "not_finite"),
-    ([1, "inf"], 1, "not_finite"),
-    ([1, 2], "1e999", "not_finite"),
-])
+@pytest.mark.parametrize(
+    "segment, fps, code",
+    [
+        ([5, 3], 2, "reversed_segment"),
+        ([5, 5], 2, "reversed_segment"),
+        ([1, 2], 0, "fps_not_positive"),
+        ([1, 2], -2, "fps_not_positive"),
+        (["nan", 2], 1, "not_finite"),
+        ([1, "inf"], 1, "not_finite"),
+        ([1, 2], "1e999", "not_finite"),
+    ],
+)
 def test_values_that_never_run(segment, fps, code):
     t = parse_turn(call(segment, fps))
     assert t.kind == CALL and t.call is not None and t.error.code == code and t.error.kind == "execution"
     assert f"call:{code}" in t.problems and not t.format_ok
 
 
-@pytest.mark.parametrize("content, code", [
-    ('{"segment": [1, 2], "fps": 2', "not_json"),
-    ("look at 1 to 2 seconds", "not_json"),
-    ('please {"segment": [1, 2], "fps": 2}', "not_json"),  # prose around the object
-    ('{"segment": [1, 2], "fps": 2} {"segment": [3, 4], "fps": 2}', "not_json"),
-    ('[1, 2]', "not_json"),
-    ('{"segment": [1, 2]}', "bad_arguments"),
-    ('{"fps": 2}', "bad_arguments"),
-    ('{"segment": [1, 2, 3], "fps": 2}', "bad_arguments"),
-    ('{"segment": "1-2", "fps": 2}', "bad_arguments"),
-    ('{"segment": [1, "two"], "fps": 2}', "bad_arguments"),
-    ('{"segment": [true, 2], "fps": 2}', "bad_arguments"),
-    ('{"segment": [1, 2], "fps": null}', "bad_arguments"),
-])
+@pytest.mark.parametrize(
+    "content, code",
+    [
+        ('{"segment": [1, 2], "fps": 2', "not_json"),
+        ("look at 1 to 2 seconds", "not_json"),
+        ('please {"segment": [1, 2], "fps": 2}', "not_json"),  # prose around the object
+        ('{"segment": [1, 2], "fps": 2} {"segment": [3, 4], "fps": 2}', "not_json"),
+        ("[1, 2]", "not_json"),
+        ('{"segment": [1, 2]}', "bad_arguments"),
+        ('{"fps": 2}', "bad_arguments"),
+        ('{"segment": [1, 2, 3], "fps": 2}', "bad_arguments"),
+        ('{"segment": "1-2", "fps": 2}', "bad_arguments"),
+        ('{"segment": [1, "two"], "fps": 2}', "bad_arguments"),
+        ('{"segment": [true, 2], "fps": 2}', "bad_arguments"),
+        ('{"segment": [1, 2], "fps": null}', "bad_arguments"),
+    ],
+)
 def test_unreadable_calls(content, code):
     t = parse_turn(f"<think>x</think><video_zoom>{content}</video_zoom>")
     assert t.kind == CALL and t.call is None and t.error.code == code and t.error.kind == "parse"
@@ -80,16 +86,22 @@ def test_readable_forms_the_authors_accept():
     assert strings.call == Call(4.0, 6.5, 2.0) and strings.format_ok
     extra = parse_turn('<think>x</think><video_zoom>{"segment": [1, 3], "fps": 1, "why": "x"}</video_zoom>')
     assert extra.call == Call(1.0, 3.0, 1.0)
-    assert read_call(" {\"segment\": [1, 2], \"fps\": 3} ") == Call(1.0, 2.0, 3.0)
+    assert read_call(' {"segment": [1, 2], "fps": 3} ') == Call(1.0, 2.0, 3.0)
 
 
-@pytest.mark.parametrize("text, problem", [
-    ('<video_zoom>{"segment": [1, 2], "fps": 2}</video_zoom>', "no_think"),
-    ('<think>x<video_zoom>{"segment": [1, 2], "fps": 2}</video_zoom></think>', "think_not_closed"),
-    ('<think>x</think><answer>A</answer><video_zoom>{"segment": [1, 2], "fps": 2}</video_zoom>', "answer_in_call_turn"),
-    ('<think>x</think><video_zoom>a<video_zoom>{"segment": [1, 2], "fps": 2}</video_zoom>', "call_tags"),
-    ('<think>x</think>{"segment": [1, 2], "fps": 2}</video_zoom>', "call_tags"),
-])
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ('<video_zoom>{"segment": [1, 2], "fps": 2}</video_zoom>', "no_think"),
+        ('<think>x<video_zoom>{"segment": [1, 2], "fps": 2}</video_zoom></think>', "think_not_closed"),
+        (
+            '<think>x</think><answer>A</answer><video_zoom>{"segment": [1, 2], "fps": 2}</video_zoom>',
+            "answer_in_call_turn",
+        ),
+        ('<think>x</think><video_zoom>a<video_zoom>{"segment": [1, 2], "fps": 2}</video_zoom>', "call_tags"),
+        ('<think>x</think>{"segment": [1, 2], "fps": 2}</video_zoom>', "call_tags"),
+    ],
+)
 def test_call_turn_format(text, problem):
     t = parse_turn(text)
     assert t.kind == CALL and problem in t.problems and not t.format_ok
@@ -115,11 +127,22 @@ def test_a_call_is_one_object_from_its_first_to_its_last_character():
         assert error.code == "not_json" and error.message.startswith("the call must hold exactly one JSON object")
 
 
-@pytest.mark.parametrize("content, letter", [
-    ("B", "B"), ("(B)", "B"), ("B. the red square", "B"), ("b", "B"), ("\\boxed{C}", "C"),
-    ("\\\\boxed{{C}}", "C"), ("The answer is \\boxed{(D)}.", "D"), ("\\boxed{", None), ("red", None),
-    ("The answer is B.", None), ("", None),
-])
+@pytest.mark.parametrize(
+    "content, letter",
+    [
+        ("B", "B"),
+        ("(B)", "B"),
+        ("B. the red square", "B"),
+        ("b", "B"),
+        ("\\boxed{C}", "C"),
+        ("\\\\boxed{{C}}", "C"),
+        ("The answer is \\boxed{(D)}.", "D"),
+        ("\\boxed{", None),
+        ("red", None),
+        ("The answer is B.", None),
+        ("", None),
+    ],
+)
 def test_answer_letters(content, letter):
     assert boxed_letter(content) == letter
 
@@ -132,11 +155,40 @@ def test_turns_that_end_the_trajectory():
         assert parse_turn(value).kind in (ANSWER, NONE)
 
 
-FRAGMENTS = st.sampled_from([
-    "<think>", "</think>", "<answer>", "</answer>", "<video_zoom>", "</video_zoom>", "{", "}", "[", "]", '"segment"',
-    '"fps"', ":", ",", " ", "\n", "A", "B", "\\boxed{", "nan", "1e999", "-", "1", "2.5", '"3"', "true", "null",
-    '{"segment": [1, 2], "fps": 2}', "<tool_response>", "<|im_end|>",
-])
+FRAGMENTS = st.sampled_from(
+    [
+        "<think>",
+        "</think>",
+        "<answer>",
+        "</answer>",
+        "<video_zoom>",
+        "</video_zoom>",
+        "{",
+        "}",
+        "[",
+        "]",
+        '"segment"',
+        '"fps"',
+        ":",
+        ",",
+        " ",
+        "\n",
+        "A",
+        "B",
+        "\\boxed{",
+        "nan",
+        "1e999",
+        "-",
+        "1",
+        "2.5",
+        '"3"',
+        "true",
+        "null",
+        '{"segment": [1, 2], "fps": 2}',
+        "<tool_response>",
+        "<|im_end|>",
+    ]
+)
 TURNS = st.one_of(st.lists(st.one_of(FRAGMENTS, st.text(max_size=6)), max_size=40).map("".join), st.text(max_size=300))
 
 
@@ -156,15 +208,18 @@ def test_parser_is_total_and_consistent(text, max_frames):
     assert t.letter is None or (len(t.letter) == 1 and t.letter.isupper())
 
 
-@pytest.mark.parametrize("text", [
-    "<video_zoom>" * 100_000,
-    "<think>" + "a" * 1_000_000 + "</think><answer>B</answer>",
-    "<think>x</think><video_zoom>" + "[" * 200_000 + "</video_zoom>",  # deep nesting: no RecursionError escapes
-    '<think>x</think><video_zoom>{"segment": [' + "9" * 600_000 + ', 2], "fps": 2}</video_zoom>',
-    "<answer>" * 50_000 + "</answer>" * 50_000,
-    "{" * 300_000 + "</video_zoom>",
-    "\\boxed{" * 100_000,
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<video_zoom>" * 100_000,
+        "<think>" + "a" * 1_000_000 + "</think><answer>B</answer>",
+        "<think>x</think><video_zoom>" + "[" * 200_000 + "</video_zoom>",  # deep nesting: no RecursionError escapes
+        '<think>x</think><video_zoom>{"segment": [' + "9" * 600_000 + ', 2], "fps": 2}</video_zoom>',
+        "<answer>" * 50_000 + "</answer>" * 50_000,
+        "{" * 300_000 + "</video_zoom>",
+        "\\boxed{" * 100_000,
+    ],
+)
 def test_one_megabyte_pathologies(text):
     # linear scans read these in milliseconds (benchmarks/bench_agent.py measures it); a quadratic one would not end
     assert parse_turn(text).kind in (CALL, ANSWER, NONE)

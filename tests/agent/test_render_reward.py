@@ -47,9 +47,11 @@ def play(turns, budget=AgentBudget(), video=VideoInfo("v.mp4", 3000, 30.0), prom
 def test_first_prompt_is_the_chat_template_with_labelled_frames(tiny_tokenizer):
     t = Trajectory(VideoInfo("v.mp4", 16, 4.0))  # 4 s: frames 0 and 8
     text = first_prompt(tiny_tokenizer.apply_chat_template, "SYS", t.user_parts("<video>Question: why?"))
-    assert text == ("<|im_start|>system\nSYS<|im_end|>\n<|im_start|>user\n"
-                    f"<frame0_time0.00s>{QWEN_IMAGE}<frame1_time2.00s>{QWEN_IMAGE}Question: why?<|im_end|>\n"
-                    "<|im_start|>assistant\n")
+    assert text == (
+        "<|im_start|>system\nSYS<|im_end|>\n<|im_start|>user\n"
+        f"<frame0_time0.00s>{QWEN_IMAGE}<frame1_time2.00s>{QWEN_IMAGE}Question: why?<|im_end|>\n"
+        "<|im_start|>assistant\n"
+    )
 
 
 def test_later_prompts_append_turns_as_the_released_rollout():
@@ -66,9 +68,13 @@ def test_chat_messages_hold_each_frame_after_its_label(tiny_processor):
     step = t.step(GOOD_CALL.replace("[10, 12]", "[1, 2]"))
     messages = chat_messages("SYS", t.user_parts("<video>Q?"), [(step.turn.text, step.observation.parts)])
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
-    assert messages[1]["content"] == [{"type": "text", "text": "<frame0_time0.00s>"}, {"type": "image"},
-                                      {"type": "text", "text": "<frame1_time2.00s>"}, {"type": "image"},
-                                      {"type": "text", "text": "Q?"}]
+    assert messages[1]["content"] == [
+        {"type": "text", "text": "<frame0_time0.00s>"},
+        {"type": "image"},
+        {"type": "text", "text": "<frame1_time2.00s>"},
+        {"type": "image"},
+        {"type": "text", "text": "Q?"},
+    ]
     rendered = tiny_processor.apply_chat_template(messages, tokenize=False)
     assert rendered.count(QWEN_IMAGE) == 2 + 2  # overview + the clip's int(2 · (2 − 1)) frames
 
@@ -112,8 +118,15 @@ def test_split_inverts_render(middle, final):
         assert [s.text for s in segments] == expected
 
 
-@pytest.mark.parametrize("text", ["<|im_start|>" * 80_000, "</video_zoom>user\n" * 60_000,
-                                  "</video_zoom>\nuser\n\nassistant\n" * 40_000, "<|im_end|>" * 100_000])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<|im_start|>" * 80_000,
+        "</video_zoom>user\n" * 60_000,
+        "</video_zoom>\nuser\n\nassistant\n" * 40_000,
+        "<|im_end|>" * 100_000,
+    ],
+)
 def test_split_response_on_one_megabyte_pathologies(text):
     assert split_response(text)[0].role == "assistant"
 
@@ -201,8 +214,7 @@ def test_reward_is_total_and_bounded(text):
 
 
 def test_transcript_round_trips_and_renders_the_same_response():
-    t, response = play([GOOD_CALL, '<think>x</think><video_zoom>{"segment": [1, 40], "fps": 2}</video_zoom>',
-                        ANSWER_B])
+    t, response = play([GOOD_CALL, '<think>x</think><video_zoom>{"segment": [1, 40], "fps": 2}</video_zoom>', ANSWER_B])
     record = Transcript.from_trajectory(t, tokens=[12, 13, 9])
     d = json.loads(json.dumps(record.to_dict()))
     back = Transcript.from_dict(d)
@@ -230,9 +242,14 @@ def test_batch_reward_function_convention():
 
     truth = GroundTruth("B", ("x", "y"), (), 10.0, "q").to_json()
     _, response = play([GOOD_CALL, ANSWER_B])
-    scores = compute_score([{"response": response, "response_length": 9, "ground_truth": truth},
-                            {"response": ANSWER_B, "response_length": 3, "ground_truth": "b"}],
-                           weights={"tool": 1.0}, agent={"max_frames_per_call": 3})
+    scores = compute_score(
+        [
+            {"response": response, "response_length": 9, "ground_truth": truth},
+            {"response": ANSWER_B, "response_length": 3, "ground_truth": "b"},
+        ],
+        weights={"tool": 1.0},
+        agent={"max_frames_per_call": 3},
+    )
     assert scores[0]["format"] == 0.0 and scores[0]["tool"] == 1.0  # 4 frames > max_frames_per_call=3: malformed call
     assert scores[1]["overall"] == pytest.approx(1.0)
     with pytest.raises(ValueError, match="reward input 0: unusable ground truth"):

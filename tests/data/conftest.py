@@ -54,9 +54,16 @@ def easyr1_loads(tiny_processor):
         from zoomzero_plugin.rows import read_rows
 
         rows = read_rows(path)
-        kwargs = dict(prompt_key="prompt", answer_key="answer", video_key="videos", video_fps=video_fps,
-                      max_prompt_length=4096, min_pixels=28 * 28 * 4, max_pixels=28 * 28 * 16,
-                      filter_overlong_prompts=False)
+        kwargs = dict(
+            prompt_key="prompt",
+            answer_key="answer",
+            video_key="videos",
+            video_fps=video_fps,
+            max_prompt_length=4096,
+            min_pixels=28 * 28 * 4,
+            max_pixels=28 * 28 * 16,
+            filter_overlong_prompts=False,
+        )
         dataset = RLHFDataset(str(path), tiny_processor.tokenizer, tiny_processor, **{**kwargs, **data_kwargs})
         assert len(dataset) == len(rows) > 0
         video_pad = tiny_processor.tokenizer.convert_tokens_to_ids("<|video_pad|>")

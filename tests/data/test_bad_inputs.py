@@ -72,8 +72,16 @@ PLM_META = {"source_video_id": "v1", "source_start_time": 1.0, "source_end_time"
 
 def plm_rows(tmp_path, id_column):
     """Two PLM-Video rows whose question id sits in ``id_column`` (None: no id column at all)."""
-    items = [{**({id_column: f"q{k}"} if id_column else {}), "question": "How?", "options": ["a", "b"],
-              "answer_index": k, "metadata": PLM_META} for k in range(2)]
+    items = [
+        {
+            **({id_column: f"q{k}"} if id_column else {}),
+            "question": "How?",
+            "options": ["a", "b"],
+            "answer_index": k,
+            "metadata": PLM_META,
+        }
+        for k in range(2)
+    ]
     data = tmp_path / "fgqa.jsonl"
     data.write_text("".join(json.dumps(i) + "\n" for i in items))
     durations = tmp_path / "durations.json"
@@ -83,16 +91,21 @@ def plm_rows(tmp_path, id_column):
 
 def test_a_required_column_with_alternatives_is_checked(tmp_path, convert):
     """PLM-Video needs one of qa_uid, uid, qa_id: none of them stops the run, naming all three."""
-    failed(*convert(*plm_rows(tmp_path, None)), tmp_path, "lacks column(s) qa_uid or uid or qa_id",
-           "needs qa_uid|uid|qa_id, question, metadata")
+    failed(
+        *convert(*plm_rows(tmp_path, None)),
+        tmp_path,
+        "lacks column(s) qa_uid or uid or qa_id",
+        "needs qa_uid|uid|qa_id, question, metadata",
+    )
 
 
 @pytest.mark.parametrize("id_column", ["uid", "qa_id"])
 def test_any_one_alternative_of_a_required_column_is_enough(tmp_path, convert, id_column):
     code, err = convert(*plm_rows(tmp_path, id_column))
     assert code == 0, err
-    assert sorted(r["qid"] if "qid" in r else json.loads(r["answer"])["qid"] for r in read_rows(tmp_path / "o.jsonl")) \
-        == ["q0", "q1"]
+    assert sorted(
+        r["qid"] if "qid" in r else json.loads(r["answer"])["qid"] for r in read_rows(tmp_path / "o.jsonl")
+    ) == ["q0", "q1"]
 
 
 def test_an_open_quote_is_malformed_csv(tmp_path, convert):
@@ -125,8 +138,9 @@ def test_a_byte_order_mark_is_read(tmp_path, convert):
 
 def test_swapped_gsub_and_video_map(tmp_path, convert):
     """Once: AttributeError: 'str' object has no attribute 'get'."""
-    code, err = convert(*nextgqa(NEXTGQA / "val.csv", gsub=NEXTGQA / "map_vid_vidorID.json",
-                                 video_map=NEXTGQA / "gsub_val.json"))
+    code, err = convert(
+        *nextgqa(NEXTGQA / "val.csv", gsub=NEXTGQA / "map_vid_vidorID.json", video_map=NEXTGQA / "gsub_val.json")
+    )
     failed(code, err, tmp_path, "--gsub", "map_vid_vidorID.json", "is it the --video-map file?")
 
 
@@ -135,30 +149,45 @@ def test_swapped_gsub_and_video_map(tmp_path, convert):
     [
         ('{"fFjv93ACGo8": "three minutes"}', ["entry 'fFjv93ACGo8'", "expected seconds > 0"]),
         ('{"fFjv93ACGo8": -4}', ["entry 'fFjv93ACGo8' is -4"]),
-        ('[178.4]', ["a JSON list, expected an object"]),
+        ("[178.4]", ["a JSON list, expected an object"]),
         ('{"fFjv93ACGo8": 178.4', ["durations.json:1:", "cut short"]),
     ],
 )
 def test_malformed_durations(tmp_path, convert, content, needles):
     durations = tmp_path / "durations.json"
     durations.write_text(content)
-    code, err = convert("--from", "videomme", "--input", FIXTURES / "videomme/test-00000-of-00001.parquet",
-                        "--durations", durations)
+    code, err = convert(
+        "--from", "videomme", "--input", FIXTURES / "videomme/test-00000-of-00001.parquet", "--durations", durations
+    )
     failed(code, err, tmp_path, "--durations", *needles)
 
 
 def test_outputs_are_checked_before_the_work(tmp_path, convert):
     (tmp_path / "folder.jsonl").mkdir()
-    failed(*convert(*nextgqa(NEXTGQA / "val.csv"), "--out", tmp_path / "folder.jsonl"), tmp_path,
-           "--out", "is a folder")
-    failed(*convert(*nextgqa(NEXTGQA / "val.csv"), "--out", NEXTGQA / "val.csv" / "o.jsonl"), tmp_path,
-           "--out", "is a file, not a folder")
-    failed(*convert(*nextgqa(NEXTGQA / "val.csv"), "--report", tmp_path / "folder.jsonl"), tmp_path,
-           "--report", "is a folder")
+    failed(
+        *convert(*nextgqa(NEXTGQA / "val.csv"), "--out", tmp_path / "folder.jsonl"), tmp_path, "--out", "is a folder"
+    )
+    failed(
+        *convert(*nextgqa(NEXTGQA / "val.csv"), "--out", NEXTGQA / "val.csv" / "o.jsonl"),
+        tmp_path,
+        "--out",
+        "is a file, not a folder",
+    )
+    failed(
+        *convert(*nextgqa(NEXTGQA / "val.csv"), "--report", tmp_path / "folder.jsonl"),
+        tmp_path,
+        "--report",
+        "is a folder",
+    )
     copy = tmp_path / "cg.json"
     copy.write_text((FIXTURES / "cgbench/cgbench_mini.json").read_text())
-    failed(*convert("--from", "cgbench", "--input", copy, "--report", copy), tmp_path,
-           "--report", "is also --input", "would be overwritten")
+    failed(
+        *convert("--from", "cgbench", "--input", copy, "--report", copy),
+        tmp_path,
+        "--report",
+        "is also --input",
+        "would be overwritten",
+    )
     assert json.loads(copy.read_text()) == json.loads((FIXTURES / "cgbench/cgbench_mini.json").read_text())
 
 
@@ -215,11 +244,19 @@ def test_a_jsonl_line_that_is_not_an_object(tmp_path, convert):
     lines = (FIXTURES / "rextime/rextime_val.jsonl").read_text().splitlines()
     path = tmp_path / "val.jsonl"
     path.write_text("\n".join(lines[:2] + ["[1, 2]"] + lines[2:]) + "\n")
-    failed(*convert("--from", "rextime", "--input", path, "--options", FIXTURES / "rextime/rextime_val_release.json"),
-           tmp_path, f"{path}:3:", "a JSON list, expected an object")
+    failed(
+        *convert("--from", "rextime", "--input", path, "--options", FIXTURES / "rextime/rextime_val_release.json"),
+        tmp_path,
+        f"{path}:3:",
+        "a JSON list, expected an object",
+    )
 
 
 def test_rextime_options_file_without_options(tmp_path, convert):
     repo = FIXTURES / "rextime/rextime_val.jsonl"  # the repo's file has no options: a likely mix-up
-    failed(*convert("--from", "rextime", "--input", repo, "--options", repo), tmp_path,
-           "--options", "no row has both 'qid' and 'options'")
+    failed(
+        *convert("--from", "rextime", "--input", repo, "--options", repo),
+        tmp_path,
+        "--options",
+        "no row has both 'qid' and 'options'",
+    )

@@ -15,8 +15,15 @@ from .conftest import CLIP_SECONDS
 
 
 def row(qid, video, *, duration=CLIP_SECONDS, answer="A", spans=((1.0, 2.0),)):
-    return grounding_row(qid=qid, question="Which colour?", options=["red", "blue"], answer=answer, duration=duration,
-                    video=str(video), spans=spans)
+    return grounding_row(
+        qid=qid,
+        question="Which colour?",
+        options=["red", "blue"],
+        answer=answer,
+        duration=duration,
+        video=str(video),
+        spans=spans,
+    )
 
 
 def edit_answer(r, **changes):
@@ -45,9 +52,14 @@ def faulty(tmp_path, clip):
         row("good", good),  # the same qid again
     ]
     expected = {
-        "missing": {"missing_video"}, "truncated": {"undecodable_video"}, "garbage": {"undecodable_video"},
-        "span_past_end": {"duration_mismatch", "span_past_end"}, "not_an_option": {"answer_not_in_options"},
-        "past_row_end": {"span_past_end"}, "two_videos": {"video_placeholders"}, "reversed": {"invalid_span"},
+        "missing": {"missing_video"},
+        "truncated": {"undecodable_video"},
+        "garbage": {"undecodable_video"},
+        "span_past_end": {"duration_mismatch", "span_past_end"},
+        "not_an_option": {"answer_not_in_options"},
+        "past_row_end": {"span_past_end"},
+        "two_videos": {"video_placeholders"},
+        "reversed": {"invalid_span"},
         "good": {"duplicate_qid"},
     }
     path = tmp_path / "rows.jsonl"
@@ -64,11 +76,21 @@ def test_each_fault_is_reported_by_id_and_exit_is_nonzero(faulty, zoomzero, caps
     result = json.loads(report.read_text())
     found = {o["qid"]: {c for c, _ in o["problems"]} for o in result["offending"]}
     assert found == expected
-    assert result["errors"] == {"undecodable_video": 2, "span_past_end": 2, "missing_video": 1, "duration_mismatch": 1,
-                                "answer_not_in_options": 1, "video_placeholders": 1, "invalid_span": 1,
-                                "duplicate_qid": 1}
-    table = {line.split()[0]: int(line.split()[1]) for line in out.splitlines() if line.startswith("  ") and
-             line.split()[0] in result["errors"]}
+    assert result["errors"] == {
+        "undecodable_video": 2,
+        "span_past_end": 2,
+        "missing_video": 1,
+        "duration_mismatch": 1,
+        "answer_not_in_options": 1,
+        "video_placeholders": 1,
+        "invalid_span": 1,
+        "duplicate_qid": 1,
+    }
+    table = {
+        line.split()[0]: int(line.split()[1])
+        for line in out.splitlines()
+        if line.startswith("  ") and line.split()[0] in result["errors"]
+    }
     assert table == result["errors"]
     listed = out.split("offending rows:")[1].splitlines()[1:]
     assert [line.split(":")[0].strip() for line in listed] == [o["qid"] for o in result["offending"]]
@@ -124,6 +146,10 @@ def test_rows_that_are_not_rows(tmp_path):
     assert [p.check for p in check_row({"prompt": "<video>x"}, keys, tol, "f:1").problems] == ["bad_row"]
     info = check_row({"prompt": "<video>x", "videos": "v.mp4", "answer": "not json"}, keys, tol, "f:2")
     assert info.qid == "f:2" and {p.check for p in info.problems} == {"bad_row", "bad_answer"}
-    info = check_row({"prompt": 3, "videos": ["v.mp4"], "answer": {"answer": "A", "options": ["x", "y"],
-                                                                     "duration": -1, "qid": 7}}, keys, tol, "f:3")
+    info = check_row(
+        {"prompt": 3, "videos": ["v.mp4"], "answer": {"answer": "A", "options": ["x", "y"], "duration": -1, "qid": 7}},
+        keys,
+        tol,
+        "f:3",
+    )
     assert info.qid == "7" and {p.check for p in info.problems} == {"video_placeholders", "bad_answer"}

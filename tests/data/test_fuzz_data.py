@@ -18,11 +18,19 @@ from zoomzero_plugin.ground_truth import LETTERS, GroundTruth
 
 from .conftest import FIXTURES
 
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6), st.floats(allow_nan=True, allow_infinity=True),
-                    st.text(max_size=12), st.sampled_from(["A", "(B)", "c.", "12.5", "", "happy"]))
-json_values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=6),
-                                                            st.dictionaries(st.text(max_size=8), inner, max_size=4)),
-                           max_leaves=20)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 10**6),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.sampled_from(["A", "(B)", "c.", "12.5", "", "happy"]),
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=6), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+    max_leaves=20,
+)
 spans = st.lists(st.one_of(st.tuples(st.floats(-5, 200), st.floats(-5, 200)), json_values), max_size=4)
 
 # Each format on its fixture: random edits of a valid item exercise both the success and the skip paths.
@@ -43,8 +51,11 @@ INPUTS = {
     "mcq-table": {"input": ["mcq_table/mcq_table.jsonl"]},
     "longvideobench": {"input": ["longvideobench/lvb_val.json", "longvideobench/lvb_val_flat.jsonl"]},
 }
-COLUMNS = {"mcq-table": parse_columns("video=vid,question=q,options=choices,answer=gt,start=clue.t0,end=clue.t1,"
-                                      "duration=duration")}
+COLUMNS = {
+    "mcq-table": parse_columns(
+        "video=vid,question=q,options=choices,answer=gt,start=clue.t0,end=clue.t1,duration=duration"
+    )
+}
 DELETE = object()
 edits = st.lists(
     st.tuples(
@@ -164,12 +175,22 @@ class _OneItem:
 @settings(max_examples=150, deadline=None)
 @given(
     options=st.lists(st.text(min_size=1, max_size=6), min_size=2, max_size=6),
-    answer=st.integers(0, 7), duration=st.one_of(st.none(), st.floats(allow_nan=True), st.floats(0.1, 500)),
-    raw=spans, extra=st.dictionaries(st.sampled_from(["video", "qid", "type", "prompt", "x"]), scalars, max_size=3),
+    answer=st.integers(0, 7),
+    duration=st.one_of(st.none(), st.floats(allow_nan=True), st.floats(0.1, 500)),
+    raw=spans,
+    extra=st.dictionaries(st.sampled_from(["video", "qid", "type", "prompt", "x"]), scalars, max_size=3),
 )
 def test_pipeline_rows_satisfy_the_contract(options, answer, duration, raw, extra):
-    draft = Draft(qid="q", question="Why?", options=options, answer=LETTERS[min(answer, len(options) - 1)],
-                  videos=("v",), duration=duration, spans=raw, extra=extra)
+    draft = Draft(
+        qid="q",
+        question="Why?",
+        options=options,
+        answer=LETTERS[min(answer, len(options) - 1)],
+        videos=("v",),
+        duration=duration,
+        spans=raw,
+        extra=extra,
+    )
     opts = pipeline.Options(video_roots=(Path("/videos"),), check_videos=False)
     rows, report = pipeline.convert(_OneItem(draft), opts, progress=False)
     assert len(rows) + sum(report.skipped.values()) == 1
@@ -181,8 +202,14 @@ def test_pipeline_rows_satisfy_the_contract(options, answer, duration, raw, extr
 
 
 @settings(max_examples=200, deadline=None)
-@given(row=st.one_of(json_values, st.fixed_dictionaries(
-    {"prompt": json_values, "videos": json_values, "answer": st.one_of(json_values, json_values.map(str))})))
+@given(
+    row=st.one_of(
+        json_values,
+        st.fixed_dictionaries(
+            {"prompt": json_values, "videos": json_values, "answer": st.one_of(json_values, json_values.map(str))}
+        ),
+    )
+)
 def test_check_row_is_total(row):
     info = check_row(row, ("prompt", "videos", "answer"), tolerance("1"), "f:1")
     assert isinstance(info.qid, str) and all(p.check for p in info.problems)

@@ -14,8 +14,25 @@ def test_longvideobench_rows(tmp_path, videos, zoomzero, easyr1_loads):
     fx = FIXTURES / "longvideobench"
     root = videos("videos/crafted_lvb_a.mp4", "crafted_lvb_b.mp4", "videos/crafted_lvb_c.mp4")
     out, rep = tmp_path / "lvb.jsonl", tmp_path / "report.json"
-    assert zoomzero("data", "convert", "--from", "longvideobench", "--input", fx / "lvb_val.json",
-                    "--input", fx / "lvb_val_flat.jsonl", "--video-root", root, "--out", out, "--report", rep) == 0
+    assert (
+        zoomzero(
+            "data",
+            "convert",
+            "--from",
+            "longvideobench",
+            "--input",
+            fx / "lvb_val.json",
+            "--input",
+            fx / "lvb_val_flat.jsonl",
+            "--video-root",
+            root,
+            "--out",
+            out,
+            "--report",
+            rep,
+        )
+        == 0
+    )
     got = truths(out)
     a = got["crafted_lvb_a_0"]
     assert (a["options"], a["answer"], a["duration"]) == (["A pen", "A cup", "A phone", "A book"], "B", 473.5)
@@ -31,9 +48,20 @@ def test_longvideobench_rows(tmp_path, videos, zoomzero, easyr1_loads):
 
 def test_longvideobench_metrics_by_duration_group(tmp_path):
     def row(qid, group, category, answer="A"):
-        return {"prompt": "<video>q", "videos": ["v.mp4"], "answer": json.dumps(
-            {"answer": answer, "options": ["x", "y"], "duration": 10.0, "qid": qid, "duration_group": group,
-             "question_category": category})}
+        return {
+            "prompt": "<video>q",
+            "videos": ["v.mp4"],
+            "answer": json.dumps(
+                {
+                    "answer": answer,
+                    "options": ["x", "y"],
+                    "duration": 10.0,
+                    "qid": qid,
+                    "duration_group": group,
+                    "question_category": category,
+                }
+            ),
+        }
 
     rows = [row("a", 15, "S2O"), row("b", 15, "E3E"), row("c", 600, "S2O"), row("d", 3600, "T2O")]
     predictions = [{"qid": "a", "answer": "A"}, {"qid": "b", "answer": "B"}, {"qid": "c", "answer": "A"}]
@@ -64,7 +92,19 @@ def test_longvideobench_test_split_is_refused_without_labels(tmp_path, videos, z
     ]
     only_test.write_text(json.dumps(items))
     root = videos("videos/crafted_lvb_c.mp4")
-    code = zoomzero("data", "convert", "--from", "longvideobench", "--input", only_test, "--video-root", root,
-                    "--out", tmp_path / "none.jsonl", "--report", tmp_path / "r.json")
+    code = zoomzero(
+        "data",
+        "convert",
+        "--from",
+        "longvideobench",
+        "--input",
+        only_test,
+        "--video-root",
+        root,
+        "--out",
+        tmp_path / "none.jsonl",
+        "--report",
+        tmp_path / "r.json",
+    )
     assert code != 0 and not (tmp_path / "none.jsonl").exists()
     assert load_report(tmp_path / "r.json")["skipped"] == {"no_answer": 1}

@@ -21,23 +21,99 @@ YAMLS = sorted(p for p in (Path(__file__).parents[2] / "yamls").glob("*.yaml") i
 # Zoom-Zero's recipes score with zoomzero:gvqa; VideoZoomer's RL recipes (the multi-turn rollout) are checked below.
 VIDEOZOOMER = [p for p in YAMLS if "reward_function: zoomzero:videozoomer" in p.read_text()]
 ZOOMZERO = [p for p in YAMLS if p not in VIDEOZOOMER]
-ZOOM_KEYS = {"enable", "fps", "max_visual_tokens", "min_frame_pixels", "max_frame_pixels", "max_new_tokens", "no_spans",
-             "uniform_frames", "prompt"}
+ZOOM_KEYS = {
+    "enable",
+    "fps",
+    "max_visual_tokens",
+    "min_frame_pixels",
+    "max_frame_pixels",
+    "max_new_tokens",
+    "no_spans",
+    "uniform_frames",
+    "prompt",
+}
 TABLE5 = ("table5_grpo", "table5_zoom", "table5_tokenadv")
 # Keys whose meaning is plain from the name and EasyR1's docs; every other key line carries a comment.
-OBVIOUS = {"data", "algorithm", "worker", "actor", "model", "optim", "fsdp", "offload", "rollout", "ref", "reward",
-           "trainer", "prompt_key", "answer_key", "video_key", "image_dir", "mini_rollout_batch_size",
-           "override_chat_template", "shuffle", "seed", "gamma", "lam", "disable_kl", "kl_penalty", "kl_coef",
-           "online_filtering", "hybrid_engine", "strategy", "max_grad_norm", "clip_ratio_low", "clip_ratio_high",
-           "loss_avg_mode", "ppo_epochs", "padding_free", "dynamic_batching", "ulysses_size", "use_torch_compile",
-           "tokenizer_path", "enable_gradient_checkpointing", "trust_remote_code", "lr", "weight_decay",
-           "lr_warmup_ratio", "enable_full_shard", "enable_rank0_init", "offload_optimizer", "name", "temperature",
-           "top_p", "limit_images", "enforce_eager", "enable_chunked_prefill", "tensor_parallel_size", "n",
-           "val_override_config", "reward_type", "reward_function_kwargs", "components", "weights", "tokenadv",
-           "skip_special_tokens", "num_cpus", "max_steps", "project_name", "experiment_name", "nnodes",
-           "n_gpus_per_node", "val_only", "save_limit", "save_model_only", "load_checkpoint_path",
-           "val_generations_to_log", "filter_overlong_prompts_workers", "offload_params", "gpu_memory_utilization",
-           "micro_batch_size_per_device_for_experience", "use_kl_loss", "enable_cpu_offload"}
+OBVIOUS = {
+    "data",
+    "algorithm",
+    "worker",
+    "actor",
+    "model",
+    "optim",
+    "fsdp",
+    "offload",
+    "rollout",
+    "ref",
+    "reward",
+    "trainer",
+    "prompt_key",
+    "answer_key",
+    "video_key",
+    "image_dir",
+    "mini_rollout_batch_size",
+    "override_chat_template",
+    "shuffle",
+    "seed",
+    "gamma",
+    "lam",
+    "disable_kl",
+    "kl_penalty",
+    "kl_coef",
+    "online_filtering",
+    "hybrid_engine",
+    "strategy",
+    "max_grad_norm",
+    "clip_ratio_low",
+    "clip_ratio_high",
+    "loss_avg_mode",
+    "ppo_epochs",
+    "padding_free",
+    "dynamic_batching",
+    "ulysses_size",
+    "use_torch_compile",
+    "tokenizer_path",
+    "enable_gradient_checkpointing",
+    "trust_remote_code",
+    "lr",
+    "weight_decay",
+    "lr_warmup_ratio",
+    "enable_full_shard",
+    "enable_rank0_init",
+    "offload_optimizer",
+    "name",
+    "temperature",
+    "top_p",
+    "limit_images",
+    "enforce_eager",
+    "enable_chunked_prefill",
+    "tensor_parallel_size",
+    "n",
+    "val_override_config",
+    "reward_type",
+    "reward_function_kwargs",
+    "components",
+    "weights",
+    "tokenadv",
+    "skip_special_tokens",
+    "num_cpus",
+    "max_steps",
+    "project_name",
+    "experiment_name",
+    "nnodes",
+    "n_gpus_per_node",
+    "val_only",
+    "save_limit",
+    "save_model_only",
+    "load_checkpoint_path",
+    "val_generations_to_log",
+    "filter_overlong_prompts_workers",
+    "offload_params",
+    "gpu_memory_utilization",
+    "micro_batch_size_per_device_for_experience",
+    "use_kl_loss",
+    "enable_cpu_offload",
+}
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +151,12 @@ def test_recipe_is_a_complete_easyr1_config_with_the_shared_names(path, PPOConfi
     assert zoom["prompt"] == "paper" and kwargs["tokenadv"]["std"] == "population"
     assert config.worker.actor.loss_avg_mode == "seq"  # Eq. 2, as the authors' config computes it
     assert ("zoom" in reward.components) == zoom["enable"]
-    budget = ZoomBudget(max_visual_tokens=zoom["max_visual_tokens"], min_frame_pixels=zoom["min_frame_pixels"],
-                        max_frame_pixels=zoom["max_frame_pixels"], fps=zoom["fps"])
+    budget = ZoomBudget(
+        max_visual_tokens=zoom["max_visual_tokens"],
+        min_frame_pixels=zoom["min_frame_pixels"],
+        max_frame_pixels=zoom["max_frame_pixels"],
+        fps=zoom["fps"],
+    )
     # EasyR1's video pitfalls: pixel bounds and fps set deliberately, not left at its image defaults.
     assert config.data.min_pixels == budget.min_frame_pixels and config.data.video_fps == budget.fps
     assert config.data.max_pixels <= 768 * 28 * 28 and config.data.min_pixels < 262144
@@ -116,7 +196,11 @@ def test_paper_numbers(PPOConfig):
             768 * 28 * 28,
         )
         assert (zoom["max_visual_tokens"], zoom["fps"], zoom["min_frame_pixels"], zoom["max_frame_pixels"]) == (
-            paper.max_visual_tokens, paper.fps, paper.min_frame_pixels, paper.max_frame_pixels)
+            paper.max_visual_tokens,
+            paper.fps,
+            paper.min_frame_pixels,
+            paper.max_frame_pixels,
+        )
         assert (c.data.video_fps, c.data.min_pixels, c.data.max_pixels) == (
             paper.fps,
             paper.min_frame_pixels,
@@ -137,8 +221,15 @@ def test_paper_numbers(PPOConfig):
     assert by_name["eval"].trainer.val_only and by_name["eval"].trainer.val_before_train
     # Stage II and the default recipe differ from stage I only in data, model, names and checkpoints.
     flat = {n: _flatten(asdict(c)) for n, c in by_name.items()}
-    allowed = {"data.train_files", "data.val_files", "worker.actor.model.model_path", "trainer.experiment_name",
-               "trainer.save_checkpoint_path", "worker.rollout.prompt_length", "worker.rollout.response_length"}
+    allowed = {
+        "data.train_files",
+        "data.val_files",
+        "worker.actor.model.model_path",
+        "trainer.experiment_name",
+        "trainer.save_checkpoint_path",
+        "worker.rollout.prompt_length",
+        "worker.rollout.response_length",
+    }
     for name in ("stage2", "zoomzero"):
         assert {k for k in flat["stage1"] if flat["stage1"][k] != flat[name][k]} <= allowed, name
 
@@ -228,15 +319,32 @@ def test_recipe_data_settings_load_rows_in_easyr1(path, PPOConfig, tiny_model_di
             )
         ],
     )
-    config = load(path, PPOConfig, f"data.train_files={folder}", f"data.val_files={folder}",
-                  f"worker.actor.model.model_path={tiny_model_dir}", "data.filter_overlong_prompts_workers=1")
+    config = load(
+        path,
+        PPOConfig,
+        f"data.train_files={folder}",
+        f"data.val_files={folder}",
+        f"worker.actor.model.model_path={tiny_model_dir}",
+        "data.filter_overlong_prompts_workers=1",
+    )
     config.deep_post_init()
     d = config.data
     dataset = RLHFDataset(
-        data_path=d.train_files, tokenizer=tiny_processor.tokenizer, processor=tiny_processor, prompt_key=d.prompt_key,
-        answer_key=d.answer_key, image_key=d.image_key, video_key=d.video_key, image_dir=d.image_dir,
-        video_fps=d.video_fps, max_prompt_length=d.max_prompt_length, truncation="right", format_prompt=d.format_prompt,
-        min_pixels=d.min_pixels, max_pixels=d.max_pixels, filter_overlong_prompts=d.filter_overlong_prompts,
+        data_path=d.train_files,
+        tokenizer=tiny_processor.tokenizer,
+        processor=tiny_processor,
+        prompt_key=d.prompt_key,
+        answer_key=d.answer_key,
+        image_key=d.image_key,
+        video_key=d.video_key,
+        image_dir=d.image_dir,
+        video_fps=d.video_fps,
+        max_prompt_length=d.max_prompt_length,
+        truncation="right",
+        format_prompt=d.format_prompt,
+        min_pixels=d.min_pixels,
+        max_pixels=d.max_pixels,
+        filter_overlong_prompts=d.filter_overlong_prompts,
         filter_overlong_prompts_workers=d.filter_overlong_prompts_workers,
     )
     assert len(dataset) == 2
@@ -308,16 +416,30 @@ def test_the_qwen3_vl_videozoomer_recipes_are_the_authors_in_32_px_tokens(PPOCon
     assert (agent["max_frame_pixels"], agent["min_frame_pixels"], agent["clip_as"]) == (131072, 32768, "images")
     flat = {n: _flatten(asdict(c)) for n, c in (("base", base), ("qwen3", qwen3))}
     changed = {k for k in flat["base"] if flat["base"][k] != flat["qwen3"].get(k)}
-    assert changed == {"worker.actor.model.model_path", "trainer.experiment_name",
-                       "worker.reward.reward_function_kwargs"}, changed
+    assert changed == {
+        "worker.actor.model.model_path",
+        "trainer.experiment_name",
+        "worker.reward.reward_function_kwargs",
+    }, changed
     base_agent = base.worker.reward.reward_function_kwargs["agent"]
     assert {k for k in {*agent, *base_agent} if agent.get(k) != base_agent.get(k)} == {
-        "max_frame_pixels", "min_frame_pixels", "clip_as"}  # clip_as: written out, the default
+        "max_frame_pixels",
+        "min_frame_pixels",
+        "clip_as",
+    }  # clip_as: written out, the default
     sft = {n: yaml.safe_load((root / f"{n}.yaml").read_text()) for n in ("videozoomer_sft", "videozoomer_sft_qwen3vl")}
     assert (sft["videozoomer_sft"]["image_max_pixels"], sft["videozoomer_sft_qwen3vl"]["image_max_pixels"]) == (
-        128 * 28 * 28, 128 * 32 * 32)
+        128 * 28 * 28,
+        128 * 32 * 32,
+    )
     assert sft["videozoomer_sft_qwen3vl"]["template"] == "qwen3_vl"
     assert "Qwen3-VL" in sft["videozoomer_sft_qwen3vl"]["model_name_or_path"]
     different = {k for k in sft["videozoomer_sft"] if sft["videozoomer_sft"][k] != sft["videozoomer_sft_qwen3vl"][k]}
-    assert different == {"model_name_or_path", "image_max_pixels", "video_max_pixels", "template", "dataset_dir",
-                         "output_dir"}
+    assert different == {
+        "model_name_or_path",
+        "image_max_pixels",
+        "video_max_pixels",
+        "template",
+        "dataset_dir",
+        "output_dir",
+    }

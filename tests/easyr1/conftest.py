@@ -36,6 +36,7 @@ def subprocess_env(
         env["PYTHONPATH"] = os.pathsep.join(paths)
     return {**env, **extra}
 
+
 # Evidence windows stay clear of these spans; the guide uses them as "wrong" predictions.
 RECIPE = """\
 data:
@@ -195,8 +196,13 @@ def ray_cluster(easyr1_host):
         p for p in (shims, saved["PYTHONPATH"]) if p
     )  # not the repo: workers must find it installed
     with agent_port(free_port()):
-        context = ray.init(num_cpus=4, include_dashboard=True, dashboard_port=free_port(), log_to_driver=False,
-                           runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+        context = ray.init(
+            num_cpus=4,
+            include_dashboard=True,
+            dashboard_port=free_port(),
+            log_to_driver=False,
+            runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}},
+        )
     yield f"http://{context.dashboard_url}"
     ray.shutdown()
     for key, value in saved.items():

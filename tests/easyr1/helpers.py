@@ -22,10 +22,18 @@ def rlhf_dataset(config, tokenizer, processor, **overrides):
 
     data = config.data
     kwargs = dict(
-        data_path=data.train_files, tokenizer=tokenizer, processor=processor, prompt_key=data.prompt_key,
-        answer_key=data.answer_key, video_key=data.video_key, video_fps=data.video_fps,
-        max_prompt_length=data.max_prompt_length, truncation="right", min_pixels=data.min_pixels,
-        max_pixels=data.max_pixels, filter_overlong_prompts=False,
+        data_path=data.train_files,
+        tokenizer=tokenizer,
+        processor=processor,
+        prompt_key=data.prompt_key,
+        answer_key=data.answer_key,
+        video_key=data.video_key,
+        video_fps=data.video_fps,
+        max_prompt_length=data.max_prompt_length,
+        truncation="right",
+        min_pixels=data.min_pixels,
+        max_pixels=data.max_pixels,
+        filter_overlong_prompts=False,
     )
     return RLHFDataset(**{**kwargs, **overrides})
 
@@ -53,8 +61,14 @@ def evidence_rows(root, questions, duration):
 
     out = []
     for i, (question, options, letter) in enumerate(questions):
-        video = write_video(root / f"v{i}.mp4", duration=duration, fps=4, width=112, height=84,
-                            evidence=[Evidence(5.0, 8.0, options[ord(letter) - 65])])
+        video = write_video(
+            root / f"v{i}.mp4",
+            duration=duration,
+            fps=4,
+            width=112,
+            height=84,
+            evidence=[Evidence(5.0, 8.0, options[ord(letter) - 65])],
+        )
         truth = GroundTruth(letter, options, ((5.0, 8.0),), duration, f"q{i}", question)
         out.append({"prompt": question_text(question, options), "videos": [str(video)], "answer": truth.to_json()})
     path = root / "rows.jsonl"

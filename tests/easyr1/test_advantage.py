@@ -87,8 +87,13 @@ def make_trainer(config):
     from verl.trainer.ray_trainer import RayPPOTrainer
 
     return RayPPOTrainer(
-        config=config, tokenizer=None, processor=None, train_dataloader=[None], val_dataloader=[None],
-        role_worker_mapping={}, resource_pool_manager=None,
+        config=config,
+        tokenizer=None,
+        processor=None,
+        train_dataloader=[None],
+        val_dataloader=[None],
+        role_worker_mapping={},
+        resource_pool_manager=None,
     )
 
 
@@ -115,8 +120,10 @@ def test_without_the_host_easyr1_rejects_tokenadv_rather_than_training_grpo(ppo_
         ({"worker.reward.reward_function_kwargs.components": ["iou"]}, "no enabled reward component drives the answer"),
         ({"worker.reward.reward_function_kwargs.components": ["format", "iou", "accuracy"]}, "'zoom' is not in"),
         ({"worker.reward.reward_function_kwargs.zoom.max_visual_tokens": 4096}, "do not fit the rollout context"),
-        ({"worker.reward.reward_function_kwargs.zoom.no_spans": "blank"},
-         "no_spans must be one of ('skip', 'uniform')"),
+        (
+            {"worker.reward.reward_function_kwargs.zoom.no_spans": "blank"},
+            "no_spans must be one of ('skip', 'uniform')",
+        ),
         ({"worker.reward.reward_function_kwargs.zoom.fsp": 2}, "unknown option(s) ['fsp']"),
         ({"worker.reward.reward_function_kwargs.tokenadv.eps": 0}, "eps must be > 0"),
         (

@@ -73,8 +73,10 @@ trainer:
 
 DURATION, FPS = 20.0, 4
 ZOOMZERO_INSTRUCTION = "Cite the time spans of your evidence in <glue>. "
-QUESTIONS = [("What colour is the square?", ("red", "green", "blue"), "A", [(6.0, 9.0)]),
-             ("Which colour appears?", ("yellow", "red", "cyan"), "B", [])]
+QUESTIONS = [
+    ("What colour is the square?", ("red", "green", "blue"), "A", [(6.0, 9.0)]),
+    ("Which colour appears?", ("yellow", "red", "cyan"), "B", []),
+]
 
 
 def call(s, e, fps, k):
@@ -121,7 +123,7 @@ class AgentGuide:
         head = "<|im_start|>assistant\n"
         turn = text.count(head) - 1
         if turn > 0:
-            first = text[text.index(head) + len(head):]
+            first = text[text.index(head) + len(head) :]
             k = int(first[len("<think>s")]) if first.startswith("<think>s") else 3
         script = self.scripts[q][k]
         return None if script is None or turn >= len(script) else script[turn]
@@ -169,8 +171,15 @@ def make_trainer(config, reward_actor, tokenizer, processor, model):
     dataset = rlhf_dataset(config, tokenizer, processor)
     loader = StatefulDataLoader(dataset, batch_size=2, num_workers=0, collate_fn=collate_fn, drop_last=True)
     trainer = RayPPOTrainer(
-        config=config, tokenizer=tokenizer, processor=processor, train_dataloader=loader, val_dataloader=loader,
-        role_worker_mapping={}, resource_pool_manager=None, reward_fn=reward_actor, val_reward_fn=reward_actor,
+        config=config,
+        tokenizer=tokenizer,
+        processor=processor,
+        train_dataloader=loader,
+        val_dataloader=loader,
+        role_worker_mapping={},
+        resource_pool_manager=None,
+        reward_fn=reward_actor,
+        val_reward_fn=reward_actor,
     )
     engine = TinyEngine(model, processor, AgentGuide())
     trainer.actor_rollout_ref_wg = TinyRolloutWorkerGroup(config, tokenizer, engine, world_size=2)
@@ -194,15 +203,22 @@ def actor_log_probs(batch, model, processor, position_ids=None):
     from verl.workers.actor.dp_actor import DataParallelPPOActor
     from verl.workers.fsdp_workers import FSDPWorker
 
-    data = batch.select(batch_keys=["input_ids", "attention_mask", "position_ids", "responses"],
-                        non_tensor_batch_keys=["multi_modal_data", "media_uid", "uid"], deepcopy=False)
+    data = batch.select(
+        batch_keys=["input_ids", "attention_mask", "position_ids", "responses"],
+        non_tensor_batch_keys=["multi_modal_data", "media_uid", "uid"],
+        deepcopy=False,
+    )
     if position_ids is not None:
         data.batch["position_ids"] = position_ids
     data.meta_info = {**batch.meta_info, "temperature": 1.0}
     worker = SimpleNamespace(_cache={}, processor=processor)
     FSDPWorker._process_multi_modal_inputs(worker, data)
-    config = ActorConfig(padding_free=False, dynamic_batching=False, use_torch_compile=False,
-                         micro_batch_size_per_device_for_experience=4)
+    config = ActorConfig(
+        padding_free=False,
+        dynamic_batching=False,
+        use_torch_compile=False,
+        micro_batch_size_per_device_for_experience=4,
+    )
     return DataParallelPPOActor(config, model).compute_log_prob(data), data
 
 
@@ -240,13 +256,14 @@ def test_one_engine_call_per_round(step):
     # Rank 1: round 0, then samples 0, 1, 2, then sample 0 alone for rounds 2, 3 and 4 (its last-round call).
     assert engine.generations == [1, 2, 1, 1, 1, 3, 1, 1, 1]
     assert [c["sampling"].n for c in engine.calls] == [4, 1, 1, 1, 1, 4, 1, 1, 1, 1, 1, 1]
-    assert all(c["sampling"].stop == ["</video_zoom>"] and c["sampling"].include_stop_str_in_output
-               for c in engine.calls)
+    assert all(
+        c["sampling"].stop == ["</video_zoom>"] and c["sampling"].include_stop_str_in_output for c in engine.calls
+    )
 
 
 def test_observations_are_in_the_sequence_but_out_of_the_loss(step, easyr1_tokenizer):
     batch = step.batch
-    mask, attention = batch.batch["response_mask"], batch.batch["attention_mask"][:, -mask_width(batch):]
+    mask, attention = batch.batch["response_mask"], batch.batch["attention_mask"][:, -mask_width(batch) :]
     image = easyr1_tokenizer.convert_tokens_to_ids("<|image_pad|>")
     responses = batch.batch["responses"]
     for i, (q, k) in enumerate(groups(batch)):
@@ -331,7 +348,7 @@ def test_rewards_score_the_whole_exchange_on_its_last_sampled_token(step):
     assert comp["grounding"][2] == pytest.approx(1 / 8)  # [5, 7] ∪ [10, 14] vs [6, 9]: 1 s / (6 + 3 − 1) s
     assert comp["grounding"][5] == 1.0, "question 1 has no spans: grounding is the tool term"
     scores = batch.batch["token_level_scores"]
-    attention = batch.batch["attention_mask"][:, -mask_width(batch):]
+    attention = batch.batch["attention_mask"][:, -mask_width(batch) :]
     last = attention.sum(-1) - 1
     assert scores.sum(-1).tolist()[:3] == pytest.approx([1.0, 1.0, 0.0])
     assert all(scores[i, int(last[i])] == scores[i].sum() for i in range(len(batch)))
@@ -363,11 +380,11 @@ def test_grpo_as_shipped_gives_each_trajectory_its_group_advantage_on_its_sample
     batch.batch["token_level_rewards"] = batch.batch["token_level_scores"]
     adv = ray_trainer.compute_advantage(batch, adv_estimator="grpo", gamma=1.0, lam=1.0).batch["advantages"]
     mask = batch.batch["response_mask"].bool()
-    attention = batch.batch["attention_mask"][:, -mask_width(batch):].bool()
+    attention = batch.batch["attention_mask"][:, -mask_width(batch) :].bool()
     assert (attention & ~mask).any(), "some trajectories hold observations"
     scores = batch.batch["token_level_scores"].sum(-1).tolist()
     for q in range(len(batch) // 4):
-        group = scores[4 * q: 4 * q + 4]
+        group = scores[4 * q : 4 * q + 4]
         mean = sum(group) / 4
         std = (sum((x - mean) ** 2 for x in group) / 3) ** 0.5
         for i in range(4 * q, 4 * q + 4):
@@ -417,14 +434,18 @@ def truncated(agent_recipe, agent_rows, easyr1_tokenizer, easyr1_processor, tiny
     video = json.loads(agent_rows.read_text().splitlines()[0])["videos"][0]
     total = expected_budget(easyr1_tokenizer, video)
     config = load(agent_recipe)
-    loader = StatefulDataLoader(rlhf_dataset(config, easyr1_tokenizer, easyr1_processor), batch_size=2,
-                                collate_fn=collate_fn)
+    loader = StatefulDataLoader(
+        rlhf_dataset(config, easyr1_tokenizer, easyr1_processor), batch_size=2, collate_fn=collate_fn
+    )
     mark_row_fields([loader], ROLLOUT.row_fields)  # what the trainer's __init__ does for the rollout
-    batch = DataProto.from_single_dict(next(iter(loader)),
-                                       meta_info={"min_pixels": 3136, "max_pixels": 12544, "video_fps": 0.5})
-    gen = batch.pop(batch_keys=["input_ids", "attention_mask", "position_ids"],
-                    non_tensor_batch_keys=["raw_prompt_ids", "multi_modal_data"],
-                    meta_info_keys=["min_pixels", "max_pixels", "video_fps"])
+    batch = DataProto.from_single_dict(
+        next(iter(loader)), meta_info={"min_pixels": 3136, "max_pixels": 12544, "video_fps": 0.5}
+    )
+    gen = batch.pop(
+        batch_keys=["input_ids", "attention_mask", "position_ids"],
+        non_tensor_batch_keys=["raw_prompt_ids", "multi_modal_data"],
+        meta_info_keys=["min_pixels", "max_pixels", "video_fps"],
+    )
     engine = TinyEngine(tiny_model, easyr1_processor, AgentGuide())
     options = AgentOptions.from_kwargs(
         {"agent": {"max_new_tokens": 160, "max_response_tokens": total, "sampling_logprobs": True}}
@@ -437,7 +458,7 @@ def test_a_response_over_budget_is_cut_at_a_turn_boundary(truncated, easyr1_toke
     batch, total = truncated.batch, truncated.total
     stats = batch.non_tensor_batch["agent_stats"]
     mask = batch.batch["response_mask"]
-    extent = batch.batch["attention_mask"][:, -mask.size(-1):].sum(-1)
+    extent = batch.batch["attention_mask"][:, -mask.size(-1) :].sum(-1)
     assert (extent <= total).all()
     s = stats[2]  # question 0, sample 2: its first clip fits, its second observation (an error) does not
     assert (s["calls"], s["turns"], s["end"], s["truncated"]) == (1, 2, "total_tokens", True)
@@ -454,8 +475,9 @@ def test_a_response_over_budget_is_cut_at_a_turn_boundary(truncated, easyr1_toke
 
 
 @pytest.mark.parametrize("spare, appended", [(0, False), (1, True)])
-def test_an_observation_is_appended_only_with_room_for_one_more_token(spare, appended, agent_rows, easyr1_tokenizer,
-                                                                      easyr1_processor):
+def test_an_observation_is_appended_only_with_room_for_one_more_token(
+    spare, appended, agent_rows, easyr1_tokenizer, easyr1_processor
+):
     """The rule at its threshold: after a call turn of T tokens and an observation of O tokens, a budget of
     T + O leaves no room for a sampled token (the observation is not appended, the trajectory ends at
     max_response_tokens); T + O + 1 leaves exactly one (it is appended, and the next turn may generate 1 token)."""
@@ -468,8 +490,9 @@ def test_an_observation_is_appended_only_with_room_for_one_more_token(spare, app
     total = expected_turn_and_observation(easyr1_tokenizer, row["videos"][0], turn, frame_tokens=12) + spare
     section = {"prompt": "train", "max_new_tokens": 160, "max_response_tokens": total}
     options = AgentOptions.from_kwargs({"agent": section})
-    worker = SimpleNamespace(tokenizer=easyr1_tokenizer, processor=easyr1_processor, prompt_length=2048,
-                             response_length=total)
+    worker = SimpleNamespace(
+        tokenizer=easyr1_tokenizer, processor=easyr1_processor, prompt_length=2048, response_length=total
+    )
     rollout = AgentRollout(worker, options)
     media = {"videos": row["videos"], ROW_FIELDS_KEY: {"ground_truth": row["answer"]}}
     (sample,) = rollout.start([], media, 1)
@@ -515,10 +538,12 @@ def rollout_of(agent_rows, tokenizer, processor, turn_tokens, total_tokens, resp
     from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
 
     row = json.loads(agent_rows.read_text().splitlines()[0])
-    options = AgentOptions.from_kwargs({"agent": {"prompt": "train", "turn_tokens": turn_tokens,
-                                                  "total_tokens": total_tokens}})
-    worker = SimpleNamespace(tokenizer=tokenizer, processor=processor, prompt_length=2048,
-                             response_length=response_length or total_tokens)
+    options = AgentOptions.from_kwargs(
+        {"agent": {"prompt": "train", "turn_tokens": turn_tokens, "total_tokens": total_tokens}}
+    )
+    worker = SimpleNamespace(
+        tokenizer=tokenizer, processor=processor, prompt_length=2048, response_length=response_length or total_tokens
+    )
     rollout = AgentRollout(worker, options)
     (sample,) = rollout.start([], {"videos": row["videos"], ROW_FIELDS_KEY: {"ground_truth": row["answer"]}}, 1)
     return rollout, sample
@@ -529,11 +554,14 @@ def test_the_response_width_bounds_the_total_budget(agent_rows, easyr1_tokenizer
     assert rollout.limit(sample) == 500  # data.max_response_length below total_tokens
 
 
-@pytest.mark.parametrize("room, cut, end, calls", [
-    ("exact", False, "total_tokens", 1),  # a whole call of exactly the tokens left: it runs (no room after it)
-    ("short", True, "total_tokens", 0),  # cut by the total budget (left == turn_tokens): it ends there
-    ("turn", False, "no_answer", 0),  # cut by turn_tokens with total to spare: read as it stands
-])
+@pytest.mark.parametrize(
+    "room, cut, end, calls",
+    [
+        ("exact", False, "total_tokens", 1),  # a whole call of exactly the tokens left: it runs (no room after it)
+        ("short", True, "total_tokens", 0),  # cut by the total budget (left == turn_tokens): it ends there
+        ("turn", False, "no_answer", 0),  # cut by turn_tokens with total to spare: read as it stands
+    ],
+)
 def test_a_turn_at_the_last_of_the_budget(room, cut, end, calls, agent_rows, easyr1_tokenizer, easyr1_processor):
     """A call turn of T tokens: with T left and T a turn, the whole call came back (it ends with </video_zoom>),
     not a cut one; T - 3 tokens of it with T - 3 left is cut by the total budget; T - 3 with a turn budget of
@@ -576,21 +604,24 @@ def test_a_prompt_must_show_exactly_one_video():
             question_of(f"<|im_start|>user\n{shown}Which?<|im_end|>")
 
 
-def test_a_first_prompt_of_exactly_max_prompt_length_is_accepted(agent_rows, easyr1_tokenizer, easyr1_processor,
-                                                                 monkeypatch):
+def test_a_first_prompt_of_exactly_max_prompt_length_is_accepted(
+    agent_rows, easyr1_tokenizer, easyr1_processor, monkeypatch
+):
     from zoomzero_plugin.hosts.easyr1.zoomzero import agent_rollout
     from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
 
     row = json.loads(agent_rows.read_text().splitlines()[0])
     options = AgentOptions.from_kwargs({"agent": {"prompt": "train"}})
     text = agent_rollout.user_text(row["answer"], lambda: row["prompt"])
-    tokens = agent_rollout.measure_first_prompt(easyr1_tokenizer, easyr1_processor, row["videos"][0], text,
-                                                options).tokens
+    tokens = agent_rollout.measure_first_prompt(
+        easyr1_tokenizer, easyr1_processor, row["videos"][0], text, options
+    ).tokens
     monkeypatch.setattr(agent_rollout, "local_processor", lambda config: (easyr1_tokenizer, easyr1_processor))
 
     def config(limit):
-        data = SimpleNamespace(prompt_key="prompt", video_key="videos", answer_key="answer", max_prompt_length=limit,
-                               image_dir=None)
+        data = SimpleNamespace(
+            prompt_key="prompt", video_key="videos", answer_key="answer", max_prompt_length=limit, image_dir=None
+        )
         reward = SimpleNamespace(reward_function_kwargs={"agent": {"prompt": "train"}})
         return SimpleNamespace(data=data, worker=SimpleNamespace(reward=reward))
 

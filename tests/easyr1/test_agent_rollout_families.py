@@ -25,12 +25,16 @@ from .helpers import evidence_rows
 from .test_agent_rollout import RECIPE, AgentGuide, actor_log_probs, answer, call, load
 from .tiny_rollout import TinyEngine, TinyRolloutWorkerGroup
 
-QUESTIONS = [("What colour is the square?", ("red", "green", "blue"), "A"),
-             ("Which colour appears?", ("yellow", "red", "cyan"), "B")]
+QUESTIONS = [
+    ("What colour is the square?", ("red", "green", "blue"), "A"),
+    ("Which colour appears?", ("yellow", "red", "cyan"), "B"),
+]
 # per question, per sample: scripted turns (a 1-frame call shows a clip of one frame, padded to a temporal patch).
 # [2, 6] at 1.25 fps: frames linspace(8, 24, 5) = 8, 12, …, 24; [3, 5] at 2.5 fps: 12, 14, …, 20; [10, 11] at 1: 40
-SCRIPTS = [[[answer("A", 0)], [call(2, 6, 1.25, 1), answer("A", 1)]],
-           [[call(3, 5, 2.5, 0), call(10, 11, 1, 0), answer("C", 0)], [answer("B", 1)]]]
+SCRIPTS = [
+    [[answer("A", 0)], [call(2, 6, 1.25, 1), answer("A", 1)]],
+    [[call(3, 5, 2.5, 0), call(10, 11, 1, 0), answer("C", 0)], [answer("B", 1)]],
+]
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +64,8 @@ def generate(config, rows, tokenizer, processor, model):
     batch = DataProto.from_dict(
         tensors={"input_ids": shape, "attention_mask": torch.ones_like(shape), "position_ids": shape.clone()},
         non_tensors={"raw_prompt_ids": raw, "multi_modal_data": media},
-        meta_info={"min_pixels": 3136, "max_pixels": 12544, "video_fps": 0.5})
+        meta_info={"min_pixels": 3136, "max_pixels": 12544, "video_fps": 0.5},
+    )
     engine = TinyEngine(model, processor, AgentGuide(QUESTIONS, SCRIPTS))
     group = RoutedWorkerGroup(TinyRolloutWorkerGroup(config, tokenizer, engine), ROLLOUT, select(config))
     return group.generate_sequences(batch), engine
@@ -86,15 +91,27 @@ def generated(request, rows, tmp_path_factory, easyr1_model_dir, tiny_model, tin
     tokenizer, processor = get_tokenizer(str(model_dir)), get_processor(str(model_dir))
     batch, engine = generate(config, data, tokenizer, processor, model)
     log_probs, actor_data = actor_log_probs(batch, model, processor)
-    return SimpleNamespace(batch=batch, engine=engine, model=model, processor=processor, tokenizer=tokenizer,
-                           clip_as=clip_as, family=family, log_probs=log_probs,
-                           inputs=actor_data.non_tensor_batch["multi_modal_inputs"])
+    return SimpleNamespace(
+        batch=batch,
+        engine=engine,
+        model=model,
+        processor=processor,
+        tokenizer=tokenizer,
+        clip_as=clip_as,
+        family=family,
+        log_probs=log_probs,
+        inputs=actor_data.non_tensor_batch["multi_modal_inputs"],
+    )
 
 
 def test_every_trajectory_follows_its_script(generated):
     stats = list(generated.batch.non_tensor_batch["agent_stats"])
     assert [(s["calls"], s["clip_frames"], s["end"]) for s in stats] == [
-        (0, 0, "answer"), (1, 5, "answer"), (2, 6, "answer"), (0, 0, "answer")]
+        (0, 0, "answer"),
+        (1, 5, "answer"),
+        (2, 6, "answer"),
+        (0, 0, "answer"),
+    ]
     videos = [s["videos"] for s in stats]
     assert videos == ([0, 1, 2, 0] if generated.clip_as == "video" else [0, 0, 0, 0])
 
@@ -131,8 +148,11 @@ def test_positions_equal_transformers_get_rope_index(generated):
     each clip's seconds per temporal patch, 2 / its own rate)."""
     batch, inputs = generated.batch, generated.inputs[2]
     mask = batch.batch["attention_mask"][2:3]
-    kwargs = {"image_grid_thw": inputs["image_grid_thw"], "video_grid_thw": inputs.get("video_grid_thw"),
-              "attention_mask": mask}
+    kwargs = {
+        "image_grid_thw": inputs["image_grid_thw"],
+        "video_grid_thw": inputs.get("video_grid_thw"),
+        "attention_mask": mask,
+    }
     if generated.family == "qwen2_5_vl" and "video_grid_thw" in inputs:
         refs = batch.non_tensor_batch["multi_modal_data"][2]["videos"]
         kwargs["second_per_grid_ts"] = torch.tensor([2.0 / r["sample_fps"] for r in refs])

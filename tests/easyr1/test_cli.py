@@ -46,8 +46,13 @@ def test_dry_run_console_script_validates_and_prints_effective_settings(recipe_p
     script = Path(sys.executable).with_name("easyr1")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "zoomzero_plugin.hosts.easyr1.cli"]
     env = subprocess_env(CUDA_VISIBLE_DEVICES="", RAY_ADDRESS="127.0.0.1:1")  # no vLLM stand-in on any path
-    done = subprocess.run([*command, "train", str(recipe_path), "worker.rollout.n=4", "--dry-run"],
-                          capture_output=True, text=True, env=env, timeout=300)
+    done = subprocess.run(
+        [*command, "train", str(recipe_path), "worker.rollout.n=4", "--dry-run"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "zoomzero" in out and "Advantage estimator: tokenadv (plugin)" in out
@@ -116,8 +121,13 @@ def test_train_hands_over_to_easyr1_main_with_the_runtime_env_hook(recipe_path, 
 
     monkeypatch.setattr(vllm_stub, "real_vllm_importable", lambda: True)  # as on a GPU node
     seen = {}
-    monkeypatch.setattr(easyr1_main, "main", lambda: seen.update(
-        argv=list(sys.argv), hook=os.environ.get("RAY_RUNTIME_ENV_HOOK"), seq=os.environ.get("MODEL_SEQ_LEN")))
+    monkeypatch.setattr(
+        easyr1_main,
+        "main",
+        lambda: seen.update(
+            argv=list(sys.argv), hook=os.environ.get("RAY_RUNTIME_ENV_HOOK"), seq=os.environ.get("MODEL_SEQ_LEN")
+        ),
+    )
     monkeypatch.setattr(sys, "argv", ["easyr1"])
     monkeypatch.delenv("RAY_RUNTIME_ENV_HOOK", raising=False)
     monkeypatch.setenv(CHECKED_ENV, "0")

@@ -24,8 +24,9 @@ def test_rollout_worker_decodes_only_the_spans_of_a_clip_spec(evidence_video):
 
     assert rollout.process_video is dataset.process_video is fsdp_workers.process_video  # every holder patched
     plan = plan_zoom([(3.0, 5.0), (8.0, 9.5)], 12.0, BUDGET)  # the red and the blue square
-    spec = make_clip_spec(str(evidence_video), plan.video_elements(str(evidence_video)),
-                          fetch_patch_size(plan.budget.factor))
+    spec = make_clip_spec(
+        str(evidence_video), plan.video_elements(str(evidence_video)), fetch_patch_size(plan.budget.factor)
+    )
     out = rollout._process_multi_modal_data({"videos": [spec]}, 3136, 12544, 1.0)  # EasyR1's own function
     frames = out["video"][0]
     assert frames.shape[0] == plan.frames and frames.shape[-1] * frames.shape[-2] == 224 * 168
@@ -37,8 +38,9 @@ def test_rollout_worker_decodes_only_the_spans_of_a_clip_spec(evidence_video):
 
 def test_clip_spec_metadata_keeps_true_timestamps(evidence_video):
     plan = plan_zoom([(8.0, 9.5), (3.0, 5.0)], 12.0, BUDGET)
-    spec = make_clip_spec(str(evidence_video), plan.video_elements(str(evidence_video)),
-                          fetch_patch_size(plan.budget.factor))
+    spec = make_clip_spec(
+        str(evidence_video), plan.video_elements(str(evidence_video)), fetch_patch_size(plan.budget.factor)
+    )
     (frames, metadata), fps = decode_clip_spec(spec, return_fps=True, return_metadata=True)
     times = [i / metadata["fps"] for i in metadata["frames_indices"]]
     assert len(times) == frames.shape[0] == plan.frames
@@ -82,8 +84,21 @@ def test_uniform_budget_gives_the_requested_frames():
 
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10, 10**7), st.floats(allow_nan=True), st.text(max_size=8))
 SECTION = st.dictionaries(
-    st.sampled_from(["enable", "fps", "max_visual_tokens", "min_frame_pixels", "max_frame_pixels", "max_new_tokens",
-                     "no_spans", "uniform_frames", "eps", "glue_components", "typo"]),
+    st.sampled_from(
+        [
+            "enable",
+            "fps",
+            "max_visual_tokens",
+            "min_frame_pixels",
+            "max_frame_pixels",
+            "max_new_tokens",
+            "no_spans",
+            "uniform_frames",
+            "eps",
+            "glue_components",
+            "typo",
+        ]
+    ),
     st.one_of(SCALARS, st.lists(st.sampled_from(["format", "iou", "zoom", "x"]), max_size=3)),
     max_size=6,
 )

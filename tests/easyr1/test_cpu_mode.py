@@ -109,10 +109,14 @@ def test_logprob_gap_by_hand():
     from verl.protocol import DataProto
 
     mask = torch.tensor([[1, 1, 0], [1, 0, 0]])
-    data = DataProto.from_dict({"response_mask": mask,
-                                "rollout_log_probs": torch.tensor([[-1.0, -2.0, 0.0], [-0.5, 0.0, 0.0]]),
-                                "old_log_probs": torch.tensor([[-1.1, -2.0, -9.0], [-0.2, -7.0, 0.0]])},
-                               meta_info={"temperature": 1.0})
+    data = DataProto.from_dict(
+        {
+            "response_mask": mask,
+            "rollout_log_probs": torch.tensor([[-1.0, -2.0, 0.0], [-0.5, 0.0, 0.0]]),
+            "old_log_probs": torch.tensor([[-1.1, -2.0, -9.0], [-0.2, -7.0, 0.0]]),
+        },
+        meta_info={"temperature": 1.0},
+    )
     gap = logprob_gap(data)  # sampled tokens: |0.1|, |0|, |0.3| -> max 0.3, mean 0.4 / 3; padding ignored
     assert gap["rollout/logprob_gap_max"] == pytest.approx(0.3)
     assert gap["rollout/logprob_gap_mean"] == pytest.approx(0.4 / 3)
@@ -126,7 +130,9 @@ def test_metrics_file_appends_one_line_per_call(tmp_path):
     append(str(path), {"reward/overall": torch.tensor(0.5), "actor/lr": 1e-4}, 1)
     append(str(path), {"val/reward_score": 0.25}, 1)
     assert [json.loads(x) for x in path.read_text().splitlines()] == [
-        {"step": 1, "reward/overall": 0.5, "actor/lr": 1e-4}, {"step": 1, "val/reward_score": 0.25}]
+        {"step": 1, "reward/overall": 0.5, "actor/lr": 1e-4},
+        {"step": 1, "val/reward_score": 0.25},
+    ]
 
 
 def test_first_step_learning_rate():

@@ -34,8 +34,14 @@ def test_rlhf_dataset_loads_benchmark_rows_with_their_videos(
 def test_default_min_pixels_silently_drops_small_videos(ppo_config, easyr1_tokenizer, easyr1_processor):
     """The trap `easyr1 train --dry-run` reports: EasyR1's default min_pixels upsizes frames past the prompt."""
     dataset = rlhf_dataset(
-        ppo_config, easyr1_tokenizer, easyr1_processor, min_pixels=262144, max_pixels=4194304,
-        max_prompt_length=1024, filter_overlong_prompts=True, filter_overlong_prompts_workers=None,
+        ppo_config,
+        easyr1_tokenizer,
+        easyr1_processor,
+        min_pixels=262144,
+        max_pixels=4194304,
+        max_prompt_length=1024,
+        filter_overlong_prompts=True,
+        filter_overlong_prompts_workers=None,
     )
     assert len(dataset) == 0
 

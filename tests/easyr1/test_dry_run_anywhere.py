@@ -68,8 +68,10 @@ def test_an_unsafe_yaml_tag_is_named_and_never_run(recipe_path, tmp_path, capsys
             ["worker.reward.reward_function_kwargs.zoom.fps=fast"],
             "reward_function_kwargs.zoom.fps: 'fast' is not a valid float",
         ),
-        (["worker.reward.reward_function_kwargs.zoom.max_visual_tokens=1e400"],
-         "reward_function_kwargs.zoom.max_visual_tokens"),
+        (
+            ["worker.reward.reward_function_kwargs.zoom.max_visual_tokens=1e400"],
+            "reward_function_kwargs.zoom.max_visual_tokens",
+        ),
         (["data.max_prompt_length=long"], "data.max_prompt_length"),
     ],
 )
@@ -107,8 +109,13 @@ sys.exit(main(sys.argv[1:]))
 
 
 def run_without(module: str, *argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", DRY_RUN_WITHOUT.format(module=module), *argv],
-                          capture_output=True, text=True, env=subprocess_env(), timeout=180)
+    return subprocess.run(
+        [sys.executable, "-c", DRY_RUN_WITHOUT.format(module=module), *argv],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=180,
+    )
 
 
 def test_without_easyr1_the_launcher_says_easyr1_is_not_installed(recipe_path):

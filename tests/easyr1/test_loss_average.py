@@ -62,14 +62,18 @@ def batch(model):
         logits = model(input_ids).logits[:, PROMPT - 1 : -1]
         log_probs = torch.log_softmax(logits, -1).gather(-1, input_ids[:, PROMPT:, None]).squeeze(-1)
     tensors = {
-        "input_ids": input_ids, "attention_mask": attention_mask,
+        "input_ids": input_ids,
+        "attention_mask": attention_mask,
         "position_ids": torch.arange(PROMPT + RESPONSE).expand(n, -1).clone(),
-        "responses": input_ids[:, PROMPT:], "response_mask": response_mask,
-        "old_log_probs": log_probs, "ref_log_probs": log_probs,
+        "responses": input_ids[:, PROMPT:],
+        "response_mask": response_mask,
+        "old_log_probs": log_probs,
+        "ref_log_probs": log_probs,
         "advantages": torch.tensor(ADVANTAGES)[:, None] * response_mask,
     }
-    return DataProto.from_dict(tensors, {"multi_modal_inputs": np.array([{}] * n, dtype=object)},
-                               meta_info={"temperature": 1.0})
+    return DataProto.from_dict(
+        tensors, {"multi_modal_inputs": np.array([{}] * n, dtype=object)}, meta_info={"temperature": 1.0}
+    )
 
 
 def step(mode, wrapped=True, data=None):
@@ -79,8 +83,14 @@ def step(mode, wrapped=True, data=None):
 
     model = TinyLM()
     before = copy.deepcopy(model.state_dict())
-    config = ActorConfig(micro_batch_size_per_device_for_update=1, loss_avg_mode=mode, padding_free=False,
-                         dynamic_batching=False, use_torch_compile=False, max_grad_norm=1e9)
+    config = ActorConfig(
+        micro_batch_size_per_device_for_update=1,
+        loss_avg_mode=mode,
+        padding_free=False,
+        dynamic_batching=False,
+        use_torch_compile=False,
+        max_grad_norm=1e9,
+    )
     config.global_batch_size_per_device = len(LENGTHS)  # one mini-batch of four, four micro-batches of one
     actor = DataParallelPPOActor(config, model, torch.optim.SGD(model.parameters(), lr=1.0))
     update = DataParallelPPOActor.update_policy

@@ -24,11 +24,14 @@ LAYOUT = Layout(image_token_id=IMG, pad_token_id=PAD, prompt_length=6, response_
 def conversations():
     """A: prompt [1, IMG(1x2), 2], response: sampled [3, 4], observation [5, IMG(2x1)], sampled [6].
     B: prompt [7], response: sampled [8] (no images)."""
-    a = Conversation(Piece([1, IMG, 2], False, images=["a0"], grids=[(1, 2)]), [
-        Piece([3, 4], True, logprobs=[-0.5, -0.25]),
-        Piece([5, IMG], False, images=["a1"], grids=[(2, 1)]),
-        Piece([6], True, logprobs=[-1.0]),
-    ])
+    a = Conversation(
+        Piece([1, IMG, 2], False, images=["a0"], grids=[(1, 2)]),
+        [
+            Piece([3, 4], True, logprobs=[-0.5, -0.25]),
+            Piece([5, IMG], False, images=["a1"], grids=[(2, 1)]),
+            Piece([6], True, logprobs=[-1.0]),
+        ],
+    )
     b = Conversation(Piece([7], False), [Piece([8], True, logprobs=[-2.0])])
     return [a, b]
 
@@ -113,8 +116,11 @@ def media_batch(evidence_video, media_uid=True):
     non_tensors = {"uid": np.array(["u", "u"], dtype=object), "multi_modal_data": np.array(data, dtype=object)}
     if media_uid:
         non_tensors["media_uid"] = np.array(["m0", "m1"], dtype=object)
-    return DataProto.from_dict(tensors={"x": torch.zeros(2, 1)}, non_tensors=non_tensors,
-                               meta_info={"min_pixels": 3136, "max_pixels": 12544, "video_fps": 1.0})
+    return DataProto.from_dict(
+        tensors={"x": torch.zeros(2, 1)},
+        non_tensors=non_tensors,
+        meta_info={"min_pixels": 3136, "max_pixels": 12544, "video_fps": 1.0},
+    )
 
 
 def test_each_sample_gets_its_own_media_in_easyr1s_actor_input(evidence_video, easyr1_processor, frame_cache):
@@ -270,8 +276,10 @@ def test_the_reward_manager_scores_a_response_with_holes_over_its_extent(ppo_con
     responses = torch.tensor([row + [tok.pad_token_id] * 3])
     mask = torch.tensor([[1] * len(turn1) + [0] * len(obs) + [1] * len(turn2) + [0] * 3])
     attention = torch.cat([torch.ones(1, 2, dtype=torch.long), (torch.arange(mask.size(1)) < len(row)).long()[None]], 1)
-    data = DataProto.from_dict(tensors={"responses": responses, "response_mask": mask, "attention_mask": attention},
-                               non_tensors={"ground_truth": np.array(["B"], dtype=object)})
+    data = DataProto.from_dict(
+        tensors={"responses": responses, "response_mask": mask, "attention_mask": attention},
+        non_tensors={"ground_truth": np.array(["B"], dtype=object)},
+    )
     scores, _ = Manager(tok).compute_reward(data)
     assert seen[0]["response"] == "<think>a</think><|im_end|>OBSB" and seen[0]["response_length"] == len(row)
     assert scores[0, len(row) - 1] == 1.0 and scores.sum() == 1.0
@@ -338,8 +346,21 @@ def test_segment_encoder_equals_the_tokenizer_on_observation_texts(easyr1_tokeni
 
     from zoomzero_plugin.hosts.easyr1.multiturn import SegmentEncoder
 
-    pieces = st.sampled_from(["<|im_end|>", "<|im_start|>user\n", "<frame0_time1.50s>", "<|vision_start|>",
-                              "<|image_pad|>", "<|vision_end|>", "Error: x", " \n", "<tool_response>", "ü", "<|im"])
+    pieces = st.sampled_from(
+        [
+            "<|im_end|>",
+            "<|im_start|>user\n",
+            "<frame0_time1.50s>",
+            "<|vision_start|>",
+            "<|image_pad|>",
+            "<|vision_end|>",
+            "Error: x",
+            " \n",
+            "<tool_response>",
+            "ü",
+            "<|im",
+        ]
+    )
     encoder = SegmentEncoder(easyr1_tokenizer)
 
     @settings(max_examples=80)
@@ -386,15 +407,21 @@ def reference_rows(conversation, layout):
     p, n = conversation.prompt.tokens, len(ids)
     left, right = layout.prompt_length - p, layout.response_length - (n - p)
     row = [layout.pad_token_id] * left + ids + [layout.pad_token_id] * right
-    positions = [[0] * left + list(range(n)) + [0] * right] + \
-        [[0] * left + [r[a] for r in rope] + [0] * right for a in range(3)]
-    return {"input_ids": row, "attention_mask": [0] * left + [1] * n + [0] * right,
-            "response_mask": [int(s) for s in sampled[p:]] + [0] * right,
-            "rollout_log_probs": logprob[p:] + [0.0] * right, "position_ids": positions}
+    positions = [[0] * left + list(range(n)) + [0] * right] + [
+        [0] * left + [r[a] for r in rope] + [0] * right for a in range(3)
+    ]
+    return {
+        "input_ids": row,
+        "attention_mask": [0] * left + [1] * n + [0] * right,
+        "response_mask": [int(s) for s in sampled[p:]] + [0] * right,
+        "rollout_log_probs": logprob[p:] + [0.0] * right,
+        "position_ids": positions,
+    }
 
 
 def random_conversation(rng, image):
     """A prompt and 0–5 response pieces, sampled or not, with 0–3 images each of random grids."""
+
     def piece(sampled):
         ids = [int(rng.integers(1, 8)) for _ in range(int(rng.integers(0, 6)))]
         grids = []
@@ -431,8 +458,9 @@ def test_assemble_equals_a_token_by_token_reference(seed):
 
 def test_images_and_placeholders_must_match_both_ways():
     with pytest.raises(ValueError, match="1 image placeholders in the ids but 2 images"):
-        assemble([Conversation(Piece([IMG], False, images=["x", "y"], grids=[(1, 1), (1, 1)]), [Piece([1], True)])],
-                 LAYOUT)
+        assemble(
+            [Conversation(Piece([IMG], False, images=["x", "y"], grids=[(1, 1), (1, 1)]), [Piece([1], True)])], LAYOUT
+        )
 
 
 class SizedFrames:

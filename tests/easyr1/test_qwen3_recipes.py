@@ -26,8 +26,10 @@ def _patches_qwen3_vl() -> bool:
 ON_MAIN = _patches_qwen3_vl()
 needs_v032 = pytest.mark.skipif(ON_MAIN, reason="the installed EasyR1 patches qwen3_vl (main): nothing to refuse")
 needs_main = pytest.mark.skipif(
-    not ON_MAIN, reason="needs EasyR1 main (qwen3_vl in verl/models/monkey_patch.py); the installed EasyR1 is v0.3.2: "
-                        "PYTHONPATH=$PWD:/path/to/EasyR1-main runs it (docs/easyr1.md)")
+    not ON_MAIN,
+    reason="needs EasyR1 main (qwen3_vl in verl/models/monkey_patch.py); the installed EasyR1 is v0.3.2: "
+    "PYTHONPATH=$PWD:/path/to/EasyR1-main runs it (docs/easyr1.md)",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -38,15 +40,22 @@ def no_ray(monkeypatch):
 
 
 def _argv(recipe, model, rows, dry_run=True):
-    return ["train", str(REPO / "yamls" / f"{recipe}.yaml"), f"data.train_files={rows}", f"data.val_files={rows}",
-            f"worker.actor.model.model_path={model}", *(["--dry-run"] if dry_run else [])]
+    return [
+        "train",
+        str(REPO / "yamls" / f"{recipe}.yaml"),
+        f"data.train_files={rows}",
+        f"data.val_files={rows}",
+        f"worker.actor.model.model_path={model}",
+        *(["--dry-run"] if dry_run else []),
+    ]
 
 
 @needs_v032
 @pytest.mark.parametrize("dry_run", [True, False], ids=["dry-run", "train"])
 @pytest.mark.parametrize("recipe", QWEN3_RECIPES)
-def test_easyr1_v032_refuses_a_qwen3_vl_recipe_in_one_line_before_anything_starts(recipe, dry_run, tiny_qwen3_dir,
-                                                                                 tmp_path, capsys, monkeypatch):
+def test_easyr1_v032_refuses_a_qwen3_vl_recipe_in_one_line_before_anything_starts(
+    recipe, dry_run, tiny_qwen3_dir, tmp_path, capsys, monkeypatch
+):
     from verl.trainer import main as easyr1_main
 
     monkeypatch.setattr(vllm_stub, "real_vllm_importable", lambda: True)  # as on a GPU node: training may start

@@ -23,10 +23,22 @@ GPU_CHECK = "Total available GPUs 0 is less than total desired GPUs 1"  # EasyR1
 
 
 def launch(recipe, *overrides, stand_in: bool) -> subprocess.CompletedProcess:
-    env = subprocess_env(stand_in, drop=("RAY_ADDRESS",), RAY_RUNTIME_ENV_HOOK=ENV_HOOK, RAY_ADDRESS="local",
-                         OMP_NUM_THREADS="1", CUDA_VISIBLE_DEVICES="")
-    return subprocess.run([sys.executable, "-m", "verl.trainer.main", f"config={recipe}", *overrides],
-                          capture_output=True, text=True, env=env, cwd=recipe.parent, timeout=300)
+    env = subprocess_env(
+        stand_in,
+        drop=("RAY_ADDRESS",),
+        RAY_RUNTIME_ENV_HOOK=ENV_HOOK,
+        RAY_ADDRESS="local",
+        OMP_NUM_THREADS="1",
+        CUDA_VISIBLE_DEVICES="",
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "verl.trainer.main", f"config={recipe}", *overrides],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=recipe.parent,
+        timeout=300,
+    )
 
 
 @pytest.fixture

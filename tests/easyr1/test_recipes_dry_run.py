@@ -16,8 +16,17 @@ RECIPES = sorted(p for p in (REPO / "yamls").glob("*.yaml") if "\nstage:" not in
 
 
 def test_every_recipe_is_covered():
-    assert {p.stem for p in RECIPES} >= {"stage1", "stage2", "zoomzero", "zoomzero_qwen3vl", "small_gpu", "eval",
-                                         "videozoomer", "videozoomer_small_gpu", "videozoomer_qwen3vl"}
+    assert {p.stem for p in RECIPES} >= {
+        "stage1",
+        "stage2",
+        "zoomzero",
+        "zoomzero_qwen3vl",
+        "small_gpu",
+        "eval",
+        "videozoomer",
+        "videozoomer_small_gpu",
+        "videozoomer_qwen3vl",
+    }
 
 
 @pytest.fixture(autouse=True)
@@ -49,8 +58,11 @@ def test_recipe_placeholders_are_reported_clearly(capsys):
 
 @pytest.mark.parametrize("recipe", ["videozoomer", "videozoomer_small_gpu"])
 def test_videozoomer_dry_run_prints_the_rollout_and_its_budgets(recipe, benchmark_rows, easyr1_model_dir, capsys):
-    overrides = [f"data.train_files={benchmark_rows}", f"data.val_files={benchmark_rows}",
-                 f"worker.actor.model.model_path={easyr1_model_dir}"]
+    overrides = [
+        f"data.train_files={benchmark_rows}",
+        f"data.val_files={benchmark_rows}",
+        f"worker.actor.model.model_path={easyr1_model_dir}",
+    ]
     assert main(["train", str(REPO / "yamls" / f"{recipe}.yaml"), *overrides, "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "Rollout: videozoomer (plugin" in out and "agent budgets" in out
@@ -62,17 +74,23 @@ def test_videozoomer_dry_run_prints_the_rollout_and_its_budgets(recipe, benchmar
 OLD_KEYS = {
     "zoomzero": {"max_tokens": "max_visual_tokens"},
     "videozoomer": {
-        "overview_frames": "max_overview_frames", "call_frames": "max_frames_per_call", "calls": "max_calls",
-        "rounds": "max_assistant_turns", "images": "max_images", "turn_tokens": "max_new_tokens",
-        "total_tokens": "max_response_tokens", "frame_max_pixels": "max_frame_pixels",
+        "overview_frames": "max_overview_frames",
+        "call_frames": "max_frames_per_call",
+        "calls": "max_calls",
+        "rounds": "max_assistant_turns",
+        "images": "max_images",
+        "turn_tokens": "max_new_tokens",
+        "total_tokens": "max_response_tokens",
+        "frame_max_pixels": "max_frame_pixels",
         "frame_min_pixels": "min_frame_pixels",
     },
 }
 
 
 @pytest.mark.parametrize("recipe", ["zoomzero", "videozoomer"])
-def test_a_recipe_in_the_old_names_still_dry_runs_and_names_the_new_ones(recipe, benchmark_rows, easyr1_model_dir,
-                                                                         tmp_path, capsys, monkeypatch):
+def test_a_recipe_in_the_old_names_still_dry_runs_and_names_the_new_ones(
+    recipe, benchmark_rows, easyr1_model_dir, tmp_path, capsys, monkeypatch
+):
     from zoomzero_plugin import renames
 
     monkeypatch.setattr(renames, "_said", set())
@@ -82,37 +100,56 @@ def test_a_recipe_in_the_old_names_still_dry_runs_and_names_the_new_ones(recipe,
     assert text.count("        rounds: 5") == (recipe == "videozoomer") and "max_visual_tokens:" not in text
     old_recipe = tmp_path / f"{recipe}.yaml"
     old_recipe.write_text(text)
-    overrides = [f"data.train_files={benchmark_rows}", f"data.val_files={benchmark_rows}",
-                 f"worker.actor.model.model_path={easyr1_model_dir}"]
+    overrides = [
+        f"data.train_files={benchmark_rows}",
+        f"data.val_files={benchmark_rows}",
+        f"worker.actor.model.model_path={easyr1_model_dir}",
+    ]
     assert main(["train", str(old_recipe), *overrides, "--dry-run"]) == 0
     err = capsys.readouterr().err
     kwargs = "worker.reward.reward_function_kwargs"
     if recipe == "videozoomer":
-        assert f"{kwargs}.agent.rounds is deprecated (accepted until the next release): use " \
-               f"{kwargs}.agent.max_assistant_turns" in err
+        assert (
+            f"{kwargs}.agent.rounds is deprecated (accepted until the next release): use "
+            f"{kwargs}.agent.max_assistant_turns" in err
+        )
     else:
-        assert f"{kwargs}.zoom.max_tokens is deprecated (accepted until the next release): use " \
-               f"{kwargs}.zoom.max_visual_tokens" in err
+        assert (
+            f"{kwargs}.zoom.max_tokens is deprecated (accepted until the next release): use "
+            f"{kwargs}.zoom.max_visual_tokens" in err
+        )
         assert f"{kwargs}.zoom.no_spans: zero is deprecated" in err
 
 
 def test_videozoomer_checks_stop_what_cannot_train(benchmark_rows, easyr1_model_dir, capsys):
-    overrides = [f"data.train_files={benchmark_rows}", f"data.val_files={benchmark_rows}",
-                 f"worker.actor.model.model_path={easyr1_model_dir}", "data.max_prompt_length=200",
-                 "worker.reward.reward_function_kwargs.agent.max_response_tokens=40000",
-                 "worker.rollout.limit_images=8",
-                 "worker.reward.reward_function=zoomzero:gvqa", "algorithm.adv_estimator=remax"]
+    overrides = [
+        f"data.train_files={benchmark_rows}",
+        f"data.val_files={benchmark_rows}",
+        f"worker.actor.model.model_path={easyr1_model_dir}",
+        "data.max_prompt_length=200",
+        "worker.reward.reward_function_kwargs.agent.max_response_tokens=40000",
+        "worker.rollout.limit_images=8",
+        "worker.reward.reward_function=zoomzero:gvqa",
+        "algorithm.adv_estimator=remax",
+    ]
     assert main(["train", str(REPO / "yamls" / "videozoomer.yaml"), *overrides, "--dry-run"]) == EXIT_USER
     err = capsys.readouterr().err
-    for expected in ("score it with worker.reward.reward_function: zoomzero:videozoomer", "remax",
-                     "agent.max_response_tokens=40000 exceeds data.max_response_length=32768",
-                     "limit_images=8 is below", ):
+    for expected in (
+        "score it with worker.reward.reward_function: zoomzero:videozoomer",
+        "remax",
+        "agent.max_response_tokens=40000 exceeds data.max_response_length=32768",
+        "limit_images=8 is below",
+    ):
         assert expected in err, err
 
 
 def test_videozoomer_dry_run_measures_the_agents_first_prompt(benchmark_rows, easyr1_model_dir, capsys):
-    overrides = [f"data.train_files={benchmark_rows}", f"data.val_files={benchmark_rows}",
-                 f"worker.actor.model.model_path={easyr1_model_dir}", "data.max_prompt_length=700"]
+    overrides = [
+        f"data.train_files={benchmark_rows}",
+        f"data.val_files={benchmark_rows}",
+        f"worker.actor.model.model_path={easyr1_model_dir}",
+        "data.max_prompt_length=700",
+    ]
     assert main(["train", str(REPO / "yamls" / "videozoomer.yaml"), *overrides, "--dry-run"]) == EXIT_USER
     err = capsys.readouterr().err
     # the 12 s synthetic videos: 6 overview frames (0.5 fps) of 224x168 = 48 tokens each, plus the system prompt
@@ -120,7 +157,11 @@ def test_videozoomer_dry_run_measures_the_agents_first_prompt(benchmark_rows, ea
 
 
 def test_videozoomer_refuses_estimators_that_discount_along_the_mask(benchmark_rows, easyr1_model_dir, capsys):
-    overrides = [f"data.train_files={benchmark_rows}", f"data.val_files={benchmark_rows}",
-                 f"worker.actor.model.model_path={easyr1_model_dir}", "algorithm.adv_estimator=reinforce_plus_plus"]
+    overrides = [
+        f"data.train_files={benchmark_rows}",
+        f"data.val_files={benchmark_rows}",
+        f"worker.actor.model.model_path={easyr1_model_dir}",
+        "algorithm.adv_estimator=reinforce_plus_plus",
+    ]
     assert main(["train", str(REPO / "yamls" / "videozoomer.yaml"), *overrides, "--dry-run"]) == EXIT_USER
     assert "reinforce_plus_plus discounts returns along response_mask" in capsys.readouterr().err

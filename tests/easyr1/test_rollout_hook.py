@@ -82,8 +82,13 @@ def trainer(reward_actor, ppo_config, easyr1_tokenizer, easyr1_processor, tiny_m
     truths = [GroundTruth.parse(r["answer"]) for r in read_rows(benchmark_rows)]
     engine = TinyEngine(tiny_model, easyr1_processor, Guide(truths))
     trainer = RayPPOTrainer(
-        config=ppo_config, tokenizer=easyr1_tokenizer, processor=easyr1_processor, train_dataloader=loader,
-        val_dataloader=val_loader, role_worker_mapping={}, resource_pool_manager=None,
+        config=ppo_config,
+        tokenizer=easyr1_tokenizer,
+        processor=easyr1_processor,
+        train_dataloader=loader,
+        val_dataloader=val_loader,
+        role_worker_mapping={},
+        resource_pool_manager=None,
         reward_fn=reward_actor,
         val_reward_fn=reward_actor,
     )
@@ -224,11 +229,15 @@ def test_a_steps_later_generations_take_the_next_seeds():
             return SimpleNamespace(meta_info=prompts.meta_info)
 
     group = Group()
-    trainer = SimpleNamespace(global_step=2, actor_rollout_ref_wg=group,
-                              config=SimpleNamespace(worker=SimpleNamespace(rollout=SimpleNamespace(seed=5))))
+    trainer = SimpleNamespace(
+        global_step=2,
+        actor_rollout_ref_wg=group,
+        config=SimpleNamespace(worker=SimpleNamespace(rollout=SimpleNamespace(seed=5))),
+    )
     with stepped(trainer):
-        outputs = [trainer.actor_rollout_ref_wg.generate_sequences(SimpleNamespace(meta_info={"n": 2}))
-                   for _ in range(3)]
+        outputs = [
+            trainer.actor_rollout_ref_wg.generate_sequences(SimpleNamespace(meta_info={"n": 2})) for _ in range(3)
+        ]
     assert seen == [2005, 2006, 2007]
     assert [o.meta_info for o in outputs] == [{"n": 2}] * 3, "the seed does not leak into the step's batch"
     assert trainer.actor_rollout_ref_wg is group

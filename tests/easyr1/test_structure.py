@@ -63,7 +63,7 @@ def imports(name: str) -> list[tuple[str, int, bool]]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            found += [(t, node.lineno, id(node) in top) for t, in zip(resolve(name, node))]
+            found += [(t, node.lineno, id(node) in top) for (t,) in zip(resolve(name, node))]
     return found
 
 
@@ -79,7 +79,7 @@ def find_cycle(graph: dict[str, list[str]]) -> list[str] | None:
         stack.append(node)
         for nxt in graph[node]:
             if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
+                return stack[stack.index(nxt) :] + [nxt]
             if nxt not in state and (cycle := visit(nxt)):
                 return cycle
         stack.pop()
@@ -138,8 +138,9 @@ def test_the_generic_host_imports_no_feature_code_and_never_the_wing():
 
 
 def test_host_modules_import_each_other_only_at_the_top():
-    hidden = [(name, target, line) for name in HOST for target, line, at_top in imports(name)
-              if not at_top and target in HOST]
+    hidden = [
+        (name, target, line) for name in HOST for target, line, at_top in imports(name) if not at_top and target in HOST
+    ]
     assert hidden == [], "imports of host modules inside functions hide the graph"
 
 

@@ -19,8 +19,12 @@ RESPONSES = [
     [("<think>c</think><answer>B</answer><|im_end|>", True)],
     [(CALL, True), (OBS, False), ("<think>d</think><answer>A</answer><|im_end|>", True)],
 ]
-COMPONENTS = {"accuracy": [1.0, 0.0, 1.0], "format": [1.0, 1.0, 0.0], "grounding": [0.5, 0.0, 0.25],
-              "tool": [1.0, 0.0, 0.0]}
+COMPONENTS = {
+    "accuracy": [1.0, 0.0, 1.0],
+    "format": [1.0, 1.0, 0.0],
+    "grounding": [0.5, 0.0, 0.25],
+    "tool": [1.0, 0.0, 0.0],
+}
 
 
 def multiturn_batch(tokenizer, responses=RESPONSES):
@@ -60,7 +64,7 @@ def test_calls_learn_from_format_and_grounding_the_rest_from_format_and_accuracy
     prepare(over_turns_trainer(easyr1_tokenizer), data)
     calls, mask = data.batch[GLUE_MASK], data.batch["response_mask"].bool()
     decoded = [easyr1_tokenizer.decode(data.batch["responses"][i][calls[i]].tolist()) for i in range(3)]
-    call = CALL[CALL.index("<video_zoom>"):]
+    call = CALL[CALL.index("<video_zoom>") :]
     # tokens overlapping the call's characters (a token may straddle the tag: here "><")
     assert [d.endswith(call) and len(d) <= len(call) + 2 for d in decoded] == [True, False, True]
     assert decoded[1] == "" and "Do not call" not in decoded[0] + decoded[2], (
@@ -85,13 +89,13 @@ def test_a_turn_is_read_as_the_protocol_reads_it(easyr1_tokenizer):
     """A turn that leaves ``<video_zoom>`` open and then answers is an answer turn (the rollout scores its answer and
     runs no call): none of its tokens learn from the grounding rewards. A turn cut inside its call (no answer) is a
     call that ran out of tokens: its call tokens do. The share logged is over the sampled tokens."""
-    answered = '<think>a</think>look<video_zoom>seen</think><answer>C</answer><|im_end|>'
+    answered = "<think>a</think>look<video_zoom>seen</think><answer>C</answer><|im_end|>"
     cut = '<think>a</think><video_zoom>{"segment": [1, 3], "fps'
     data = multiturn_batch(easyr1_tokenizer, [[(answered, True)], [(cut, True)]])
     share = prepare(over_turns_trainer(easyr1_tokenizer), data)["tokenadv/grounding_token_share"]
     calls = data.batch[GLUE_MASK]
     assert not calls[0].any(), "an answer turn's open <video_zoom> is no call"
-    assert easyr1_tokenizer.decode(data.batch["responses"][1][calls[1]].tolist()).endswith(cut[cut.index("<video"):])
+    assert easyr1_tokenizer.decode(data.batch["responses"][1][calls[1]].tolist()).endswith(cut[cut.index("<video") :])
     assert share == pytest.approx(float(calls[1].sum()) / float(data.batch["response_mask"].sum()))
     assert 0 < share < 1
 

@@ -23,8 +23,12 @@ def test_reward_manager_scores_whole_trajectories(ppo_config, easyr1_tokenizer, 
     from verl.protocol import DataProto
     from verl.workers.reward.config import RewardConfig
 
-    config = RewardConfig(reward_function="zoomzero:videozoomer", reward_function_kwargs={"weights": {"tool": 0.5}},
-                          skip_special_tokens=skip_special_tokens, num_cpus=0)
+    config = RewardConfig(
+        reward_function="zoomzero:videozoomer",
+        reward_function_kwargs={"weights": {"tool": 0.5}},
+        skip_special_tokens=skip_special_tokens,
+        num_cpus=0,
+    )
     config.post_init()  # the plugin seam resolves the name to the installed file
     assert config.reward_function.endswith("videozoomer_reward.py") and config.reward_function_name == "compute_score"
     texts = [trajectory([CALL, ANSWER]), trajectory([ANSWER]), trajectory([CALL, ANSWER.replace("B", "C")])]
@@ -49,11 +53,16 @@ def test_dry_run_refuses_the_ground_truths_the_reward_refuses():
     from zoomzero_plugin.agent.videozoomer_reward import compute_score
     from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import row_problems
 
-    data = SimpleNamespace(video_key="videos", prompt_key="prompt", answer_key="answer", image_dir=None,
-                           max_prompt_length=2048)
-    config = SimpleNamespace(data=data, worker=SimpleNamespace(
-        actor=SimpleNamespace(model=SimpleNamespace(model_path="/no/such/model")),
-        reward=SimpleNamespace(reward_function_kwargs={"agent": {}})))
+    data = SimpleNamespace(
+        video_key="videos", prompt_key="prompt", answer_key="answer", image_dir=None, max_prompt_length=2048
+    )
+    config = SimpleNamespace(
+        data=data,
+        worker=SimpleNamespace(
+            actor=SimpleNamespace(model=SimpleNamespace(model_path="/no/such/model")),
+            reward=SimpleNamespace(reward_function_kwargs={"agent": {}}),
+        ),
+    )
     rows = [{"videos": ["v.mp4"], "prompt": "<video>?", "answer": answer} for answer in ("b", "é", TRUTH.to_json())]
     problems = row_problems(config, rows, "train")
     assert len(problems) == 1 and problems[0].startswith("train row 1: data.answer_key 'answer' holds no answer letter")

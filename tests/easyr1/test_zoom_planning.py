@@ -49,8 +49,14 @@ def test_plan_uses_the_spans_the_reward_sees(hook):
 
 
 def test_no_spans_uniform_gives_a_whole_video_pass(hook):
-    hook.options = ZoomOptions(enable=True, no_spans="uniform", uniform_frames=8, max_visual_tokens=256,
-                               min_frame_pixels=3136, max_frame_pixels=50176)
+    hook.options = ZoomOptions(
+        enable=True,
+        no_spans="uniform",
+        uniform_frames=8,
+        max_visual_tokens=256,
+        min_frame_pixels=3136,
+        max_frame_pixels=50176,
+    )
     requests = hook.plan(TEXTS, truths_json(), MMD)
     assert requests.rows == [0, 1, 2, 3]
     whole = requests.plans[1]
@@ -126,8 +132,16 @@ def test_identical_zoom_requests_are_generated_once_and_shared(hook, easyr1_toke
     from verl.protocol import DataProto
 
     other = GroundTruth(answer="A", options=("red", "green"), spans=(), duration=12.0, qid="c", question="Other?")
-    glue = ["[(3.0, 5.0)]", "[(3.0, 5.0)]", "[(6.0, 8.0)]", "[(3.0, 4.0), (4.0, 5.0)]", "[(6.0, 8.0)]",
-            "[(1.0, 2.0)]", "[(3.0, 5.0)]", "[(1.0, 2.0)]"]
+    glue = [
+        "[(3.0, 5.0)]",
+        "[(3.0, 5.0)]",
+        "[(6.0, 8.0)]",
+        "[(3.0, 4.0), (4.0, 5.0)]",
+        "[(6.0, 8.0)]",
+        "[(1.0, 2.0)]",
+        "[(3.0, 5.0)]",
+        "[(1.0, 2.0)]",
+    ]
     texts = [f"<think>x</think><answer>B</answer><glue>{g}</glue>" for g in glue] + [
         TEXTS[0].replace("(4.0, 6.0)", "(3.0, 5.0)")
     ]
@@ -183,8 +197,9 @@ def test_answers_read_the_answer_tag_the_paper_shows(hook, easyr1_tokenizer):
 
 
 def test_zoom_prompt_style_option(easyr1_tokenizer, easyr1_processor):
-    options = ZoomOptions(enable=True, max_visual_tokens=256, min_frame_pixels=3136, max_frame_pixels=50176,
-                          prompt="concise")
+    options = ZoomOptions(
+        enable=True, max_visual_tokens=256, min_frame_pixels=3136, max_frame_pixels=50176, prompt="concise"
+    )
     concise = ZoomHook(options, easyr1_tokenizer, easyr1_processor, coarse_fps=1.0)
     ids = concise.prompt_ids([TRUTHS[0]])[0]
     text = easyr1_tokenizer.decode(ids)
@@ -219,11 +234,20 @@ def test_plan_and_decode_match_the_straightforward_loop(hook, easyr1_tokenizer, 
     """A random batch of 96 responses (few span sets, so plans repeat; merged-equal sets; spans past the end)."""
     import random
 
-    hook.options = ZoomOptions(enable=True, no_spans=no_spans, uniform_frames=8, max_visual_tokens=256,
-                               min_frame_pixels=3136, max_frame_pixels=50176, fps=2.0)
+    hook.options = ZoomOptions(
+        enable=True,
+        no_spans=no_spans,
+        uniform_frames=8,
+        max_visual_tokens=256,
+        min_frame_pixels=3136,
+        max_frame_pixels=50176,
+        fps=2.0,
+    )
     rng = random.Random(7)
-    truths = [GroundTruth(answer="A", options=("x", "y"), spans=(), duration=d, qid=f"q{k}", question=f"Q{k % 2}?")
-              for k, d in enumerate((12.0, 30.0, 12.0))]
+    truths = [
+        GroundTruth(answer="A", options=("x", "y"), spans=(), duration=d, qid=f"q{k}", question=f"Q{k % 2}?")
+        for k, d in enumerate((12.0, 30.0, 12.0))
+    ]
     glue = [
         "",
         "[]",

@@ -59,15 +59,24 @@ class TinyEngine:
             if isinstance(frames, tuple):  # (frames, metadata): EasyR1 main with Qwen3-VL
                 frames = frames[0]
             self.calls.append(
-                {"text": text, "frames": frames, "images": images, "videos": video,
-                 "sampling": copy.copy(sampling_params),
-                 "mm_processor_kwargs": dict(prompt.get("mm_processor_kwargs") or {})}
+                {
+                    "text": text,
+                    "frames": frames,
+                    "images": images,
+                    "videos": video,
+                    "sampling": copy.copy(sampling_params),
+                    "mm_processor_kwargs": dict(prompt.get("mm_processor_kwargs") or {}),
+                }
             )
             if images and video:  # a multi-turn conversation whose clips are videos: vLLM's token-level expansion
                 inputs = self._clip_inputs(prompt, images, video)
             else:
-                inputs = self.processor(text=[text], videos=[frames] if frames is not None else None,
-                                        images=images or None, return_tensors="pt")
+                inputs = self.processor(
+                    text=[text],
+                    videos=[frames] if frames is not None else None,
+                    images=images or None,
+                    return_tensors="pt",
+                )
             samples = []
             for k in range(sampling_params.n):
                 target = self.guide(text, images if images else frames, k) if self.guide else None
@@ -95,14 +104,15 @@ class TinyEngine:
             kwargs = {"video_metadata": [m]} if m is not None else {}
             if fps is not None:
                 kwargs["fps"] = [fps[k]]
-            out = self.processor(text=[tok.decode(placeholder)], videos=[f], do_sample_frames=False,
-                                 return_tensors="pt", **kwargs)
+            out = self.processor(
+                text=[tok.decode(placeholder)], videos=[f], do_sample_frames=False, return_tensors="pt", **kwargs
+            )
             per_video.append(out["input_ids"][0].tolist())
             for key in ("pixel_values_videos", "video_grid_thw", "second_per_grid_ts"):
                 if key in out:
                     extra.setdefault(key, []).append(out[key])
         image_out = self.processor.image_processor(images=images, return_tensors="pt")
-        merge = self.processor.image_processor.merge_size ** 2
+        merge = self.processor.image_processor.merge_size**2
         sizes = iter((image_out["image_grid_thw"].prod(-1) // merge).tolist())
         raw, ids, i = list(prompt["prompt_token_ids"]), [], 0
         image_pad = tok.convert_tokens_to_ids("<|image_pad|>")
@@ -114,16 +124,24 @@ class TinyEngine:
             else:
                 ids += [raw[i]] * (next(sizes) if raw[i] == image_pad else 1)
                 i += 1
-        inputs = {"input_ids": torch.tensor([ids]), "attention_mask": torch.ones(1, len(ids), dtype=torch.long),
-                  **dict(image_out), **{key: torch.cat(value) for key, value in extra.items()}}
+        inputs = {
+            "input_ids": torch.tensor([ids]),
+            "attention_mask": torch.ones(1, len(ids), dtype=torch.long),
+            **dict(image_out),
+            **{key: torch.cat(value) for key, value in extra.items()},
+        }
         return inputs
 
     def _generate(self, inputs, sampling_params, target: str | None) -> tuple[list[int], list[float]]:
         prompt_len = inputs["input_ids"].shape[1]
         kwargs: dict[str, Any] = dict(
-            max_new_tokens=sampling_params.max_tokens, eos_token_id=self.eos,
-            pad_token_id=self.tokenizer.pad_token_id, suppress_tokens=self.suppress,
-            do_sample=sampling_params.temperature > 0, output_logits=True, return_dict_in_generate=True,
+            max_new_tokens=sampling_params.max_tokens,
+            eos_token_id=self.eos,
+            pad_token_id=self.tokenizer.pad_token_id,
+            suppress_tokens=self.suppress,
+            do_sample=sampling_params.temperature > 0,
+            output_logits=True,
+            return_dict_in_generate=True,
         )
         if kwargs["do_sample"]:
             kwargs["temperature"] = sampling_params.temperature
@@ -174,14 +192,21 @@ class TinyRolloutWorkerGroup:
         rollout.pad_token_id = tokenizer.pad_token_id
         rollout.return_video_metadata, rollout.lora_kwargs = False, {}  # EasyR1 main's extra attributes
         rollout.inference_engine = engine
-        sampling = {"max_tokens": config.worker.rollout.response_length, "detokenize": False,
-                    "logit_bias": _get_logit_bias(engine.processor)}
+        sampling = {
+            "max_tokens": config.worker.rollout.response_length,
+            "detokenize": False,
+            "logit_bias": _get_logit_bias(engine.processor),
+        }
         defaults = SamplingParams()
         sampling.update({k: v for k, v in config.worker.rollout.to_dict().items() if hasattr(defaults, k)})
         rollout.sampling_params = SamplingParams(**sampling)
         self.worker = SimpleNamespace(  # an FSDPWorker as far as generate_sequences reads it
-            _has_rollout=True, generation_config=None, tokenizer=tokenizer, processor=engine.processor,
-            rollout=rollout, rollout_sharding_manager=_IdentitySharding(),
+            _has_rollout=True,
+            generation_config=None,
+            tokenizer=tokenizer,
+            processor=engine.processor,
+            rollout=rollout,
+            rollout_sharding_manager=_IdentitySharding(),
         )
         self.rollout, self.tokenizer, self.world_size = rollout, tokenizer, world_size
         self.batches: list[Any] = []  # every DataProto generate_sequences received

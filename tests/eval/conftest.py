@@ -27,31 +27,56 @@ def nextgqa_rows(keep_windows: bool = True) -> tuple[list[dict], dict]:
         options = [q[f"a{i}"] for i in range(5)]
         locs = anno["location"][q["qid"]]
         extra = {"gt_windows": locs} if keep_windows else {}
-        rows.append(grounding_row(
-            qid=f"{q['video_id']}_{q['qid']}", question=q["question"], options=options,
-            answer=LETTERS[options.index(q["answer"])], spans=locs, duration=anno["duration"],
-            video=f"{q['video_id']}.mp4", question_type=q["type"], **extra,
-        ))
+        rows.append(
+            grounding_row(
+                qid=f"{q['video_id']}_{q['qid']}",
+                question=q["question"],
+                options=options,
+                answer=LETTERS[options.index(q["answer"])],
+                spans=locs,
+                duration=anno["duration"],
+                video=f"{q['video_id']}.mp4",
+                question_type=q["type"],
+                **extra,
+            )
+        )
     return rows, gsub
 
 
 def rextime_rows() -> tuple[list[dict], list[dict]]:
     gt = [json.loads(line) for line in (FIXTURES / "rextime_val_sample.jsonl").read_text().splitlines()]
-    rows = [grounding_row(
-        qid=d["qid"], question=d["query"], options=[f"option {c}" for c in "ABCD"], answer=d["ans"],
-        spans=d["relevant_windows"], duration=d["duration"], video=f"{d['vid']}.mp4",
-        gt_windows=d["relevant_windows"],
-    ) for d in gt]
+    rows = [
+        grounding_row(
+            qid=d["qid"],
+            question=d["query"],
+            options=[f"option {c}" for c in "ABCD"],
+            answer=d["ans"],
+            spans=d["relevant_windows"],
+            duration=d["duration"],
+            video=f"{d['vid']}.mp4",
+            gt_windows=d["relevant_windows"],
+        )
+        for d in gt
+    ]
     return rows, gt
 
 
 def cgbench_rows() -> tuple[list[dict], list[dict]]:
     annos = json.loads((FIXTURES / "cgbench_mini_sample.json").read_text())
-    rows = [grounding_row(
-        qid=str(a["qid"]), question=a["question"], options=a["choices"], answer=a["right_answer"],
-        spans=a["clue_intervals"], duration=a["duration"], video=f"{a['video_uid']}.mp4",
-        domain=a["domain"], sub_category=a["sub_category"],
-    ) for a in annos]
+    rows = [
+        grounding_row(
+            qid=str(a["qid"]),
+            question=a["question"],
+            options=a["choices"],
+            answer=a["right_answer"],
+            spans=a["clue_intervals"],
+            duration=a["duration"],
+            video=f"{a['video_uid']}.mp4",
+            domain=a["domain"],
+            sub_category=a["sub_category"],
+        )
+        for a in annos
+    ]
     return rows, annos
 
 
@@ -71,4 +96,3 @@ def rextime_sample():
 def cgbench_sample():
     rows, annos = cgbench_rows()
     return truths_from_rows(rows), annos
-

@@ -43,8 +43,15 @@ def nextgqa_eval_ground(gt_ground: dict, pred_ground: dict, pred_qa: dict) -> di
             n += 1
             m_iou += best_u
             m_iop += best_p
-    return {"Acc@GQA": gqa / n * 100, "mIoP": m_iop / n * 100, "IoP@0.3": p3 / n * 100, "IoP@0.5": p5 / n * 100,
-            "mIoU": m_iou / n * 100, "IoU@0.3": u3 / n * 100, "IoU@0.5": u5 / n * 100}
+    return {
+        "Acc@GQA": gqa / n * 100,
+        "mIoP": m_iop / n * 100,
+        "IoP@0.3": p3 / n * 100,
+        "IoP@0.5": p5 / n * 100,
+        "mIoU": m_iou / n * 100,
+        "IoU@0.3": u3 / n * 100,
+        "IoU@0.5": u5 / n * 100,
+    }
 
 
 def rextime_eval(submission: list[dict], ground_truth: list[dict]) -> dict[str, float]:

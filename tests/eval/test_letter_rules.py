@@ -21,8 +21,10 @@ REPLIES = ["A", "b", "The answer is C", "Answer: D"]
 
 
 def truths(answer="A", n=len(REPLIES)) -> dict[str, GroundTruth]:
-    return {f"q{i}": GroundTruth.parse({"qid": f"q{i}", "answer": answer, "options": ["w", "x", "y", "z"],
-                                        "duration": 60}) for i in range(n)}
+    return {
+        f"q{i}": GroundTruth.parse({"qid": f"q{i}", "answer": answer, "options": ["w", "x", "y", "z"], "duration": 60})
+        for i in range(n)
+    }
 
 
 def records(replies) -> list[dict]:
@@ -79,19 +81,31 @@ class Replies:
         self.replies = replies
 
     def generate(self, requests, params):
-        return [Generation([Output(next(v for k, v in self.replies.items() if f"Which {k}?" in r.prompt), [])])
-                for r in requests]
+        return [
+            Generation([Output(next(v for k, v in self.replies.items() if f"Which {k}?" in r.prompt), [])])
+            for r in requests
+        ]
 
 
 @pytest.mark.parametrize("benchmark, letters", [("videomme", ["A", None, "C", "A"]), ("rows", ["A", "B", "C", "D"])])
 def test_zoomzero_eval_reads_model_replies_by_the_benchmarks_rule(tmp_path, benchmark, letters):
     video = tmp_path / "v.mp4"
     video.write_bytes(b"not decoded: the backend is scripted")
-    rows = [grounding_row(qid=f"q{i}", question=f"Which q{i}?", options=["w", "x", "y", "z"], answer="A",
-                          duration=60, video=str(video)) for i in range(len(REPLIES))]
+    rows = [
+        grounding_row(
+            qid=f"q{i}",
+            question=f"Which q{i}?",
+            options=["w", "x", "y", "z"],
+            answer="A",
+            duration=60,
+            video=str(video),
+        )
+        for i in range(len(REPLIES))
+    ]
     backend = Replies({f"q{i}": r for i, r in enumerate(REPLIES)})
-    metrics = evaluate(backend, rows, tmp_path / "out", benchmark=benchmark, mode="one-stage", cfg=ModeConfig(),
-                       progress=False)
+    metrics = evaluate(
+        backend, rows, tmp_path / "out", benchmark=benchmark, mode="one-stage", cfg=ModeConfig(), progress=False
+    )
     written = [json.loads(line)["answer"] for line in (tmp_path / "out" / "predictions.jsonl").read_text().splitlines()]
     assert written == letters
     assert metrics["no_answer"] == letters.count(None)

@@ -12,8 +12,16 @@ from zoomzero_plugin.gvqa.prompts import grounding_row
 
 
 def truth(qid="q", spans=((10, 20),), duration=100, answer="A", **extra) -> GroundTruth:
-    return GroundTruth.parse({"qid": qid, "answer": answer, "options": ["a", "b", "c", "d"],
-                              "spans": [list(s) for s in spans], "duration": duration, **extra})
+    return GroundTruth.parse(
+        {
+            "qid": qid,
+            "answer": answer,
+            "options": ["a", "b", "c", "d"],
+            "spans": [list(s) for s in spans],
+            "duration": duration,
+            **extra,
+        }
+    )
 
 
 def truths(*ts: GroundTruth) -> dict[str, GroundTruth]:
@@ -239,8 +247,14 @@ def test_duplicates_last_wins_and_invalid_spans_are_counted():
 
 
 def test_answers_are_kept_as_written_and_read_when_scored():
-    records = [{"qid": 1, "answer": "(b)"}, {"qid": "2", "answer": " C. red"}, {"qid": "3", "answer": "maybe"},
-               {"qid": "4", "answer": 3}, {"qid": "5"}, {"qid": "6", "answer": "E"}]
+    records = [
+        {"qid": 1, "answer": "(b)"},
+        {"qid": "2", "answer": " C. red"},
+        {"qid": "3", "answer": "maybe"},
+        {"qid": "4", "answer": 3},
+        {"qid": "5"},
+        {"qid": "6", "answer": "E"},
+    ]
     by_qid, _ = index_predictions(records)
     assert [by_qid[q].answer for q in "123456"] == ["(b)", " C. red", "maybe", None, None, "E"]
     scores, _ = score_questions("rows", records, truths(*(truth(q, answer="B") for q in "123456")))

@@ -90,10 +90,16 @@ def test_cgbench_matches_stat_with_key_on_real_rows(cgbench_sample):
     truths, annos = cgbench_sample
     preds = _predictions(truths, seed=2, empty=True, allow_reversed=False)
     by_qid = {p["qid"]: p for p in preds}
-    miou = {a["qid"]: cgbench_intervals_iou(by_qid[str(a["qid"])]["spans"], a["clue_intervals"])
-            for a in annos if str(a["qid"]) in by_qid}
-    long_acc = {a["qid"]: int(by_qid[str(a["qid"])]["answer"] == a["right_answer"])
-                for a in annos if str(a["qid"]) in by_qid and by_qid[str(a["qid"])]["answer"] is not None}
+    miou = {
+        a["qid"]: cgbench_intervals_iou(by_qid[str(a["qid"])]["spans"], a["clue_intervals"])
+        for a in annos
+        if str(a["qid"]) in by_qid
+    }
+    long_acc = {
+        a["qid"]: int(by_qid[str(a["qid"])]["answer"] == a["right_answer"])
+        for a in annos
+        if str(a["qid"]) in by_qid and by_qid[str(a["qid"])]["answer"] is not None
+    }
     official = cgbench_stats(annos, miou, long_acc)
     ours = score_predictions("cgbench", preds, truths, "official")
     for key, value in official.items():

@@ -10,12 +10,26 @@ from zoomzero_plugin.eval.metrics import BENCHMARKS, REDUCTION_CHOICES, score_pr
 from zoomzero_plugin.eval.predictions import read_predictions, to_prediction
 from zoomzero_plugin.ground_truth import GroundTruth
 
-COUNT_KEYS = {"questions", "predicted", "missing", "duplicates", "no_answer", "invalid_spans",
-              "scored_accuracy", "scored_grounding", "scored_both"}
+COUNT_KEYS = {
+    "questions",
+    "predicted",
+    "missing",
+    "duplicates",
+    "no_answer",
+    "invalid_spans",
+    "scored_accuracy",
+    "scored_grounding",
+    "scored_both",
+}
 
 seconds = st.floats(0, 200, allow_nan=False, allow_infinity=False)
-junk = st.one_of(st.none(), st.text(max_size=3), st.integers(-5, 500),
-                 st.floats(allow_nan=True, allow_infinity=True), st.lists(seconds, max_size=3))
+junk = st.one_of(
+    st.none(),
+    st.text(max_size=3),
+    st.integers(-5, 500),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.lists(seconds, max_size=3),
+)
 span_item = st.one_of(st.tuples(seconds, seconds).map(list), junk)
 
 
@@ -23,22 +37,34 @@ span_item = st.one_of(st.tuples(seconds, seconds).map(list), junk)
 def truth_st(draw, qid):
     duration = draw(st.floats(1, 200))
     raw = draw(st.lists(st.tuples(st.floats(0, duration * 0.99), st.floats(0, 50)), max_size=3))
-    return GroundTruth.parse({
-        "qid": qid, "answer": draw(st.sampled_from("ABCD")), "options": list("abcd"), "duration": duration,
-        "spans": [[s, min(s + w, duration)] for s, w in raw],
-        "task_type": draw(st.sampled_from(["x", "y"])),
-    })
+    return GroundTruth.parse(
+        {
+            "qid": qid,
+            "answer": draw(st.sampled_from("ABCD")),
+            "options": list("abcd"),
+            "duration": duration,
+            "spans": [[s, min(s + w, duration)] for s, w in raw],
+            "task_type": draw(st.sampled_from(["x", "y"])),
+        }
+    )
 
 
 @st.composite
 def problem(draw):
     n = draw(st.integers(1, 6))
     truths = {f"q{i}": draw(truth_st(f"q{i}")) for i in range(n)}
-    preds = draw(st.lists(st.fixed_dictionaries({
-        "qid": st.sampled_from(sorted(truths)),
-        "answer": st.one_of(st.none(), st.sampled_from("ABCDab"), st.text(max_size=4)),
-        "spans": st.one_of(st.none(), st.lists(span_item, max_size=4)),
-    }), max_size=8))
+    preds = draw(
+        st.lists(
+            st.fixed_dictionaries(
+                {
+                    "qid": st.sampled_from(sorted(truths)),
+                    "answer": st.one_of(st.none(), st.sampled_from("ABCDab"), st.text(max_size=4)),
+                    "spans": st.one_of(st.none(), st.lists(span_item, max_size=4)),
+                }
+            ),
+            max_size=8,
+        )
+    )
     return truths, preds
 
 
@@ -62,11 +88,18 @@ def rextime_problem(draw):
     as [s, e] lists (possibly reversed) or none at all; some questions predicted twice, some not at all."""
     n = draw(st.integers(1, 6))
     truths = {f"q{i}": draw(truth_st(f"q{i}")) for i in range(n)}
-    preds = draw(st.lists(st.fixed_dictionaries({
-        "qid": st.sampled_from(sorted(truths)),
-        "answer": st.one_of(st.none(), st.sampled_from("ABCDabcd")),
-        "spans": st.lists(st.tuples(seconds, seconds).map(list), max_size=3),
-    }), max_size=8))
+    preds = draw(
+        st.lists(
+            st.fixed_dictionaries(
+                {
+                    "qid": st.sampled_from(sorted(truths)),
+                    "answer": st.one_of(st.none(), st.sampled_from("ABCDabcd")),
+                    "spans": st.lists(st.tuples(seconds, seconds).map(list), max_size=3),
+                }
+            ),
+            max_size=8,
+        )
+    )
     return truths, preds
 
 
@@ -135,18 +168,27 @@ json_value = st.recursive(
 LETTER_ANSWERS = st.one_of(
     # an upper-case letter may be followed by ".", ":", "," or words; a lower-case one only stands alone (a period
     # after it allowed: "b.")
-    st.builds(lambda pad, letter, wrap, tail: (f"{pad}{wrap[0]}{letter}{wrap[1]}{tail}",
-                                               letter.upper() if letter.isupper() or tail.strip() in ("", ".")
-                                               else None),
-              st.sampled_from(["", " ", "\n"]), st.sampled_from("ABCDEZabz"), st.sampled_from([("", ""), ("(", ")")]),
-              st.sampled_from(["", ".", ". a red cup", ":", ",", " "])),
+    st.builds(
+        lambda pad, letter, wrap, tail: (
+            f"{pad}{wrap[0]}{letter}{wrap[1]}{tail}",
+            letter.upper() if letter.isupper() or tail.strip() in ("", ".") else None,
+        ),
+        st.sampled_from(["", " ", "\n"]),
+        st.sampled_from("ABCDEZabz"),
+        st.sampled_from([("", ""), ("(", ")")]),
+        st.sampled_from(["", ".", ". a red cup", ":", ",", " "]),
+    ),
     st.sampled_from([("Bob", None), ("12", None), ("", None), ("B)x", "B"), ("AB", None), ("maybe", None)]),
 )
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.dictionaries(st.sampled_from(["spans", "extra"]), json_value), json_value, LETTER_ANSWERS,
-       st.one_of(st.floats(allow_nan=False), st.integers(-5, 5), st.none(), st.lists(st.integers(), max_size=2)))
+@given(
+    st.dictionaries(st.sampled_from(["spans", "extra"]), json_value),
+    json_value,
+    LETTER_ANSWERS,
+    st.one_of(st.floats(allow_nan=False), st.integers(-5, 5), st.none(), st.lists(st.integers(), max_size=2)),
+)
 def test_any_record_with_a_qid_normalises(fields, qid, answer, confidence):
     if qid is None:
         qid = 0
@@ -161,8 +203,14 @@ def test_any_record_with_a_qid_normalises(fields, qid, answer, confidence):
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.lists(st.fixed_dictionaries({"qid": st.text(min_size=1, max_size=4), "answer": st.sampled_from("AB")}),
-                min_size=1, max_size=5), st.integers(1, 30))
+@given(
+    st.lists(
+        st.fixed_dictionaries({"qid": st.text(min_size=1, max_size=4), "answer": st.sampled_from("AB")}),
+        min_size=1,
+        max_size=5,
+    ),
+    st.integers(1, 30),
+)
 def test_a_truncated_last_line_is_dropped(tmp_path_factory, records, cut):
     path = tmp_path_factory.mktemp("p") / "predictions.jsonl"
     text = "".join(json.dumps(r) + "\n" for r in records)

@@ -82,8 +82,10 @@ def test_score_errors_are_clear(score_only, files, tmp_path, capsys):
 
 
 def test_scoring_rows_of_another_benchmark_says_so(score_only, tmp_path, capsys):
-    rows = [{**r, "answer": json.dumps({**json.loads(r["answer"]), "source": "cgbench"})}  # as data convert writes
-            for r in cgbench_rows()[0]]
+    rows = [
+        {**r, "answer": json.dumps({**json.loads(r["answer"]), "source": "cgbench"})}  # as data convert writes
+        for r in cgbench_rows()[0]
+    ]
     data = tmp_path / "cgbench.jsonl"
     write_rows(data, rows)
     path = tmp_path / "predictions.jsonl"
@@ -100,12 +102,15 @@ def test_a_cut_last_line_and_an_empty_file_are_said(score_only, files, tmp_path,
     path.write_text(path.read_text() + '{"qid": "3249402411_0", "ans')  # a writer killed mid-line
     assert cli.main(["score", "--benchmark", "nextgqa", str(path), "--data", str(data)]) == 0
     captured = capsys.readouterr()
-    assert (f"zoomzero score: warning: {path}: its last line is cut short (no newline, not JSON): that line is "
-            "skipped, 3 prediction(s) read") in captured.err
+    assert (
+        f"zoomzero score: warning: {path}: its last line is cut short (no newline, not JSON): that line is "
+        "skipped, 3 prediction(s) read"
+    ) in captured.err
     assert "| 5.3 |" in captured.out  # Acc@QA: 2 of 38 right, as without the cut line
     assert cli.main(["score", "--benchmark", "nextgqa", "/dev/null", "--data", str(data)]) == 2
-    assert capsys.readouterr().err == ("zoomzero score: /dev/null: holds no predictions (empty); expected one JSON "
-                                       "object per line\n")
+    assert capsys.readouterr().err == (
+        "zoomzero score: /dev/null: holds no predictions (empty); expected one JSON object per line\n"
+    )
     assert cli.main(["score", "--benchmark", "nextgqa", str(tmp_path), "--data", str(data)]) == 2
     assert f"predictions {tmp_path} is a folder; give a file" in capsys.readouterr().err
 
@@ -114,11 +119,15 @@ def test_rows_without_answers_are_named_by_file_row_and_what_is_missing(score_on
     """Rows of another tool (no answer column), a repeated question: one line, as `zoomzero eval` says it."""
     _, path, _, _ = files
     data = tmp_path / "rows.jsonl"
-    good = {"prompt": "<video>Q?", "videos": ["v.mp4"], "answer": json.dumps(
-        {"answer": "B", "options": ["x", "y"], "spans": [], "duration": 10.0, "qid": "q1"})}
+    good = {
+        "prompt": "<video>Q?",
+        "videos": ["v.mp4"],
+        "answer": json.dumps({"answer": "B", "options": ["x", "y"], "spans": [], "duration": 10.0, "qid": "q1"}),
+    }
     data.write_text("".join(json.dumps(r) + "\n" for r in [{"prompt": "<video>Q?", "videos": ["v.mp4"]}, good, good]))
     assert cli.main(["score", "--benchmark", "rows", str(path), "--data", str(data)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "Traceback" not in err
-    assert err.startswith(f"zoomzero score: {data}: 2 bad row(s): row 1: no 'answer' column; "
-                          "row 3: question id 'q1' repeats row 2")
+    assert err.startswith(
+        f"zoomzero score: {data}: 2 bad row(s): row 1: no 'answer' column; row 3: question id 'q1' repeats row 2"
+    )

@@ -14,8 +14,15 @@ from zoomzero_plugin.eval.metrics import truths_from_rows
 from zoomzero_plugin.rows import row_truth, write_rows
 
 FIXTURE = Path(__file__).parents[1] / "data" / "fixtures" / "rextime" / "rextime_test_release.json"
-TEST_ROW = {"qid": "anet_test8", "vid": "v_crafted0003", "question": "What follows?", "options": ["a", "b", "c", "d"],
-            "duration": 30.0, "category": "sequential", "source": "activitynet_test"}
+TEST_ROW = {
+    "qid": "anet_test8",
+    "vid": "v_crafted0003",
+    "question": "What follows?",
+    "options": ["a", "b", "c", "d"],
+    "duration": 30.0,
+    "category": "sequential",
+    "source": "activitynet_test",
+}
 
 
 @pytest.fixture
@@ -77,8 +84,10 @@ def test_export_writes_the_servers_format(score_only, test_rows, tmp_path, capsy
     ("records", "message"),
     [
         ([{"qid": "anet_test7", "answer": "A", "spans": []}], "1 of 2 questions have no prediction"),
-        ([{"qid": q, "answer": "A", "spans": []} for q in ("anet_test7", "anet_test8", "qvh_test1")],
-         "1 prediction(s) for questions not in the data"),
+        (
+            [{"qid": q, "answer": "A", "spans": []} for q in ("anet_test7", "anet_test8", "qvh_test1")],
+            "1 prediction(s) for questions not in the data",
+        ),
     ],
 )
 def test_export_refuses_an_incomplete_or_foreign_file(score_only, test_rows, tmp_path, capsys, records, message):
@@ -94,6 +103,16 @@ def test_export_is_for_benchmarks_with_a_server(score_only, test_rows, tmp_path,
     data, _ = test_rows
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text("")
-    code = cli.main(["score", str(predictions), "--benchmark", "nextgqa", "--data", str(data), "--export",
-                     str(tmp_path / "s.jsonl")])
+    code = cli.main(
+        [
+            "score",
+            str(predictions),
+            "--benchmark",
+            "nextgqa",
+            "--data",
+            str(data),
+            "--export",
+            str(tmp_path / "s.jsonl"),
+        ]
+    )
     assert code == 2 and "writes rextime submissions, not nextgqa" in capsys.readouterr().err

@@ -100,7 +100,7 @@ def test_every_round_sends_the_whole_conversation_and_its_images(tiny_backend, b
     assert first.prompt.startswith("<|im_start|>system\nYou are a helpful assistant. You will receive")
     assert "<frame5_time10.00s>" + QWEN_IMAGE + "Question: " in first.prompt
     assert len(later.images) == 10 and later.prompt.startswith(first.prompt)
-    assert later.prompt[len(first.prompt):].startswith(call(2, 4, 2) + "<|im_end|><|im_start|>user\n<tool_response>")
+    assert later.prompt[len(first.prompt) :].startswith(call(2, 4, 2) + "<|im_end|><|im_start|>user\n<tool_response>")
     assert later.prompt.endswith("<|im_end|>\n<|im_start|>assistant\n")
     _, gen = by_tag[f"{qid}#1"]
     assert gen.image_tokens == 10 * (224 // 28) * (168 // 28)  # 224x168 frames are kept: 48 tokens each
@@ -133,8 +133,16 @@ def test_the_transformers_backend_stops_at_a_stop_string(tiny_backend):
 
 def test_eval_mode_agent_writes_tool_statistics(tiny_backend, bench_rows, tmp_path):
     rows = read_rows(bench_rows)[:3]
-    metrics = evaluate(scripted(tiny_backend, rows), rows, tmp_path, benchmark="rows", mode="agent", cfg=CFG,
-                       batch_size=3, progress=False)
+    metrics = evaluate(
+        scripted(tiny_backend, rows),
+        rows,
+        tmp_path,
+        benchmark="rows",
+        mode="agent",
+        cfg=CFG,
+        batch_size=3,
+        progress=False,
+    )
     assert metrics["Acc"] == pytest.approx(200 / 3)  # two of three answered right
     records = [json.loads(line) for line in (tmp_path / "predictions.jsonl").read_text().splitlines()]
     assert all("transcript" in r for r in records)
@@ -173,8 +181,11 @@ def no_tool_script(rows, replies):
 def test_the_no_tool_baseline_reads_the_video_as_one_video(tiny_backend, bench_rows):
     rows = read_rows(bench_rows)[:3]
     truths = [row_truth(r) for r in rows]
-    replies = [f"{truths[0].answer}. The cup.", f"<think>red</think><answer>\\boxed{{{truths[1].answer}}}</answer>",
-               "I cannot tell."]
+    replies = [
+        f"{truths[0].answer}. The cup.",
+        f"<think>red</think><answer>\\boxed{{{truths[1].answer}}}</answer>",
+        "I cannot tell.",
+    ]
     _, script = no_tool_script(rows, replies)
     scripted_ = ScriptedBackend(tiny_backend, script)
     backend = Batches(scripted_, stop=(), max_new_tokens=16)
@@ -184,8 +195,10 @@ def test_the_no_tool_baseline_reads_the_video_as_one_video(tiny_backend, bench_r
     assert backend.sizes == [3]  # one generate for every question
     request = scripted_.calls[0][0]
     assert request.formatted and not request.images and len(request.frames) == 3
-    assert request.prompt.startswith("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
-                                      "<|vision_start|><|video_pad|><|vision_end|>Question: ")
+    assert request.prompt.startswith(
+        "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
+        "<|vision_start|><|video_pad|><|vision_end|>Question: "
+    )
     assert request.prompt.endswith("<|im_end|>\n<|im_start|>assistant\n") and "<frame" not in request.prompt
     first, second, third = (p.record for p in preds)
     # 12 s at 4 fps, every round(4 / 0.2) = 20th frame: 0, 20, 40 -> 0, 5, 10 s
@@ -217,8 +230,16 @@ def test_eval_no_tool_reports_the_baseline(tiny_backend, bench_rows, tmp_path):
     _, script = no_tool_script(rows, [f"({truths[0].answer}) yes", f"{wrong(truths[1].answer)}.", "hmm"])
     budget = replace(NO_TOOL_BUDGET, max_new_tokens=8, max_response_tokens=8)
     cfg = ModeConfig(agent=AgentConfig(budget=budget, tool=False))
-    metrics = evaluate(ScriptedBackend(tiny_backend, script), rows, tmp_path, benchmark="rows", mode="agent", cfg=cfg,
-                       batch_size=3, progress=False)
+    metrics = evaluate(
+        ScriptedBackend(tiny_backend, script),
+        rows,
+        tmp_path,
+        benchmark="rows",
+        mode="agent",
+        cfg=cfg,
+        batch_size=3,
+        progress=False,
+    )
     assert metrics["Acc"] == pytest.approx(100 / 3)  # one of three right
     agent = json.loads((tmp_path / "metrics.json").read_text())["agent"]
     assert agent["tool"] is False and agent["mean_images"] == 3 and agent["ends"] == {"answer": 2, "no_answer": 1}

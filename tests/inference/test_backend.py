@@ -19,8 +19,10 @@ OPTIONS = ["red", "blue", "green", "yellow"]
 
 
 def _coarse(video, budget=SMALL):
-    return Request(grounding_prompt("What colour?", OPTIONS, EVIDENCE_DURATION),
-                   tuple(plan_coarse(EVIDENCE_DURATION, budget).video_elements(str(video))))
+    return Request(
+        grounding_prompt("What colour?", OPTIONS, EVIDENCE_DURATION),
+        tuple(plan_coarse(EVIDENCE_DURATION, budget).video_elements(str(video))),
+    )
 
 
 def _fine(video, choices=()):
@@ -107,8 +109,9 @@ def test_processor_gets_each_clips_sampling_rate(tiny_backend, evidence_video):
 def test_answer_confidence_reads_the_answer_letters_token():
     text = "<think>x</think><answer>B</answer><glue>[(1, 2)]</glue>"
     cut = [0, 16, 24, 25, 34, len(text)]  # the token text[24:25] is "B"
-    out = Output(text=text, token_ids=[1, 2, 3, 4, 5], token_logprobs=[-1.0, -2.0, math.log(0.8), -3.0, -4.0],
-                 token_offsets=cut)
+    out = Output(
+        text=text, token_ids=[1, 2, 3, 4, 5], token_logprobs=[-1.0, -2.0, math.log(0.8), -3.0, -4.0], token_offsets=cut
+    )
     assert text[24] == "B" and answer_confidence(out) == pytest.approx(0.8)
     bare = Output(text=" C", token_ids=[9], token_logprobs=[math.log(0.3)], token_offsets=[0, 2])
     assert answer_confidence(bare) == pytest.approx(0.3)

@@ -73,12 +73,26 @@ def test_bad_rows_are_named_before_the_model_loads(bench_rows, tmp_path, monkeyp
     rows.append(rows[0])  # a repeated question id
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    code = zoomzero(["eval", "--benchmark", "rows", "--model", "no/such-model", "--data", str(data),
-                     "--out", str(tmp_path / "out"), *SMALL_FLAGS])
+    code = zoomzero(
+        [
+            "eval",
+            "--benchmark",
+            "rows",
+            "--model",
+            "no/such-model",
+            "--data",
+            str(data),
+            "--out",
+            str(tmp_path / "out"),
+            *SMALL_FLAGS,
+        ]
+    )
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1
-    assert err.startswith(f"zoomzero eval: {data}: 2 bad row(s): row 2 ({truth['qid']}): ground-truth spans [[5, 2]] "
-                          "are invalid: ['reversed']; row 4: question id")
+    assert err.startswith(
+        f"zoomzero eval: {data}: 2 bad row(s): row 2 ({truth['qid']}): ground-truth spans [[5, 2]] "
+        "are invalid: ['reversed']; row 4: question id"
+    )
     assert f"{qid(rows[0])!r} repeats row 1" in err
 
 
@@ -150,8 +164,22 @@ def test_a_damaged_line_or_run_json_names_the_file_and_the_way_out(tiny_backend,
 
 
 def test_a_refused_resume_names_the_flags_that_differ(tiny_model_dir, bench_rows, tmp_path, capsys):
-    args = ["eval", "--benchmark", "rows", "--model", str(tiny_model_dir), "--data", str(bench_rows), "--limit", "1",
-            "--out", str(tmp_path), "--max-new-tokens", "8", *SMALL_FLAGS]
+    args = [
+        "eval",
+        "--benchmark",
+        "rows",
+        "--model",
+        str(tiny_model_dir),
+        "--data",
+        str(bench_rows),
+        "--limit",
+        "1",
+        "--out",
+        str(tmp_path),
+        "--max-new-tokens",
+        "8",
+        *SMALL_FLAGS,
+    ]
     assert zoomzero(args) == 0
     capsys.readouterr()
     assert zoomzero([*args, "--fps", "2", "--top-k", "2"]) == 2
@@ -198,27 +226,61 @@ def test_a_bad_model_fails_before_any_video_is_decoded(bench_rows, tmp_path, cap
     from zoomzero_plugin import video
 
     monkeypatch.setattr(video, "fetch_element", lambda *a, **k: pytest.fail("a video was decoded"))
-    code = zoomzero(["eval", "--benchmark", "rows", "--model", str(tmp_path / "no-model"), "--data", str(bench_rows),
-                     "--out", str(tmp_path / "out"), *SMALL_FLAGS])
+    code = zoomzero(
+        [
+            "eval",
+            "--benchmark",
+            "rows",
+            "--model",
+            str(tmp_path / "no-model"),
+            "--data",
+            str(bench_rows),
+            "--out",
+            str(tmp_path / "out"),
+            *SMALL_FLAGS,
+        ]
+    )
     assert code == 2
     assert capsys.readouterr().err.strip() == f"zoomzero eval: --model {tmp_path / 'no-model'}: no such folder"
 
 
 @pytest.mark.parametrize(
     "flags, words",
-    [(["--fps", "0"], "--fps must be > 0, got 0.0"), (["--top-k", "0"], "--top-k must be >= 1, got 0"),
-     (["--min-shrink", "1"], "--min-shrink must be in [0, 1), got 1.0"),
-     (["--max-frame-pixels", "100"], "--max-frame-pixels (100) must be >= --min-frame-pixels (3136)")],
+    [
+        (["--fps", "0"], "--fps must be > 0, got 0.0"),
+        (["--top-k", "0"], "--top-k must be >= 1, got 0"),
+        (["--min-shrink", "1"], "--min-shrink must be in [0, 1), got 1.0"),
+        (["--max-frame-pixels", "100"], "--max-frame-pixels (100) must be >= --min-frame-pixels (3136)"),
+    ],
 )
 def test_bad_flag_values_are_named(bench_rows, tmp_path, capsys, flags, words):
-    code = zoomzero(["eval", "--benchmark", "rows", "--model", "m", "--data", str(bench_rows), "--out", str(tmp_path),
-                     *SMALL_FLAGS, *flags])
+    code = zoomzero(
+        [
+            "eval",
+            "--benchmark",
+            "rows",
+            "--model",
+            "m",
+            "--data",
+            str(bench_rows),
+            "--out",
+            str(tmp_path),
+            *SMALL_FLAGS,
+            *flags,
+        ]
+    )
     assert code == 2 and capsys.readouterr().err.strip() == f"zoomzero eval: {words}"
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.lists(st.fixed_dictionaries({"qid": st.text("abc", min_size=1, max_size=3), "x": st.integers()}),
-                max_size=4, unique_by=lambda r: r["qid"]), st.integers(1, 60))
+@given(
+    st.lists(
+        st.fixed_dictionaries({"qid": st.text("abc", min_size=1, max_size=3), "x": st.integers()}),
+        max_size=4,
+        unique_by=lambda r: r["qid"],
+    ),
+    st.integers(1, 60),
+)
 def test_a_journal_drops_a_last_line_cut_anywhere(tmp_path_factory, records, cut):
     """A kill during a write leaves part of a line: opening the journal removes exactly those bytes."""
     path = tmp_path_factory.mktemp("j") / "predictions.jsonl"

@@ -10,14 +10,26 @@ from pathlib import Path
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-SCRIPTS = ["eval_nextgqa.sh", "eval_rextime.sh", "eval_cgbench.sh", "eval_long_video.sh", "eval_videozoomer.sh",
-           "cpu_eval_demo.sh"]
+SCRIPTS = [
+    "eval_nextgqa.sh",
+    "eval_rextime.sh",
+    "eval_cgbench.sh",
+    "eval_long_video.sh",
+    "eval_videozoomer.sh",
+    "cpu_eval_demo.sh",
+]
 
 
 def _run(script, cwd, **env):
     path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    return subprocess.run(["bash", str(EXAMPLES / script), *env.pop("args", [])], cwd=cwd, capture_output=True,
-                          text=True, env={**os.environ, "PATH": path, **env}, timeout=300)
+    return subprocess.run(
+        ["bash", str(EXAMPLES / script), *env.pop("args", [])],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": path, **env},
+        timeout=300,
+    )
 
 
 RECORDER = """#!/usr/bin/env python3
@@ -35,8 +47,14 @@ def _commands(script, tmp_path, **env):
     (bin_dir / "zoomzero").write_text(RECORDER)
     (bin_dir / "zoomzero").chmod(0o755)
     path = os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")])
-    done = subprocess.run(["bash", str(EXAMPLES / script), *env.pop("args", [])], cwd=tmp_path, capture_output=True,
-                          text=True, env={**os.environ, "PATH": path, "ZOOMZERO_ARGV_LOG": str(log), **env}, timeout=60)
+    done = subprocess.run(
+        ["bash", str(EXAMPLES / script), *env.pop("args", [])],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": path, "ZOOMZERO_ARGV_LOG": str(log), **env},
+        timeout=60,
+    )
     return done, [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
@@ -44,11 +62,14 @@ def _eval(benchmark, source, mode, out, *extra, batch="1"):
     return ["eval", "--benchmark", benchmark, *source, "--mode", mode, "--batch-size", batch, "--out", out, *extra]
 
 
-@pytest.mark.parametrize("script, benchmark, mode, out", [
-    ("eval_nextgqa.sh", "nextgqa", "one-stage", "runs/eval-nextgqa"),
-    ("eval_rextime.sh", "rextime", "one-stage", "runs/eval-rextime"),
-    ("eval_cgbench.sh", "cgbench", "coarse-to-fine", "runs/eval-cgbench"),
-])
+@pytest.mark.parametrize(
+    "script, benchmark, mode, out",
+    [
+        ("eval_nextgqa.sh", "nextgqa", "one-stage", "runs/eval-nextgqa"),
+        ("eval_rextime.sh", "rextime", "one-stage", "runs/eval-rextime"),
+        ("eval_cgbench.sh", "cgbench", "coarse-to-fine", "runs/eval-cgbench"),
+    ],
+)
 def test_each_script_runs_the_evaluation_its_header_describes(tmp_path, script, benchmark, mode, out):
     rows = tmp_path / "rows.jsonl"
     rows.write_text("{}\n")
@@ -62,14 +83,19 @@ def test_each_script_runs_the_evaluation_its_header_describes(tmp_path, script, 
 def test_long_video_script_runs_every_benchmark_in_both_modes(tmp_path):
     done, argv = _commands("eval_long_video.sh", tmp_path, DATA="synthetic")
     assert done.returncode == 0, done.stderr
-    assert argv == [_eval(b, ["--demo"], m, f"runs/eval-long/{b}-{m}") for b in ("videomme", "mlvu", "lvbench")
-                    for m in ("coarse-to-fine", "divide-and-conquer")]
+    assert argv == [
+        _eval(b, ["--demo"], m, f"runs/eval-long/{b}-{m}")
+        for b in ("videomme", "mlvu", "lvbench")
+        for m in ("coarse-to-fine", "divide-and-conquer")
+    ]
     mlvu = tmp_path / "mlvu.jsonl"
     mlvu.write_text("{}\n")
     done, argv = _commands("eval_long_video.sh", tmp_path, MLVU=str(mlvu), MODEL="ckpt")  # only MLVU rows exist
     assert done.returncode == 0 and "skip videomme: no rows at data/eval/videomme.jsonl" in done.stderr
-    assert argv == [_eval("mlvu", ["--model", "ckpt", "--data", str(mlvu)], m, f"runs/eval-long/mlvu-{m}")
-                    for m in ("coarse-to-fine", "divide-and-conquer")]
+    assert argv == [
+        _eval("mlvu", ["--model", "ckpt", "--data", str(mlvu)], m, f"runs/eval-long/mlvu-{m}")
+        for m in ("coarse-to-fine", "divide-and-conquer")
+    ]
 
 
 def test_cpu_demo_script_evaluates_both_modes_on_the_same_inputs(tmp_path):
@@ -78,8 +104,20 @@ def test_cpu_demo_script_evaluates_both_modes_on_the_same_inputs(tmp_path):
     inputs = "runs/cpu-eval-demo/coarse-to-fine/demo-inputs"
     assert argv == [
         ["eval", "--demo", "--mode", "coarse-to-fine", "--out", "runs/cpu-eval-demo/coarse-to-fine", "--limit", "2"],
-        ["eval", "--demo", "--model", f"{inputs}/tiny-qwen", "--data", f"{inputs}/synthetic/rows.jsonl",
-         "--mode", "divide-and-conquer", "--out", "runs/cpu-eval-demo/divide-and-conquer", "--limit", "2"],
+        [
+            "eval",
+            "--demo",
+            "--model",
+            f"{inputs}/tiny-qwen",
+            "--data",
+            f"{inputs}/synthetic/rows.jsonl",
+            "--mode",
+            "divide-and-conquer",
+            "--out",
+            "runs/cpu-eval-demo/divide-and-conquer",
+            "--limit",
+            "2",
+        ],
     ]
 
 

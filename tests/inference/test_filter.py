@@ -77,13 +77,29 @@ def test_filter_keeps_rows_by_the_sampled_responses(tiny_backend, bench_rows, tm
 
     backend = ScriptedBackend(tiny_backend, script)
     out = tmp_path / "kept.jsonl"
-    authors = filter_rows(backend, rows, tmp_path / "authors.jsonl", SMALL, FilterConfig(n=4), max_new_tokens=8,
-                          batch_size=2, progress=False)
+    authors = filter_rows(
+        backend,
+        rows,
+        tmp_path / "authors.jsonl",
+        SMALL,
+        FilterConfig(n=4),
+        max_new_tokens=8,
+        batch_size=2,
+        progress=False,
+    )
     # the authors' rule also keeps row 2: every sample's span overlaps its clue (min IoU > 0)
     assert authors["kept"] == 2 and read_rows(tmp_path / "authors.jsonl") == [rows[0], rows[2]]
     assert authors["reasons"] == {"all_correct": 1}
-    summary = filter_rows(backend, rows, out, SMALL, FilterConfig(n=4, grounding_rule="delta"), max_new_tokens=8,
-                          batch_size=2, progress=False)
+    summary = filter_rows(
+        backend,
+        rows,
+        out,
+        SMALL,
+        FilterConfig(n=4, grounding_rule="delta"),
+        max_new_tokens=8,
+        batch_size=2,
+        progress=False,
+    )
     assert read_rows(out) == rows[:1]
     assert summary["kept"] == 1 and summary["reasons"] == {"all_correct": 1, "weak_grounding": 1}
     decisions = {d["qid"]: d for d in map(json.loads, (tmp_path / "kept.decisions.jsonl").read_text().splitlines())}
@@ -95,12 +111,20 @@ def test_filter_keeps_rows_by_the_sampled_responses(tiny_backend, bench_rows, tm
     assert [len(g.outputs) for g in sampled] == [4] * 6  # 3 rows, two runs (two output files)
     # resuming asks nothing again
     before = len(backend.calls)
-    again = filter_rows(backend, rows, out, SMALL, FilterConfig(n=4, grounding_rule="delta"), max_new_tokens=8,
-                        progress=False)
+    again = filter_rows(
+        backend, rows, out, SMALL, FilterConfig(n=4, grounding_rule="delta"), max_new_tokens=8, progress=False
+    )
     assert again == summary and len(backend.calls) == before
     # another delta re-decides from the stored samples (row 0: delta 0.75 < 0.8); other samples are refused
-    stricter = filter_rows(backend, rows, out, SMALL, FilterConfig(n=4, delta=0.8, grounding_rule="delta"),
-                           max_new_tokens=8, progress=False)
+    stricter = filter_rows(
+        backend,
+        rows,
+        out,
+        SMALL,
+        FilterConfig(n=4, delta=0.8, grounding_rule="delta"),
+        max_new_tokens=8,
+        progress=False,
+    )
     assert stricter["kept"] == 0 and read_rows(out) == [] and len(backend.calls) == before
     with pytest.raises(ResumeError, match=r"other settings: --n \(4 there, 5 now\)"):
         filter_rows(backend, rows, out, SMALL, FilterConfig(n=5), max_new_tokens=8, progress=False)
@@ -108,9 +132,30 @@ def test_filter_keeps_rows_by_the_sampled_responses(tiny_backend, bench_rows, tm
 
 def test_filter_cli_with_the_quality_check_on_the_real_model(tiny_model_dir, bench_rows, tmp_path, capsys):
     out = tmp_path / "kept.jsonl"
-    code = zoomzero(["data", "filter", "--model", str(tiny_model_dir), "--data", str(bench_rows), "--out", str(out),
-                     "--n", "3", "--limit", "2", "--quality-check", "--max-visual-tokens", "64", "--min-frame-pixels",
-                     str(4 * 28 * 28), "--max-new-tokens", "8", "--no-progress"])
+    code = zoomzero(
+        [
+            "data",
+            "filter",
+            "--model",
+            str(tiny_model_dir),
+            "--data",
+            str(bench_rows),
+            "--out",
+            str(out),
+            "--n",
+            "3",
+            "--limit",
+            "2",
+            "--quality-check",
+            "--max-visual-tokens",
+            "64",
+            "--min-frame-pixels",
+            str(4 * 28 * 28),
+            "--max-new-tokens",
+            "8",
+            "--no-progress",
+        ]
+    )
     assert code == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["rows"] == 2 and summary["kept"] + summary["dropped"] == 2
@@ -142,8 +187,15 @@ def test_only_quality_check_judges_rows_without_sampling(tiny_backend, bench_row
     summary = filter_rows(backend, rows, tmp_path / "plm.jsonl", SMALL, cfg, max_new_tokens=8, progress=False)
     assert read_rows(tmp_path / "plm.jsonl") == rows[:1]
     assert summary["reasons"] == {"answerable_without_clue": 1, "not_answerable_from_clue": 1}
-    clue_only = filter_rows(backend, rows, tmp_path / "clue.jsonl", SMALL,
-                            FilterConfig(quality_check="clue", variance=False), max_new_tokens=8, progress=False)
+    clue_only = filter_rows(
+        backend,
+        rows,
+        tmp_path / "clue.jsonl",
+        SMALL,
+        FilterConfig(quality_check="clue", variance=False),
+        max_new_tokens=8,
+        progress=False,
+    )
     assert clue_only["kept"] == 2 and clue_only["reasons"] == {"not_answerable_from_clue": 1}
     with pytest.raises(ValueError, match="needs --quality-check"):
         FilterConfig(variance=False)

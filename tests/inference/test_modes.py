@@ -14,8 +14,10 @@ CFG = ModeConfig(budget=SMALL, max_new_tokens=16, window_seconds=4.0, top_k=2)
 
 @pytest.fixture
 def questions(evidence_video):
-    return [Question(f"q{i}", str(evidence_video), "What colour?", ("red", "blue", "green"), EVIDENCE_DURATION)
-            for i in range(2)]
+    return [
+        Question(f"q{i}", str(evidence_video), "What colour?", ("red", "blue", "green"), EVIDENCE_DURATION)
+        for i in range(2)
+    ]
 
 
 def _is_coarse(request):
@@ -65,8 +67,11 @@ def test_one_stage_answers_and_grounds_in_one_pass(tiny_backend, questions):
 def test_divide_and_conquer_zooms_into_the_top_k_windows(tiny_backend, questions):
     assert not tiny_backend.geometry.timestamps  # Qwen2.5-VL: windows are shown from 0 s ("auto")
     # 12 s in 4-s windows; each window answers in window-relative seconds
-    replies = {0.0: (grounded("A", [(1.0, 2.0)]), 0.9), 4.0: (grounded("B", [(0.5, 1.5)]), 0.2),
-               8.0: (grounded("C", [(1.0, 3.0)]), 0.6)}
+    replies = {
+        0.0: (grounded("A", [(1.0, 2.0)]), 0.9),
+        4.0: (grounded("B", [(0.5, 1.5)]), 0.2),
+        8.0: (grounded("C", [(1.0, 3.0)]), 0.6),
+    }
 
     def script(request, _):
         if not request.choices and "This video in total has 4.0 seconds" in request.prompt:
@@ -206,10 +211,43 @@ def test_zoomzero_eval_plans_every_mode_on_the_tiny_qwen3_vl_geometry(mode, tiny
     from zoomzero_plugin.cli import main
 
     out = tmp_path / "out"
-    assert main(["eval", "--model", str(tiny_qwen3_dir), "--data", str(bench_rows), "--benchmark", "rows",
-                 "--mode", mode, "--limit", "1", "--max-visual-tokens", "64", "--fps", "1", "--min-frame-pixels",
-                 "4096", "--max-new-tokens", "4", "--window-seconds", "4", "--no-spans", "uniform",
-                 "--uniform-frames", "4", "--device", "cpu", "--no-progress", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "--model",
+                str(tiny_qwen3_dir),
+                "--data",
+                str(bench_rows),
+                "--benchmark",
+                "rows",
+                "--mode",
+                mode,
+                "--limit",
+                "1",
+                "--max-visual-tokens",
+                "64",
+                "--fps",
+                "1",
+                "--min-frame-pixels",
+                "4096",
+                "--max-new-tokens",
+                "4",
+                "--window-seconds",
+                "4",
+                "--no-spans",
+                "uniform",
+                "--uniform-frames",
+                "4",
+                "--device",
+                "cpu",
+                "--no-progress",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     (record,) = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     first = record["passes"][0]
     if mode == "divide-and-conquer":

@@ -90,11 +90,26 @@ def test_a_run_folder_of_the_release_before_resumes(tiny_backend, bench_rows, tm
 
 def test_killed_run_resumes_to_the_same_predictions(tiny_model_dir, tmp_path):
     rows = make_benchmark(tmp_path / "bench", n_videos=6, seed=5)
-    args = ["--benchmark", "rows", "--model", str(tiny_model_dir), "--data", str(rows), "--mode", "coarse-to-fine",
-            "--max-new-tokens", "48", *SMALL_FLAGS]
+    args = [
+        "--benchmark",
+        "rows",
+        "--model",
+        str(tiny_model_dir),
+        "--data",
+        str(rows),
+        "--mode",
+        "coarse-to-fine",
+        "--max-new-tokens",
+        "48",
+        *SMALL_FLAGS,
+    ]
     killed, whole = tmp_path / "killed", tmp_path / "whole"
-    proc = subprocess.Popen([sys.executable, "-m", "zoomzero_plugin.eval.runner", *args, "--out", str(killed)],
-                            env=os.environ.copy(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "zoomzero_plugin.eval.runner", *args, "--out", str(killed)],
+        env=os.environ.copy(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     predictions = killed / "predictions.jsonl"
     deadline = time.time() + 120
     while time.time() < deadline and (not predictions.exists() or predictions.read_text().count("\n") < 2):
@@ -137,10 +152,19 @@ def test_cli_registers_eval_and_explains_its_flags(capsys, tmp_path):
         zoomzero(["eval", "--help"])
     assert e.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
-    for flag in ("--benchmark", "--mode", "--window-seconds", "--top-k", "--max-fine-passes", "--max-visual-tokens",
-                 "--demo",
-                 "(default: 256.0)", "(default: 4)", "--prompt {paper,concise}",
-                 "(default: 8192 (short videos) or 16384 (long videos), by --benchmark)"):
+    for flag in (
+        "--benchmark",
+        "--mode",
+        "--window-seconds",
+        "--top-k",
+        "--max-fine-passes",
+        "--max-visual-tokens",
+        "--demo",
+        "(default: 256.0)",
+        "(default: 4)",
+        "--prompt {paper,concise}",
+        "(default: 8192 (short videos) or 16384 (long videos), by --benchmark)",
+    ):
         assert flag in text
     assert zoomzero(["eval", "--benchmark", "rows", "--out", str(tmp_path)]) == 2
     assert "zoomzero eval: --model, --data required" in capsys.readouterr().err
@@ -162,8 +186,17 @@ def test_a_broken_video_stops_the_run_or_is_recorded(tiny_backend, bench_rows, t
     with pytest.raises(VideoError, match=f"question {qid}: {broken}: cannot decode it .*decord"):
         evaluate(tiny_backend, rows, tmp_path / "stop", benchmark="rows", mode="one-stage", cfg=CFG, progress=False)
     assert len((tmp_path / "stop" / "predictions.jsonl").read_text().splitlines()) == 1  # the first is kept
-    metrics = evaluate(tiny_backend, rows, tmp_path / "skip", benchmark="rows", mode="coarse-to-fine", cfg=CFG,
-                       batch_size=3, progress=False, skip_errors=True)
+    metrics = evaluate(
+        tiny_backend,
+        rows,
+        tmp_path / "skip",
+        benchmark="rows",
+        mode="coarse-to-fine",
+        cfg=CFG,
+        batch_size=3,
+        progress=False,
+        skip_errors=True,
+    )
     records = [json.loads(line) for line in (tmp_path / "skip" / "predictions.jsonl").read_text().splitlines()]
     assert [("error" in r) for r in records] == [False, True, False] and records[1]["answer"] is None
     assert metrics["predicted"] == 3 and records[0]["passes"]
@@ -175,8 +208,9 @@ def test_eval_on_hidden_labels_writes_predictions_but_no_metrics(tiny_backend, b
     for row in rows:
         truth = json.loads(row["answer"])
         row["answer"] = json.dumps({**truth, "label_hidden": True})
-    metrics = evaluate(tiny_backend, rows, tmp_path / "run", benchmark="rextime", mode="one-stage", cfg=CFG,
-                       progress=False)
+    metrics = evaluate(
+        tiny_backend, rows, tmp_path / "run", benchmark="rextime", mode="one-stage", cfg=CFG, progress=False
+    )
     assert metrics == {"labels_hidden": 2}
     assert len((tmp_path / "run" / "predictions.jsonl").read_text().splitlines()) == 2
     assert not (tmp_path / "run" / "metrics.json").exists()
@@ -224,8 +258,17 @@ def test_no_tool_takes_the_authors_no_tool_budget_unless_a_flag_is_given(capsys,
     assert not baseline.tool and (baseline.budget.overview_fps, baseline.budget.max_overview_frames) == (0.2, 120)
     assert (baseline.budget.min_frame_pixels, baseline.budget.max_new_tokens) == (12544, 2048)
     assert agent("--no-tool", "--agent-overview-frames", "32").budget.max_overview_frames == 32  # a flag wins
-    common = ["eval", "--benchmark", "rows", "--model", "m", "--data", str(tmp_path / "d.jsonl"),
-              "--out", str(tmp_path)]
+    common = [
+        "eval",
+        "--benchmark",
+        "rows",
+        "--model",
+        "m",
+        "--data",
+        str(tmp_path / "d.jsonl"),
+        "--out",
+        str(tmp_path),
+    ]
     assert zoomzero([*common, "--no-tool"]) == 2
     assert "--no-tool is VideoZoomer's baseline without its tool: use it with --mode agent" in capsys.readouterr().err
     assert zoomzero([*common, "--mode", "agent", "--no-tool", "--agent-prompt", "train"]) == 2

@@ -71,8 +71,9 @@ class ArrivesAfter(Future):
     def __init__(self, event):
         super().__init__()
         self.event = event
-        self.give_up = threading.Timer(10, self.set_exception,
-                                       args=(AssertionError(f"the scheduler waited for frames before {event}"),))
+        self.give_up = threading.Timer(
+            10, self.set_exception, args=(AssertionError(f"the scheduler waited for frames before {event}"),)
+        )
         self.give_up.start()
 
     def seen(self, event):

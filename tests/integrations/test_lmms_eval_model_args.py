@@ -24,25 +24,55 @@ def eval_values(argv: list[str], benchmark: str | None = None) -> dict:
 def test_defaults_are_the_papers_and_zoomzero_evals():
     args = parse_model_args({"model": "ckpt"})
     assert (args.model, args.mode, args.backend, args.batch_size, args.benchmark) == (
-        "ckpt", "one-stage", "transformers", 1, None)
+        "ckpt",
+        "one-stage",
+        "transformers",
+        1,
+        None,
+    )
     short, long = args.values("nextgqa"), args.values("videomme")
     # the paper: 8,192 visual tokens at 1 fps for NExT-GQA, 16,384 for the long-video benchmarks; <=256 frames;
     # 256-s windows, top-4; responses <= 512 tokens; VideoZoomer: 5 assistant turns, 16 frames a call, 64-frame overview
     assert (short["max_visual_tokens"], long["max_visual_tokens"]) == (8192, 16384)
     assert (short["fps"], short["max_frames"]) == (1.0, 256)
     assert (short["window_seconds"], short["top_k"], short["max_new_tokens"]) == (256.0, 4, 512)
-    assert (short["agent_max_assistant_turns"], short["agent_max_frames_per_call"],
-            short["agent_max_overview_frames"]) == (5, 16, 64)
+    assert (
+        short["agent_max_assistant_turns"],
+        short["agent_max_frames_per_call"],
+        short["agent_max_overview_frames"],
+    ) == (5, 16, 64)
     assert short == eval_values([], "nextgqa") and long == eval_values([], "videomme")
 
 
 def test_values_are_read_as_zoomzero_eval_reads_its_flags():
     # as lmms-eval hands them over: "8192" -> int, "-2" -> float, "2.5" -> float, "iterative" -> str
-    given = {"model": "ckpt", "mode": "iterative", "max_visual_tokens": 4096, "fps": 2, "min_shrink": 0.25,
-             "agent-max-assistant-turns": 3, "window_times": "absolute", "benchmark": "lvbench"}
+    given = {
+        "model": "ckpt",
+        "mode": "iterative",
+        "max_visual_tokens": 4096,
+        "fps": 2,
+        "min_shrink": 0.25,
+        "agent-max-assistant-turns": 3,
+        "window_times": "absolute",
+        "benchmark": "lvbench",
+    }
     args = parse_model_args(given)
-    flags = ["--mode", "iterative", "--max-visual-tokens", "4096", "--fps", "2", "--min-shrink", "0.25",
-             "--agent-max-assistant-turns", "3", "--window-times", "absolute", "--benchmark", "lvbench"]
+    flags = [
+        "--mode",
+        "iterative",
+        "--max-visual-tokens",
+        "4096",
+        "--fps",
+        "2",
+        "--min-shrink",
+        "0.25",
+        "--agent-max-assistant-turns",
+        "3",
+        "--window-times",
+        "absolute",
+        "--benchmark",
+        "lvbench",
+    ]
     assert args.values("nextgqa") == eval_values(flags)  # benchmark= wins over the task's
     assert args.values(None)["max_visual_tokens"] == 4096 and args.mode == "iterative"
     qwen3 = args.config("nextgqa", VisionGeometry(patch_size=16, merge_size=2, temporal_patch=2)).budget
@@ -90,9 +120,18 @@ def test_ranges_are_checked_as_zoomzero_eval_checks_them_in_model_args_words():
 
 
 def test_a_task_gets_the_budget_of_the_benchmark_its_name_starts_with():
-    assert [benchmark_of(t) for t in ("nextgqa", "cgbench_grounding", "longvideobench_val_v", "lvbench", "mlvu_dev",
-                                      "videomme_w_subtitle", "mmmu_val")] == [
-        "nextgqa", "cgbench", "longvideobench", "lvbench", "mlvu", "videomme", None]
+    assert [
+        benchmark_of(t)
+        for t in (
+            "nextgqa",
+            "cgbench_grounding",
+            "longvideobench_val_v",
+            "lvbench",
+            "mlvu_dev",
+            "videomme_w_subtitle",
+            "mmmu_val",
+        )
+    ] == ["nextgqa", "cgbench", "longvideobench", "lvbench", "mlvu", "videomme", None]
     args = parse_model_args({"model": "m"})
     assert args.values(benchmark_of("cgbench_grounding"))["max_visual_tokens"] == 16384  # CG-Bench: long videos
     assert args.values(benchmark_of("mmmu_val"))["max_visual_tokens"] == 8192  # unknown: the short-video budget

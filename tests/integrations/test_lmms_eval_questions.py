@@ -20,21 +20,23 @@ Q = "What colour is the square?"
 # The prompts lmms-eval's tasks write (their doc_to_text with the default post prompts), for a question and 4 options.
 PROMPTS = {
     "longvideobench": f"{Q}\nA. red\nB. green\nC. blue\nD. yellow\nAnswer with the option's letter from the given "
-                      "choices directly.\n",
+    "choices directly.\n",
     "videomme": "Select the best answer to the following multiple-choice question based on the video and the "
-                "subtitles. Respond with only the letter (A, B, C, or D) of the correct option.\n"
-                f"{Q}\nA. red\nB. green\nC. blue\nD. yellow\n\nAnswer with the option's letter from the given choices "
-                "directly.",
+    "subtitles. Respond with only the letter (A, B, C, or D) of the correct option.\n"
+    f"{Q}\nA. red\nB. green\nC. blue\nD. yellow\n\nAnswer with the option's letter from the given choices "
+    "directly.",
     "mlvu": f"Question: {Q}\nOptions:\n(A) red\n(B) green\n(C) blue\n(D) yellow\nOnly give the best option.\n"
-            "Best option: (",
+    "Best option: (",
     "lvbench": f"{Q}\n(A) red\n(B) green\n(C) blue\n(D) yellow\nAnswer the question with the option letter",
 }
 
 
 @pytest.mark.parametrize("task", sorted(PROMPTS))
 def test_the_question_and_options_of_lmms_evals_video_tasks(task):
-    assert lettered_options(PROMPTS[task]) == ((Q if task != "videomme" else PROMPTS[task].split("\n")[0] + "\n" + Q),
-                                                COLOURS)
+    assert lettered_options(PROMPTS[task]) == (
+        (Q if task != "videomme" else PROMPTS[task].split("\n")[0] + "\n" + Q),
+        COLOURS,
+    )
 
 
 def test_which_lines_are_options():
@@ -80,8 +82,16 @@ def test_replies_cite_the_records_spans_and_read_back_exactly():
 
 
 def test_a_dataset_row_is_asked_as_zoomzero_eval_asks_it(evidence_video):
-    row = make_row(qid="q7", question=Q, options=COLOURS, answer="C", duration=12.0, video=str(evidence_video),
-                   spans=[(3.0, 5.0)], prompt="<video>the row's own prompt")
+    row = make_row(
+        qid="q7",
+        question=Q,
+        options=COLOURS,
+        answer="C",
+        duration=12.0,
+        video=str(evidence_video),
+        spans=[(3.0, 5.0)],
+        prompt="<video>the row's own prompt",
+    )
     asked = ask(row, "ignored", lambda doc: ["ignored"], "nextgqa", 0)
     assert asked.grounded and asked.task == "nextgqa" and asked.question == Question.from_row(row)
     assert asked.question.prompt == "<video>the row's own prompt"

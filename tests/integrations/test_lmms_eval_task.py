@@ -24,8 +24,18 @@ REPLIES = [
 
 @pytest.fixture
 def rows(tmp_path, evidence_video):
-    rows = [grounding_row(qid=qid, question="Which?", options=["w", "x", "y", "z"], answer=letter, duration=30.0,
-                          video=str(evidence_video), spans=[span]) for qid, letter, span in TRUTHS]
+    rows = [
+        grounding_row(
+            qid=qid,
+            question="Which?",
+            options=["w", "x", "y", "z"],
+            answer=letter,
+            duration=30.0,
+            video=str(evidence_video),
+            spans=[span],
+        )
+        for qid, letter, span in TRUTHS
+    ]
     write_rows(tmp_path / "rows.jsonl", rows)
     return rows
 
@@ -41,17 +51,40 @@ def zoomzero_score(benchmark: str, rows: list[dict], tmp_path) -> dict:
     records = [task.cited(qid, reply) for (qid, _, _), reply in zip(TRUTHS, REPLIES)]
     predictions.write_text("".join(json.dumps(record) + "\n" for record in records))
     out = tmp_path / f"score-{benchmark}"
-    assert zoomzero(["score", str(predictions), "--benchmark", benchmark, "--data", str(tmp_path / "rows.jsonl"),
-                     "--out", str(out)]) == 0
+    assert (
+        zoomzero(
+            [
+                "score",
+                str(predictions),
+                "--benchmark",
+                benchmark,
+                "--data",
+                str(tmp_path / "rows.jsonl"),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     return json.loads((out / "metrics.json").read_text())["metrics"]
 
 
 def test_nextgqa_by_hand_and_as_zoomzero_score_computes_it(rows, tmp_path):
     got = lmms_eval_metrics("nextgqa", rows)
     # q1: IoP 6/6 = 1, IoU 6/10, IoG 6/10; q2: IoP 5/10, IoU 5/15, IoG 5/10; q3, q4: no span, 0 (they are predicted)
-    assert got == pytest.approx({
-        "Acc@QA": 50.0, "Acc@GQA": 25.0, "mIoP": 37.5, "IoP@0.3": 50.0, "IoP@0.5": 50.0,
-        "mIoU": 100 * (0.6 + 1 / 3) / 4, "IoU@0.3": 50.0, "IoU@0.5": 25.0, "mIoG": 27.5})
+    assert got == pytest.approx(
+        {
+            "Acc@QA": 50.0,
+            "Acc@GQA": 25.0,
+            "mIoP": 37.5,
+            "IoP@0.3": 50.0,
+            "IoP@0.5": 50.0,
+            "mIoU": 100 * (0.6 + 1 / 3) / 4,
+            "IoU@0.3": 50.0,
+            "IoU@0.5": 25.0,
+            "mIoG": 27.5,
+        }
+    )
     score = zoomzero_score("nextgqa", rows, tmp_path)
     assert got == {metric: score[metric] for metric in got}
 
@@ -69,7 +102,10 @@ def test_rextime_and_cgbench_as_zoomzero_score_computes_them(rows, tmp_path):
 def test_a_reply_is_read_as_the_model_cites_it():
     # spans as written: order kept, a reversed one kept (the official rule scores it 0), the last glue block
     assert task.cited("q", "<think>x</think><answer>(B) cat</answer><glue>[(9, 5), (1, 2)]</glue>") == {
-        "qid": "q", "answer": "B", "spans": [[9.0, 5.0], [1.0, 2.0]]}
+        "qid": "q",
+        "answer": "B",
+        "spans": [[9.0, 5.0], [1.0, 2.0]],
+    }
     assert task.cited("q", "<glue>[(1, 2)]</glue> then <glue>[(3, 4)]</glue>")["spans"] == [[3.0, 4.0]]
     assert task.cited("q", "<answer>D</answer><glue>[(1, 2)</glue>")["spans"] == []  # not a span list
 
@@ -97,8 +133,20 @@ def test_rows_are_checked_before_a_task_is_written(rows, tmp_path):
     with pytest.raises(DataError, match="no such video file"):
         write_tasks(tmp_path / "t", {"nextgqa": bad})
     hidden = tmp_path / "hidden.jsonl"
-    write_rows(hidden, [grounding_row(qid="t1", question="Q", options=["a", "b"], answer="A", duration=30.0,
-                                      video=rows[0]["videos"][0], label_hidden=True)])
+    write_rows(
+        hidden,
+        [
+            grounding_row(
+                qid="t1",
+                question="Q",
+                options=["a", "b"],
+                answer="A",
+                duration=30.0,
+                video=rows[0]["videos"][0],
+                label_hidden=True,
+            )
+        ],
+    )
     with pytest.raises(DataError, match=r"--rextime .*hidden.jsonl: 1 row\(s\) have a hidden label"):
         write_tasks(tmp_path / "t", {"rextime": hidden})
     with pytest.raises(UsageError, match="unknown task"):
@@ -109,4 +157,5 @@ def test_rows_are_checked_before_a_task_is_written(rows, tmp_path):
 def test_the_command_needs_rows_or_demo(tmp_path, capsys):
     assert zoomzero(["lmms-eval", "tasks", str(tmp_path / "t")]) == 2
     assert capsys.readouterr().err.strip() == (
-        "zoomzero lmms-eval tasks: give rows for at least one task (--nextgqa, --rextime, --cgbench) or --demo")
+        "zoomzero lmms-eval tasks: give rows for at least one task (--nextgqa, --rextime, --cgbench) or --demo"
+    )

@@ -24,7 +24,8 @@ from zoomzero_plugin.synthetic.benchmark import make_benchmark
 
 SKIP = pytest.mark.skipif(
     importlib.util.find_spec("lmms_eval") is None,
-    reason="lmms-eval is not installed here: run in .venv-lmms (bash scripts/install-cpu.sh --lmms-eval)")
+    reason="lmms-eval is not installed here: run in .venv-lmms (bash scripts/install-cpu.sh --lmms-eval)",
+)
 # lmms-eval's own multiple-choice video tasks: the YAML shipped with it, and how a synthetic question becomes one
 # of its documents (the fields its doc_to_text, doc_to_visual and process_results read)
 LMMS_TASKS = {
@@ -47,27 +48,53 @@ def lmms_doc(task: str, k: int, row: dict) -> dict:
     video, letters = row["videos"][0], "ABCDE"[: len(truth.options)]
     if task == "longvideobench":
         options = {f"option{i}": truth.options[i] if i < len(truth.options) else "N/A" for i in range(5)}
-        return {"id": truth.qid, "question": truth.question, **options, "correct_choice": letters.index(truth.answer),
-                "duration_group": 15, "question_category": "synthetic", "video_path": video, "duration": truth.duration}
+        return {
+            "id": truth.qid,
+            "question": truth.question,
+            **options,
+            "correct_choice": letters.index(truth.answer),
+            "duration_group": 15,
+            "question_category": "synthetic",
+            "video_path": video,
+            "duration": truth.duration,
+        }
     if task == "videomme":
-        return {"videoID": video.removesuffix(".mp4"), "question_id": truth.qid, "question": truth.question,
-                "options": [f"{L}. {o}" for L, o in zip(letters, truth.options)], "answer": truth.answer,
-                "duration": "short", "domain": "Knowledge", "sub_category": "Astronomy",
-                "task_type": "Counting Problem"}
+        return {
+            "videoID": video.removesuffix(".mp4"),
+            "question_id": truth.qid,
+            "question": truth.question,
+            "options": [f"{L}. {o}" for L, o in zip(letters, truth.options)],
+            "answer": truth.answer,
+            "duration": "short",
+            "domain": "Knowledge",
+            "sub_category": "Astronomy",
+            "task_type": "Counting Problem",
+        }
     lines = "\n".join(f"({L}) {o}" for L, o in zip(letters, truth.options))
     if task == "mlvu":
-        return {"video_name": video, "question": f"{truth.question}\n{lines}", "answer": truth.answer,
-                "task_type": "count"}
-    return {"video_path": video, "uid": k, "question": truth.question, "options": list(truth.options),
-            "answer": truth.answer}
+        return {
+            "video_name": video,
+            "question": f"{truth.question}\n{lines}",
+            "answer": truth.answer,
+            "task_type": "count",
+        }
+    return {
+        "video_path": video,
+        "uid": k,
+        "question": truth.question,
+        "options": list(truth.options),
+        "answer": truth.answer,
+    }
 
 
 def lmms_task_yaml(task: str, docs: Path) -> str:
     import lmms_eval
 
     shipped = Path(lmms_eval.__file__).parent / "tasks" / LMMS_TASKS[task]
-    return (f"include: {json.dumps(str(shipped))}\ntask: {task}_synthetic\ndataset_path: json\n"
-            f"dataset_kwargs:\n  data_files:\n    test: {json.dumps(str(docs))}\ntest_split: test\n")
+    return (
+        f"include: {json.dumps(str(shipped))}\ntask: {task}_synthetic\ndataset_path: json\n"
+        f"dataset_kwargs:\n  data_files:\n    test: {json.dumps(str(docs))}\ntest_split: test\n"
+    )
 
 
 @pytest.fixture(scope="session")

@@ -18,8 +18,18 @@ NATIVE_FPS, FRAMES = 4.0, 48  # the fixture videos: 12 s at 4 fps
 
 
 def export(*args, out, data, check=True, model=None):
-    argv = ["data", "export-sft", "--format", "llamafactory", "--data", str(data), "--out", str(out),
-            "--no-progress", *map(str, args)]
+    argv = [
+        "data",
+        "export-sft",
+        "--format",
+        "llamafactory",
+        "--data",
+        str(data),
+        "--out",
+        str(out),
+        "--no-progress",
+        *map(str, args),
+    ]
     argv += ["--model", str(model)] if check else ["--no-llamafactory-check"]
     return main(argv)
 
@@ -39,13 +49,27 @@ def clip_labels(start, end, fps):
 OVERVIEW = "".join(f"<frame{i}_time{2 * i:.2f}s><image>" for i in range(6))  # every 8th frame: 0, 8, …, 40
 
 
-def test_teacher_export_keeps_verified_trajectories_in_the_released_layout(tmp_path, sft_rows, sft_truths,
-                                                                           tiny_model_dir):
+def test_teacher_export_keeps_verified_trajectories_in_the_released_layout(
+    tmp_path, sft_rows, sft_truths, tiny_model_dir
+):
     qids = list(sft_truths)
     teacher = ScriptedTeacher(sft_rows, wrong=[qids[1]], bad_call=[qids[2]])
     with TeacherServer(teacher) as server:
-        code = export("--source", "teacher", "--samples", 2, "--teacher-url", server.url, "--teacher-model", "t",
-                      "--teacher-workers", 2, out=tmp_path / "out", data=sft_rows, model=tiny_model_dir)
+        code = export(
+            "--source",
+            "teacher",
+            "--samples",
+            2,
+            "--teacher-url",
+            server.url,
+            "--teacher-model",
+            "t",
+            "--teacher-workers",
+            2,
+            out=tmp_path / "out",
+            data=sft_rows,
+            model=tiny_model_dir,
+        )
     assert code == 0
     assert len(server.requests) == 12  # 3 questions x 2 samples x (call, answer)
     out = tmp_path / "out"
@@ -77,17 +101,29 @@ def test_teacher_export_keeps_verified_trajectories_in_the_released_layout(tmp_p
     assert not list(tmp_path.glob(".out.partial-*"))
 
     # the teacher saw the same conversation, frames as data URLs in place of <image>
-    second = [b for b in server.requests if question_block(truth.question, truth.options) in user_text(b)
-              and len(b["messages"]) == 4]
+    second = [
+        b
+        for b in server.requests
+        if question_block(truth.question, truth.options) in user_text(b) and len(b["messages"]) == 4
+    ]
     assert len(second) == 2
     for body in second:
         assert body["messages"][0]["content"] == sft.system
         assert user_text(body).replace("<image>", "") == user_text(body)
-        text = "".join(m["content"] if isinstance(m["content"], str) else "".join(
-            p["text"] if p["type"] == "text" else "<image>" for p in m["content"]) for m in body["messages"][1:])
+        text = "".join(
+            m["content"]
+            if isinstance(m["content"], str)
+            else "".join(p["text"] if p["type"] == "text" else "<image>" for p in m["content"])
+            for m in body["messages"][1:]
+        )
         assert text == "".join(m["content"] for m in row["messages"][1:4])
-        urls = [p["image_url"]["url"] for m in body["messages"] if isinstance(m["content"], list)
-                for p in m["content"] if p["type"] == "image_url"]
+        urls = [
+            p["image_url"]["url"]
+            for m in body["messages"]
+            if isinstance(m["content"], list)
+            for p in m["content"]
+            if p["type"] == "image_url"
+        ]
         assert len(urls) == len(row["images"]) and all(u.startswith("data:image/png;base64,") for u in urls)
 
 
@@ -111,8 +147,10 @@ def _predictions(tmp_path, sft_truths):
 def test_predictions_are_rejection_sampled_with_reasons(tmp_path, sft_rows, sft_truths, tiny_model_dir):
     predictions = _predictions(tmp_path, sft_truths)
     out = tmp_path / "out"
-    assert export("--source", "predictions", "--predictions", predictions, out=out, data=sft_rows,
-                  model=tiny_model_dir) == 0
+    assert (
+        export("--source", "predictions", "--predictions", predictions, out=out, data=sft_rows, model=tiny_model_dir)
+        == 0
+    )
     summary = json.loads((out / "summary.json").read_text())
     # 5 calls in 5 rounds: the 5th call is in the last round -> broken budget; [0, 20] at 1 fps = 20 frames > 16
     assert summary["dropped"] == {"broken_budget": 2, "inconsistent": 1, "malformed_turn": 1, "wrong_answer": 1}
@@ -120,37 +158,63 @@ def test_predictions_are_rejection_sampled_with_reasons(tmp_path, sft_rows, sft_
     evaluation = PROMPTS["eval"]
     assert row["messages"][0]["content"] == evaluation.system  # each trajectory keeps the prompt it was made with
     assert row["messages"][3]["content"] == evaluation.clip_open + clip_labels(3.0, 5.0, 2) + evaluation.clip_close
-    assert "<frame0_time3.00s><image><frame1_time3.50s><image><frame2_time4.25s><image><frame3_time5.00s><image>" \
+    assert (
+        "<frame0_time3.00s><image><frame1_time3.50s><image><frame2_time4.25s><image><frame3_time5.00s><image>"
         in row["messages"][3]["content"]
+    )
 
 
-def test_a_sample_over_the_cutoff_stops_the_export_naming_it_and_writes_nothing(tmp_path, sft_rows, sft_truths,
-                                                                               tiny_model_dir, capsys):
+def test_a_sample_over_the_cutoff_stops_the_export_naming_it_and_writes_nothing(
+    tmp_path, sft_rows, sft_truths, tiny_model_dir, capsys
+):
     predictions = _predictions(tmp_path, sft_truths)
     out = tmp_path / "out"
-    code = export("--source", "predictions", "--predictions", predictions, "--cutoff-len", 300, out=out,
-                  data=sft_rows, model=tiny_model_dir)
+    code = export(
+        "--source",
+        "predictions",
+        "--predictions",
+        predictions,
+        "--cutoff-len",
+        300,
+        out=out,
+        data=sft_rows,
+        model=tiny_model_dir,
+    )
     err = capsys.readouterr().err
     assert code == 2
     q0 = next(iter(sft_truths))
     assert "exceed cutoff_len 300 with template qwen2_vl" in err and f"predictions-{q0}-0 (" in err
     assert not out.exists() and not list(tmp_path.glob(".out.partial-*"))
-    code = export("--source", "predictions", "--predictions", predictions, "--cutoff-len", 300, "--drop-long",
-                  out=out, data=sft_rows, model=tiny_model_dir)
+    code = export(
+        "--source",
+        "predictions",
+        "--predictions",
+        predictions,
+        "--cutoff-len",
+        300,
+        "--drop-long",
+        out=out,
+        data=sft_rows,
+        model=tiny_model_dir,
+    )
     assert code == 2 and "every sample exceeds the cutoff" in capsys.readouterr().err
     assert not out.exists() and not list(tmp_path.glob(".out.partial-*"))
 
 
-def test_reflection_continues_a_failed_trajectory_with_the_teachers_correction(tmp_path, sft_rows, sft_truths,
-                                                                                tiny_model_dir):
+def test_reflection_continues_a_failed_trajectory_with_the_teachers_correction(
+    tmp_path, sft_rows, sft_truths, tiny_model_dir
+):
     (q0, (t0, v0)), (q1, (t1, v1)) = list(sft_truths.items())[:2]
     wrong = "A" if t1.answer != "A" else "B"
     failed = transcript(v1, [CALL % (0.0, 2.0, 2), ANSWER % wrong])
-    predictions = write_predictions(tmp_path / "p.jsonl", [
-        {"qid": q0, "answer": t0.answer, "transcript": transcript(v0, [CALL % (3.0, 5.0, 2), ANSWER % t0.answer])},
-        {"qid": q1, "answer": wrong, "transcript": failed},
-        {"qid": q1, "answer": wrong, "transcript": transcript(v1, [ANSWER % wrong])},  # no call: not eligible
-    ])
+    predictions = write_predictions(
+        tmp_path / "p.jsonl",
+        [
+            {"qid": q0, "answer": t0.answer, "transcript": transcript(v0, [CALL % (3.0, 5.0, 2), ANSWER % t0.answer])},
+            {"qid": q1, "answer": wrong, "transcript": failed},
+            {"qid": q1, "answer": wrong, "transcript": transcript(v1, [ANSWER % wrong])},  # no call: not eligible
+        ],
+    )
     fix = (
         '<think>The previous tool call was incorrect.</think><video_zoom>{"segment": [3.0, 5.0], "fps": 2}</video_zoom>'
     )
@@ -160,14 +224,35 @@ def test_reflection_continues_a_failed_trajectory_with_the_teachers_correction(t
         return fix if turns == 0 else ANSWER % t1.answer
 
     with TeacherServer(reply) as server:
-        assert export("--source", "reflection", "--predictions", predictions, "--teacher-url", server.url,
-                      "--teacher-model", "t", out=tmp_path / "out", data=sft_rows, model=tiny_model_dir) == 0
+        assert (
+            export(
+                "--source",
+                "reflection",
+                "--predictions",
+                predictions,
+                "--teacher-url",
+                server.url,
+                "--teacher-model",
+                "t",
+                out=tmp_path / "out",
+                data=sft_rows,
+                model=tiny_model_dir,
+            )
+            == 0
+        )
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["reflection_not_eligible"] == {"no_call": 1, "not_failed": 1}
     [row] = rows_of(tmp_path / "out")
     evaluation = PROMPTS["eval"]
-    assert [m["role"] for m in row["messages"]] == ["system", "user", "assistant", "user", "assistant", "user",
-                                                    "assistant"]
+    assert [m["role"] for m in row["messages"]] == [
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+    ]
     assert row["messages"][2]["content"] == CALL % (0.0, 2.0, 2)  # the failed trajectory, its answer removed
     assert row["messages"][4]["content"] == fix
     assert row["messages"][5]["content"] == evaluation.clip_open + clip_labels(3.0, 5.0, 2) + evaluation.clip_close
@@ -186,11 +271,30 @@ def test_usage_errors_are_one_line_before_any_work(tmp_path, sft_rows, capsys):
     assert export("--source", "predictions", out=tmp_path / "o", data=sft_rows, check=False) == 2
     assert "needs --predictions" in capsys.readouterr().err
     (tmp_path / "exists").mkdir()
-    assert export("--source", "predictions", "--predictions", "x", out=tmp_path / "exists", data=sft_rows,
-                  check=False) == 2
+    assert (
+        export("--source", "predictions", "--predictions", "x", out=tmp_path / "exists", data=sft_rows, check=False)
+        == 2
+    )
     assert "exists; pass --overwrite" in capsys.readouterr().err
-    assert main(["data", "export-sft", "--format", "llamafactory", "--source", "predictions", "--predictions", "x",
-                 "--data", str(sft_rows), "--out", str(tmp_path / "o")]) == 2
+    assert (
+        main(
+            [
+                "data",
+                "export-sft",
+                "--format",
+                "llamafactory",
+                "--source",
+                "predictions",
+                "--predictions",
+                "x",
+                "--data",
+                str(sft_rows),
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 2
+    )
     assert "needs --model" in capsys.readouterr().err
 
 
@@ -200,8 +304,20 @@ def test_missing_video_is_named_before_any_request(tmp_path, sft_rows, capsys):
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     with TeacherServer(lambda body, n: "x") as server:
-        assert export("--source", "teacher", "--teacher-url", server.url, "--teacher-model", "t", out=tmp_path / "o",
-                      data=data, check=False) == 2
+        assert (
+            export(
+                "--source",
+                "teacher",
+                "--teacher-url",
+                server.url,
+                "--teacher-model",
+                "t",
+                out=tmp_path / "o",
+                data=data,
+                check=False,
+            )
+            == 2
+        )
     assert "gone.mp4" in capsys.readouterr().err and server.requests == []
 
 
@@ -218,8 +334,11 @@ def test_real_agent_evaluation_predictions_replay_consistently(tmp_path, sft_row
 
     rows = read_rows(sft_rows)
     (q0, (t0, _)), (q1, (t1, _)), (q2, (t2, _)) = sft_truths.items()
-    said = {q0: [ANSWER % t0.answer], q1: [CALL % (2.0, 4.0, 2), ANSWER % t1.answer],
-            q2: [CALL % (20.0, 22.0, 1), ANSWER % t2.answer]}  # 20 s lies outside a 12-s video
+    said = {
+        q0: [ANSWER % t0.answer],
+        q1: [CALL % (2.0, 4.0, 2), ANSWER % t1.answer],
+        q2: [CALL % (20.0, 22.0, 1), ANSWER % t2.answer],
+    }  # 20 s lies outside a 12-s video
 
     def script(request, k):
         qid, round_ = request.tag.split("#")
@@ -229,20 +348,33 @@ def test_real_agent_evaluation_predictions_replay_consistently(tmp_path, sft_row
     cfg = ModeConfig(agent=AgentConfig(budget=AgentBudget(max_new_tokens=64)))
     evaluate(backend, rows, tmp_path / "run", benchmark="rows", mode="agent", cfg=cfg, batch_size=3, progress=False)
     out = tmp_path / "out"
-    assert export("--source", "predictions", "--predictions", tmp_path / "run" / "predictions.jsonl", out=out,
-                  data=sft_rows, check=False) == 0
+    assert (
+        export(
+            "--source",
+            "predictions",
+            "--predictions",
+            tmp_path / "run" / "predictions.jsonl",
+            out=out,
+            data=sft_rows,
+            check=False,
+        )
+        == 0
+    )
     summary = json.loads((out / "summary.json").read_text())
     assert summary["offered"] == {"predictions": 3} and summary["kept"] == {"predictions": 2}
     assert summary["dropped"] == {"bad_call": 1}
     by_qid = {r["qid"]: r for r in rows_of(out)}
-    assert by_qid[q1]["messages"][3]["content"] == (PROMPTS["eval"].clip_open + clip_labels(2.0, 4.0, 2)
-                                                     + PROMPTS["eval"].clip_close)
+    assert by_qid[q1]["messages"][3]["content"] == (
+        PROMPTS["eval"].clip_open + clip_labels(2.0, 4.0, 2) + PROMPTS["eval"].clip_close
+    )
 
 
 def _one_good_and_a_cut_line(path, sft_truths):
     (q0, (t0, v0)), (q1, (t1, v1)), _ = sft_truths.items()
-    write_predictions(path, [{"qid": q0, "answer": t0.answer,
-                              "transcript": transcript(v0, [CALL % (3.0, 5.0, 2), ANSWER % t0.answer])}])
+    write_predictions(
+        path,
+        [{"qid": q0, "answer": t0.answer, "transcript": transcript(v0, [CALL % (3.0, 5.0, 2), ANSWER % t0.answer])}],
+    )
     cut = json.dumps({"qid": q1, "answer": t1.answer, "transcript": transcript(v1, [ANSWER % t1.answer])})
     with open(path, "a", encoding="utf-8") as f:
         f.write(cut[: len(cut) // 2])  # a writer killed mid-line: no newline, not JSON
@@ -251,13 +383,14 @@ def _one_good_and_a_cut_line(path, sft_truths):
 
 def test_a_cut_last_line_is_named_and_counted(tmp_path, sft_rows, sft_truths, capsys):
     def exported(predictions, out):
-        assert export("--source", "predictions", "--predictions", predictions, out=out, data=sft_rows,
-                      check=False) == 0
+        assert export("--source", "predictions", "--predictions", predictions, out=out, data=sft_rows, check=False) == 0
         return capsys.readouterr().err
 
     handed = _one_good_and_a_cut_line(tmp_path / "mine.jsonl", sft_truths)
-    assert (f"zoomzero data export-sft: warning: {handed}: its last line is cut short (no newline, not JSON): that "
-            "line is skipped, 1 prediction(s) read") in exported(handed, tmp_path / "a")
+    assert (
+        f"zoomzero data export-sft: warning: {handed}: its last line is cut short (no newline, not JSON): that "
+        "line is skipped, 1 prediction(s) read"
+    ) in exported(handed, tmp_path / "a")
     summary = json.loads((tmp_path / "a" / "summary.json").read_text())
     assert summary["cut_lines_skipped"] == {str(handed): 1} and summary["samples"] == 1
 
@@ -266,27 +399,48 @@ def test_a_cut_last_line_is_named_and_counted(tmp_path, sft_rows, sft_truths, ca
     (run / "run.json").write_text("{}")
     journal = _one_good_and_a_cut_line(run / "predictions.jsonl", sft_truths)
     err = exported(journal, tmp_path / "b")
-    assert (f"{journal}: its last line is cut short (the run was killed while writing it): 1 prediction skipped, "
-            "1 read; run the same `zoomzero eval` command again to finish it") in err
+    assert (
+        f"{journal}: its last line is cut short (the run was killed while writing it): 1 prediction skipped, "
+        "1 read; run the same `zoomzero eval` command again to finish it"
+    ) in err
 
 
 def test_predictions_without_predictions_are_named(tmp_path, sft_rows, capsys):
-    for path, why in (("/dev/null", "empty"), (tmp_path / "blank.jsonl", "empty"), (tmp_path / "cut.jsonl",
-                                                                                     "its only line is cut short")):
+    for path, why in (
+        ("/dev/null", "empty"),
+        (tmp_path / "blank.jsonl", "empty"),
+        (tmp_path / "cut.jsonl", "its only line is cut short"),
+    ):
         if str(path).endswith("blank.jsonl"):
             path.write_text("\n\n")
         elif str(path).endswith("cut.jsonl"):
             path.write_text('{"qid": "q0", "ans')
-        assert export("--source", "predictions", "--predictions", path, out=tmp_path / "o", data=sft_rows,
-                      check=False) == 2
+        assert (
+            export("--source", "predictions", "--predictions", path, out=tmp_path / "o", data=sft_rows, check=False)
+            == 2
+        )
         err = capsys.readouterr().err
-        assert err == (f"zoomzero data export-sft: --predictions: {path}: holds no predictions ({why}); expected one "
-                       "JSON object per line\n")
-    assert export("--source", "predictions", "--predictions", tmp_path, out=tmp_path / "o", data=sft_rows,
-                  check=False) == 2
+        assert err == (
+            f"zoomzero data export-sft: --predictions: {path}: holds no predictions ({why}); expected one "
+            "JSON object per line\n"
+        )
+    assert (
+        export("--source", "predictions", "--predictions", tmp_path, out=tmp_path / "o", data=sft_rows, check=False)
+        == 2
+    )
     assert f"{tmp_path} is a folder; give the predictions file" in capsys.readouterr().err
-    assert export("--source", "predictions", "--predictions", tmp_path / "gone.jsonl", out=tmp_path / "o",
-                  data=sft_rows, check=False) == 2
+    assert (
+        export(
+            "--source",
+            "predictions",
+            "--predictions",
+            tmp_path / "gone.jsonl",
+            out=tmp_path / "o",
+            data=sft_rows,
+            check=False,
+        )
+        == 2
+    )
     assert "predictions file not found" in capsys.readouterr().err
 
 
@@ -296,9 +450,11 @@ def test_no_tool_predictions_are_refused_for_sft(tmp_path, sft_rows, sft_truths,
 
     (q0, (t0, v0)), *_ = sft_truths.items()
     info = probe(v0)
-    record = {"qid": q0, "answer": t0.answer,
-              "transcript": no_tool_transcript(info, video_frames(info), t0.answer).to_dict()}
+    record = {
+        "qid": q0,
+        "answer": t0.answer,
+        "transcript": no_tool_transcript(info, video_frames(info), t0.answer).to_dict(),
+    }
     path = write_predictions(tmp_path / "p.jsonl", [record])
-    assert export("--source", "predictions", "--predictions", path, out=tmp_path / "o", data=sft_rows,
-                  check=False) == 2
+    assert export("--source", "predictions", "--predictions", path, out=tmp_path / "o", data=sft_rows, check=False) == 2
     assert "is the no-tool baseline's (`zoomzero eval --no-tool`)" in capsys.readouterr().err

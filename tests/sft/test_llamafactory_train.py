@@ -18,31 +18,69 @@ from zoomzero_plugin.cli import main
 REPO = Path(__file__).parents[2]
 IGNORE = -100
 # GPU-only or run-length keys of the recipe, replaced for a few CPU steps on the tiny model
-CPU = {"bf16": False, "use_cpu": True, "flash_attn": "disabled", "max_steps": 6, "learning_rate": 1.0e-2,
-       "lr_scheduler_type": "constant", "warmup_ratio": 0.0, "gradient_accumulation_steps": 1,
-       "preprocessing_num_workers": 1, "dataloader_num_workers": 0, "save_strategy": "no", "plot_loss": False,
-       "overwrite_cache": True, "trust_remote_code": False}
+CPU = {
+    "bf16": False,
+    "use_cpu": True,
+    "flash_attn": "disabled",
+    "max_steps": 6,
+    "learning_rate": 1.0e-2,
+    "lr_scheduler_type": "constant",
+    "warmup_ratio": 0.0,
+    "gradient_accumulation_steps": 1,
+    "preprocessing_num_workers": 1,
+    "dataloader_num_workers": 0,
+    "save_strategy": "no",
+    "plot_loss": False,
+    "overwrite_cache": True,
+    "trust_remote_code": False,
+}
 
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory, sft_rows, sft_truths, tiny_model_dir):
     """Three verified two-turn trajectories (call, clip, answer), exported for LLaMA-Factory."""
     tmp = tmp_path_factory.mktemp("lf")
-    records = [{"qid": q, "answer": t.answer, "transcript": transcript(v, [CALL % (3.0, 5.0, 2), ANSWER % t.answer])}
-               for q, (t, v) in sft_truths.items()]
+    records = [
+        {"qid": q, "answer": t.answer, "transcript": transcript(v, [CALL % (3.0, 5.0, 2), ANSWER % t.answer])}
+        for q, (t, v) in sft_truths.items()
+    ]
     predictions = write_predictions(tmp / "predictions.jsonl", records)
     out = tmp / "dataset"
-    assert main(["data", "export-sft", "--format", "llamafactory", "--source", "predictions", "--predictions",
-                 predictions, "--data", str(sft_rows), "--out", str(out), "--model", str(tiny_model_dir),
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "data",
+                "export-sft",
+                "--format",
+                "llamafactory",
+                "--source",
+                "predictions",
+                "--predictions",
+                predictions,
+                "--data",
+                str(sft_rows),
+                "--out",
+                str(out),
+                "--model",
+                str(tiny_model_dir),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     return out
 
 
 def recipe(model, dataset_dir, output_dir):
     values = yaml.safe_load((REPO / "yamls" / "videozoomer_sft.yaml").read_text(encoding="utf-8"))
     values.pop("deepspeed")  # ZeRO-3 needs GPUs
-    return {**values, **CPU, "model_name_or_path": str(model), "dataset_dir": str(dataset_dir),
-            "output_dir": str(output_dir)}
+    return {
+        **values,
+        **CPU,
+        "model_name_or_path": str(model),
+        "dataset_dir": str(dataset_dir),
+        "output_dir": str(output_dir),
+    }
 
 
 def runs(labels):
@@ -90,20 +128,47 @@ QWEN3_RECIPE = REPO / "yamls" / "videozoomer_sft_qwen3vl.yaml"
 
 
 def test_qwen3_vl_export_with_llamafactorys_qwen3_vl_template_labels_only_assistant_turns(
-        sft_rows, sft_truths, tiny_qwen3_dir, tmp_path):
+    sft_rows, sft_truths, tiny_qwen3_dir, tmp_path
+):
     """The Qwen3-VL SFT recipe (LLaMA-Factory's own ``qwen3_vl`` template, a reasoning template, 32-px tokens) on
     the tiny Qwen3-VL: the export's check and LLaMA-Factory's own loader agree, labels fall on the assistant turns
     only (each opens with its own <think>…</think>, so the template adds no empty thought), and every 112x84 frame
     costs the tokens worked out by hand for patch 16 / merge 2."""
     from zoomzero_plugin.data.sft.llamafactory import _prepare_imports
 
-    records = [{"qid": q, "answer": t.answer, "transcript": transcript(v, [CALL % (3.0, 5.0, 2), ANSWER % t.answer])}
-               for q, (t, v) in sft_truths.items()]
+    records = [
+        {"qid": q, "answer": t.answer, "transcript": transcript(v, [CALL % (3.0, 5.0, 2), ANSWER % t.answer])}
+        for q, (t, v) in sft_truths.items()
+    ]
     out = tmp_path / "dataset"
-    assert main(["data", "export-sft", "--format", "llamafactory", "--source", "predictions", "--predictions",
-                 write_predictions(tmp_path / "p.jsonl", records), "--data", str(sft_rows), "--out", str(out),
-                 "--recipe", str(QWEN3_RECIPE), "--model", str(tiny_qwen3_dir), "--max-frame-pixels", "131072",
-                 "--min-frame-pixels", "32768", "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "data",
+                "export-sft",
+                "--format",
+                "llamafactory",
+                "--source",
+                "predictions",
+                "--predictions",
+                write_predictions(tmp_path / "p.jsonl", records),
+                "--data",
+                str(sft_rows),
+                "--out",
+                str(out),
+                "--recipe",
+                str(QWEN3_RECIPE),
+                "--model",
+                str(tiny_qwen3_dir),
+                "--max-frame-pixels",
+                "131072",
+                "--min-frame-pixels",
+                "32768",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     summary = json.loads((out / "summary.json").read_text())
     assert summary["check"]["template"] == "qwen3_vl"
 
@@ -114,8 +179,13 @@ def test_qwen3_vl_export_with_llamafactorys_qwen3_vl_template_labels_only_assist
 
     values = yaml.safe_load(QWEN3_RECIPE.read_text(encoding="utf-8"))
     values.pop("deepspeed")
-    args = {**values, **CPU, "model_name_or_path": str(tiny_qwen3_dir), "dataset_dir": str(out),
-            "output_dir": str(tmp_path / "o")}
+    args = {
+        **values,
+        **CPU,
+        "model_name_or_path": str(tiny_qwen3_dir),
+        "dataset_dir": str(out),
+        "output_dir": str(tmp_path / "o"),
+    }
     model_args, data_args, training_args, _, _ = get_train_args(args)
     assert data_args.template == "qwen3_vl"
     modules = load_tokenizer(model_args)
@@ -141,8 +211,13 @@ def test_llamafactory_cli_trains_the_recipe_on_the_export(exported, tiny_model_d
     out = tmp_path / "run"
     config = tmp_path / "sft.yaml"
     config.write_text(yaml.safe_dump(recipe(tiny_model_dir, exported, out)))
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "DISABLE_VERSION_CHECK": "0",
-           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent / "startup"), str(REPO)])}
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "HF_HUB_OFFLINE": "1",
+        "DISABLE_VERSION_CHECK": "0",
+        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent / "startup"), str(REPO)]),
+    }
     cli = Path(sys.executable).with_name("llamafactory-cli")
     done = subprocess.run([str(cli), "train", str(config)], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
@@ -165,11 +240,16 @@ def documented_cpu_command() -> list[str]:
 
 
 def _train(argv, tmp_path):
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1",
-           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent / "startup"), str(REPO)])}
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent / "startup"), str(REPO)]),
+    }
     cli = Path(sys.executable).with_name("llamafactory-cli")
-    return subprocess.run([str(cli), *argv[1:]], env=env, capture_output=True, text=True, timeout=600, cwd=REPO,
-                          check=False)
+    return subprocess.run(
+        [str(cli), *argv[1:]], env=env, capture_output=True, text=True, timeout=600, cwd=REPO, check=False
+    )
 
 
 def test_the_documented_cpu_command_trains(exported, tiny_model_dir, tmp_path):
@@ -180,8 +260,7 @@ def test_the_documented_cpu_command_trains(exported, tiny_model_dir, tmp_path):
     paths = {"dataset_dir": exported, "model_name_or_path": tiny_model_dir, "output_dir": tmp_path / "run"}
     given = {a.split("=", 1)[0] for a in argv[3:]}
     assert set(paths) <= given
-    argv = [a if a.split("=", 1)[0] not in paths else f"{a.split('=', 1)[0]}={paths[a.split('=', 1)[0]]}"
-            for a in argv]
+    argv = [a if a.split("=", 1)[0] not in paths else f"{a.split('=', 1)[0]}={paths[a.split('=', 1)[0]]}" for a in argv]
     done = _train(argv, tmp_path)
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     log = [json.loads(line) for line in (tmp_path / "run" / "trainer_log.jsonl").read_text().splitlines()]

@@ -25,10 +25,31 @@ def test_killed_export_resumes_from_its_journal(tmp_path, sft_rows):
     out, journal = tmp_path / "out", tmp_path / "replies.jsonl"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "FORCE_QWENVL_VIDEO_READER": "decord"}
     with TeacherServer(reply) as server:
-        argv = [sys.executable, "-m", "zoomzero_plugin.cli", "data", "export-sft", "--format", "llamafactory",
-                "--source", "teacher", "--data", str(sft_rows), "--out", str(out), "--journal", str(journal),
-                "--teacher-url", server.url, "--teacher-model", "t", "--teacher-workers", "1", "--no-progress",
-                "--no-llamafactory-check"]
+        argv = [
+            sys.executable,
+            "-m",
+            "zoomzero_plugin.cli",
+            "data",
+            "export-sft",
+            "--format",
+            "llamafactory",
+            "--source",
+            "teacher",
+            "--data",
+            str(sft_rows),
+            "--out",
+            str(out),
+            "--journal",
+            str(journal),
+            "--teacher-url",
+            server.url,
+            "--teacher-model",
+            "t",
+            "--teacher-workers",
+            "1",
+            "--no-progress",
+            "--no-llamafactory-check",
+        ]
         first = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
         while len(server.requests) < 3 and time.monotonic() < deadline and first.poll() is None:

@@ -29,8 +29,14 @@ def candidate(source, qid, index, turns):
 
 
 def test_duplicates_are_the_same_turns_for_the_same_question():
-    kept, dropped = _select([candidate("teacher", "q1", 0, [ANSWER]), candidate("teacher", "q2", 0, [ANSWER]),
-                             candidate("teacher", "q1", 1, [ANSWER])], None)
+    kept, dropped = _select(
+        [
+            candidate("teacher", "q1", 0, [ANSWER]),
+            candidate("teacher", "q2", 0, [ANSWER]),
+            candidate("teacher", "q1", 1, [ANSWER]),
+        ],
+        None,
+    )
     assert [(c.qid, c.index) for c in kept] == [("q1", 0), ("q2", 0)] and dropped == {"duplicate": 1}
 
 
@@ -52,8 +58,11 @@ def sample(messages, frames, images=()):
     return Sample("s1", "t", "q", "v.mp4", messages, frames, list(images))
 
 
-GOOD = [{"role": "system", "content": "s"}, {"role": "user", "content": "<image>q"},
-        {"role": "assistant", "content": "a"}]
+GOOD = [
+    {"role": "system", "content": "s"},
+    {"role": "user", "content": "<image>q"},
+    {"role": "assistant", "content": "a"},
+]
 
 
 def test_sample_checks_look_both_ways():
@@ -68,11 +77,26 @@ def test_a_sample_of_exactly_cutoff_len_tokens_is_kept(tmp_path, tiny_model_dir)
     Image.new("RGB", (56, 56)).save(tmp_path / "a.png")
     (tmp_path / "dataset_info.json").write_text(json.dumps(dataset_info("d", "d.jsonl")))
     s = sample([{"role": "user", "content": "<image>hi"}, {"role": "assistant", "content": "yo"}], [0], ["a.png"])
-    n = LlamaFactoryCheck({"template": "qwen2_vl", "cutoff_len": 10**6}, tmp_path, "d",
-                          model=str(tiny_model_dir)).length(s.row())
-    kept, info = check_with_llamafactory([s], tmp_path, "d", {"template": "qwen2_vl", "cutoff_len": n},
-                                         str(tiny_model_dir), drop_long=False, progress=False)
+    n = LlamaFactoryCheck(
+        {"template": "qwen2_vl", "cutoff_len": 10**6}, tmp_path, "d", model=str(tiny_model_dir)
+    ).length(s.row())
+    kept, info = check_with_llamafactory(
+        [s],
+        tmp_path,
+        "d",
+        {"template": "qwen2_vl", "cutoff_len": n},
+        str(tiny_model_dir),
+        drop_long=False,
+        progress=False,
+    )
     assert [k.id for k in kept] == ["s1"] and info["over_cutoff"] == 0 and info["tokens_max"] == n
     with pytest.raises(DataError, match=f"1 sample\\(s\\) exceed cutoff_len {n - 1}"):
-        check_with_llamafactory([s], tmp_path, "d", {"template": "qwen2_vl", "cutoff_len": n - 1},
-                                str(tiny_model_dir), drop_long=False, progress=False)
+        check_with_llamafactory(
+            [s],
+            tmp_path,
+            "d",
+            {"template": "qwen2_vl", "cutoff_len": n - 1},
+            str(tiny_model_dir),
+            drop_long=False,
+            progress=False,
+        )

@@ -63,10 +63,15 @@ def test_request_carries_model_key_and_images_as_data_urls(monkeypatch):
     monkeypatch.setenv("MY_TEACHER_KEY", "sk-test-123")
     red = Image.new("RGB", (8, 6), (255, 0, 0))
     blue = Image.new("RGB", (4, 4), (0, 0, 255))
-    messages = openai_messages([{"role": "system", "content": "sys"},
-                                {"role": "user", "content": "<frame0_time0.00s><image><frame1_time2.00s><image>Q?"},
-                                {"role": "assistant", "content": "a"},
-                                {"role": "observation", "content": "obs"}], [red, blue])
+    messages = openai_messages(
+        [
+            {"role": "system", "content": "sys"},
+            {"role": "user", "content": "<frame0_time0.00s><image><frame1_time2.00s><image>Q?"},
+            {"role": "assistant", "content": "a"},
+            {"role": "observation", "content": "obs"},
+        ],
+        [red, blue],
+    )
     with TeacherServer(lambda body, n: "done") as server:
         client(server.url, [], api_key_env="MY_TEACHER_KEY").chat(messages)
     body, headers = server.requests[0], server.headers[0]
@@ -115,8 +120,7 @@ def test_rate_limiter_spaces_starts_evenly():
     assert slept[-1] == 0.5 and len(slept) == 4
 
 
-@pytest.mark.parametrize("bad", [dict(url="127.0.0.1:8000"), dict(model=""), dict(rpm=float("nan")),
-                                 dict(timeout=-1)])
+@pytest.mark.parametrize("bad", [dict(url="127.0.0.1:8000"), dict(model=""), dict(rpm=float("nan")), dict(timeout=-1)])
 def test_config_errors_name_the_option(bad):
     with pytest.raises(UsageError):
         TeacherConfig(**{"url": "http://x/v1", "model": "m", **bad})

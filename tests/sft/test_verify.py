@@ -28,24 +28,27 @@ def verdict(turns, truth="B", budget=AgentBudget(), min_calls=0):
     return judge(traj, truth, min_calls)[0]
 
 
-@pytest.mark.parametrize("turns, reason", [
-    ([call(10, 18, 2), ANSWER], None),  # exactly 16 frames: within the budget
-    ([call(10, 18.45, 2), ANSWER], None),  # int(16.9) = 16, the authors' count
-    ([call(10, 18.5, 2), ANSWER], "broken_budget"),  # 17 frames
-    ([call(0, 1, 2)] * 4 + [ANSWER], None),  # 4 calls, answer in round 5
-    ([call(0, 1, 2)] * 5, "broken_budget"),  # a call in the last round
-    ([call(120, 130, 1), ANSWER], "bad_call"),  # wholly past the end of a 100-s video
-    ([call(5, 4, 1), ANSWER], "bad_call"),  # reversed
-    (['<think>x</think><video_zoom>{"segment": [1, 2]}</video_zoom>', ANSWER], "malformed_turn"),  # no fps
-    (["<answer>B</answer>"], "malformed_turn"),  # no think
-    ([ANSWER + " trailing"], "malformed_turn"),
-    (["<think>hmm</think>"], "no_answer"),
-    ([call(0, 1, 2), "<think>a</think><answer>C</answer>"], "wrong_answer"),
-    ([ANSWER], None),
-    (["<think>a</think><answer>\\boxed{B}</answer>"], None),  # the evaluation prompt's boxed answer
-    # a call both malformed (no think) and refused (past the end): the format fault is named first
-    (['<video_zoom>{"segment": [120, 130], "fps": 1}</video_zoom>', ANSWER], "malformed_turn"),
-])
+@pytest.mark.parametrize(
+    "turns, reason",
+    [
+        ([call(10, 18, 2), ANSWER], None),  # exactly 16 frames: within the budget
+        ([call(10, 18.45, 2), ANSWER], None),  # int(16.9) = 16, the authors' count
+        ([call(10, 18.5, 2), ANSWER], "broken_budget"),  # 17 frames
+        ([call(0, 1, 2)] * 4 + [ANSWER], None),  # 4 calls, answer in round 5
+        ([call(0, 1, 2)] * 5, "broken_budget"),  # a call in the last round
+        ([call(120, 130, 1), ANSWER], "bad_call"),  # wholly past the end of a 100-s video
+        ([call(5, 4, 1), ANSWER], "bad_call"),  # reversed
+        (['<think>x</think><video_zoom>{"segment": [1, 2]}</video_zoom>', ANSWER], "malformed_turn"),  # no fps
+        (["<answer>B</answer>"], "malformed_turn"),  # no think
+        ([ANSWER + " trailing"], "malformed_turn"),
+        (["<think>hmm</think>"], "no_answer"),
+        ([call(0, 1, 2), "<think>a</think><answer>C</answer>"], "wrong_answer"),
+        ([ANSWER], None),
+        (["<think>a</think><answer>\\boxed{B}</answer>"], None),  # the evaluation prompt's boxed answer
+        # a call both malformed (no think) and refused (past the end): the format fault is named first
+        (['<video_zoom>{"segment": [120, 130], "fps": 1}</video_zoom>', ANSWER], "malformed_turn"),
+    ],
+)
 def test_judge_reasons(turns, reason):
     assert verdict(turns) == reason
 
@@ -91,8 +94,11 @@ def sample(messages, frames):
 
 
 def test_structure_problems_name_role_order_and_media_count():
-    good = [{"role": "system", "content": "s"}, {"role": "user", "content": "<image>q"},
-            {"role": "assistant", "content": "a"}]
+    good = [
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": "<image>q"},
+        {"role": "assistant", "content": "a"},
+    ]
     assert structure_problems(sample(good, [0])) == []
     assert "1 <image> placeholders for 2 frames" in structure_problems(sample(good, [0, 1]))[0]
     swapped = [good[0], good[2], good[1]]
@@ -109,8 +115,9 @@ def test_built_sample_renders_the_trajectory_in_turn_order():
     assert s.frames == list(range(0, 3000, 60)) + [300, 320, 340, 360]
     assert s.messages[1]["content"].endswith("<frame49_time98.00s><image>Question?")
     assert "<frame3_time12.00s><image>" in s.messages[3]["content"]
-    assert build_sample("id", "src", "q", traj, "Q", observation_role="observation").messages[3]["role"] == \
-        "observation"
+    assert (
+        build_sample("id", "src", "q", traj, "Q", observation_role="observation").messages[3]["role"] == "observation"
+    )
 
 
 def test_llamafactory_check_refuses_bad_rows_naming_why(tmp_path, tiny_model_dir):
@@ -119,8 +126,10 @@ def test_llamafactory_check_refuses_bad_rows_naming_why(tmp_path, tiny_model_dir
     Image.new("RGB", (56, 56)).save(tmp_path / "a.png")
     (tmp_path / "dataset_info.json").write_text(json.dumps(dataset_info("d", "d.jsonl")))
     check = LlamaFactoryCheck({"template": "qwen2_vl", "cutoff_len": 100}, tmp_path, "d", model=str(tiny_model_dir))
-    row = {"messages": [{"role": "user", "content": "<image>hi"}, {"role": "assistant", "content": "yo"}],
-           "images": ["a.png"]}
+    row = {
+        "messages": [{"role": "user", "content": "<image>hi"}, {"role": "assistant", "content": "yo"}],
+        "images": ["a.png"],
+    }
     assert check.length(row) > 0
     swapped = {**row, "messages": row["messages"][::-1]}
     with pytest.raises(ValueError, match="roles do not alternate"):
@@ -130,19 +139,23 @@ def test_llamafactory_check_refuses_bad_rows_naming_why(tmp_path, tiny_model_dir
 
 
 def test_torchaudio_guard_lets_a_cuda_torchaudio_import_on_a_cpu_torch():
-    code = ("import sys; from zoomzero_plugin import cpu_compat as c; g = c.ensure_torchaudio_importable; "
-            # the venv's start-up hook (scripts/install-cpu.sh) installed the guard already: start without it
-            "sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, c._TorchaudioExtensionGuard)]; "
-            "assert g() and not g(); import torchaudio, torch; "
-            "print(torch.version.cuda is None, torchaudio._extension._IS_TORCHAUDIO_EXT_AVAILABLE)")
+    code = (
+        "import sys; from zoomzero_plugin import cpu_compat as c; g = c.ensure_torchaudio_importable; "
+        # the venv's start-up hook (scripts/install-cpu.sh) installed the guard already: start without it
+        "sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, c._TorchaudioExtensionGuard)]; "
+        "assert g() and not g(); import torchaudio, torch; "
+        "print(torch.version.cuda is None, torchaudio._extension._IS_TORCHAUDIO_EXT_AVAILABLE)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     cpu_torch, extension = done.stdout.split()
     assert extension == "False" if cpu_torch == "True" else extension in ("True", "False")
 
 
-@given(st.lists(st.text(alphabet="ab<>image\n ", max_size=30), min_size=1, max_size=4),
-       st.integers(min_value=0, max_value=3))
+@given(
+    st.lists(st.text(alphabet="ab<>image\n ", max_size=30), min_size=1, max_size=4),
+    st.integers(min_value=0, max_value=3),
+)
 def test_placeholders_split_keeps_every_character(texts, extra):
     content = "<image>".join(texts) + "<image>" * extra
     n = content.count("<image>")

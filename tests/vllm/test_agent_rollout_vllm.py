@@ -34,21 +34,29 @@ import torch
 
 _spec = importlib.util.find_spec("vllm")
 if _spec is None or _spec.origin is None or "shims" in _spec.origin:
-    pytest.skip("vLLM is not installed here: run in .venv-vllm (bash scripts/install-cpu.sh --vllm)",
-                allow_module_level=True)
+    pytest.skip(
+        "vLLM is not installed here: run in .venv-vllm (bash scripts/install-cpu.sh --vllm)", allow_module_level=True
+    )
 
-TURN = (r'<think>[a-z]{1,5}</think>(<video_zoom>\{"segment": \[(1|5), (6|9)\], "fps": (1|2)\}</video_zoom>'
-        r"|<answer>[A-C]</answer>)")
+TURN = (
+    r'<think>[a-z]{1,5}</think>(<video_zoom>\{"segment": \[(1|5), (6|9)\], "fps": (1|2)\}</video_zoom>'
+    r"|<answer>[A-C]</answer>)"
+)
 CALLS = r'<think>[a-z]{1,30}</think><video_zoom>\{"segment": \[(1|5), (6|9)\], "fps": (1|2)\}</video_zoom>'
 TOLERANCE = 1e-5  # float32 on both sides; measured here: 9.5e-7 over 950 tokens
 
 # The stand-in test's recipe (tests/easyr1/test_agent_rollout.py), as vLLM's CPU engine needs it: eager fp32, room for
 # every prompt x n in one batch (vLLM 0.11's CPU engine fails seeded sampling in chunked prefill), shorter turns.
-OVERRIDES = ["worker.rollout.enforce_eager=true", "worker.rollout.dtype=fp32", "worker.rollout.limit_images=64",
-             "worker.rollout.max_num_batched_tokens=16384", "data.max_response_length=1536",
-             "worker.reward.reward_function_kwargs.agent.max_new_tokens=64",
-             "worker.reward.reward_function_kwargs.agent.max_response_tokens=1536",
-             "worker.reward.reward_function_kwargs.agent.max_images=64"]
+OVERRIDES = [
+    "worker.rollout.enforce_eager=true",
+    "worker.rollout.dtype=fp32",
+    "worker.rollout.limit_images=64",
+    "worker.rollout.max_num_batched_tokens=16384",
+    "data.max_response_length=1536",
+    "worker.reward.reward_function_kwargs.agent.max_new_tokens=64",
+    "worker.reward.reward_function_kwargs.agent.max_response_tokens=1536",
+    "worker.reward.reward_function_kwargs.agent.max_images=64",
+]
 
 
 FAMILIES = {"qwen2_5_vl": "vllm_model_dir", "qwen3_vl": "tiny_qwen3_dir"}  # the tiny models vLLM's CPU engine serves
@@ -58,9 +66,14 @@ FAMILIES = {"qwen2_5_vl": "vllm_model_dir", "qwen3_vl": "tiny_qwen3_dir"}  # the
 def rows(tmp_path_factory):
     from tests.easyr1.helpers import evidence_rows
 
-    return evidence_rows(tmp_path_factory.mktemp("agent-vllm"), [
-        ("What colour is the square?", ("red", "green", "blue"), "A"),
-        ("Which colour appears?", ("yellow", "red", "cyan"), "B")], 12.0)
+    return evidence_rows(
+        tmp_path_factory.mktemp("agent-vllm"),
+        [
+            ("What colour is the square?", ("red", "green", "blue"), "A"),
+            ("Which colour appears?", ("yellow", "red", "cyan"), "B"),
+        ],
+        12.0,
+    )
 
 
 @pytest.fixture(scope="module", params=sorted(FAMILIES))
@@ -86,8 +99,9 @@ def setup(request, process_group, rows, tmp_path_factory):
     tokenizer, processor = get_tokenizer(str(model_dir)), get_processor(str(model_dir))
     rollout = vLLMRollout(str(model_dir), config.worker.rollout, tokenizer, processor)
     load_actor_weights(rollout, model)
-    yield SimpleNamespace(config=config, tokenizer=tokenizer, processor=processor, rollout=rollout, model=model,
-                          family=request.param)
+    yield SimpleNamespace(
+        config=config, tokenizer=tokenizer, processor=processor, rollout=rollout, model=model, family=request.param
+    )
     del rollout.inference_engine
     gc.collect()
 
@@ -116,12 +130,19 @@ def gen_batch(setup, rows, clip_as, schedule="rounds"):
     media[:] = [{"videos": r["videos"], ROW_FIELDS_KEY: {"ground_truth": r["answer"]}} for r in rows]
     shape = torch.zeros((k, 1), dtype=torch.long)
     options = select(setup.config)
-    meta = {"min_pixels": 3136, "max_pixels": 12544, "video_fps": 0.5, "n": 4,
-            ROLLOUT_KEY: {"name": ROLLOUT.name, "options": {**options, "clip_as": clip_as, "schedule": schedule}},
-            "structured_outputs": StructuredOutputsParams(regex=TURN)}
+    meta = {
+        "min_pixels": 3136,
+        "max_pixels": 12544,
+        "video_fps": 0.5,
+        "n": 4,
+        ROLLOUT_KEY: {"name": ROLLOUT.name, "options": {**options, "clip_as": clip_as, "schedule": schedule}},
+        "structured_outputs": StructuredOutputsParams(regex=TURN),
+    }
     return DataProto.from_dict(
         tensors={"input_ids": shape, "attention_mask": torch.ones_like(shape), "position_ids": shape.clone()},
-        non_tensors={"raw_prompt_ids": raw, "multi_modal_data": media}, meta_info=meta)
+        non_tensors={"raw_prompt_ids": raw, "multi_modal_data": media},
+        meta_info=meta,
+    )
 
 
 @pytest.fixture(scope="module", params=["images", "video"])
@@ -168,17 +189,26 @@ def test_the_rollout_runs_rounds_on_vllm(generated, setup):
             assert len(refs) == s["calls"] and int((observed == image).sum()) == 0
             assert int((observed == video).sum()) == sum(len(r["frames"]) // 2 for r in refs) * 12
         assert s["end"] in ("answer", "last_round_call", "no_answer", "total_tokens")
+
+
 def actor_log_probs(batch, setup):
     from verl.workers.actor.config import ActorConfig
     from verl.workers.actor.dp_actor import DataParallelPPOActor
     from verl.workers.fsdp_workers import FSDPWorker
 
-    data = batch.select(batch_keys=["input_ids", "attention_mask", "position_ids", "responses"],
-                        non_tensor_batch_keys=["multi_modal_data", "media_uid"], deepcopy=False)
+    data = batch.select(
+        batch_keys=["input_ids", "attention_mask", "position_ids", "responses"],
+        non_tensor_batch_keys=["multi_modal_data", "media_uid"],
+        deepcopy=False,
+    )
     data.meta_info = {**batch.meta_info, "temperature": 1.0}
     FSDPWorker._process_multi_modal_inputs(SimpleNamespace(_cache={}, processor=setup.processor), data)
-    config = ActorConfig(padding_free=False, dynamic_batching=False, use_torch_compile=False,
-                         micro_batch_size_per_device_for_experience=4)
+    config = ActorConfig(
+        padding_free=False,
+        dynamic_batching=False,
+        use_torch_compile=False,
+        micro_batch_size_per_device_for_experience=4,
+    )
     return DataParallelPPOActor(config, setup.model).compute_log_prob(data)
 
 
@@ -239,8 +269,14 @@ def generate_counted(setup, batch):
         return generate(*args, **kwargs)
 
     engine.generate = count
-    worker = SimpleNamespace(_has_rollout=True, generation_config=None, tokenizer=setup.tokenizer,
-                             processor=setup.processor, rollout=setup.rollout, rollout_sharding_manager=_Identity())
+    worker = SimpleNamespace(
+        _has_rollout=True,
+        generation_config=None,
+        tokenizer=setup.tokenizer,
+        processor=setup.processor,
+        rollout=setup.rollout,
+        rollout_sharding_manager=_Identity(),
+    )
     try:
         with metered(engine, EngineMeter()) as meter:
             out = FSDPWorker.generate_sequences(worker, batch)
@@ -258,8 +294,10 @@ def test_continuous_batching_hands_easyr1_the_round_by_round_batch(setup, rows, 
 
     def batch(schedule):
         gen = gen_batch(setup, rows[1], "images", schedule)
-        gen.meta_info.update(temperature=temperature,
-                             structured_outputs=StructuredOutputsParams(regex=CALLS if temperature == 0 else TURN))
+        gen.meta_info.update(
+            temperature=temperature,
+            structured_outputs=StructuredOutputsParams(regex=CALLS if temperature == 0 else TURN),
+        )
         if temperature == 0:
             gen.meta_info["n"] = 1  # vLLM samples greedily only once per prompt (EasyR1's validation: n 1)
         return gen
@@ -275,7 +313,10 @@ def test_continuous_batching_hands_easyr1_the_round_by_round_batch(setup, rows, 
     assert torch.allclose(a.batch["rollout_log_probs"], b.batch["rollout_log_probs"], atol=1e-5)
     same_media = [u.split("-")[1] for u in a.non_tensor_batch["media_uid"]]  # "<batch>-<hash of the media>"
     assert same_media == [u.split("-")[1] for u in b.non_tensor_batch["media_uid"]]
-    assert [m["images"] for m in a.non_tensor_batch["multi_modal_data"]] == \
-        [m["images"] for m in b.non_tensor_batch["multi_modal_data"]]
-    print(f"\n{temperature=}: turns {turns}; engine steps rounds {rounds.meter.steps}, continuous "
-          f"{continuous.meter.steps}; mean batch {rounds.meter.mean_batch:.1f} vs {continuous.meter.mean_batch:.1f}")
+    assert [m["images"] for m in a.non_tensor_batch["multi_modal_data"]] == [
+        m["images"] for m in b.non_tensor_batch["multi_modal_data"]
+    ]
+    print(
+        f"\n{temperature=}: turns {turns}; engine steps rounds {rounds.meter.steps}, continuous "
+        f"{continuous.meter.steps}; mean batch {rounds.meter.mean_batch:.1f} vs {continuous.meter.mean_batch:.1f}"
+    )

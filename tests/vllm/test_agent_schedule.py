@@ -13,8 +13,15 @@ from zoomzero_plugin.synthetic.benchmark import make_benchmark
 def backend(vllm_model_dir):
     from zoomzero_plugin.inference.vllm_backend import VLLMBackend
 
-    return VLLMBackend(str(vllm_model_dir), batch_size=8, max_images=128, enforce_eager=True, max_model_len=8192,
-                       seed=0, dtype="float32")
+    return VLLMBackend(
+        str(vllm_model_dir),
+        batch_size=8,
+        max_images=128,
+        enforce_eager=True,
+        max_model_len=8192,
+        seed=0,
+        dtype="float32",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +52,11 @@ def test_agent_mode_without_a_round_barrier_predicts_word_for_word_as_round_by_r
     def steered(request, sampling):
         qid, turn = request.tag.split("#")
         think = "[a-z]{1,%d}" % (60 if int(turn) == longest[qid] else 2)
-        act = r'<video_zoom>\{"segment": \[(1|5), (3|9)\], "fps": (1|2)\}</video_zoom>' if int(turn) < 2 else \
-            "<answer>[A-D]</answer>"
+        act = (
+            r'<video_zoom>\{"segment": \[(1|5), (3|9)\], "fps": (1|2)\}</video_zoom>'
+            if int(turn) < 2
+            else "<answer>[A-D]</answer>"
+        )
         out = params(request, sampling)
         out.structured_outputs = StructuredOutputsParams(regex=f"<think>{think}</think>{act}")
         return out
@@ -56,8 +66,10 @@ def test_agent_mode_without_a_round_barrier_predicts_word_for_word_as_round_by_r
     runs = {}
     for schedule in ("continuous", "rounds"):
         with metered(backend.llm, EngineMeter()) as meter:
-            runs[schedule] = (predict(backend, questions, "agent", replace(cfg, agent=replace(cfg.agent,
-                                                                                         schedule=schedule))), meter)
+            runs[schedule] = (
+                predict(backend, questions, "agent", replace(cfg, agent=replace(cfg.agent, schedule=schedule))),
+                meter,
+            )
     (got, fast), (want, slow) = runs["continuous"], runs["rounds"]
     assert [p.timing["schedule"] for p in got + want] == ["continuous"] * 3 + ["rounds"] * 3
     assert [p.record for p in got] == [p.record for p in want]

@@ -96,8 +96,13 @@ def easyr1_setup(process_group, vllm_model_dir, tmp_path_factory):
     recipe = tmp_path_factory.mktemp("recipe") / "zoomzero_vllm.yaml"
     recipe.write_text(RECIPE.format(rows=rows, model=vllm_model_dir))
     overrides = ["worker.rollout.enforce_eager=true", "worker.rollout.dtype=fp32"]
-    return dict(recipe=recipe, overrides=overrides, rows=rows, tokenizer=get_tokenizer(str(vllm_model_dir)),
-                processor=get_processor(str(vllm_model_dir)))
+    return dict(
+        recipe=recipe,
+        overrides=overrides,
+        rows=rows,
+        tokenizer=get_tokenizer(str(vllm_model_dir)),
+        processor=get_processor(str(vllm_model_dir)),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -148,9 +153,17 @@ def trainer(ray_local, easyr1_setup, rollout):
     dataset = rlhf_dataset(config, tokenizer, processor)
     loader = StatefulDataLoader(dataset, batch_size=2, num_workers=0, collate_fn=collate_fn, drop_last=True)
     reward = ray.remote(reward_manager_class()).options(num_cpus=0).remote(config.worker.reward, tokenizer)
-    trainer = RayPPOTrainer(config=config, tokenizer=tokenizer, processor=processor, train_dataloader=loader,
-                            val_dataloader=loader, role_worker_mapping={}, resource_pool_manager=None,
-                            reward_fn=reward, val_reward_fn=reward)
+    trainer = RayPPOTrainer(
+        config=config,
+        tokenizer=tokenizer,
+        processor=processor,
+        train_dataloader=loader,
+        val_dataloader=loader,
+        role_worker_mapping={},
+        resource_pool_manager=None,
+        reward_fn=reward,
+        val_reward_fn=reward,
+    )
     trainer.actor_rollout_ref_wg = RolloutWorkerGroup(rollout, tokenizer)
     trainer.data_iterator = iter(loader)
     trainer.truths = [GroundTruth.parse(r["answer"]) for r in read_rows(easyr1_setup["rows"])]
@@ -188,8 +201,9 @@ def test_training_step_runs_coarse_and_zoom_pass_on_vllm(trainer, easyr1_setup):
     zoom_requests = wg.requests[2:]
     assert len(zoom_requests) == len(zoom_in) == len(distinct) + len(distinct) % 2
     assert zoom_in.meta_info["temperature"] == 0.0 and metrics["zoom/requests"] == len(distinct)
-    for raw, spec, (prompt, result) in zip(zoom_in.non_tensor_batch["raw_prompt_ids"],
-                                           zoom_in.non_tensor_batch["multi_modal_data"], zoom_requests):
+    for raw, spec, (prompt, result) in zip(
+        zoom_in.non_tensor_batch["raw_prompt_ids"], zoom_in.non_tensor_batch["multi_modal_data"], zoom_requests
+    ):
         frames, fps = process_video(spec["videos"][0], None, None, 2.0, return_fps=True)
         assert frames.shape[0] == sum(clip["nframes"] for clip in spec["videos"][0]["clips"])  # the plan's frames
         assert len(result.prompt_token_ids) == len(raw) - 1 + video_tokens(frames)  # one <|video_pad|> expands
@@ -237,8 +251,9 @@ def test_zoom_clip_temporal_positions_equal_the_actors(rollout, easyr1_setup, tm
     from zoomzero_plugin.synthetic.videos import Evidence, write_video
 
     tokenizer, processor = easyr1_setup["tokenizer"], easyr1_setup["processor"]
-    video = write_video(tmp_path / "v.mp4", duration=12.0, fps=4, width=224, height=168,
-                        evidence=(Evidence(3.0, 5.0, "red"),))
+    video = write_video(
+        tmp_path / "v.mp4", duration=12.0, fps=4, width=224, height=168, evidence=(Evidence(3.0, 5.0, "red"),)
+    )
     plan = plan_zoom(
         [(3.0, 6.5)], 12.0, ZoomBudget(max_visual_tokens=256, min_frame_pixels=3136, max_frame_pixels=50176, fps=2.0)
     )
@@ -265,16 +280,26 @@ def test_zoom_clip_temporal_positions_equal_the_actors(rollout, easyr1_setup, tm
     frames, fps = process_video(spec, None, None, 2.0, return_fps=True)
     assert fps == pytest.approx(8 / 3.5)
     inputs = processor(videos=[frames], text=[text], add_special_tokens=False, return_tensors="pt")
-    actor = get_rope_index(processor, input_ids=inputs["input_ids"][0], video_grid_thw=inputs["video_grid_thw"],
-                           second_per_grid_ts=[2.0 / fps], attention_mask=inputs["attention_mask"][0])
+    actor = get_rope_index(
+        processor,
+        input_ids=inputs["input_ids"][0],
+        video_grid_thw=inputs["video_grid_thw"],
+        second_per_grid_ts=[2.0 / fps],
+        attention_mask=inputs["attention_mask"][0],
+    )
     assert vllm_positions.shape == actor.shape
     assert torch.equal(vllm_positions, actor)
     # by hand: 4 temporal patches of 2 frames, 0.875 s each, 2 positions per second -> offsets 0, 1, 3, 5
     video_rows = inputs["input_ids"][0] == processor.tokenizer.convert_tokens_to_ids("<|video_pad|>")
     first = int(actor[0, video_rows].min())
     assert sorted(set((actor[0, video_rows] - first).tolist())) == [0, 1, 3, 5]
-    assumed = get_rope_index(processor, input_ids=inputs["input_ids"][0], video_grid_thw=inputs["video_grid_thw"],
-                             second_per_grid_ts=[1.0], attention_mask=inputs["attention_mask"][0])  # 2 fps
+    assumed = get_rope_index(
+        processor,
+        input_ids=inputs["input_ids"][0],
+        video_grid_thw=inputs["video_grid_thw"],
+        second_per_grid_ts=[1.0],
+        attention_mask=inputs["attention_mask"][0],
+    )  # 2 fps
     assert not torch.equal(vllm_positions, assumed)
 
 
@@ -288,9 +313,19 @@ def _one_prompt(ids, spec, tokenizer):
     videos = np.empty(1, dtype=object)
     videos[0] = {"videos": [spec]}
     return DataProto.from_dict(
-        tensors={"input_ids": torch.tensor([ids]), "attention_mask": torch.ones(1, n, dtype=torch.long),
-                 "position_ids": torch.arange(n)[None]},
+        tensors={
+            "input_ids": torch.tensor([ids]),
+            "attention_mask": torch.ones(1, n, dtype=torch.long),
+            "position_ids": torch.arange(n)[None],
+        },
         non_tensors={"raw_prompt_ids": raw, "multi_modal_data": videos},
-        meta_info={"min_pixels": None, "max_pixels": None, "video_fps": 2.0, "eos_token_id": tokenizer.eos_token_id,
-                   "n": 1, "temperature": 0.0, "max_tokens": 1},
+        meta_info={
+            "min_pixels": None,
+            "max_pixels": None,
+            "video_fps": 2.0,
+            "eos_token_id": tokenizer.eos_token_id,
+            "n": 1,
+            "temperature": 0.0,
+            "max_tokens": 1,
+        },
     )

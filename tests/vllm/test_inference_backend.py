@@ -23,8 +23,21 @@ from zoomzero_plugin.inference.scripted import ScriptedBackend, template
 from zoomzero_plugin.synthetic.benchmark import make_benchmark
 
 MODES = ("one-stage", "coarse-to-fine", "divide-and-conquer", "iterative")
-FLAGS = ["--benchmark", "rows", "--max-visual-tokens", "64", "--min-frame-pixels", "3136", "--max-new-tokens", "12",
-         "--window-seconds", "4", "--no-progress", "--batch-size", "4"]
+FLAGS = [
+    "--benchmark",
+    "rows",
+    "--max-visual-tokens",
+    "64",
+    "--min-frame-pixels",
+    "3136",
+    "--max-new-tokens",
+    "12",
+    "--window-seconds",
+    "4",
+    "--no-progress",
+    "--batch-size",
+    "4",
+]
 TOLERANCE = 1e-3
 
 
@@ -142,8 +155,10 @@ def test_agent_mode_runs_as_on_the_transformers_backend(backends, rows, clip_as)
     got, want = (predict(runs[name], questions, "agent", cfg) for name in ("vllm", "transformers"))
     assert [p.record for p in got] == [p.record for p in want]
     # by question and round: vLLM's turns come in the order they end (continuous schedule), transformers' by round
-    tokens = {name: sorted((r.tag, g.image_tokens, g.video_tokens, g.prompt_tokens) for r, g in run.calls)
-              for name, run in runs.items()}
+    tokens = {
+        name: sorted((r.tag, g.image_tokens, g.video_tokens, g.prompt_tokens) for r, g in run.calls)
+        for name, run in runs.items()
+    }
     assert tokens["vllm"] == tokens["transformers"]
     assert any(v > 0 for _, _, v, _ in tokens["vllm"]) == (clip_as == "video")
 
@@ -173,8 +188,10 @@ def test_no_tool_baseline_runs_as_on_the_transformers_backend(backends, rows):
 
     prompt = "<|im_start|>user\n<|vision_start|><|video_pad|><|vision_end|>Q<|im_end|>\n<|im_start|>assistant\n"
     request = Request(prompt, frames=tuple(Image.new("RGB", (224, 168)) for _ in range(3)), formatted=True)
-    counts = [backends[b].generate([request], SamplingParams(max_new_tokens=1))[0].video_tokens
-              for b in ("vllm", "transformers")]
+    counts = [
+        backends[b].generate([request], SamplingParams(max_new_tokens=1))[0].video_tokens
+        for b in ("vllm", "transformers")
+    ]
     assert counts[0] == counts[1] > 0
 
 
@@ -189,4 +206,3 @@ def test_generation_stops_where_the_engine_stops(backends):
     stop = free[2:4]
     cut = backend.generate([request], SamplingParams(max_new_tokens=8, stop=(stop,)))[0].text
     assert cut == free[: free.find(stop) + len(stop)]
-

@@ -39,28 +39,47 @@ CALL_TOKENS = 16  # tokens of a call that returns frames, at least (tiny tokeniz
 REPO = Path(__file__).resolve().parents[2]
 
 TINY = [  # what makes a recipe fit the tiny model and a CPU; everything else is the recipe's
-    "trainer.n_gpus_per_node=1", "trainer.nnodes=1", "trainer.logger=[console]",
-    f"data.rollout_batch_size={BATCH}", "data.val_batch_size=2", "data.shuffle=false",
-    "data.max_prompt_length=2048", "data.min_pixels=3136", "data.max_pixels=12544",
-    "data.filter_overlong_prompts=false", "worker.rollout.n=2", "worker.actor.global_batch_size=2",
+    "trainer.n_gpus_per_node=1",
+    "trainer.nnodes=1",
+    "trainer.logger=[console]",
+    f"data.rollout_batch_size={BATCH}",
+    "data.val_batch_size=2",
+    "data.shuffle=false",
+    "data.max_prompt_length=2048",
+    "data.min_pixels=3136",
+    "data.max_pixels=12544",
+    "data.filter_overlong_prompts=false",
+    "worker.rollout.n=2",
+    "worker.actor.global_batch_size=2",
     "worker.actor.micro_batch_size_per_device_for_update=1",
     "worker.actor.micro_batch_size_per_device_for_experience=2",
-    "worker.actor.optim.lr=2e-4", "worker.reward.num_cpus=0",
+    "worker.actor.optim.lr=2e-4",
+    "worker.reward.num_cpus=0",
 ]
 ZOOM = "worker.reward.reward_function_kwargs.zoom."
 ZOOM_BUDGET = dict(max_visual_tokens=256, fps=2.0, min_frame_pixels=3136, max_frame_pixels=50176)  # the zoom pass's
 ZOOMZERO = TINY + [  # 4 responses per prompt: with 2, both groups of a step tie now and then (no update)
-    "worker.rollout.n=4", "worker.actor.micro_batch_size_per_device_for_update=2",
+    "worker.rollout.n=4",
+    "worker.actor.micro_batch_size_per_device_for_update=2",
     "worker.actor.micro_batch_size_per_device_for_experience=4",
-    "data.max_response_length=160", "worker.rollout.max_num_batched_tokens=8192", "data.video_fps=1.0",
-    *(f"{ZOOM}{k}={v}" for k, v in ZOOM_BUDGET.items()), f"{ZOOM}prompt=concise",
+    "data.max_response_length=160",
+    "worker.rollout.max_num_batched_tokens=8192",
+    "data.video_fps=1.0",
+    *(f"{ZOOM}{k}={v}" for k, v in ZOOM_BUDGET.items()),
+    f"{ZOOM}prompt=concise",
 ]
 AGENT = "worker.reward.reward_function_kwargs.agent."
 AGENT_PIXELS = dict(max_frame_pixels=12544, min_frame_pixels=3136)
 VIDEOZOOMER = TINY + [
-    "worker.rollout.n=4", "data.max_response_length=1536", "data.mini_rollout_batch_size=null",
-    "algorithm.online_filtering=false", "worker.rollout.limit_images=64", "worker.rollout.max_num_batched_tokens=16384",
-    f"{AGENT}max_new_tokens=64", f"{AGENT}max_response_tokens=1536", f"{AGENT}max_images=64",
+    "worker.rollout.n=4",
+    "data.max_response_length=1536",
+    "data.mini_rollout_batch_size=null",
+    "algorithm.online_filtering=false",
+    "worker.rollout.limit_images=64",
+    "worker.rollout.max_num_batched_tokens=16384",
+    f"{AGENT}max_new_tokens=64",
+    f"{AGENT}max_response_tokens=1536",
+    f"{AGENT}max_images=64",
     f"{AGENT}sampling_logprobs=true",
     *(f"{AGENT}{k}={v}" for k, v in AGENT_PIXELS.items()),
 ]
@@ -85,9 +104,20 @@ def train(recipe: str, model: Path, rows: Path, run: Path, overrides: list[str])
     metrics.unlink(missing_ok=True)
     val = run / "val.jsonl"
     val.write_text("".join(rows.read_text().splitlines(keepends=True)[:2]))
-    run_cli("easyr1", "train", str(REPO / "yamls" / recipe), "--cpu", "--metrics-file", str(metrics),
-            f"data.train_files={rows}", f"data.val_files={val}", f"worker.actor.model.model_path={model}",
-            f"trainer.save_checkpoint_path={run / 'checkpoints'}", *overrides, cwd=run)
+    run_cli(
+        "easyr1",
+        "train",
+        str(REPO / "yamls" / recipe),
+        "--cpu",
+        "--metrics-file",
+        str(metrics),
+        f"data.train_files={rows}",
+        f"data.val_files={val}",
+        f"worker.actor.model.model_path={model}",
+        f"trainer.save_checkpoint_path={run / 'checkpoints'}",
+        *overrides,
+        cwd=run,
+    )
     steps: dict[int, dict] = {}
     for line in metrics.read_text().splitlines():
         record = json.loads(line)
@@ -100,14 +130,17 @@ def trained_steps(metrics: dict[int, dict]) -> list[int]:
 
 
 # The agent's warm start (~1 min alone) runs beside the Zoom-Zero launches: they keep one core busy, it the other.
-AGENT_WARM_START = """
+AGENT_WARM_START = (
+    """
 import sys
 from zoomzero_plugin.agent import AgentBudget
 from zoomzero_plugin.rows import read_rows
 from zoomzero_plugin.synthetic.warm_start import warm_start
 base, out, rows = sys.argv[1:4]
 warm_start(base, out, read_rows(rows), "agent", steps=150, batch_size=8, budget=AgentBudget(**%r))
-""" % AGENT_PIXELS
+"""
+    % AGENT_PIXELS
+)
 
 
 @pytest.fixture(scope="module")
@@ -119,8 +152,12 @@ def workspace(vllm_model_dir, tmp_path_factory):
     rows = make_benchmark(root / "bench", n_videos=ROWS, seed=3)
     agent_model = root / "model-agent"
     log = open(root / "agent-warm-start.log", "w")
-    teaching = subprocess.Popen([sys.executable, "-c", AGENT_WARM_START, str(vllm_model_dir), str(agent_model),
-                                 str(rows)], env=subprocess_env(OMP_NUM_THREADS="1"), stdout=log, stderr=log)
+    teaching = subprocess.Popen(
+        [sys.executable, "-c", AGENT_WARM_START, str(vllm_model_dir), str(agent_model), str(rows)],
+        env=subprocess_env(OMP_NUM_THREADS="1"),
+        stdout=log,
+        stderr=log,
+    )
     yield {"root": root, "rows": rows, "base": vllm_model_dir, "agent": (teaching, agent_model)}
     teaching.kill()
     teaching.wait()
@@ -140,12 +177,18 @@ def zoomzero_run(workspace):
     rows = root / "grounded.jsonl"
     rows.write_text("".join(json.dumps(r) + "\n" for r in short))
     shown = VideoInput(fps=1.0, min_pixels=3136, max_pixels=12544, zoom=ZoomBudget(**ZOOM_BUDGET))  # as ZOOMZERO
-    model = warm_start(workspace["base"], root / "model-grounded", short, "grounded", steps=120, batch_size=16,
-                       shown=shown)
+    model = warm_start(
+        workspace["base"], root / "model-grounded", short, "grounded", steps=120, batch_size=16, shown=shown
+    )
     run = root / "zoomzero"
     run.mkdir()
-    metrics = train("zoomzero.yaml", model, rows, run,
-                    ZOOMZERO + ["trainer.max_steps=2", "trainer.save_freq=1", "trainer.val_freq=1"])
+    metrics = train(
+        "zoomzero.yaml",
+        model,
+        rows,
+        run,
+        ZOOMZERO + ["trainer.max_steps=2", "trainer.save_freq=1", "trainer.val_freq=1"],
+    )
     return dict(run=run, rows=rows, model=model, metrics=metrics)
 
 
@@ -155,12 +198,27 @@ def test_zoomzero_recipe_trains_whole_steps(zoomzero_run):
     for step in (1, 2):
         m = metrics[step]
         # EasyR1's own metrics of each stage of its loop
-        for key in ("timing_s/gen", "timing_s/old", "timing_s/ref", "timing_s/update_actor", "actor/pg_loss",
-                    "actor/grad_norm", "critic/score/mean", "response_length/mean"):
+        for key in (
+            "timing_s/gen",
+            "timing_s/old",
+            "timing_s/ref",
+            "timing_s/update_actor",
+            "actor/pg_loss",
+            "actor/grad_norm",
+            "critic/score/mean",
+            "response_length/mean",
+        ):
             assert key in m, key
         # this package's: every reward component, the zoom pass, TokenAdv's token split
-        for key in ("reward/format", "reward/iou", "reward/accuracy", "reward/zoom", "zoom/coarse_frames",
-                    "zoom/zoomed_share", "tokenadv/grounding_token_share"):
+        for key in (
+            "reward/format",
+            "reward/iou",
+            "reward/accuracy",
+            "reward/zoom",
+            "zoom/coarse_frames",
+            "zoom/zoomed_share",
+            "tokenadv/grounding_token_share",
+        ):
             assert key in m, key
         assert m["actor/lr"] == pytest.approx(2e-4), "constant from step 1 (v0.3.2 gives step 1 a learning rate of 0)"
         assert "val/reward_score" in m and "val/zoom_reward" in m, f"validation ran at step {step}"
@@ -177,8 +235,9 @@ def test_each_update_changes_the_actor_and_merge_gives_a_model_zoomzero_eval_run
     from transformers import Qwen2_5_VLForConditionalGeneration
 
     run, rows = zoomzero_run["run"], zoomzero_run["rows"]
-    shards = {step: run / "checkpoints" / f"global_step_{step}" / "actor" / "model_world_size_1_rank_0.pt"
-              for step in (1, 2)}
+    shards = {
+        step: run / "checkpoints" / f"global_step_{step}" / "actor" / "model_world_size_1_rank_0.pt" for step in (1, 2)
+    }
     state = {step: torch.load(path, map_location="cpu", weights_only=False) for step, path in shards.items()}
     state = {k: {name: getattr(t, "_local_tensor", t) for name, t in v.items()} for k, v in state.items()}  # 1 rank
     state[0] = Qwen2_5_VLForConditionalGeneration.from_pretrained(zoomzero_run["model"]).state_dict()
@@ -191,9 +250,32 @@ def test_each_update_changes_the_actor_and_merge_gives_a_model_zoomzero_eval_run
     assert set(merged) == set(state[2]) and all(torch.equal(merged[k], v) for k, v in state[2].items())
     for mode in ("one-stage", "coarse-to-fine"):
         done = run / f"eval-{mode}"
-        run_cli("zoomzero", "eval", "--benchmark", "rows", "--mode", mode, "--model", str(out), "--data", str(rows),
-                "--out", str(done), "--limit", "1", "--no-progress", "--max-visual-tokens", "256", "--min-frame-pixels",
-                "3136", "--max-frame-pixels", "50176", "--prompt", "concise", cwd=run)
+        run_cli(
+            "zoomzero",
+            "eval",
+            "--benchmark",
+            "rows",
+            "--mode",
+            mode,
+            "--model",
+            str(out),
+            "--data",
+            str(rows),
+            "--out",
+            str(done),
+            "--limit",
+            "1",
+            "--no-progress",
+            "--max-visual-tokens",
+            "256",
+            "--min-frame-pixels",
+            "3136",
+            "--max-frame-pixels",
+            "50176",
+            "--prompt",
+            "concise",
+            cwd=run,
+        )
         assert len((done / "predictions.jsonl").read_text().splitlines()) == 1
         assert json.loads((done / "metrics.json").read_text())
 
@@ -210,15 +292,33 @@ def test_a_second_launch_resumes_from_the_step_1_checkpoint(zoomzero_run):
     assert first[1]["prompt_length/mean"] != first[2]["prompt_length/mean"], "steps 1 and 2 read different rows"
     again = run / "resumed"
     again.mkdir()
-    resumed = train("zoomzero.yaml", model, rows, again, ZOOMZERO + [
-        "trainer.max_steps=2", "trainer.save_freq=-1", "trainer.val_freq=-1",
-        f"trainer.load_checkpoint_path={run / 'checkpoints' / 'global_step_1'}"])
+    resumed = train(
+        "zoomzero.yaml",
+        model,
+        rows,
+        again,
+        ZOOMZERO
+        + [
+            "trainer.max_steps=2",
+            "trainer.save_freq=-1",
+            "trainer.val_freq=-1",
+            f"trainer.load_checkpoint_path={run / 'checkpoints' / 'global_step_1'}",
+        ],
+    )
     assert trained_steps(resumed) == [2]
     assert resumed[2]["prompt_length/mean"] == first[2]["prompt_length/mean"], "the data loader started over"
     assert resumed[2]["actor/kl_loss"] > 1e-6, "the resumed actor is the starting model, not step 1's"
     assert resumed[2]["rollout/logprob_gap_max"] < GAP, "vLLM did not get the loaded weights"
-    same = ("reward/overall", "reward/format", "reward/iou", "reward/zoom", "response_length/mean", "actor/pg_loss",
-            "actor/kl_loss", "actor/grad_norm")
+    same = (
+        "reward/overall",
+        "reward/format",
+        "reward/iou",
+        "reward/zoom",
+        "response_length/mean",
+        "actor/pg_loss",
+        "actor/kl_loss",
+        "actor/grad_norm",
+    )
     assert {k: resumed[2][k] for k in same} == pytest.approx({k: first[2][k] for k in same}, rel=1e-4, abs=1e-7)
 
 
@@ -230,9 +330,20 @@ def videozoomer_run(workspace):
     assert teaching.wait(timeout=900) == 0, (workspace["root"] / "agent-warm-start.log").read_text()[-3000:]
     run = workspace["root"] / "videozoomer"
     run.mkdir()
-    metrics = train("videozoomer.yaml", model, workspace["rows"], run, VIDEOZOOMER + [
-        "algorithm.adv_estimator=tokenadv", "worker.reward.reward_function_kwargs.tokenadv.over_turns=true",
-        "trainer.max_steps=2", "trainer.save_freq=-1", "trainer.val_freq=-1"])
+    metrics = train(
+        "videozoomer.yaml",
+        model,
+        workspace["rows"],
+        run,
+        VIDEOZOOMER
+        + [
+            "algorithm.adv_estimator=tokenadv",
+            "worker.reward.reward_function_kwargs.tokenadv.over_turns=true",
+            "trainer.max_steps=2",
+            "trainer.save_freq=-1",
+            "trainer.val_freq=-1",
+        ],
+    )
     return dict(run=run, metrics=metrics)
 
 
@@ -242,8 +353,16 @@ def test_videozoomer_recipe_trains_whole_steps_with_tool_calls(videozoomer_run):
     samples = BATCH * 4  # prompts per step x worker.rollout.n
     for step in (1, 2):
         m = metrics[step]
-        for key in ("agent/calls", "agent/turns", "agent/images", "reward/accuracy", "reward/format", "timing_s/gen",
-                    "timing_s/update_actor", "tokenadv/grounding_token_share"):
+        for key in (
+            "agent/calls",
+            "agent/turns",
+            "agent/images",
+            "reward/accuracy",
+            "reward/format",
+            "timing_s/gen",
+            "timing_s/update_actor",
+            "tokenadv/grounding_token_share",
+        ):
             assert key in m, key
         # the update's response_mask: EasyR1 counts its tokens for timing_per_token_ms/gen; observations are in the
         # sequence (the attention mask: response_length) but not in the mask

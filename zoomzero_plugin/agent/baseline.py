@@ -61,14 +61,19 @@ def reply_letter(text: str) -> str | None:
     return letter_of(text, rule=NO_TOOL_LETTERS)
 
 
-def no_tool_transcript(video: VideoInfo, frames: Sequence[Frame], text: str, tokens: int | None = None
-                       ) -> Transcript:
+def no_tool_transcript(video: VideoInfo, frames: Sequence[Frame], text: str, tokens: int | None = None) -> Transcript:
     """The record of one no-tool reply, in the agent's transcript shape (one turn, no calls)."""
     letter = reply_letter(text)
     turn = TurnRecord(text=text, kind=ANSWER if letter is not None else NONE, tokens=tokens)
     return Transcript(
         prompt=NO_TOOL,
-        video=video_record(video), overview=frame_record(frames), turns=(turn,),
+        video=video_record(video),
+        overview=frame_record(frames),
+        turns=(turn,),
         end=END_ANSWER if letter is not None else END_NO_ANSWER,
-        answer=letter, calls=0, errors=0, clip_frames=0, images=len(frames),
+        answer=letter,
+        calls=0,
+        errors=0,
+        clip_frames=0,
+        images=len(frames),
     )

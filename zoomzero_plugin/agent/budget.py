@@ -61,8 +61,16 @@ class AgentBudget:
 
     def __post_init__(self) -> None:
         problems = []
-        positive_ints = ("max_overview_frames", "max_frames_per_call", "max_assistant_turns", "max_images",
-                         "max_new_tokens", "max_response_tokens", "max_frame_pixels", "min_frame_pixels")
+        positive_ints = (
+            "max_overview_frames",
+            "max_frames_per_call",
+            "max_assistant_turns",
+            "max_images",
+            "max_new_tokens",
+            "max_response_tokens",
+            "max_frame_pixels",
+            "min_frame_pixels",
+        )
         for name in positive_ints:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -73,14 +81,17 @@ class AgentBudget:
         if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not math.isfinite(fps) or fps <= 0:
             problems.append(f"overview_fps must be a finite number > 0, got {fps!r}")
         if not problems and self.min_frame_pixels > self.max_frame_pixels:
-            problems.append(f"min_frame_pixels ({self.min_frame_pixels}) must be <= max_frame_pixels "
-                            f"({self.max_frame_pixels})")
+            problems.append(
+                f"min_frame_pixels ({self.min_frame_pixels}) must be <= max_frame_pixels ({self.max_frame_pixels})"
+            )
         if not problems and self.max_overview_frames > self.max_images:
-            problems.append(f"max_overview_frames ({self.max_overview_frames}) must be <= max_images "
-                            f"({self.max_images})")
+            problems.append(
+                f"max_overview_frames ({self.max_overview_frames}) must be <= max_images ({self.max_images})"
+            )
         if not problems and self.max_new_tokens > self.max_response_tokens:
-            problems.append(f"max_new_tokens ({self.max_new_tokens}) must be <= max_response_tokens "
-                            f"({self.max_response_tokens})")
+            problems.append(
+                f"max_new_tokens ({self.max_new_tokens}) must be <= max_response_tokens ({self.max_response_tokens})"
+            )
         if problems:
             raise ValueError("invalid agent budget: " + "; ".join(problems))
 

@@ -45,8 +45,14 @@ class ClipVideo:
 
     def metadata(self, height: int, width: int) -> dict[str, Any]:
         """Decoder metadata of the frames (transformers' ``VideoMetadata`` fields): absolute indices, native rate."""
-        return {"total_num_frames": self.total_frames, "fps": self.native_fps, "frames_indices": list(self.indices),
-                "duration": self.total_frames / self.native_fps, "height": int(height), "width": int(width)}
+        return {
+            "total_num_frames": self.total_frames,
+            "fps": self.native_fps,
+            "frames_indices": list(self.indices),
+            "duration": self.total_frames / self.native_fps,
+            "height": int(height),
+            "width": int(width),
+        }
 
 
 def clip_video(frames: Sequence[Frame], video: VideoInfo, temporal_patch: int) -> ClipVideo:

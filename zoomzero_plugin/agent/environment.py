@@ -48,8 +48,10 @@ class VideoInfo:
 
     def __post_init__(self) -> None:
         if self.frames < 1 or not (math.isfinite(self.fps) and self.fps > 0):
-            raise ValueError(f"{self.path}: a video needs >= 1 frame and a positive frame rate, "
-                             f"got {self.frames} frames at {self.fps} fps")
+            raise ValueError(
+                f"{self.path}: a video needs >= 1 frame and a positive frame rate, "
+                f"got {self.frames} frames at {self.fps} fps"
+            )
 
     @property
     def duration(self) -> float:
@@ -216,8 +218,11 @@ class Trajectory:
             step = Step(turn, end=END_ANSWER if turn.kind == ANSWER else END_NO_ANSWER)
         elif last:
             self.errors += 1
-            error = ToolError("last_round_call", f"no call may be made in the last round (round {self.round + 1} "
-                                                 f"of {self.budget.max_assistant_turns}); the call was dropped")
+            error = ToolError(
+                "last_round_call",
+                f"no call may be made in the last round (round {self.round + 1} "
+                f"of {self.budget.max_assistant_turns}); the call was dropped",
+            )
             step = Step(turn, error=error, end=END_LAST_ROUND_CALL)
         else:
             step = self._run(turn)
@@ -243,14 +248,22 @@ class Trajectory:
         """Checks against this video and this trajectory's budgets (the call's values are already sane)."""
         duration = self.video.duration
         if call.start >= duration or call.end <= 0:
-            return ToolError("outside_video", f"the segment [{call.start:g}, {call.end:g}] lies outside the video "
-                                              f"(0 to {duration:.2f} seconds)", EXECUTION)
+            return ToolError(
+                "outside_video",
+                f"the segment [{call.start:g}, {call.end:g}] lies outside the video (0 to {duration:.2f} seconds)",
+                EXECUTION,
+            )
         if self.calls >= self.budget.max_calls:
-            return ToolError("call_budget", f"all {self.budget.max_calls} calls are used; answer with the frames above",
-                             EXECUTION)
+            return ToolError(
+                "call_budget", f"all {self.budget.max_calls} calls are used; answer with the frames above", EXECUTION
+            )
         n = call.frames or 0
         if self.images + n > self.budget.max_images:
             left = self.budget.max_images - self.images
-            return ToolError("image_budget", f"the clip's {n} frames exceed the {left} frames left of the "
-                                             f"{self.budget.max_images} a conversation may hold", EXECUTION)
+            return ToolError(
+                "image_budget",
+                f"the clip's {n} frames exceed the {left} frames left of the "
+                f"{self.budget.max_images} a conversation may hold",
+                EXECUTION,
+            )
         return None

@@ -56,8 +56,12 @@ class FrameReader:
         except ValueError as e:
             raise VideoError(f"{path}: cannot read the video ({e})") from None
 
-    def read(self, indices: Sequence[int], max_pixels: int = AgentBudget.max_frame_pixels,
-             min_pixels: int = AgentBudget.min_frame_pixels) -> list[Any]:
+    def read(
+        self,
+        indices: Sequence[int],
+        max_pixels: int = AgentBudget.max_frame_pixels,
+        min_pixels: int = AgentBudget.min_frame_pixels,
+    ) -> list[Any]:
         """The frames at ``indices`` (one batched decode of those not in memory), resized by :func:`fit_size` within
         the pixel limits; returns PIL RGB images."""
         from PIL import Image

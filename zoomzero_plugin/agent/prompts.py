@@ -53,9 +53,12 @@ EVAL_SYSTEM = (
     "tags, once you confirm your final answer, place the final answer in \\\\boxed{{}} inside <answer> and </answer>."
 )
 SFT_SYSTEM = (
-    _SYSTEM_HEAD + "{} (e.g., (end_sec - start_sec) * fps ≤ 16) and DO NOT include <answer> tags in this round. \n "
-    + _EXAMPLE + "\n\nIf the initial tool response doesn't provide sufficient information to answer the question, "
-    + _CONTINUE + "\n Output the thinking process within <think> </think> tags, once you confirm your final answer, "
+    _SYSTEM_HEAD
+    + "{} (e.g., (end_sec - start_sec) * fps ≤ 16) and DO NOT include <answer> tags in this round. \n "
+    + _EXAMPLE
+    + "\n\nIf the initial tool response doesn't provide sufficient information to answer the question, "
+    + _CONTINUE
+    + "\n Output the thinking process within <think> </think> tags, once you confirm your final answer, "
     "place the final answer in \\boxed{{}} inside <answer> and </answer>."
 )
 
@@ -80,7 +83,7 @@ REFLECTION_SYSTEM = (
     "<think>\n"
     "The previous tool call was incorrect because [explain the flaw in the tool use, e.g., wrong segment, wrong fps, or misaligned focus].\n"
     "Now I will zoom in to inspect the motion of '{target object/action}' between {start_sec}s and {end_sec}s with higher temporal resolution.\n"
-    "</think><video_zoom> {\"segment\": [start_sec, end_sec], \"fps\": n} </video_zoom>\n"
+    '</think><video_zoom> {"segment": [start_sec, end_sec], "fps": n} </video_zoom>\n'
     "**[YOUR TURN 1 OUTPUT STOPS HERE]**\n"
     "---\n"
     "**SECOND TURN OUTPUT (after you receive the tool response):**\n"
@@ -95,13 +98,13 @@ REFLECTION_SYSTEM = (
     "**Question:** Which hand did the woman use to pick up the cup?\n"
     "**Choices:** A: Left hand B: Right hand C: Both hands D: Neither\n"
     "**Previous Trajectory (Wrong):**\n"
-    "Tool call: `<video_zoom> {\"segment\": [0.0, 2.0], \"fps\": 2}</video_zoom>`\n"
+    'Tool call: `<video_zoom> {"segment": [0.0, 2.0], "fps": 2}</video_zoom>`\n'
     "Answer: A (Left hand)\n"
     "**(Your First Turn Output Should Look Like This):**\n"
     "<think>\n"
     "The previous tool call was incorrect because it focused on the wrong time segment. The woman only reaches for the cup between 3.0s and 5.0s. Additionally, the low fps of 2 might not be sufficient to clearly distinguish the hand's motion.\n"
     "Now I will zoom in to inspect the motion of 'the woman's hand reaching for the cup' between 3.0s and 5.0s with a higher temporal resolution.\n"
-    "</think><video_zoom> {\"segment\": [3.0, 10.0], \"fps\": 1} </video_zoom>\n"
+    '</think><video_zoom> {"segment": [3.0, 10.0], "fps": 1} </video_zoom>\n'
     "**(System provides tool response, then you start your Second Turn)**\n"
     "**(Your Second Turn Output Should Look Like This):**\n"
     "<think>\n"
@@ -114,10 +117,14 @@ REFLECTION_SYSTEM = (
 
 LAST_ROUND = "Do not call <video_zoom> in this round, give a final answer based on information above."
 CLIP_HEADER = "The frames of the video clip are shown below:\n"  # every variant's clip observation holds it
-_GO_ON = "continue your reasoning process inside <think> and </think> and then write your final answer inside " \
-         "<answer> and </answer>"
-_ANALYZE = "Please analyze the error information obtained from the function tool and adjust your response. " \
-           "Countinue your reasoning process inside <think> and </think>"
+_GO_ON = (
+    "continue your reasoning process inside <think> and </think> and then write your final answer inside "
+    "<answer> and </answer>"
+)
+_ANALYZE = (
+    "Please analyze the error information obtained from the function tool and adjust your response. "
+    "Countinue your reasoning process inside <think> and </think>"
+)
 MESSAGE = "{message}"  # where an error's message goes in the error templates
 
 
@@ -142,25 +149,32 @@ class PromptSet:
 
 PROMPTS: dict[str, PromptSet] = {
     "train": PromptSet(
-        "train", TRAIN_SYSTEM,
+        "train",
+        TRAIN_SYSTEM,
         clip_open="<tool_response>\n" + CLIP_HEADER,
         clip_close="\n</tool_response>\n" + _GO_ON,
         parse_error="<tool_response>\nERROR occurs during the function tool call. Error Information: {message}.\n"
-                    "</tool_response>\n" + _ANALYZE + ".",
+        "</tool_response>\n" + _ANALYZE + ".",
         execution_error="<tool_response>\nError: {message}<tool_response>" + _ANALYZE + ".",
     ),
     "sft": PromptSet(
-        "sft", SFT_SYSTEM,
+        "sft",
+        SFT_SYSTEM,
         clip_open=CLIP_HEADER,
         clip_close=_GO_ON + ".",
-        parse_error="\nERROR occurs during the function tool call. Error Information: {message}.\n" + _ANALYZE
-                    + " and then write your final answer inside <answer> and </answer>.",
-        execution_error="<tool_response>\nError: {message}<tool_response>" + _ANALYZE
-                        + " and then write your final answer inside <answer> and </answer>.",
+        parse_error="\nERROR occurs during the function tool call. Error Information: {message}.\n"
+        + _ANALYZE
+        + " and then write your final answer inside <answer> and </answer>.",
+        execution_error="<tool_response>\nError: {message}<tool_response>"
+        + _ANALYZE
+        + " and then write your final answer inside <answer> and </answer>.",
     ),
 }
-PROMPTS["eval"] = PromptSet("eval", EVAL_SYSTEM, **{k: getattr(PROMPTS["train"], k) for k in
-                                                    ("clip_open", "clip_close", "parse_error", "execution_error")})
+PROMPTS["eval"] = PromptSet(
+    "eval",
+    EVAL_SYSTEM,
+    **{k: getattr(PROMPTS["train"], k) for k in ("clip_open", "clip_close", "parse_error", "execution_error")},
+)
 DEFAULT_PROMPT = "eval"  # what the released checkpoint was evaluated with
 
 

@@ -81,21 +81,26 @@ class Call:
     def problem(self, max_frames: int) -> ToolError | None:
         """What makes these values unusable on any video, or None."""
         if not all(math.isfinite(x) for x in (self.start, self.end, self.fps)):
-            return ToolError("not_finite", f"the segment [{self.start}, {self.end}] and fps {self.fps} must be "
-                                           "finite numbers")
+            return ToolError(
+                "not_finite", f"the segment [{self.start}, {self.end}] and fps {self.fps} must be finite numbers"
+            )
         if self.fps <= 0:
             return ToolError("fps_not_positive", f"fps must be greater than 0, got {self.fps:g}")
         if self.end <= self.start:
-            return ToolError("reversed_segment", f"the segment's end ({self.end:g}) must be after its start "
-                                                 f"({self.start:g})")
+            return ToolError(
+                "reversed_segment", f"the segment's end ({self.end:g}) must be after its start ({self.start:g})"
+            )
         n = self.frames
         if n is None or n < 1:
-            return ToolError("no_frames", f"the segment [{self.start:g}, {self.end:g}] at fps {self.fps:g} gives "
-                                          f"{n} frames; ask for at least 1")
+            return ToolError(
+                "no_frames",
+                f"the segment [{self.start:g}, {self.end:g}] at fps {self.fps:g} gives {n} frames; ask for at least 1",
+            )
         if n > max_frames:
             # the authors' extractor's own words
-            return ToolError("too_many_frames", f"Number of frames extracted ({n}) exceeds the maximum allowed "
-                                                f"({max_frames}).")
+            return ToolError(
+                "too_many_frames", f"Number of frames extracted ({n}) exceeds the maximum allowed ({max_frames})."
+            )
         return None
 
     def to_dict(self) -> dict[str, Any]:
@@ -229,8 +234,9 @@ def read_call(content: str) -> Call | ToolError:
     strings; other keys ignored)."""
     stripped = content.strip()
     if not (stripped.startswith("{") and stripped.endswith("}")):
-        return ToolError("not_json", 'the call must hold exactly one JSON object such as {"segment": [4.0, 6.0], '
-                                     '"fps": 2}', PARSE)
+        return ToolError(
+            "not_json", 'the call must hold exactly one JSON object such as {"segment": [4.0, 6.0], "fps": 2}', PARSE
+        )
     try:
         obj = json.loads(stripped)
     except (ValueError, RecursionError) as e:

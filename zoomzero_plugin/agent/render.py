@@ -82,11 +82,13 @@ def prompt_text(first: str, turns: Sequence[tuple[str, str | None]]) -> str:
     return first + response_text(turns)
 
 
-def chat_messages(system: str, user: Parts, turns: Sequence[tuple[str, Parts | None]],
-                  clip_as: str = "images") -> list[dict[str, Any]]:
+def chat_messages(
+    system: str, user: Parts, turns: Sequence[tuple[str, Parts | None]], clip_as: str = "images"
+) -> list[dict[str, Any]]:
     """The conversation as chat messages: content lists of ``{"type": "text"}`` and ``{"type": "image"}``
     items (each frame: its label, then the image), observations as user turns; with ``clip_as="video"``, each
     observation's clip as one ``{"type": "video"}`` item after its time range (the first user turn stays images)."""
+
     def content(parts: Parts, video: bool) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
 
@@ -113,8 +115,10 @@ def chat_messages(system: str, user: Parts, turns: Sequence[tuple[str, Parts | N
         return items
 
     videos = check_clip_as(clip_as) == "video"
-    messages = [{"role": "system", "content": [{"type": "text", "text": system}]},
-                {"role": USER, "content": content(user, False)}]
+    messages = [
+        {"role": "system", "content": [{"type": "text", "text": system}]},
+        {"role": USER, "content": content(user, False)},
+    ]
     for text, observation in turns:
         messages.append({"role": ASSISTANT, "content": [{"type": "text", "text": text}]})
         if observation is not None:
@@ -147,7 +151,7 @@ def _split_marked(text: str) -> list[Segment]:
         if k > 0:
             for head, name in ((_USER_HEAD, USER), (_ASSISTANT_HEAD, ASSISTANT)):
                 if chunk.startswith(head):
-                    role, chunk = name, chunk[len(head):]
+                    role, chunk = name, chunk[len(head) :]
                     break
         if role is not None:
             segments.append((role, []))

@@ -54,8 +54,9 @@ class AgentRewardConfig:
             raise ValueError(f"max_frames_per_call must be an integer >= 1, got {frames!r}")
 
     @classmethod
-    def from_kwargs(cls, weights: Mapping[str, float] | None = None,
-                    budget: AgentBudget = AgentBudget()) -> AgentRewardConfig:
+    def from_kwargs(
+        cls, weights: Mapping[str, float] | None = None, budget: AgentBudget = AgentBudget()
+    ) -> AgentRewardConfig:
         """The weights of ``reward_function_kwargs.weights`` (any subset) under ``budget``."""
         weights = dict(weights or {})
         unknown = sorted(set(weights) - set(COMPONENTS))
@@ -79,34 +80,51 @@ def clip_frames_shown(observation: str) -> int:
     """Frames a clip observation shows (0 for an error observation): frame labels after the clip header."""
     body = observation.lstrip()
     if body.startswith(_WRAP):
-        body = body[len(_WRAP):].lstrip("\n")
+        body = body[len(_WRAP) :].lstrip("\n")
     if not body.startswith(CLIP_HEADER):
         return 0
     return body.count("<frame")
 
 
-def score_turns(assistant: Sequence[str], observations: Sequence[str], truth: str,
-                config: AgentRewardConfig = AgentRewardConfig(), spans: Sequence[Span] = (),
-                duration: float | None = None) -> dict[str, float]:
+def score_turns(
+    assistant: Sequence[str],
+    observations: Sequence[str],
+    truth: str,
+    config: AgentRewardConfig = AgentRewardConfig(),
+    spans: Sequence[Span] = (),
+    duration: float | None = None,
+) -> dict[str, float]:
     """Score a trajectory given its assistant turns and the observations that followed them (one fewer, or as
     many when the response was cut inside an observation); ``truth`` is the answer letter, ``spans`` the
     question's ground-truth spans (seconds; may be empty) and ``duration`` the video's length in seconds."""
     turns = [parse_turn(t, config.max_frames_per_call) for t in assistant]
     final = turns[-1] if turns else None
-    accuracy = float(final is not None and final.kind == ANSWER and final.letter is not None
-                     and final.letter == truth)
-    fmt = float(final is not None and final.kind == ANSWER and final.format_ok
-                and all(t.kind == CALL and t.format_ok for t in turns[:-1]))
+    accuracy = float(final is not None and final.kind == ANSWER and final.letter is not None and final.letter == truth)
+    fmt = float(
+        final is not None
+        and final.kind == ANSWER
+        and final.format_ok
+        and all(t.kind == CALL and t.format_ok for t in turns[:-1])
+    )
     shown = [clip_frames_shown(o) for o in observations]
     calls = sum(1 for n in shown if n > 0)
     tool = float(accuracy == 1.0 and calls > 0)
     looked = [(t.call.start, t.call.end) for t, n in zip(turns, shown) if n > 0 and t.call is not None]
     grounding = iou(_clamped(looked, duration), spans) if spans else tool
     overall = config.accuracy * accuracy + config.format * fmt + config.tool * tool
-    return {"overall": overall, "accuracy": accuracy, "format": fmt, "tool": tool, "grounding": grounding,
-            "has_spans": float(bool(spans)), "turns": float(len(turns)),
-            "calls": float(calls), "call_errors": float(len(shown) - calls), "clip_frames": float(sum(shown)),
-            "answered": float(final is not None and final.kind == ANSWER and final.letter is not None)}
+    return {
+        "overall": overall,
+        "accuracy": accuracy,
+        "format": fmt,
+        "tool": tool,
+        "grounding": grounding,
+        "has_spans": float(bool(spans)),
+        "turns": float(len(turns)),
+        "calls": float(calls),
+        "call_errors": float(len(shown) - calls),
+        "clip_frames": float(sum(shown)),
+        "answered": float(final is not None and final.kind == ANSWER and final.letter is not None),
+    }
 
 
 def _clamped(segments: Sequence[Span], duration: float | None) -> list[Span]:
@@ -114,8 +132,13 @@ def _clamped(segments: Sequence[Span], duration: float | None) -> list[Span]:
     return [(max(s, 0.0), min(e, hi)) for s, e in segments if min(e, hi) > max(s, 0.0)]
 
 
-def score_response(response: str, truth: str, config: AgentRewardConfig = AgentRewardConfig(),
-                   spans: Sequence[Span] = (), duration: float | None = None) -> dict[str, float]:
+def score_response(
+    response: str,
+    truth: str,
+    config: AgentRewardConfig = AgentRewardConfig(),
+    spans: Sequence[Span] = (),
+    duration: float | None = None,
+) -> dict[str, float]:
     """Score one response string (everything after the first prompt; special tokens kept or skipped)."""
     segments = split_response(response)
     assistant = [s.text for s in segments if s.role == ASSISTANT]

@@ -52,13 +52,29 @@ class TurnRecord:
     tokens: int | None = None  # tokens the model generated in this turn, when the caller counted them
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "kind": self.kind, "call": self.call, "error": self.error, "clip": self.clip,
-                "observation": self.observation, "problems": list(self.problems), "tokens": self.tokens}
+        return {
+            "text": self.text,
+            "kind": self.kind,
+            "call": self.call,
+            "error": self.error,
+            "clip": self.clip,
+            "observation": self.observation,
+            "problems": list(self.problems),
+            "tokens": self.tokens,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TurnRecord:
-        return cls(d["text"], d["kind"], d.get("call"), d.get("error"), d.get("clip"), d.get("observation"),
-                   tuple(d.get("problems") or ()), d.get("tokens"))
+        return cls(
+            d["text"],
+            d["kind"],
+            d.get("call"),
+            d.get("error"),
+            d.get("clip"),
+            d.get("observation"),
+            tuple(d.get("problems") or ()),
+            d.get("tokens"),
+        )
 
 
 @dataclass(frozen=True)
@@ -76,24 +92,27 @@ class Transcript:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_trajectory(cls, traj: Trajectory, tokens: Sequence[int | None] = (), clip_as: str = "images"
-                        ) -> Transcript:
+    def from_trajectory(
+        cls, traj: Trajectory, tokens: Sequence[int | None] = (), clip_as: str = "images"
+    ) -> Transcript:
         """Record ``traj`` as it stands; ``tokens[i]``: tokens generated in turn ``i`` (when known); ``clip_as``: how
         its clips were shown (:data:`~.render.CLIP_AS`)."""
         video = VIDEO if check_clip_as(clip_as) == "video" else None
         turns = []
         for i, step in enumerate(traj.steps):
             obs = step.observation
-            turns.append(TurnRecord(
-                text=step.turn.text,
-                kind=step.turn.kind,
-                call=step.turn.call.to_dict() if step.turn.call else None,
-                error=step.error.to_dict() if step.error else None,
-                clip=frame_record(obs.frames) if obs is not None and step.error is None else None,
-                observation=obs.text(IMAGE, video) if obs is not None else None,
-                problems=step.turn.problems,
-                tokens=tokens[i] if i < len(tokens) else None,
-            ))
+            turns.append(
+                TurnRecord(
+                    text=step.turn.text,
+                    kind=step.turn.kind,
+                    call=step.turn.call.to_dict() if step.turn.call else None,
+                    error=step.error.to_dict() if step.error else None,
+                    clip=frame_record(obs.frames) if obs is not None and step.error is None else None,
+                    observation=obs.text(IMAGE, video) if obs is not None else None,
+                    problems=step.turn.problems,
+                    tokens=tokens[i] if i < len(tokens) else None,
+                )
+            )
         final = traj.steps[-1].turn if traj.steps else None
         return cls(
             prompt=traj.prompts.name,
@@ -110,10 +129,19 @@ class Transcript:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"prompt": self.prompt, "video": self.video, "overview": self.overview,
-                "turns": [t.to_dict() for t in self.turns], "end": self.end, "answer": self.answer,
-                "calls": self.calls, "errors": self.errors, "clip_frames": self.clip_frames, "images": self.images,
-                **self.extra}
+        return {
+            "prompt": self.prompt,
+            "video": self.video,
+            "overview": self.overview,
+            "turns": [t.to_dict() for t in self.turns],
+            "end": self.end,
+            "answer": self.answer,
+            "calls": self.calls,
+            "errors": self.errors,
+            "clip_frames": self.clip_frames,
+            "images": self.images,
+            **self.extra,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Transcript:
@@ -122,9 +150,19 @@ class Transcript:
         missing = [k for k in known if k not in d]
         if missing:
             raise ValueError(f"transcript lacks {missing}")
-        return cls(d["prompt"], d["video"], d["overview"], tuple(TurnRecord.from_dict(t) for t in d["turns"]),
-                   d["end"], d["answer"], int(d["calls"]), int(d["errors"]), int(d["clip_frames"]),
-                   int(d["images"]), {k: v for k, v in d.items() if k not in known})
+        return cls(
+            d["prompt"],
+            d["video"],
+            d["overview"],
+            tuple(TurnRecord.from_dict(t) for t in d["turns"]),
+            d["end"],
+            d["answer"],
+            int(d["calls"]),
+            int(d["errors"]),
+            int(d["clip_frames"]),
+            int(d["images"]),
+            {k: v for k, v in d.items() if k not in known},
+        )
 
     def video_info(self) -> VideoInfo:
         """The recorded video as the environment reads it (path, frames, native fps); ValueError, KeyError or
@@ -144,9 +182,11 @@ class Transcript:
     def response_text(self, image: str = IMAGE, video: str = VIDEO) -> str:
         """Everything after the first prompt as one string (see :func:`.render.response_text`), each stored image
         and video placeholder replaced by ``image`` / ``video``."""
+
         def shown(observation: str) -> str:
             observation = observation.replace(IMAGE, image)
             return observation.replace(VIDEO, video) if self.clip_as == "video" else observation
 
-        return response_text([(t.text, shown(t.observation) if t.observation is not None else None)
-                              for t in self.turns])
+        return response_text(
+            [(t.text, shown(t.observation) if t.observation is not None else None) for t in self.turns]
+        )

@@ -198,21 +198,32 @@ def _row_files(paths: Iterable[Path]) -> tuple[list[Path], list[str]]:
         found = sorted(p for p in path.iterdir() if not p.name.startswith("."))
         suffixes = {p.suffix for p in found}
         if len(suffixes) > 1 or suffixes - {".jsonl", ".parquet"}:
-            problems.append(f"{path}: EasyR1 loads a folder as files of one type (.jsonl or .parquet) and nothing "
-                            f"else; it holds {', '.join(sorted(p.name for p in found))}")
+            problems.append(
+                f"{path}: EasyR1 loads a folder as files of one type (.jsonl or .parquet) and nothing "
+                f"else; it holds {', '.join(sorted(p.name for p in found))}"
+            )
         files += [p for p in found if p.suffix in (".jsonl", ".parquet")]
     return files, problems
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = "checks:\n" + "\n".join(f"  {k:<22} {v}" for k, v in CHECKS.items())
-    parser.add_argument("rows", nargs="+", type=Path, metavar="ROWS",
-                        help="row files (.jsonl/.parquet) or folders of them (as EasyR1's data.train_files)")
-    parser.add_argument("--duration-tolerance", type=tolerance, default=tolerance("1.0"), metavar="TOL",
-                        help="allowed gap between decoded and row durations, and for span ends past the end: "
-                             "seconds (1.0, the default) or a percentage of the duration (2%%)")
-    parser.add_argument("--skip-videos", action="store_true",
-                        help="check the rows only; do not open the video files")
+    parser.add_argument(
+        "rows",
+        nargs="+",
+        type=Path,
+        metavar="ROWS",
+        help="row files (.jsonl/.parquet) or folders of them (as EasyR1's data.train_files)",
+    )
+    parser.add_argument(
+        "--duration-tolerance",
+        type=tolerance,
+        default=tolerance("1.0"),
+        metavar="TOL",
+        help="allowed gap between decoded and row durations, and for span ends past the end: "
+        "seconds (1.0, the default) or a percentage of the duration (2%%)",
+    )
+    parser.add_argument("--skip-videos", action="store_true", help="check the rows only; do not open the video files")
     parser.add_argument("--workers", type=int, default=4, metavar="N", help="videos probed in parallel (default 4)")
     parser.add_argument("--show", type=int, default=10, metavar="N", help="offending rows listed (default 10)")
     parser.add_argument("--report", type=Path, metavar="FILE", help="also write the results as JSON")
@@ -250,8 +261,13 @@ def run(args: argparse.Namespace) -> int:
     if not args.skip_videos:
         paths = sorted({i.video for i in infos if i.video is not None})
         with ThreadPoolExecutor(max_workers=max(1, args.workers)) as pool:
-            for path, probe in tqdm(zip(paths, pool.map(probe_video, paths), strict=True), total=len(paths),
-                                    desc="probe videos", unit="video", disable=None):
+            for path, probe in tqdm(
+                zip(paths, pool.map(probe_video, paths), strict=True),
+                total=len(paths),
+                desc="probe videos",
+                unit="video",
+                disable=None,
+            ):
                 probes[path] = probe
         for info in infos:
             if info.video in probes:
@@ -259,9 +275,11 @@ def run(args: argparse.Namespace) -> int:
 
     counts = Counter(check for i in infos for check in {p.check for p in i.problems})
     bad = [i for i in infos if i.problems]
-    print(f"checked {len(infos)} rows in {len(files)} file(s), {len(probes)} video(s) probed"
-          f"{' (videos skipped: --skip-videos)' if args.skip_videos else ''}: "
-          f"{len(infos) - len(bad)} ok, {len(bad)} with errors")
+    print(
+        f"checked {len(infos)} rows in {len(files)} file(s), {len(probes)} video(s) probed"
+        f"{' (videos skipped: --skip-videos)' if args.skip_videos else ''}: "
+        f"{len(infos) - len(bad)} ok, {len(bad)} with errors"
+    )
     for check, meaning in CHECKS.items():
         if counts[check]:
             print(f"  {check:<22} {counts[check]:>7}  {meaning}")
@@ -270,8 +288,13 @@ def run(args: argparse.Namespace) -> int:
         for info in bad[: args.show]:
             print(f"  {info.qid}: " + "; ".join(f"{p.check}: {p.detail}" for p in info.problems))
     if args.report is not None:
-        write_json(args.report, {
-            "rows": len(infos), "ok": len(infos) - len(bad), "errors": dict(counts.most_common()),
-            "offending": [{"qid": i.qid, "problems": [[p.check, p.detail] for p in i.problems]} for i in bad],
-        })
+        write_json(
+            args.report,
+            {
+                "rows": len(infos),
+                "ok": len(infos) - len(bad),
+                "errors": dict(counts.most_common()),
+                "offending": [{"qid": i.qid, "problems": [[p.check, p.detail] for p in i.problems]} for i in bad],
+            },
+        )
     return 1 if bad or folder_problems else 0

@@ -35,53 +35,128 @@ def _formats_epilog() -> str:
     parts = ["formats (--from NAME) and the upstream files they read:"]
     for name, fmt in FORMATS.items():
         parts.append(f"  {name}: {fmt.title}")
-        parts.append(textwrap.fill(fmt.reads, width=100, initial_indent="      ", subsequent_indent="      ",
-                                   break_on_hyphens=False))
+        parts.append(
+            textwrap.fill(
+                fmt.reads, width=100, initial_indent="      ", subsequent_indent="      ", break_on_hyphens=False
+            )
+        )
     return "\n".join(parts)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = _formats_epilog()
     parser.add_argument("--from", dest="format", required=True, choices=sorted(FORMATS), help="upstream format")
-    parser.add_argument("--input", action="append", type=Path, default=[], metavar="FILE",
-                        help="the format's main annotation file (repeat for several, e.g. MLVU task files)")
-    parser.add_argument("--gsub", action="append", type=Path, default=[], metavar="FILE",
-                        help="nextgqa: gsub_{val,test}.json grounding spans")
-    parser.add_argument("--video-map", action="append", type=Path, default=[], metavar="FILE",
-                        help="nextgqa: map_vid_vidorID.json (video_id -> VidOR folder/stem)")
-    parser.add_argument("--options", action="append", type=Path, default=[], metavar="FILE",
-                        help="rextime: a Hugging Face release file with qid + options")
-    parser.add_argument("--columns", metavar="KEY=COLUMN,...",
-                        help="mcq-table: which column holds what (video, question, options, answer, qid, start, end, "
-                             "spans, duration); e.g. video=video_id,question=question,options=options,answer=answer")
-    parser.add_argument("--durations", type=Path, metavar="FILE",
-                        help="JSON {video id: seconds} for formats whose annotations lack durations "
-                             "(videomme, plm-video); otherwise they are probed from the videos")
-    parser.add_argument("--video-root", action="append", type=Path, default=[], metavar="DIR", required=True,
-                        help="folder holding the videos (repeat: the first root that has the file wins)")
-    parser.add_argument("--video-ext", default="mp4", metavar="EXTS",
-                        help="extensions tried, in order, for ids without one (default: mp4; e.g. mp4,mkv,webm)")
-    parser.add_argument("--no-video-check", action="store_true",
-                        help="do not look for the video files (not downloaded yet): paths are written under the "
-                             "first --video-root and nothing is probed")
-    parser.add_argument("--min-duration", type=float, default=0.0, metavar="SEC",
-                        help="skip videos shorter than this (the paper keeps QVHighlights videos > 120 s)")
-    parser.add_argument("--span-tolerance", type=float, default=1.0, metavar="SEC",
-                        help="a span may end this far past the video end (or start this far below 0) and is "
-                             "clamped; further, the row is skipped (default: 1.0)")
-    parser.add_argument("--ambiguous", choices=("first", "skip"), default="first",
-                        help="an answer text equal to several options: keep the first such option, as the "
-                             "benchmarks' own loaders do (default), or skip the row (cleaner training data)")
+    parser.add_argument(
+        "--input",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="FILE",
+        help="the format's main annotation file (repeat for several, e.g. MLVU task files)",
+    )
+    parser.add_argument(
+        "--gsub",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="FILE",
+        help="nextgqa: gsub_{val,test}.json grounding spans",
+    )
+    parser.add_argument(
+        "--video-map",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="FILE",
+        help="nextgqa: map_vid_vidorID.json (video_id -> VidOR folder/stem)",
+    )
+    parser.add_argument(
+        "--options",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="FILE",
+        help="rextime: a Hugging Face release file with qid + options",
+    )
+    parser.add_argument(
+        "--columns",
+        metavar="KEY=COLUMN,...",
+        help="mcq-table: which column holds what (video, question, options, answer, qid, start, end, "
+        "spans, duration); e.g. video=video_id,question=question,options=options,answer=answer",
+    )
+    parser.add_argument(
+        "--durations",
+        type=Path,
+        metavar="FILE",
+        help="JSON {video id: seconds} for formats whose annotations lack durations "
+        "(videomme, plm-video); otherwise they are probed from the videos",
+    )
+    parser.add_argument(
+        "--video-root",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        required=True,
+        help="folder holding the videos (repeat: the first root that has the file wins)",
+    )
+    parser.add_argument(
+        "--video-ext",
+        default="mp4",
+        metavar="EXTS",
+        help="extensions tried, in order, for ids without one (default: mp4; e.g. mp4,mkv,webm)",
+    )
+    parser.add_argument(
+        "--no-video-check",
+        action="store_true",
+        help="do not look for the video files (not downloaded yet): paths are written under the "
+        "first --video-root and nothing is probed",
+    )
+    parser.add_argument(
+        "--min-duration",
+        type=float,
+        default=0.0,
+        metavar="SEC",
+        help="skip videos shorter than this (the paper keeps QVHighlights videos > 120 s)",
+    )
+    parser.add_argument(
+        "--span-tolerance",
+        type=float,
+        default=1.0,
+        metavar="SEC",
+        help="a span may end this far past the video end (or start this far below 0) and is "
+        "clamped; further, the row is skipped (default: 1.0)",
+    )
+    parser.add_argument(
+        "--ambiguous",
+        choices=("first", "skip"),
+        default="first",
+        help="an answer text equal to several options: keep the first such option, as the "
+        "benchmarks' own loaders do (default), or skip the row (cleaner training data)",
+    )
     parser.add_argument("--source", help="value stored as 'source' in each answer (default: the format name)")
-    parser.add_argument("--prompt", choices=PROMPT_STYLES, default=DEFAULT_PROMPT_STYLE,
-                        help="the rows' grounding prompt: paper (Zoom-Zero's words, default) or concise "
-                             "(this package's shorter wording)")
+    parser.add_argument(
+        "--prompt",
+        choices=PROMPT_STYLES,
+        default=DEFAULT_PROMPT_STYLE,
+        help="the rows' grounding prompt: paper (Zoom-Zero's words, default) or concise "
+        "(this package's shorter wording)",
+    )
     parser.add_argument("--out", required=True, type=Path, metavar="ROWS", help="output .jsonl or .parquet")
-    parser.add_argument("--report", type=Path, metavar="FILE",
-                        help="also write the skip report as JSON (keep it out of a training data folder)")
+    parser.add_argument(
+        "--report",
+        type=Path,
+        metavar="FILE",
+        help="also write the skip report as JSON (keep it out of a training data folder)",
+    )
     parser.add_argument("--show", type=int, default=3, metavar="N", help="example ids shown per skip reason")
-    parser.add_argument("--workers", type=int, default=4, metavar="N",
-                        help="videos probed in parallel for durations the annotations lack (default 4)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=4,
+        metavar="N",
+        help="videos probed in parallel for durations the annotations lack (default 4)",
+    )
 
 
 def _durations(path: Path) -> dict[str, float]:
@@ -115,8 +190,10 @@ def check_arguments(args: argparse.Namespace) -> dict[str, str]:
     columns = {}
     if getattr(fmt_cls, "needs_columns", False):
         if not args.columns:
-            raise UsageError(f"--from {args.format} needs --columns (see --help: which column holds the video, "
-                             "question, options and answer)")
+            raise UsageError(
+                f"--from {args.format} needs --columns (see --help: which column holds the video, "
+                "question, options and answer)"
+            )
         try:
             columns = parse_columns(args.columns)
         except ValueError as e:
@@ -148,12 +225,18 @@ def check_arguments(args: argparse.Namespace) -> dict[str, str]:
     if args.report is not None and args.report.resolve() == args.out.resolve():
         raise UsageError("--report and --out are the same file")
     if not args.no_video_check and video_roots_exist(args.video_root):
-        raise UsageError(f"--video-root is not a folder: {', '.join(map(str, video_roots_exist(args.video_root)))} "
-                         "(use --no-video-check if the videos are not downloaded yet)")
+        raise UsageError(
+            f"--video-root is not a folder: {', '.join(map(str, video_roots_exist(args.video_root)))} "
+            "(use --no-video-check if the videos are not downloaded yet)"
+        )
     if not [e for e in args.video_ext.split(",") if e.strip()]:
         raise UsageError(f"--video-ext {args.video_ext!r} names no extension (e.g. mp4 or mp4,mkv)")
-    for flag, value, low in (("--span-tolerance", args.span_tolerance, 0), ("--min-duration", args.min_duration, 0),
-                             ("--show", args.show, 0), ("--workers", args.workers, 1)):
+    for flag, value, low in (
+        ("--span-tolerance", args.span_tolerance, 0),
+        ("--min-duration", args.min_duration, 0),
+        ("--show", args.show, 0),
+        ("--workers", args.workers, 1),
+    ):
         if not value >= low:  # also catches nan
             raise UsageError(f"{flag} must be >= {low}, got {value}")
     return columns

@@ -91,9 +91,16 @@ def weak_grounding(ious: Sequence[float], delta: float, rule: str = "authors") -
     raise ValueError(f"grounding rule must be one of {GROUNDING_RULES}, got {rule!r}")
 
 
-def decide(correct: Sequence[bool], ious: Sequence[float], has_spans: bool, delta: float,
-           clue_correct: bool | None = None, full_correct: bool | None = None, rule: str = "authors",
-           variance: bool = True) -> list[str]:
+def decide(
+    correct: Sequence[bool],
+    ious: Sequence[float],
+    has_spans: bool,
+    delta: float,
+    clue_correct: bool | None = None,
+    full_correct: bool | None = None,
+    rule: str = "authors",
+    variance: bool = True,
+) -> list[str]:
     """Why a row goes (empty: it stays). ``clue_correct``/``full_correct`` are None where that check did not run;
     ``variance`` False skips the sampled-answer criteria (all_correct, weak_grounding)."""
     reasons = []
@@ -110,22 +117,27 @@ def decide(correct: Sequence[bool], ious: Sequence[float], has_spans: bool, delt
     return reasons
 
 
-def judge_rows(backend, rows: Sequence[dict[str, Any]], budget, cfg: FilterConfig, max_new_tokens: int,
-               seed: int = 0) -> list[dict[str, Any]]:
+def judge_rows(
+    backend, rows: Sequence[dict[str, Any]], budget, cfg: FilterConfig, max_new_tokens: int, seed: int = 0
+) -> list[dict[str, Any]]:
     """One decision record per row: samples' correctness and IoU, delta, quality checks, reasons, kept."""
     questions = [Question.from_row(r) for r in rows]
     truths = [q.truth for q in questions]
     coarse = [plan_coarse(q.duration, budget) for q in questions]
-    params = SamplingParams(max_new_tokens=max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, n=cfg.n,
-                            seed=seed)
+    params = SamplingParams(
+        max_new_tokens=max_new_tokens, temperature=cfg.temperature, top_p=cfg.top_p, n=cfg.n, seed=seed
+    )
     requests = [Request(q.coarse_prompt(), tuple(p.video_elements(q.video))) for q, p in zip(questions, coarse)]
     gens = backend.generate(requests, params) if cfg.variance else [None] * len(rows)
     clue: dict[int, bool] = {}
     full: dict[int, bool] = {}
     with_spans = [i for i, t in enumerate(truths) if t.spans]
     if cfg.quality_check in ("clue", "both"):
-        checks = answer_pass(backend, [(questions[i], plan_zoom(truths[i].spans, truths[i].duration, budget))
-                                       for i in with_spans], "clue")
+        checks = answer_pass(
+            backend,
+            [(questions[i], plan_zoom(truths[i].spans, truths[i].duration, budget)) for i in with_spans],
+            "clue",
+        )
         clue = {i: r.answer == truths[i].answer for i, r in zip(with_spans, checks)}
     if cfg.quality_check in ("needs-clue", "both"):
         checks = answer_pass(backend, [(questions[i], coarse[i]) for i in with_spans], "full")
@@ -135,20 +147,39 @@ def judge_rows(backend, rows: Sequence[dict[str, Any]], budget, cfg: FilterConfi
         parsed = [parse_response(o.text, truth.duration) for o in gen.outputs] if gen is not None else []
         correct = [p.answer == truth.answer for p in parsed]
         ious = [iou(list(p.spans), list(truth.spans)) for p in parsed]
-        reasons = decide(correct, ious, bool(truth.spans), cfg.delta, clue.get(i), full.get(i), cfg.grounding_rule,
-                         cfg.variance)
-        records.append({
-            "qid": truth.qid, "kept": not reasons, "reasons": reasons, "correct": sum(correct), "samples": len(correct),
-            "ious": [round(x, 4) for x in ious], "delta": round(max(ious) - sum(ious) / len(ious), 4) if ious else 0.0,
-            "clue_correct": clue.get(i), "full_correct": full.get(i), "has_spans": bool(truth.spans),
-        })
+        reasons = decide(
+            correct, ious, bool(truth.spans), cfg.delta, clue.get(i), full.get(i), cfg.grounding_rule, cfg.variance
+        )
+        records.append(
+            {
+                "qid": truth.qid,
+                "kept": not reasons,
+                "reasons": reasons,
+                "correct": sum(correct),
+                "samples": len(correct),
+                "ious": [round(x, 4) for x in ious],
+                "delta": round(max(ious) - sum(ious) / len(ious), 4) if ious else 0.0,
+                "clue_correct": clue.get(i),
+                "full_correct": full.get(i),
+                "has_spans": bool(truth.spans),
+            }
+        )
     return records
 
 
-def filter_rows(backend, rows: list[dict[str, Any]], out: str | Path, budget, cfg: FilterConfig = FilterConfig(),
-                max_new_tokens: int = 512, batch_size: int = 1, progress: bool = True,
-                settings: dict[str, Any] | None = None, repair: bool = False,
-                source: str = "the data") -> dict[str, Any]:
+def filter_rows(
+    backend,
+    rows: list[dict[str, Any]],
+    out: str | Path,
+    budget,
+    cfg: FilterConfig = FilterConfig(),
+    max_new_tokens: int = 512,
+    batch_size: int = 1,
+    progress: bool = True,
+    settings: dict[str, Any] | None = None,
+    repair: bool = False,
+    source: str = "the data",
+) -> dict[str, Any]:
     """Judge every row (resuming from OUT.decisions.jsonl), write the kept rows and the summary; return it.
 
     The samples of a resumed run must come from the same settings (``settings`` + sampling + budget, kept
@@ -163,38 +194,59 @@ def filter_rows(backend, rows: list[dict[str, Any]], out: str | Path, budget, cf
     qids = [q.qid for q in questions]
     hidden = [q.qid for q in questions if label_hidden(q.truth)]
     if hidden:
-        raise DataError(f"{len(hidden)} rows have hidden labels (a test split), e.g. {hidden[:3]}: the filter judges "
-                        "answers against labels")
+        raise DataError(
+            f"{len(hidden)} rows have hidden labels (a test split), e.g. {hidden[:3]}: the filter judges "
+            "answers against labels"
+        )
     sampling = {k: v for k, v in asdict(cfg).items() if k not in ("delta", "grounding_rule")}
     journal = out.with_name(out.stem + ".decisions.jsonl")
-    check_settings(out.with_name(out.stem + ".filter.json"),
-                   {**(settings or {}), **sampling, "budget": asdict(budget), "max_new_tokens": max_new_tokens},
-                   results=journal.is_file() and journal.stat().st_size > 0, repair=repair,
-                   name=lambda key: flag(key.rsplit(".", 1)[-1]),
-                   upgrade=lambda flat: upgrade_settings(flat, {f"budget.{o}": f"budget.{n}"
-                                                                for o, n in ZOOM_BUDGET_RENAMED.items()}))
+    check_settings(
+        out.with_name(out.stem + ".filter.json"),
+        {**(settings or {}), **sampling, "budget": asdict(budget), "max_new_tokens": max_new_tokens},
+        results=journal.is_file() and journal.stat().st_size > 0,
+        repair=repair,
+        name=lambda key: flag(key.rsplit(".", 1)[-1]),
+        upgrade=lambda flat: upgrade_settings(
+            flat, {f"budget.{o}": f"budget.{n}" for o, n in ZOOM_BUDGET_RENAMED.items()}
+        ),
+    )
     decisions = Journal(journal, repair=repair)
     todo = [i for i, q in enumerate(qids) if q not in decisions.done]
     with tqdm(total=len(rows), initial=len(rows) - len(todo), unit="row", desc="filter", disable=not progress) as bar:
         for start in range(0, len(todo), batch_size):
             batch = todo[start : start + batch_size]
-            decisions.append(judge_rows(backend, [rows[i] for i in batch], budget, cfg, max_new_tokens,
-                                        seed=cfg.seed + batch[0]))
+            decisions.append(
+                judge_rows(backend, [rows[i] for i in batch], budget, cfg, max_new_tokens, seed=cfg.seed + batch[0])
+            )
             bar.update(len(batch))
     by_qid = {r["qid"]: _redecide(r, cfg) for r in decisions.records}
     kept = [row for row, q in zip(rows, qids) if by_qid[q]["kept"]]
     write_rows(out, kept)
     reasons = Counter(reason for q in qids for reason in by_qid[q]["reasons"])
-    summary = {"rows": len(rows), "kept": len(kept), "dropped": len(rows) - len(kept), "reasons": dict(reasons),
-               "config": asdict(cfg), "out": str(out)}
+    summary = {
+        "rows": len(rows),
+        "kept": len(kept),
+        "dropped": len(rows) - len(kept),
+        "reasons": dict(reasons),
+        "config": asdict(cfg),
+        "out": str(out),
+    }
     write_text(out.with_name(out.stem + ".summary.json"), json.dumps(summary, indent=2) + "\n")
     return summary
 
 
 def _redecide(record: dict[str, Any], cfg: FilterConfig) -> dict[str, Any]:
     correct = [i < record["correct"] for i in range(record["samples"])]
-    reasons = decide(correct, record["ious"], record["has_spans"], cfg.delta, record["clue_correct"],
-                     record["full_correct"], cfg.grounding_rule, cfg.variance)
+    reasons = decide(
+        correct,
+        record["ious"],
+        record["has_spans"],
+        cfg.delta,
+        record["clue_correct"],
+        record["full_correct"],
+        cfg.grounding_rule,
+        cfg.variance,
+    )
     return {**record, "reasons": reasons, "kept": not reasons}
 
 
@@ -205,19 +257,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n", type=int, default=8, help="samples per row (default: 8)")
     parser.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default: 1.0)")
     parser.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling (default: 1.0)")
-    parser.add_argument("--delta", type=float, default=FilterConfig.delta,
-                        help=f"max IoU - mean IoU spread a row needs (default: {FilterConfig.delta})")
-    parser.add_argument("--grounding-rule", choices=GROUNDING_RULES, default=FilterConfig.grounding_rule,
-                        help="authors: keep rows whose spread > --delta or whose samples all overlap the clue "
-                             "(the authors' filter_variance.py, default); delta: keep rows whose spread >= --delta")
-    parser.add_argument("--quality-check", choices=QUALITY_CHECKS, nargs="?", const="both",
-                        default=FilterConfig.quality_check,
-                        help="rows with a clue span: clue = keep rows answered right from the clue span alone; "
-                             "needs-clue = keep rows answered wrong from the whole video; both (a bare "
-                             "--quality-check) = both; off (default)")
-    parser.add_argument("--only-quality-check", action="store_true",
-                        help="judge rows by the quality check alone: no sampled answers, no all_correct / "
-                             "weak_grounding (stage II's PLM-Video rows)")
+    parser.add_argument(
+        "--delta",
+        type=float,
+        default=FilterConfig.delta,
+        help=f"max IoU - mean IoU spread a row needs (default: {FilterConfig.delta})",
+    )
+    parser.add_argument(
+        "--grounding-rule",
+        choices=GROUNDING_RULES,
+        default=FilterConfig.grounding_rule,
+        help="authors: keep rows whose spread > --delta or whose samples all overlap the clue "
+        "(the authors' filter_variance.py, default); delta: keep rows whose spread >= --delta",
+    )
+    parser.add_argument(
+        "--quality-check",
+        choices=QUALITY_CHECKS,
+        nargs="?",
+        const="both",
+        default=FilterConfig.quality_check,
+        help="rows with a clue span: clue = keep rows answered right from the clue span alone; "
+        "needs-clue = keep rows answered wrong from the whole video; both (a bare "
+        "--quality-check) = both; off (default)",
+    )
+    parser.add_argument(
+        "--only-quality-check",
+        action="store_true",
+        help="judge rows by the quality check alone: no sampled answers, no all_correct / "
+        "weak_grounding (stage II's PLM-Video rows)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
     parser.add_argument("--backend", choices=("transformers", "vllm"), default="transformers")
     parser.add_argument("--batch-size", type=int, default=1, help="rows per model call (default: 1)")
@@ -226,9 +294,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, help="filter only the first N rows")
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--restart", action="store_true", help="discard the decisions of an earlier run for --out")
-    parser.add_argument("--repair", action="store_true",
-                        help="resume from damaged decisions: keep their readable lines (the other rows are judged "
-                             "again), and store this run's settings where OUT.filter.json is missing or damaged")
+    parser.add_argument(
+        "--repair",
+        action="store_true",
+        help="resume from damaged decisions: keep their readable lines (the other rows are judged "
+        "again), and store this run's settings where OUT.filter.json is missing or damaged",
+    )
     add_budget_arguments(parser)
     add_flag(parser, "max_new_tokens", "response tokens per sample", type=int)
 
@@ -250,15 +321,31 @@ def run(args: argparse.Namespace) -> int:
         for suffix in (".decisions.jsonl", ".filter.json"):
             out.with_name(out.stem + suffix).unlink(missing_ok=True)
     backend = load_backend(args.backend, args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size)
-    cfg = FilterConfig(n=args.n, temperature=args.temperature, top_p=args.top_p, delta=args.delta,
-                       grounding_rule=args.grounding_rule, quality_check=args.quality_check,
-                       variance=not args.only_quality_check, seed=args.seed)
+    cfg = FilterConfig(
+        n=args.n,
+        temperature=args.temperature,
+        top_p=args.top_p,
+        delta=args.delta,
+        grounding_rule=args.grounding_rule,
+        quality_check=args.quality_check,
+        variance=not args.only_quality_check,
+        seed=args.seed,
+    )
     settings = {"model": str(args.model), "data": str(Path(args.data).resolve()), "backend": args.backend}
     values = resolve(args, geometry=backend.geometry)  # per-frame bounds in the model's pixels
     check_values(values)
-    summary = filter_rows(backend, rows, args.out, budget_from(values, backend.geometry), cfg,
-                          max_new_tokens=values["max_new_tokens"], batch_size=args.batch_size,
-                          progress=not args.no_progress, settings=settings, repair=args.repair,
-                          source=str(args.data))
+    summary = filter_rows(
+        backend,
+        rows,
+        args.out,
+        budget_from(values, backend.geometry),
+        cfg,
+        max_new_tokens=values["max_new_tokens"],
+        batch_size=args.batch_size,
+        progress=not args.no_progress,
+        settings=settings,
+        repair=args.repair,
+        source=str(args.data),
+    )
     print(json.dumps(summary, indent=2))
     return 0

@@ -57,7 +57,7 @@ NOTES: dict[str, str] = {
     "clamped_end": "span end(s) past the video end (within --span-tolerance) clamped to it",
     "clamped_start": "span start(s) below 0 s (within --span-tolerance) clamped to 0",
     "ambiguous_first": "answer text(s) equal to several options: the first such option is the answer "
-                       "(answer_matches in the row lists all)",
+    "(answer_matches in the row lists all)",
     "probed_duration": "duration(s) probed from the video files",
 }
 
@@ -93,8 +93,9 @@ class Report:
         }
 
     def table(self) -> str:
-        lines = [f"{self.format}: {self.items} items read, {self.written} rows written, "
-                 f"{sum(self.skipped.values())} skipped"]
+        lines = [
+            f"{self.format}: {self.items} items read, {self.written} rows written, {sum(self.skipped.values())} skipped"
+        ]
         for reason, n in self.skipped.most_common():
             lines.append(f"  {reason:<22} {n:>7}  {REASONS[reason]}")
             for qid, detail in self.examples.get(reason, []):
@@ -102,8 +103,10 @@ class Report:
         for note, n in self.notes.items():
             lines.append(f"  note: {n} {NOTES[note]}")
         if not self.videos_checked:
-            lines.append("  note: video files NOT checked (--no-video-check): rows point where the videos are "
-                         "expected; run `zoomzero data check` once they are downloaded")
+            lines.append(
+                "  note: video files NOT checked (--no-video-check): rows point where the videos are "
+                "expected; run `zoomzero data check` once they are downloaded"
+            )
         return "\n".join(lines)
 
 
@@ -146,8 +149,13 @@ class _Videos:
 
         todo = sorted(set(paths) - set(self._durations))
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            results = tqdm(pool.map(probe, todo), total=len(todo), desc="probe durations", unit="video",
-                           disable=None if progress is None else not progress)
+            results = tqdm(
+                pool.map(probe, todo),
+                total=len(todo),
+                desc="probe durations",
+                unit="video",
+                disable=None if progress is None else not progress,
+            )
             self._durations.update(zip(todo, results, strict=True))
 
     def duration(self, path: str) -> float:
@@ -235,9 +243,18 @@ def _row(draft: Draft, video: str, videos: _Videos, seen: set[str], report: Repo
     if merge_spans(spans) != raw:  # clamped or merged: keep the benchmark's own windows for its metrics
         extra[GT_WINDOWS_KEY] = [list(s) for s in raw]
     try:
-        return grounding_row(qid=draft.qid, question=draft.question, options=draft.options, answer=draft.answer,
-                             duration=duration, video=video, spans=spans, source=source, style=options.prompt_style,
-                             **extra)
+        return grounding_row(
+            qid=draft.qid,
+            question=draft.question,
+            options=draft.options,
+            answer=draft.answer,
+            duration=duration,
+            video=video,
+            spans=spans,
+            source=source,
+            style=options.prompt_style,
+            **extra,
+        )
     except ValueError as e:
         raise Skip("unknown_format", str(e)) from None
 

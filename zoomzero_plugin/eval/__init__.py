@@ -6,8 +6,9 @@ from ..lazy import lazy_names
 
 _NAMES = {
     "evaluate": "runner",
-    **dict.fromkeys(("aggregate", "get_benchmark", "score_predictions", "score_questions", "truths_from_rows"),
-                    "metrics"),
+    **dict.fromkeys(
+        ("aggregate", "get_benchmark", "score_predictions", "score_questions", "truths_from_rows"), "metrics"
+    ),
     **dict.fromkeys(("Prediction", "read_predictions"), "predictions"),
     "write_report": "report",
 }

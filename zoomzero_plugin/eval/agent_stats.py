@@ -53,8 +53,11 @@ class ToolStats:
 
 def summarize(predictions: Sequence[Mapping[str, Any]], scores: Sequence[QuestionScore]) -> ToolStats | None:
     """Statistics over the predictions that carry a transcript (the last record of a qid wins); None if none do."""
-    transcripts = {str(p["qid"]): p["transcript"] for p in predictions
-                   if isinstance(p, Mapping) and isinstance(p.get("transcript"), Mapping) and "qid" in p}
+    transcripts = {
+        str(p["qid"]): p["transcript"]
+        for p in predictions
+        if isinstance(p, Mapping) and isinstance(p.get("transcript"), Mapping) and "qid" in p
+    }
     if not transcripts:
         return None
     correct = {q.qid: q.correct for q in scores}
@@ -96,27 +99,55 @@ def summarize(predictions: Sequence[Mapping[str, Any]], scores: Sequence[Questio
 def section(stats: ToolStats, table) -> str:
     """report.md's tool-use section; ``table(headers, rows)`` renders a markdown table."""
     if not stats.tool:
-        return "\n\n".join([
-            "## No tool (VideoZoomer's baseline)",
-            ("The model answered without the <video_zoom> tool (`--no-tool`, the authors' eval_video_notool.sh "
-             "setting): the video as one video, one reply. Run `--mode agent` on the same data to compare."),
-            table(["questions", "frames / q"], [[stats.questions, f"{stats.mean_images:.1f}"]]),
-            "### How replies ended\n\n" + table(["end", "questions"], [[k, v] for k, v in stats.ends.items()])])
+        return "\n\n".join(
+            [
+                "## No tool (VideoZoomer's baseline)",
+                (
+                    "The model answered without the <video_zoom> tool (`--no-tool`, the authors' eval_video_notool.sh "
+                    "setting): the video as one video, one reply. Run `--mode agent` on the same data to compare."
+                ),
+                table(["questions", "frames / q"], [[stats.questions, f"{stats.mean_images:.1f}"]]),
+                "### How replies ended\n\n" + table(["end", "questions"], [[k, v] for k, v in stats.ends.items()]),
+            ]
+        )
     summary = table(
-        ["questions", "calls / q", "turns / q", "clip frames / q", "images / q", "call turns", "error turns",
-         "error rate %"],
-        [[stats.questions, f"{stats.mean_calls:.2f}", f"{stats.mean_turns:.2f}", f"{stats.mean_clip_frames:.1f}",
-          f"{stats.mean_images:.1f}", stats.call_turns, stats.error_turns, stats.error_rate]],
+        [
+            "questions",
+            "calls / q",
+            "turns / q",
+            "clip frames / q",
+            "images / q",
+            "call turns",
+            "error turns",
+            "error rate %",
+        ],
+        [
+            [
+                stats.questions,
+                f"{stats.mean_calls:.2f}",
+                f"{stats.mean_turns:.2f}",
+                f"{stats.mean_clip_frames:.1f}",
+                f"{stats.mean_images:.1f}",
+                stats.call_turns,
+                stats.error_turns,
+                stats.error_rate,
+            ]
+        ],
     )
-    parts = ["## Tool use (agent)", summary,
-             "### Calls per question\n\n" + table(["calls", "questions"], [[str(k), v] for k, v in
-                                                                            stats.calls_histogram.items()]),
-             "### Accuracy by number of calls\n\n" + table(["calls", "n", "Acc"], [[b.label, b.n, b.value] for b in
-                                                                                   stats.accuracy_by_calls]),
-             "### How trajectories ended\n\n" + table(["end", "questions"], [[k, v] for k, v in stats.ends.items()])]
+    parts = [
+        "## Tool use (agent)",
+        summary,
+        "### Calls per question\n\n"
+        + table(["calls", "questions"], [[str(k), v] for k, v in stats.calls_histogram.items()]),
+        "### Accuracy by number of calls\n\n"
+        + table(["calls", "n", "Acc"], [[b.label, b.n, b.value] for b in stats.accuracy_by_calls]),
+        "### How trajectories ended\n\n" + table(["end", "questions"], [[k, v] for k, v in stats.ends.items()]),
+    ]
     if stats.errors_by_code:
-        parts.append("### Error turns by cause\n\n" + table(["error", "turns"], [[k, v] for k, v in
-                                                                                 stats.errors_by_code.items()]))
+        parts.append(
+            "### Error turns by cause\n\n"
+            + table(["error", "turns"], [[k, v] for k, v in stats.errors_by_code.items()])
+        )
     return "\n\n".join(parts)
 
 
@@ -124,6 +155,7 @@ def write_plots(stats: ToolStats | None, out_dir: Path, title: str) -> list[tupl
     """Draw the agent plots (removing stale ones when ``stats`` is None); (caption, file name) of each."""
     figures = []
     if stats is not None and stats.tool:
+
         def bars(counts: Mapping[Any, int]) -> list[plots.Bin]:
             return [plots.Bin(str(k), v, float(v)) for k, v in counts.items()]
 

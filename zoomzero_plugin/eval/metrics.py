@@ -38,8 +38,16 @@ from .reductions import REDUCTIONS, ZERO, invalid_count
 REDUCTION_CHOICES = ("official", "union")
 # truth.extra keys that get a per-value accuracy breakdown (Video-MME's results file calls its
 # short/medium/long field "duration_category"; GroundTruth.duration is the video length in seconds).
-BREAKDOWN_KEYS = ("duration_category", "task_type", "question_type", "category", "sub_category", "domain",
-                  "duration_group", "question_category")
+BREAKDOWN_KEYS = (
+    "duration_category",
+    "task_type",
+    "question_type",
+    "category",
+    "sub_category",
+    "domain",
+    "duration_group",
+    "question_category",
+)
 CG_THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5)
 
 
@@ -61,8 +69,9 @@ class QuestionScore:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-def score_question(truth: GroundTruth, pred: Prediction | None, rule: str, letters: LetterRule = REPLY
-                   ) -> QuestionScore:
+def score_question(
+    truth: GroundTruth, pred: Prediction | None, rule: str, letters: LetterRule = REPLY
+) -> QuestionScore:
     """Score one question (``pred`` None: missing) under a rule of ``REDUCTIONS`` (first | merged | union), its
     answer read by ``letters`` among the question's options."""
     grounded = bool(truth.spans)
@@ -233,48 +242,110 @@ def register(benchmark: Benchmark) -> Benchmark:
     return benchmark
 
 
-register(Benchmark(
-    "nextgqa", official="first", accuracy_population=everyone, grounding_population=grounded(predicted),
-    metrics=nextgqa_metrics, source="doc-doc/NExT-GQA code/TempGQA/eval_ground.py",
-    columns=("Acc@QA", "Acc@GQA", "mIoP", "IoP@0.3", "IoP@0.5", "mIoU", "IoU@0.3", "IoU@0.5", "mIoG"),
-))
-register(Benchmark(
-    "rextime", official="first", accuracy_population=everyone, grounding_population=grounded(everyone),
-    metrics=rextime_metrics, source="ReXTime/ReXTime evaluation/rextime_eval.py",
-    columns=("mIoU", "R1@0.3", "R1@0.5", "R1@0.7", "Acc", ("Acc@IoU≥0.5", "Acc@IoU>=0.5"), "mIoG"),
-))
-register(Benchmark(
-    "cgbench", official="merged", accuracy_population=answered, grounding_population=grounded(predicted),
-    metrics=cgbench_metrics, source="CG-Bench/CG-Bench run/utils.py, run/stat_with_key.py", letter_rule=CGBENCH,
-    columns=(("long-acc.", "Acc"), "mIoU", "rec.@IoU", "acc.@IoU", "mIoG"),
-))
-register(Benchmark(
-    "videomme", official="union", accuracy_population=answered, grounding_population=nobody,
-    metrics=mcq_metrics, source="BradyFU/Video-MME evaluation/eval_your_results.py", letter_rule=VIDEOMME,
-    columns=(("Short", "Acc[duration_category=short]"), ("Medium", "Acc[duration_category=medium]"),
-             ("Long", "Acc[duration_category=long]"), ("Overall", "Acc")),
-))
-register(Benchmark(
-    "mlvu", official="union", accuracy_population=everyone, grounding_population=nobody,
-    metrics=mlvu_metrics, source="JUNJIE99/MLVU choice_bench.py", columns=("M-Avg", "Acc"), letter_rule=MLVU,
-))
-register(Benchmark(
-    "lvbench", official="union", accuracy_population=predicted, grounding_population=nobody,
-    metrics=mcq_metrics, source="THUDM/LVBench lvbench/metrics/compute_accuracy.py", columns=(("Overall", "Acc"),),
-    letter_rule=LVBENCH,
-))
-register(Benchmark(
-    "longvideobench", official="union", accuracy_population=everyone, grounding_population=nobody,
-    metrics=mcq_metrics, source="longvideobench/LongVideoBench via lmms-eval tasks/longvideobench/utils.py",
-    letter_rule=LONGVIDEOBENCH,
-    columns=(("8–15 s", "Acc[duration_group=15]"), ("15–60 s", "Acc[duration_group=60]"),
-             ("3–10 min", "Acc[duration_group=600]"), ("15–60 min", "Acc[duration_group=3600]"), ("Overall", "Acc")),
-))
-register(Benchmark(
-    "rows", official="union", accuracy_population=everyone, grounding_population=grounded(everyone),
-    metrics=rows_metrics, source="this project's grounded-QA rows (the iou reward's union rule)",
-    columns=("Acc", "mIoU", "IoU@0.3", "IoU@0.5", "IoU@0.7", "mIoP", "mIoG"),
-))
+register(
+    Benchmark(
+        "nextgqa",
+        official="first",
+        accuracy_population=everyone,
+        grounding_population=grounded(predicted),
+        metrics=nextgqa_metrics,
+        source="doc-doc/NExT-GQA code/TempGQA/eval_ground.py",
+        columns=("Acc@QA", "Acc@GQA", "mIoP", "IoP@0.3", "IoP@0.5", "mIoU", "IoU@0.3", "IoU@0.5", "mIoG"),
+    )
+)
+register(
+    Benchmark(
+        "rextime",
+        official="first",
+        accuracy_population=everyone,
+        grounding_population=grounded(everyone),
+        metrics=rextime_metrics,
+        source="ReXTime/ReXTime evaluation/rextime_eval.py",
+        columns=("mIoU", "R1@0.3", "R1@0.5", "R1@0.7", "Acc", ("Acc@IoU≥0.5", "Acc@IoU>=0.5"), "mIoG"),
+    )
+)
+register(
+    Benchmark(
+        "cgbench",
+        official="merged",
+        accuracy_population=answered,
+        grounding_population=grounded(predicted),
+        metrics=cgbench_metrics,
+        source="CG-Bench/CG-Bench run/utils.py, run/stat_with_key.py",
+        letter_rule=CGBENCH,
+        columns=(("long-acc.", "Acc"), "mIoU", "rec.@IoU", "acc.@IoU", "mIoG"),
+    )
+)
+register(
+    Benchmark(
+        "videomme",
+        official="union",
+        accuracy_population=answered,
+        grounding_population=nobody,
+        metrics=mcq_metrics,
+        source="BradyFU/Video-MME evaluation/eval_your_results.py",
+        letter_rule=VIDEOMME,
+        columns=(
+            ("Short", "Acc[duration_category=short]"),
+            ("Medium", "Acc[duration_category=medium]"),
+            ("Long", "Acc[duration_category=long]"),
+            ("Overall", "Acc"),
+        ),
+    )
+)
+register(
+    Benchmark(
+        "mlvu",
+        official="union",
+        accuracy_population=everyone,
+        grounding_population=nobody,
+        metrics=mlvu_metrics,
+        source="JUNJIE99/MLVU choice_bench.py",
+        columns=("M-Avg", "Acc"),
+        letter_rule=MLVU,
+    )
+)
+register(
+    Benchmark(
+        "lvbench",
+        official="union",
+        accuracy_population=predicted,
+        grounding_population=nobody,
+        metrics=mcq_metrics,
+        source="THUDM/LVBench lvbench/metrics/compute_accuracy.py",
+        columns=(("Overall", "Acc"),),
+        letter_rule=LVBENCH,
+    )
+)
+register(
+    Benchmark(
+        "longvideobench",
+        official="union",
+        accuracy_population=everyone,
+        grounding_population=nobody,
+        metrics=mcq_metrics,
+        source="longvideobench/LongVideoBench via lmms-eval tasks/longvideobench/utils.py",
+        letter_rule=LONGVIDEOBENCH,
+        columns=(
+            ("8–15 s", "Acc[duration_group=15]"),
+            ("15–60 s", "Acc[duration_group=60]"),
+            ("3–10 min", "Acc[duration_group=600]"),
+            ("15–60 min", "Acc[duration_group=3600]"),
+            ("Overall", "Acc"),
+        ),
+    )
+)
+register(
+    Benchmark(
+        "rows",
+        official="union",
+        accuracy_population=everyone,
+        grounding_population=grounded(everyone),
+        metrics=rows_metrics,
+        source="this project's grounded-QA rows (the iou reward's union rule)",
+        columns=("Acc", "mIoU", "IoU@0.3", "IoU@0.5", "IoU@0.7", "mIoP", "mIoG"),
+    )
+)
 
 
 def get_benchmark(name: str) -> Benchmark:
@@ -291,7 +362,9 @@ def reduction_rule(benchmark: str, reduction: str) -> str:
 
 
 def score_questions(
-    benchmark: str, predictions: Iterable[Mapping[str, Any]], truths: Mapping[str, GroundTruth],
+    benchmark: str,
+    predictions: Iterable[Mapping[str, Any]],
+    truths: Mapping[str, GroundTruth],
     reduction: str = "official",
 ) -> tuple[list[QuestionScore], int]:
     """Every truth's :class:`QuestionScore` (in ``truths`` order), and the number of duplicate records.
@@ -328,7 +401,10 @@ def aggregate(benchmark: str, scores: Sequence[QuestionScore], duplicates: int =
 
 
 def score_predictions(
-    benchmark: str, predictions: list[dict], truths: dict[str, GroundTruth], reduction: str = "official",
+    benchmark: str,
+    predictions: list[dict],
+    truths: dict[str, GroundTruth],
+    reduction: str = "official",
 ) -> dict[str, float | int]:
     """Official metrics of ``benchmark`` (nextgqa, rextime, cgbench, videomme, mlvu, lvbench, rows).
 
@@ -350,12 +426,15 @@ def source_mismatch(benchmark: str, truths: Mapping[str, GroundTruth]) -> str | 
     if not others:
         return None
     name, n = max(others.items(), key=lambda kv: kv[1])
-    return (f"{n} of {len(truths)} rows come from {name} (their 'source'), scored here with {benchmark}'s metrics; "
-            f"for {name}'s own definitions use --benchmark {name}")
+    return (
+        f"{n} of {len(truths)} rows come from {name} (their 'source'), scored here with {benchmark}'s metrics; "
+        f"for {name}'s own definitions use --benchmark {name}"
+    )
 
 
-def truths_from_rows(rows: Iterable[Mapping[str, Any]], allow_hidden: bool = False,
-                     source: str = "the data") -> dict[str, GroundTruth]:
+def truths_from_rows(
+    rows: Iterable[Mapping[str, Any]], allow_hidden: bool = False, source: str = "the data"
+) -> dict[str, GroundTruth]:
     """qid → GroundTruth of dataset rows. Raises DataError naming ``source`` and the bad rows (row number counted
     from 1, qid, what is wrong: an unreadable answer column, a repeated qid, or a label hidden behind the
     benchmark's server — a test split — unless ``allow_hidden``: its answer is only a placeholder)."""
@@ -377,7 +456,9 @@ def truths_from_rows(rows: Iterable[Mapping[str, Any]], allow_hidden: bool = Fal
     if problems:
         raise bad_rows(source, problems)
     if hidden:
-        raise DataError(f"{source}: {len(hidden)} row(s) have a hidden label, e.g. {hidden[0]}: a test split is "
-                        "scored only by the benchmark's server; write a submission with `zoomzero score --export "
-                        "rextime` instead")
+        raise DataError(
+            f"{source}: {len(hidden)} row(s) have a hidden label, e.g. {hidden[0]}: a test split is "
+            "scored only by the benchmark's server; write a submission with `zoomzero score --export "
+            "rextime` instead"
+        )
     return truths

@@ -83,10 +83,14 @@ class PredictionsFile:
         if not self.torn:
             return None
         if self.journal:
-            return (f"{self.path}: its last line is cut short (the run was killed while writing it): 1 prediction "
-                    f"skipped, {len(self.records)} read; run the same `zoomzero eval` command again to finish it")
-        return (f"{self.path}: its last line is cut short (no newline, not JSON): that line is skipped, "
-                f"{len(self.records)} prediction(s) read")
+            return (
+                f"{self.path}: its last line is cut short (the run was killed while writing it): 1 prediction "
+                f"skipped, {len(self.records)} read; run the same `zoomzero eval` command again to finish it"
+            )
+        return (
+            f"{self.path}: its last line is cut short (no newline, not JSON): that line is skipped, "
+            f"{len(self.records)} prediction(s) read"
+        )
 
     def require_records(self) -> None:
         """ValueError when the file holds no prediction (empty, blank, or only a cut line)."""

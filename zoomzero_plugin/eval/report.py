@@ -28,9 +28,16 @@ from .metrics import BREAKDOWN_KEYS, QuestionScore, aggregate, get_benchmark, re
 from .predictions import read_predictions
 
 PREDICTIONS_FILE, METRICS_FILE, REPORT_FILE = "predictions.jsonl", "metrics.json", "report.md"
-COUNTS = (("questions", "questions"), ("predicted", "predicted"), ("missing", "missing"),
-          ("duplicates", "duplicates"), ("no answer", "no_answer"), ("invalid spans", "invalid_spans"),
-          ("scored (accuracy)", "scored_accuracy"), ("scored (grounding)", "scored_grounding"))
+COUNTS = (
+    ("questions", "questions"),
+    ("predicted", "predicted"),
+    ("missing", "missing"),
+    ("duplicates", "duplicates"),
+    ("no answer", "no_answer"),
+    ("invalid spans", "invalid_spans"),
+    ("scored (accuracy)", "scored_accuracy"),
+    ("scored (grounding)", "scored_grounding"),
+)
 
 
 class BinnedView(NamedTuple):
@@ -77,8 +84,11 @@ def _breakdown_tables(metrics: Mapping[str, float | int]) -> list[str]:
     out = []
     for key in BREAKDOWN_KEYS:
         pattern = re.compile(rf"Acc\[{re.escape(key)}=(.*)\]")
-        rows = [[m.group(1), metrics[f"n[{key}={m.group(1)}]"], v]
-                for k, v in metrics.items() if (m := pattern.fullmatch(k))]
+        rows = [
+            [m.group(1), metrics[f"n[{key}={m.group(1)}]"], v]
+            for k, v in metrics.items()
+            if (m := pattern.fullmatch(k))
+        ]
         if rows:
             out.append(f"## Accuracy by {key}\n\n" + markdown_table([key, "n", "Acc"], rows))
     return out
@@ -119,29 +129,44 @@ def write_report(
     tools = agent_stats.summarize(predictions, scores)
     figures += agent_stats.write_plots(tools, out_dir, benchmark)
 
-    write_text(out_dir / METRICS_FILE, json.dumps({
-        "benchmark": benchmark, "reduction": reduction, "rule": RULES[rule], "letters": bench.letter_rule.name,
-        "source": bench.source,
-        "metrics": metrics, "bins": {k: [asdict(b) for b in v] for k, v in bins.items()},
-        **({"agent": tools.to_dict()} if tools else {}),
-    }, indent=2, ensure_ascii=False) + "\n")
+    write_text(
+        out_dir / METRICS_FILE,
+        json.dumps(
+            {
+                "benchmark": benchmark,
+                "reduction": reduction,
+                "rule": RULES[rule],
+                "letters": bench.letter_rule.name,
+                "source": bench.source,
+                "metrics": metrics,
+                "bins": {k: [asdict(b) for b in v] for k, v in bins.items()},
+                **({"agent": tools.to_dict()} if tools else {}),
+            },
+            indent=2,
+            ensure_ascii=False,
+        )
+        + "\n",
+    )
     extra = [agent_stats.section(tools, markdown_table)] if tools else []
     write_text(out_dir / REPORT_FILE, _report_text(benchmark, reduction, rule, source, metrics, bins, figures, extra))
     return metrics
 
 
-def _write_plots(out_dir: Path, title: str, ground: Sequence[QuestionScore],
-                 bins: Mapping[str, Sequence[plots.Bin]]) -> list[tuple[str, str]]:
+def _write_plots(
+    out_dir: Path, title: str, ground: Sequence[QuestionScore], bins: Mapping[str, Sequence[plots.Bin]]
+) -> list[tuple[str, str]]:
     """Draw the plots that apply; remove stale ones an earlier report in ``out_dir`` left behind."""
     figures = []
     if ground:
-        plots.plot_iou_distribution([q.iou for q in ground], f"IoU distribution ({title})",
-                                    out_dir / "iou_distribution.png")
+        plots.plot_iou_distribution(
+            [q.iou for q in ground], f"IoU distribution ({title})", out_dir / "iou_distribution.png"
+        )
         figures.append(("IoU distribution", "iou_distribution.png"))
     for name, view in BINNED.items():
         if bins.get(name):
-            plots.plot_bins(bins[name], view.axis, f"{view.measure} (%)", f"{view.title} ({title})",
-                            out_dir / f"{name}.png")
+            plots.plot_bins(
+                bins[name], view.axis, f"{view.measure} (%)", f"{view.title} ({title})", out_dir / f"{name}.png"
+            )
             figures.append((view.title, f"{name}.png"))
     drawn = {file for _, file in figures}
     for name in ["iou_distribution", *BINNED]:
@@ -169,7 +194,10 @@ def _report_text(benchmark, reduction, rule, source, metrics, bins, figures, ext
 
 
 def finalize(
-    out_dir: Path, benchmark: str, truths: dict[str, GroundTruth], reduction: str = "official",
+    out_dir: Path,
+    benchmark: str,
+    truths: dict[str, GroundTruth],
+    reduction: str = "official",
 ) -> dict:
     """Read ``out_dir/predictions.jsonl``; write metrics.json, report.md and plots there; return the metrics."""
     path = Path(out_dir) / PREDICTIONS_FILE

@@ -60,6 +60,7 @@ BENCHMARKS = tuple(METRIC_SETS)
 MODE_NAMES = tuple(MODES)
 PREDICTIONS, TIMINGS, SETTINGS = "predictions.jsonl", "timings.jsonl", SETTINGS_FILE
 
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     io = parser.add_argument_group("what to evaluate")
     io.add_argument("--benchmark", choices=BENCHMARKS, help="metric set to report (rows: generic grounded QA)")
@@ -68,24 +69,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     io.add_argument("--out", required=True, help="output directory (predictions, metrics, report, plots)")
     io.add_argument("--mode", choices=MODE_NAMES, default="one-stage", help="inference mode (default: one-stage)")
     io.add_argument("--limit", type=int, help="evaluate only the first N rows")
-    io.add_argument("--reduction", choices=("official", "union"), default="official",
-                    help="how several predicted spans are scored (default: each benchmark's official rule)")
+    io.add_argument(
+        "--reduction",
+        choices=("official", "union"),
+        default="official",
+        help="how several predicted spans are scored (default: each benchmark's official rule)",
+    )
     io.add_argument("--restart", action="store_true", help="discard earlier predictions in --out and start over")
-    io.add_argument("--repair", action="store_true",
-                    help="resume from damaged results: keep the readable lines of predictions.jsonl (the other "
-                         "questions are asked again), and store this run's settings where run.json is missing or "
-                         "damaged (you vouch that the results were made with them)")
-    io.add_argument("--demo", action="store_true",
-                    help="build the tiny random model and a synthetic benchmark under OUT/demo-inputs and "
-                         "evaluate them on CPU (no --model/--data needed; small budgets unless given)")
+    io.add_argument(
+        "--repair",
+        action="store_true",
+        help="resume from damaged results: keep the readable lines of predictions.jsonl (the other "
+        "questions are asked again), and store this run's settings where run.json is missing or "
+        "damaged (you vouch that the results were made with them)",
+    )
+    io.add_argument(
+        "--demo",
+        action="store_true",
+        help="build the tiny random model and a synthetic benchmark under OUT/demo-inputs and "
+        "evaluate them on CPU (no --model/--data needed; small budgets unless given)",
+    )
     io.add_argument("--no-progress", action="store_true", help="no progress bar")
-    io.add_argument("--skip-errors", action="store_true",
-                    help="a question that fails (e.g. an unreadable video) gets a record with its error and no "
-                         "answer instead of stopping the run; the next run asks it again")
+    io.add_argument(
+        "--skip-errors",
+        action="store_true",
+        help="a question that fails (e.g. an unreadable video) gets a record with its error and no "
+        "answer instead of stopping the run; the next run asks it again",
+    )
 
     run = parser.add_argument_group("backend")
-    run.add_argument("--backend", choices=("transformers", "vllm"), default="transformers",
-                     help="transformers (CPU/GPU) or vllm (GPU; needs vLLM installed)")
+    run.add_argument(
+        "--backend",
+        choices=("transformers", "vllm"),
+        default="transformers",
+        help="transformers (CPU/GPU) or vllm (GPU; needs vLLM installed)",
+    )
     run.add_argument("--batch-size", type=int, default=1, help="questions per step and requests per model call")
     run.add_argument("--device", help="e.g. cpu, cuda, cuda:1 (default: cuda when available)")
     run.add_argument("--dtype", default="auto", help="auto (bf16 on GPU, fp32 on CPU), bfloat16, float16, float32")
@@ -97,10 +115,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_agent_arguments(parser)
 
 
-def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchmark: str, mode: str, cfg,
-             batch_size: int = 1, reduction: str = "official", settings: dict[str, Any] | None = None,
-             progress: bool = True, skip_errors: bool = False, repair: bool = False,
-             source: str = "the data") -> dict[str, Any]:
+def evaluate(
+    backend,
+    rows: list[dict[str, Any]],
+    out_dir: str | Path,
+    *,
+    benchmark: str,
+    mode: str,
+    cfg,
+    batch_size: int = 1,
+    reduction: str = "official",
+    settings: dict[str, Any] | None = None,
+    progress: bool = True,
+    skip_errors: bool = False,
+    repair: bool = False,
+    source: str = "the data",
+) -> dict[str, Any]:
     """Predict every row not yet in OUT/predictions.jsonl, then write metrics, report and plots.
 
     ``settings`` (JSON-able) are stored in OUT/run.json by the first run; a resumed run must match them
@@ -124,8 +154,14 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
     else:  # when turns run, not what they say: a run may resume under the other schedule
         config["agent"].pop("schedule", None)
     held = any((out_dir / name).is_file() and (out_dir / name).stat().st_size for name in (PREDICTIONS, TIMINGS))
-    check_settings(out_dir / SETTINGS, {"benchmark": benchmark, "mode": mode, "config": config, **(settings or {})},
-                   results=held, repair=repair, name=setting_flag, upgrade=upgrade_run_settings)
+    check_settings(
+        out_dir / SETTINGS,
+        {"benchmark": benchmark, "mode": mode, "config": config, **(settings or {})},
+        results=held,
+        repair=repair,
+        name=setting_flag,
+        upgrade=upgrade_run_settings,
+    )
     predictions = Journal(out_dir / PREDICTIONS, repair=repair)
     timings = Journal(out_dir / TIMINGS, repair=repair)
     foreign = predictions.done - set(qids)
@@ -141,8 +177,14 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
         predictions.drop(failed)
         print(f"asking again {len(failed)} question(s) that failed before", file=sys.stderr)
     todo = [q for q in questions if q.qid not in predictions.done]
-    bar = tqdm(total=len(questions), initial=len(questions) - len(todo), unit="q", desc=f"{benchmark} {mode}",
-               disable=not progress, dynamic_ncols=True)
+    bar = tqdm(
+        total=len(questions),
+        initial=len(questions) - len(todo),
+        unit="q",
+        desc=f"{benchmark} {mode}",
+        disable=not progress,
+        dynamic_ncols=True,
+    )
     frames = 0
     with bar:
         for i in range(0, len(todo), batch_size):
@@ -163,8 +205,11 @@ def evaluate(backend, rows: list[dict[str, Any]], out_dir: str | Path, *, benchm
 def upgrade_run_settings(flat: dict[str, Any]) -> dict[str, Any]:
     """Settings of run.json (flattened) stored under the names of the release before, in this release's (a run
     from before ``--agent-clip-as`` showed its clips as images)."""
-    out = upgrade_settings(flat, {f"config.{o}": f"config.{n}" for o, n in RENAMED_SETTINGS.items()},
-                           {f"config.{k}": v for k, v in RENAMED_VALUES.items()})
+    out = upgrade_settings(
+        flat,
+        {f"config.{o}": f"config.{n}" for o, n in RENAMED_SETTINGS.items()},
+        {f"config.{k}": v for k, v in RENAMED_VALUES.items()},
+    )
     if any(k.startswith("config.agent.") for k in out):
         out.setdefault("config.agent.clip_as", "images")
     return out
@@ -177,8 +222,10 @@ def setting_flag(key: str) -> str:
         return flag("agent_" + last)
     if last in DEFAULTS or key in ("benchmark", "mode", "model", "data", "backend"):
         return flag(last)
-    return {"config.budget.factor": "the model's pixels per token side (--model)",
-            "config.agent.tool": "--no-tool"}.get(key, key)
+    return {
+        "config.budget.factor": "the model's pixels per token side (--model)",
+        "config.agent.tool": "--no-tool",
+    }.get(key, key)
 
 
 def record_frames(record: dict[str, Any]) -> int:
@@ -200,8 +247,16 @@ def _predict_batch(backend, batch, mode: str, cfg, skip_errors: bool):
             raise RuntimeError(f"{mode} failed on {[q.qid for q in batch]} ({hint}): {type(e).__name__}: {e}") from e
         if len(batch) > 1:
             return [p for q in batch for p in _predict_batch(backend, [q], mode, cfg, skip_errors)]
-        record = {"qid": batch[0].qid, "answer": None, "spans": [], "confidence": None, "mode": mode,
-                  "fallback": None, "passes": [], "error": f"{type(e).__name__}: {e}"}
+        record = {
+            "qid": batch[0].qid,
+            "answer": None,
+            "spans": [],
+            "confidence": None,
+            "mode": mode,
+            "fallback": None,
+            "passes": [],
+            "error": f"{type(e).__name__}: {e}",
+        }
         return [ModeOutput(record, {"qid": batch[0].qid, "passes": [], "total_s": 0.0})]
 
 
@@ -222,8 +277,11 @@ def run(args: argparse.Namespace) -> int:
             model, data = prepare_demo(out / "demo-inputs")
             args.model, args.data = args.model or str(model), args.data or str(data)
         args.benchmark = args.benchmark or "rows"
-        print("demo: small CPU budgets; with the tiny RANDOM model, answers are chance-level and no span is valid: "
-              "this shows the pipeline, not accuracy.", file=sys.stderr)
+        print(
+            "demo: small CPU budgets; with the tiny RANDOM model, answers are chance-level and no span is valid: "
+            "this shows the pipeline, not accuracy.",
+            file=sys.stderr,
+        )
     missing = [f"--{k}" for k in ("benchmark", "model", "data") if not getattr(args, k)]
     if missing:
         raise UsageError(f"{', '.join(missing)} required (or --demo)")
@@ -253,10 +311,21 @@ def run(args: argparse.Namespace) -> int:
     check_values(values)  # the per-frame bounds, now in the model's own pixels
     cfg = mode_config(values, backend.geometry)
     settings = {"model": str(args.model), "data": str(Path(args.data).resolve()), "backend": args.backend}
-    metrics = evaluate(backend, rows, out, benchmark=args.benchmark, mode=args.mode, cfg=cfg,
-                       batch_size=args.batch_size, reduction=args.reduction, settings=settings,
-                       progress=not args.no_progress, skip_errors=args.skip_errors, repair=args.repair,
-                       source=str(args.data))
+    metrics = evaluate(
+        backend,
+        rows,
+        out,
+        benchmark=args.benchmark,
+        mode=args.mode,
+        cfg=cfg,
+        batch_size=args.batch_size,
+        reduction=args.reduction,
+        settings=settings,
+        progress=not args.no_progress,
+        skip_errors=args.skip_errors,
+        repair=args.repair,
+        source=str(args.data),
+    )
     if "labels_hidden" in metrics:
         print(
             f"{metrics['labels_hidden']} questions have hidden labels: no metrics. Write the server's submission with\n"
@@ -272,8 +341,9 @@ def run(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """``python -m zoomzero_plugin.eval.runner``: the same as ``zoomzero eval``, through the same edge (one-line
     errors, a quiet end when stdout's reader goes away)."""
-    parser = argparse.ArgumentParser(prog="zoomzero eval", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="zoomzero eval", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     add_arguments(parser)
     return cli_edge("zoomzero eval", lambda: run(parser.parse_args(argv)))
 

@@ -47,8 +47,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("predictions", type=Path, metavar="PREDICTIONS.jsonl", help="predictions, one JSON per line")
     parser.add_argument("--benchmark", required=True, choices=list(BENCHMARKS), help="whose metrics to compute")
     parser.add_argument("--data", required=True, type=Path, metavar="ROWS", help="dataset rows with the ground truth")
-    parser.add_argument("--reduction", choices=REDUCTION_CHOICES, default="official",
-                        help="how several predicted spans are reduced (default: official)")
+    parser.add_argument(
+        "--reduction",
+        choices=REDUCTION_CHOICES,
+        default="official",
+        help="how several predicted spans are reduced (default: official)",
+    )
     parser.add_argument("--out", type=Path, metavar="DIR", help="write metrics.json, report.md and plots here")
     parser.add_argument(
         "--export",
@@ -72,8 +76,9 @@ def run(args: argparse.Namespace) -> int:
         if mismatch := source_mismatch(args.benchmark, truths):
             print(f"zoomzero score: warning: {mismatch}", file=sys.stderr)
         if args.out is not None:
-            metrics = write_report(args.out, args.benchmark, predictions, truths, args.reduction,
-                                   source=str(args.predictions))
+            metrics = write_report(
+                args.out, args.benchmark, predictions, truths, args.reduction, source=str(args.predictions)
+            )
         else:
             metrics = score_predictions(args.benchmark, predictions, truths, args.reduction)
     except ZoomzeroError:

@@ -28,8 +28,9 @@ def rextime_line(truth: GroundTruth, pred: Prediction) -> dict[str, Any]:
 EXPORTS: dict[str, Callable[[GroundTruth, Prediction], dict[str, Any]]] = {"rextime": rextime_line}
 
 
-def submission(benchmark: str, predictions: dict[str, Prediction], truths: Mapping[str, GroundTruth]
-               ) -> list[dict[str, Any]]:
+def submission(
+    benchmark: str, predictions: dict[str, Prediction], truths: Mapping[str, GroundTruth]
+) -> list[dict[str, Any]]:
     """One submission line per question of ``truths`` (the test set's, in its order).
 
     Raises ValueError when a prediction names a qid outside ``qids`` or a question has no prediction: the
@@ -42,6 +43,8 @@ def submission(benchmark: str, predictions: dict[str, Prediction], truths: Mappi
         raise ValueError(f"{len(foreign)} prediction(s) for questions not in the data, e.g. {foreign[:3]}")
     missing = [q for q in qids if q not in predictions]
     if missing:
-        raise ValueError(f"{len(missing)} of {len(qids)} questions have no prediction, e.g. {missing[:3]}; "
-                         f"the {benchmark} server needs every one (rerun `zoomzero eval` on them)")
+        raise ValueError(
+            f"{len(missing)} of {len(qids)} questions have no prediction, e.g. {missing[:3]}; "
+            f"the {benchmark} server needs every one (rerun `zoomzero eval` on them)"
+        )
     return [line(truths[q], predictions[q]) for q in qids]

@@ -5,12 +5,27 @@ rewards, TokenAdv (Eq. 4–5) and its glue token masks, and the EasyR1 batch rew
 from ..lazy import lazy_names
 
 _NAMES = {
-    **dict.fromkeys(("PAPER_BUDGETS", "Clip", "ZoomBudget", "ZoomPlan", "fetch_plan", "paper_budget", "plan_coarse",
-                     "plan_pass", "plan_zoom"), "zoom"),
-    **dict.fromkeys(("ParsedResponse", "glue_char_ranges", "glue_spans", "matches_template", "parse_response",
-                     "parse_span_list"), "parsing"),
-    **dict.fromkeys(("DEFAULT_PROMPT_STYLE", "PROMPT_STYLES", "grounding_prompt", "grounding_row", "zoom_prompt"),
-                    "prompts"),
+    **dict.fromkeys(
+        (
+            "PAPER_BUDGETS",
+            "Clip",
+            "ZoomBudget",
+            "ZoomPlan",
+            "fetch_plan",
+            "paper_budget",
+            "plan_coarse",
+            "plan_pass",
+            "plan_zoom",
+        ),
+        "zoom",
+    ),
+    **dict.fromkeys(
+        ("ParsedResponse", "glue_char_ranges", "glue_spans", "matches_template", "parse_response", "parse_span_list"),
+        "parsing",
+    ),
+    **dict.fromkeys(
+        ("DEFAULT_PROMPT_STYLE", "PROMPT_STYLES", "grounding_prompt", "grounding_row", "zoom_prompt"), "prompts"
+    ),
     **dict.fromkeys(("COMPONENTS", "RewardConfig", "score_parsed", "score_response"), "reward"),
     **dict.fromkeys(("group_normalize", "grpo_advantage", "token_adv"), "advantages"),
     "GlueTokenMasker": "glue_masks",

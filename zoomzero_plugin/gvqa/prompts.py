@@ -70,8 +70,10 @@ def video_length(duration: float) -> str:
 
 def paper_question(question: str, options: Sequence[str]) -> str:
     """The question line of the paper's prompt, with its options."""
-    return (f"Answer the question: {question.strip()} according to the content of the video. "
-            f"Select the answer from: {paper_options(options)}")
+    return (
+        f"Answer the question: {question.strip()} according to the content of the video. "
+        f"Select the answer from: {paper_options(options)}"
+    )
 
 
 def grounding_instruction(question: str, options: Sequence[str], style: str = DEFAULT_PROMPT_STYLE) -> str:
@@ -81,8 +83,13 @@ def grounding_instruction(question: str, options: Sequence[str], style: str = DE
     return f"{FORMAT_INSTRUCTION}\n{question_block(question, options)}"
 
 
-def grounding_prompt(question: str, options: Sequence[str], duration: float | None = None, video: bool = True,
-                     style: str = DEFAULT_PROMPT_STYLE) -> str:
+def grounding_prompt(
+    question: str,
+    options: Sequence[str],
+    duration: float | None = None,
+    video: bool = True,
+    style: str = DEFAULT_PROMPT_STYLE,
+) -> str:
     """The coarse-pass prompt asking for the template ``<think>…</think><answer>…</answer><glue>…</glue>``.
 
     ``duration`` (seconds) is stated when given; with ``video`` the text starts with ``<video>``.
@@ -99,16 +106,36 @@ def zoom_prompt(question: str, options: Sequence[str], video: bool = True, style
     """The fine-pass prompt: the question and options, answer with the option letter only."""
     head = VIDEO_PLACEHOLDER if video else ""
     if check_style(style) == "paper":
-        return (f"{head}Answer the question: {question.strip()} according to the content of the video. "
-                f"Select the answer from:  {paper_options(options)}. {ZOOM_INSTRUCTION}")
+        return (
+            f"{head}Answer the question: {question.strip()} according to the content of the video. "
+            f"Select the answer from:  {paper_options(options)}. {ZOOM_INSTRUCTION}"
+        )
     return f"{head}{question_block(question, options)}\n{ZOOM_INSTRUCTION}"
 
 
-def grounding_row(*, qid: str, question: str, options: Sequence[str], answer: str, duration: float, video: str,
-                  spans: Sequence[Span] = (), style: str = DEFAULT_PROMPT_STYLE, **extra: Any) -> dict[str, Any]:
+def grounding_row(
+    *,
+    qid: str,
+    question: str,
+    options: Sequence[str],
+    answer: str,
+    duration: float,
+    video: str,
+    spans: Sequence[Span] = (),
+    style: str = DEFAULT_PROMPT_STYLE,
+    **extra: Any,
+) -> dict[str, Any]:
     """A dataset row (:func:`~zoomzero_plugin.rows.make_row`) whose prompt is the grounding prompt of ``style``
     (``paper``: the paper's words, ``concise``: this package's), stating the video's duration."""
-    row = make_row(qid=qid, question=question, options=options, answer=answer, duration=duration, video=video,
-                   prompt="", spans=spans, **extra)  # validates the fields first
+    row = make_row(
+        qid=qid,
+        question=question,
+        options=options,
+        answer=answer,
+        duration=duration,
+        video=video,
+        prompt="",
+        spans=spans,
+        **extra,
+    )  # validates the fields first
     return {**row, PROMPT_KEY: grounding_prompt(question, [str(o) for o in options], float(duration), style=style)}
-

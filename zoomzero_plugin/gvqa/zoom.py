@@ -89,8 +89,12 @@ NO_SPANS = ("skip", "uniform")
 NO_SPANS_RENAMED = {"coarse": "skip", "zero": "skip"}  # the release before: evaluation's coarse, RL's zero
 ZOOM_BUDGET_RENAMED = {"max_tokens": "max_visual_tokens"}  # ZoomBudget's fields, the release before: old -> new
 BENCHMARK_BUDGETS: dict[str, str] = {
-    "nextgqa": "short", "rextime": "short",
-    "cgbench": "long", "videomme": "long", "mlvu": "long", "lvbench": "long",
+    "nextgqa": "short",
+    "rextime": "short",
+    "cgbench": "long",
+    "videomme": "long",
+    "mlvu": "long",
+    "lvbench": "long",
 }
 
 
@@ -98,8 +102,9 @@ def paper_budget(benchmark: str | None = None, geometry: VisionGeometry = DEFAUL
     """The paper's budget for ``benchmark`` (short videos' for unknown names or None) on a model of ``geometry``:
     V_min..V_max are :data:`V_MIN_TOKENS`..:data:`V_MAX_TOKENS` tokens per frame, as pixels of that model."""
     base = PAPER_BUDGETS[BENCHMARK_BUDGETS.get(benchmark or "", "short")].with_geometry(geometry)
-    return replace(base, min_frame_pixels=geometry.frame_pixels(V_MIN_TOKENS),
-                   max_frame_pixels=geometry.frame_pixels(V_MAX_TOKENS))
+    return replace(
+        base, min_frame_pixels=geometry.frame_pixels(V_MIN_TOKENS), max_frame_pixels=geometry.frame_pixels(V_MAX_TOKENS)
+    )
 
 
 @dataclass(frozen=True)

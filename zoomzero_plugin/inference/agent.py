@@ -119,8 +119,13 @@ class _Run:
 
     def request(self) -> Request:
         text = prompt_text(self.first, self.pairs)
-        return Request(text, images=tuple(self.images), formatted=True,
-                       tag=f"{self.question.qid}#{self.trajectory.round}", clip_videos=tuple(self.clip_videos))
+        return Request(
+            text,
+            images=tuple(self.images),
+            formatted=True,
+            tag=f"{self.question.qid}#{self.trajectory.round}",
+            clip_videos=tuple(self.clip_videos),
+        )
 
     def advance(self, gen: Generation, tokenizer: Any) -> list[Any]:
         """Read the turn the backend generated; returns the frames its observation shows (to :meth:`read` before the
@@ -164,12 +169,26 @@ class _Run:
         q, traj = self.question, self.trajectory
         transcript = Transcript.from_trajectory(traj, self.tokens, self.clip_as)
         answer = transcript.answer if transcript.answer in q.letters else None
-        record = {"qid": q.qid, "answer": answer, "spans": [], "confidence": None, "mode": "agent",
-                  "end": traj.end, "frames": traj.images, "calls": traj.calls, "errors": traj.errors,
-                  "transcript": transcript.to_dict()}
+        record = {
+            "qid": q.qid,
+            "answer": answer,
+            "spans": [],
+            "confidence": None,
+            "mode": "agent",
+            "end": traj.end,
+            "frames": traj.images,
+            "calls": traj.calls,
+            "errors": traj.errors,
+            "transcript": transcript.to_dict(),
+        }
         generate = sum(r.get("generate_s", 0.0) + r.get("prepare_s", 0.0) for r in self.rounds)
-        timing = {"qid": q.qid, "rounds": self.rounds, "decode_s": round(self.decode_s, 6),
-                  "total_s": round(generate + self.decode_s, 6), "schedule": self.schedule}
+        timing = {
+            "qid": q.qid,
+            "rounds": self.rounds,
+            "decode_s": round(self.decode_s, 6),
+            "total_s": round(generate + self.decode_s, 6),
+            "schedule": self.schedule,
+        }
         return ModeOutput(record, timing)
 
 
@@ -179,20 +198,42 @@ def _start(q: Question, cfg: AgentConfig, template, temporal_patch: int) -> _Run
     traj = Trajectory(reader.info, cfg.budget, get_prompts(cfg.prompt))
     images = reader.read([f.frame for f in traj.overview], cfg.budget.max_frame_pixels, cfg.budget.min_frame_pixels)
     first = first_prompt(template, traj.prompts.system, traj.user_parts(question_text(q.question, q.options)))
-    return _Run(q, reader, traj, first, images, decode_s=time.perf_counter() - start, clip_as=cfg.clip_as,
-                temporal_patch=temporal_patch)
+    return _Run(
+        q,
+        reader,
+        traj,
+        first,
+        images,
+        decode_s=time.perf_counter() - start,
+        clip_as=cfg.clip_as,
+        temporal_patch=temporal_patch,
+    )
 
 
 def _no_tool_prediction(q: Question, reader: FrameReader, frames, gen: Generation, decode_s: float) -> ModeOutput:
     out = gen.outputs[0]
     transcript = no_tool_transcript(reader.info, frames, out.text, len(out.token_ids))
     answer = transcript.answer if transcript.answer in q.letters else None
-    record = {"qid": q.qid, "answer": answer, "spans": [], "confidence": None, "mode": "agent", "tool": False,
-              "end": transcript.end, "frames": len(frames), "calls": 0, "errors": 0,
-              "transcript": transcript.to_dict()}
+    record = {
+        "qid": q.qid,
+        "answer": answer,
+        "spans": [],
+        "confidence": None,
+        "mode": "agent",
+        "tool": False,
+        "end": transcript.end,
+        "frames": len(frames),
+        "calls": 0,
+        "errors": 0,
+        "transcript": transcript.to_dict(),
+    }
     rounds = [{k: round(gen.timing.get(k, 0.0), 6) for k in ("prepare_s", "generate_s")}]
-    timing = {"qid": q.qid, "rounds": rounds, "decode_s": round(decode_s, 6),
-              "total_s": round(sum(rounds[0].values()) + decode_s, 6)}
+    timing = {
+        "qid": q.qid,
+        "rounds": rounds,
+        "decode_s": round(decode_s, 6),
+        "total_s": round(sum(rounds[0].values()) + decode_s, 6),
+    }
     return ModeOutput(record, timing)
 
 
@@ -209,8 +250,10 @@ def no_tool_mode(backend: Backend, qs: Sequence[Question], agent: AgentConfig) -
         requests.append(Request(prompt, frames=tuple(images), formatted=True, tag=q.qid))
         inputs.append((reader, frames, time.perf_counter() - start))
     gens = backend.generate(requests, agent.sampling())
-    return [_no_tool_prediction(q, reader, frames, gen, decode_s)
-            for q, (reader, frames, decode_s), gen in zip(qs, inputs, gens)]
+    return [
+        _no_tool_prediction(q, reader, frames, gen, decode_s)
+        for q, (reader, frames, decode_s), gen in zip(qs, inputs, gens)
+    ]
 
 
 class WithAgent(Protocol):

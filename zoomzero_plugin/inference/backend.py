@@ -78,8 +78,11 @@ def frame_video_kwargs(videos: Sequence[FrameVideo]) -> dict[str, Any]:
     """Processor keyword arguments for clips of decoded frames shown as videos: the frames (resized by the
     processor's own rule, as images are), their metadata (Qwen3-VL's timestamps), no second frame sampling, and
     where the processor takes it (:func:`takes_fps_kwarg`) each clip's own rate (Qwen2.5-VL's M-RoPE time)."""
-    kwargs: dict[str, Any] = {"videos": [v.tensor() for v in videos], "video_metadata": [v.metadata() for v in videos],
-                              "do_sample_frames": False}
+    kwargs: dict[str, Any] = {
+        "videos": [v.tensor() for v in videos],
+        "video_metadata": [v.metadata() for v in videos],
+        "do_sample_frames": False,
+    }
     if takes_fps_kwarg():
         kwargs["fps"] = [v.timing.sample_fps for v in videos]
     return kwargs
@@ -131,8 +134,15 @@ class ClipStats:
     width: int
 
     def to_list(self) -> list[float]:
-        return [round(self.start, 3), round(self.end, 3), self.frames, round(self.first, 3), round(self.last, 3),
-                self.height, self.width]
+        return [
+            round(self.start, 3),
+            round(self.end, 3),
+            self.frames,
+            round(self.first, 3),
+            round(self.last, 3),
+            self.height,
+            self.width,
+        ]
 
 
 @dataclass
@@ -236,11 +246,13 @@ def check_model(model: str, timeout: float = 10.0) -> str:
     try:
         HfApi().model_info(model, timeout=timeout)
     except GatedRepoError:
-        raise ModelError(f"--model {model}: a gated model: accept its licence on the hub and log in "
-                         "(huggingface-cli login)") from None
+        raise ModelError(
+            f"--model {model}: a gated model: accept its licence on the hub and log in (huggingface-cli login)"
+        ) from None
     except RepositoryNotFoundError:
-        raise ModelError(f"--model {model}: no such folder, and no such model on the Hugging Face Hub "
-                         "(or it is private: log in)") from None
+        raise ModelError(
+            f"--model {model}: no such folder, and no such model on the Hugging Face Hub (or it is private: log in)"
+        ) from None
     except (requests.RequestException, OSError) as e:
         import huggingface_hub.constants as hub
 
@@ -248,8 +260,10 @@ def check_model(model: str, timeout: float = 10.0) -> str:
             reason = f"no answer in {timeout:g} s"
         else:
             reason = "no connection" if isinstance(e, requests.ConnectionError) else type(e).__name__
-        raise ModelError(f"--model {model}: no such folder, and the Hugging Face Hub ({hub.ENDPOINT}) cannot be "
-                         f"reached ({reason}); without network, pass a local model folder") from None
+        raise ModelError(
+            f"--model {model}: no such folder, and the Hugging Face Hub ({hub.ENDPOINT}) cannot be "
+            f"reached ({reason}); without network, pass a local model folder"
+        ) from None
     return model
 
 
@@ -321,15 +335,17 @@ def decode_videos(request: Request, geometry: VisionGeometry) -> tuple[list[Deco
         fps = float(clip.metadata.get("fps") or 0.0)
         indices = list(clip.metadata.get("frames_indices") or [])
         first, last = (indices[0] / fps, indices[-1] / fps) if indices and fps > 0 else (float("nan"),) * 2
-        stats.append(ClipStats(
-            start=float(clip.element.get("video_start", 0.0)),
-            end=float(clip.element.get("video_end", last)),
-            frames=int(clip.frames.shape[0]),
-            first=first,
-            last=last,
-            height=int(clip.frames.shape[-2]),
-            width=int(clip.frames.shape[-1]),
-        ))
+        stats.append(
+            ClipStats(
+                start=float(clip.element.get("video_start", 0.0)),
+                end=float(clip.element.get("video_end", last)),
+                frames=int(clip.frames.shape[0]),
+                first=first,
+                last=last,
+                height=int(clip.frames.shape[-2]),
+                width=int(clip.frames.shape[-1]),
+            )
+        )
     return clips, stats, time.perf_counter() - start
 
 
@@ -338,8 +354,12 @@ def clip_kwargs(clips: Sequence[DecodedClip]) -> dict[str, Any]:
     (already on the token grid: no resize, no second sampling), the decoder's metadata (absolute frame indices and
     the native rate: Qwen3-VL's timestamps) and, where the processor takes it (:func:`takes_fps_kwarg`), each clip's
     sample rate (Qwen2.5-VL's ``second_per_grid_ts``)."""
-    kwargs: dict[str, Any] = {"videos": [c.frames for c in clips], "video_metadata": [c.metadata for c in clips],
-                              "do_resize": False, "do_sample_frames": False}
+    kwargs: dict[str, Any] = {
+        "videos": [c.frames for c in clips],
+        "video_metadata": [c.metadata for c in clips],
+        "do_resize": False,
+        "do_sample_frames": False,
+    }
     if takes_fps_kwarg():
         kwargs["fps"] = [c.sample_fps for c in clips]
     return kwargs

@@ -77,8 +77,16 @@ class TransformersBackend:
 
     name = "transformers"
 
-    def __init__(self, model: str, device: str | None = None, dtype: str = "auto", batch_size: int = 1,
-                 attn_implementation: str | None = None, model_obj: Any = None, processor: Any = None):
+    def __init__(
+        self,
+        model: str,
+        device: str | None = None,
+        dtype: str = "auto",
+        batch_size: int = 1,
+        attn_implementation: str | None = None,
+        model_obj: Any = None,
+        processor: Any = None,
+    ):
         ensure_torchvision_importable()
         from transformers import AutoModelForImageTextToText, AutoProcessor
 
@@ -136,9 +144,12 @@ class TransformersBackend:
             decoded.append(clips)
             gens.append(Generation(outputs=[], clips=stats, timing={"decode_s": seconds}))
         start = time.perf_counter()
-        texts = [r.prompt if r.formatted else
-                 self.processor.apply_chat_template(chat_messages(r), tokenize=False, add_generation_prompt=True)
-                 for r in requests]
+        texts = [
+            r.prompt
+            if r.formatted
+            else self.processor.apply_chat_template(chat_messages(r), tokenize=False, add_generation_prompt=True)
+            for r in requests
+        ]
         flat = [clip for clips in decoded for clip in clips]
         images = [image for r in requests for image in r.images]
         clip_videos = [v for r in requests for v in r.clip_videos]
@@ -221,8 +232,12 @@ class TransformersBackend:
         recorder = _StepLogProbs() if params.logprobs else None
         if sampling:
             torch.manual_seed(params.seed)
-        out = self.model.generate(**inputs, generation_config=config, tokenizer=self.tokenizer,
-                                  logits_processor=LogitsProcessorList([recorder] if recorder else []))
+        out = self.model.generate(
+            **inputs,
+            generation_config=config,
+            tokenizer=self.tokenizer,
+            logits_processor=LogitsProcessorList([recorder] if recorder else []),
+        )
         prompt_len = inputs["input_ids"].shape[1]
         generated = out.sequences[:, prompt_len:].cpu()
         logprobs = recorder.finish(out.sequences) if recorder else None
@@ -237,9 +252,11 @@ class TransformersBackend:
             if len(cut) < len(text):  # the token completing a stop string may carry more characters
                 end = next((k for k in range(1, len(ids) + 1) if offsets[k] >= len(cut)), len(ids))
                 ids, text, offsets = ids[:end], cut, offsets[: end + 1]
-            gens[row // params.n].outputs.append(Output(
-                text=text,
-                token_ids=ids,
-                token_logprobs=logprobs[row, :end].tolist() if logprobs is not None else None,
-                token_offsets=offsets.tolist() if params.logprobs else None,
-            ))
+            gens[row // params.n].outputs.append(
+                Output(
+                    text=text,
+                    token_ids=ids,
+                    token_logprobs=logprobs[row, :end].tolist() if logprobs is not None else None,
+                    token_offsets=offsets.tolist() if params.logprobs else None,
+                )
+            )

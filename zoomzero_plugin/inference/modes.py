@@ -51,15 +51,21 @@ class ModeConfig:
     agent: AgentConfig = field(default_factory=AgentConfig)  # the agent mode's budgets, prompt and sampling
 
     def __post_init__(self) -> None:
-        choices = {"prompt": PROMPT_STYLES, "fine_answer": ("letters", "generate"), "no_spans": NO_SPANS,
-                   "window_times": ("auto", "relative", "absolute"), "window_budget": ("full", "split"),
-                   "dc_final": ("fine", "confident")}
+        choices = {
+            "prompt": PROMPT_STYLES,
+            "fine_answer": ("letters", "generate"),
+            "no_spans": NO_SPANS,
+            "window_times": ("auto", "relative", "absolute"),
+            "window_budget": ("full", "split"),
+            "dc_final": ("fine", "confident"),
+        }
         for key, allowed in choices.items():
             if getattr(self, key) not in allowed:
                 raise ValueError(f"{key} must be one of {allowed}, got {getattr(self, key)!r}")
         if self.window_seconds <= 0 or self.top_k < 1 or self.max_fine_passes < 1 or self.uniform_frames < 2:
-            raise ValueError(f"window_seconds > 0, top_k >= 1, max_fine_passes >= 1, uniform_frames >= 2 required: "
-                             f"{self}")
+            raise ValueError(
+                f"window_seconds > 0, top_k >= 1, max_fine_passes >= 1, uniform_frames >= 2 required: {self}"
+            )
         if not 0 <= self.min_shrink < 1:
             raise ValueError(f"min_shrink must be in [0, 1), got {self.min_shrink}")
 
@@ -70,8 +76,14 @@ class ModeConfig:
 MODE_RENAMED = {"rounds": "max_fine_passes"}  # ModeConfig's fields, the release before: old -> new
 
 
-def _predict(q: Question, mode: str, final: PassResult | None, spans: Sequence[Span], passes: Sequence[PassResult],
-             fallback: str | None = None) -> ModeOutput:
+def _predict(
+    q: Question,
+    mode: str,
+    final: PassResult | None,
+    spans: Sequence[Span],
+    passes: Sequence[PassResult],
+    fallback: str | None = None,
+) -> ModeOutput:
     record = {
         "qid": q.qid,
         "answer": final.answer if final else None,
@@ -81,8 +93,11 @@ def _predict(q: Question, mode: str, final: PassResult | None, spans: Sequence[S
         "fallback": fallback,
         "passes": [p.record() for p in passes],
     }
-    timing = {"qid": q.qid, "passes": [p.timing() for p in passes],
-              "total_s": round(sum(sum(p.generation.timing.values()) for p in passes), 6)}
+    timing = {
+        "qid": q.qid,
+        "passes": [p.timing() for p in passes],
+        "total_s": round(sum(sum(p.generation.timing.values()) for p in passes), 6),
+    }
     return ModeOutput(record, timing)
 
 
@@ -102,8 +117,9 @@ def _answer(
     return answer_pass(backend, items, name, score_letters=cfg.fine_answer == "letters", style=cfg.prompt)
 
 
-def _zoom_then_answer(backend: Backend, qs: Sequence[Question], spans: Sequence[Sequence[Span]], cfg: ModeConfig
-                      ) -> list[PassResult | None]:
+def _zoom_then_answer(
+    backend: Backend, qs: Sequence[Question], spans: Sequence[Sequence[Span]], cfg: ModeConfig
+) -> list[PassResult | None]:
     """The fine pass on each question's spans; ``None`` where there are none (unless ``no_spans=uniform``)."""
     todo: dict[str, list[tuple[int, Question, ZoomPlan]]] = {"fine": [], "fine-uniform": []}
     for i, (q, s) in enumerate(zip(qs, spans)):
@@ -167,9 +183,7 @@ def _ranked(results: Sequence[PassResult]) -> list[PassResult]:
 
 def divide_and_conquer(backend: Backend, qs: Sequence[Question], cfg: ModeConfig) -> list[ModeOutput]:
     items, shifts, durations, owner = [], [], [], []
-    absolute = cfg.window_times == "absolute" or (
-        cfg.window_times == "auto" and backend.geometry.timestamps
-    )
+    absolute = cfg.window_times == "absolute" or (cfg.window_times == "auto" and backend.geometry.timestamps)
     for i, q in enumerate(qs):
         ws = windows(q.duration, cfg.window_seconds, cfg.budget.min_clip_seconds)
         budget = _window_budget(cfg, len(ws))

@@ -45,25 +45,40 @@ DEFAULTS: dict[str, Any] = {
 # The agent mode's knobs: agent_<AgentBudget field> (defaults from AgentBudget, the one source), prompt, sampling.
 AGENT_BUDGET_KEYS = {f"agent_{f.name}": f.name for f in fields(AgentBudget)}
 DEFAULTS.update({key: getattr(AgentBudget(), name) for key, name in AGENT_BUDGET_KEYS.items()})
-DEFAULTS.update(agent_prompt=DEFAULT_PROMPT, agent_temperature=0.0, agent_no_tool=False,
-                agent_schedule=AgentConfig().schedule, agent_clip_as=AgentConfig().clip_as)
+DEFAULTS.update(
+    agent_prompt=DEFAULT_PROMPT,
+    agent_temperature=0.0,
+    agent_no_tool=False,
+    agent_schedule=AgentConfig().schedule,
+    agent_clip_as=AgentConfig().clip_as,
+)
 # --no-tool: the budget defaults of the authors' no-tool evaluation
 NO_TOOL_DEFAULTS = {key: getattr(NO_TOOL_BUDGET, name) for key, name in AGENT_BUDGET_KEYS.items()}
 # The flags (as dests) of the release before: old -> new, accepted with a message for one release.
-RENAMED_FLAGS = {**ZOOM_BUDGET_RENAMED, **MODE_RENAMED,
-                 **{f"agent_{o}": f"agent_{n}" for o, n in AGENT_BUDGET_RENAMED.items()}}
+RENAMED_FLAGS = {
+    **ZOOM_BUDGET_RENAMED,
+    **MODE_RENAMED,
+    **{f"agent_{o}": f"agent_{n}" for o, n in AGENT_BUDGET_RENAMED.items()},
+}
 
 # ModeConfig as stored (dataclasses.asdict, dotted) in the names of the release before: old -> new, and old values.
-RENAMED_SETTINGS = {**{f"budget.{o}": f"budget.{n}" for o, n in ZOOM_BUDGET_RENAMED.items()}, **MODE_RENAMED,
-                    **{f"agent.budget.{o}": f"agent.budget.{n}" for o, n in AGENT_BUDGET_RENAMED.items()}}
+RENAMED_SETTINGS = {
+    **{f"budget.{o}": f"budget.{n}" for o, n in ZOOM_BUDGET_RENAMED.items()},
+    **MODE_RENAMED,
+    **{f"agent.budget.{o}": f"agent.budget.{n}" for o, n in AGENT_BUDGET_RENAMED.items()},
+}
 RENAMED_VALUES = {"no_spans": NO_SPANS_RENAMED}
 
 # A small visual budget and short responses keep the demo to seconds on a CPU; the random model writes no
 # spans, so its fine pass reads uniform frames (the authors' code's fallback). Frames as small as 2 tokens each
 # (DEMO_MIN_FRAME_TOKENS, in the model's pixels).
 DEMO_DEFAULTS: dict[str, Any] = {
-    "max_visual_tokens": 128, "max_new_tokens": 32, "no_spans": "uniform",
-    "window_seconds": 4.0, "uniform_frames": 8, "agent_max_new_tokens": 48,
+    "max_visual_tokens": 128,
+    "max_new_tokens": 32,
+    "no_spans": "uniform",
+    "window_seconds": 4.0,
+    "uniform_frames": 8,
+    "agent_max_new_tokens": 48,
 }
 DEMO_MIN_FRAME_TOKENS = 2
 _FRAME_TOKENS = {"min_frame_pixels": V_MIN_TOKENS, "max_frame_pixels": V_MAX_TOKENS}
@@ -81,13 +96,13 @@ def _default_text(name: str) -> str:
 
 
 def add_flag(parser: argparse._ActionsContainer, name: str, help: str, **kwargs: Any) -> None:
-    parser.add_argument(flag(name), dest=name, default=None,
-                        help=f"{help} (default: {_default_text(name)})", **kwargs)
+    parser.add_argument(flag(name), dest=name, default=None, help=f"{help} (default: {_default_text(name)})", **kwargs)
 
 
 def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("visual token budget (Zoom-Zero Eq. 3; the same for every pass; defaults: "
-                                      "the paper's for the benchmark)")
+    group = parser.add_argument_group(
+        "visual token budget (Zoom-Zero Eq. 3; the same for every pass; defaults: the paper's for the benchmark)"
+    )
     add_flag(group, "max_visual_tokens", "L_v: visual tokens per pass", type=int)
     add_flag(group, "fps", "s: frames per second sampled over the seconds a pass reads", type=float)
     add_flag(group, "min_frame_pixels", "V_min as pixels per frame", type=int)
@@ -103,49 +118,103 @@ def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
     for key, name in AGENT_BUDGET_KEYS.items():
         kind = type(getattr(AgentBudget(), name))
         add_flag(group, key, helps.get(name, name), type=kind)
-    add_flag(group, "agent_prompt", "which of the authors' prompts the model reads: eval (evaluation, answer in "
-             "\\boxed{}), train (RL) or sft (the teacher's)", choices=sorted(PROMPTS))
-    add_flag(group, "agent_temperature", "sampling temperature of every turn (0: greedy, as the authors validate)",
-             type=float)
-    add_flag(group, "agent_schedule", "when turns are generated: continuous (each question's next turn goes to the "
-             "engine as soon as its clip is decoded, while other turns still generate; on vLLM) or rounds (one "
-             "generate per round; every question waits for the round's slowest turn). The same predictions either "
-             "way; the transformers backend always runs rounds", choices=SCHEDULES)
-    add_flag(group, "agent_clip_as", "how a call's clip reaches the model: images (each after its time label, as the "
-             "authors' checkpoints were trained) or video (one video after its time range, timed by its own frames: "
-             "Qwen3-VL's timestamps, Qwen2.5-VL's M-RoPE)", choices=CLIP_AS)
-    group.add_argument("--no-tool", dest="agent_no_tool", action="store_true", default=None,
-                       help="the authors' no-tool baseline (scripts/eval_video_notool.sh): system prompt \"You are a "
-                            "helpful assistant.\", the video as one video of frames at 0.2 fps (<= 120, "
-                            "12,544..100,352 px), one reply of <= 2,048 tokens; the --agent-* budget flags still apply")
+    add_flag(
+        group,
+        "agent_prompt",
+        "which of the authors' prompts the model reads: eval (evaluation, answer in "
+        "\\boxed{}), train (RL) or sft (the teacher's)",
+        choices=sorted(PROMPTS),
+    )
+    add_flag(
+        group,
+        "agent_temperature",
+        "sampling temperature of every turn (0: greedy, as the authors validate)",
+        type=float,
+    )
+    add_flag(
+        group,
+        "agent_schedule",
+        "when turns are generated: continuous (each question's next turn goes to the "
+        "engine as soon as its clip is decoded, while other turns still generate; on vLLM) or rounds (one "
+        "generate per round; every question waits for the round's slowest turn). The same predictions either "
+        "way; the transformers backend always runs rounds",
+        choices=SCHEDULES,
+    )
+    add_flag(
+        group,
+        "agent_clip_as",
+        "how a call's clip reaches the model: images (each after its time label, as the "
+        "authors' checkpoints were trained) or video (one video after its time range, timed by its own frames: "
+        "Qwen3-VL's timestamps, Qwen2.5-VL's M-RoPE)",
+        choices=CLIP_AS,
+    )
+    group.add_argument(
+        "--no-tool",
+        dest="agent_no_tool",
+        action="store_true",
+        default=None,
+        help="the authors' no-tool baseline (scripts/eval_video_notool.sh): system prompt \"You are a "
+        'helpful assistant.", the video as one video of frames at 0.2 fps (<= 120, '
+        "12,544..100,352 px), one reply of <= 2,048 tokens; the --agent-* budget flags still apply",
+    )
     add_renamed_flags(group, AGENT_BUDGET_RENAMED, prefix="agent_")
 
 
 def add_mode_arguments(group: argparse._ActionsContainer) -> None:
     """The modes' own knobs (ModeConfig's fields but the budgets)."""
-    add_flag(group, "prompt", "prompt style of the fine-pass and window prompts (the coarse pass uses the row's own)",
-             choices=PROMPT_STYLES)
+    add_flag(
+        group,
+        "prompt",
+        "prompt style of the fine-pass and window prompts (the coarse pass uses the row's own)",
+        choices=PROMPT_STYLES,
+    )
     add_flag(group, "max_new_tokens", "response tokens of grounding passes", type=int)
-    add_flag(group, "fine_answer", "fine pass: score the option letters (authors' judge) or generate",
-             choices=("letters", "generate"))
-    add_flag(group, "no_spans", "no valid spans: skip the fine pass (the coarse answer stands), or run it on uniform "
-             "frames", choices=NO_SPANS, type=value_type(NO_SPANS_RENAMED, "--no-spans"))
+    add_flag(
+        group,
+        "fine_answer",
+        "fine pass: score the option letters (authors' judge) or generate",
+        choices=("letters", "generate"),
+    )
+    add_flag(
+        group,
+        "no_spans",
+        "no valid spans: skip the fine pass (the coarse answer stands), or run it on uniform frames",
+        choices=NO_SPANS,
+        type=value_type(NO_SPANS_RENAMED, "--no-spans"),
+    )
     add_flag(group, "uniform_frames", "frames of the uniform fallback (--no-spans uniform)", type=int)
     add_flag(group, "window_seconds", "divide-and-conquer window length", type=float)
-    add_flag(group, "window_times", "windows shown from 0 s (spans shifted back) or told their absolute range; "
-             "auto: absolute for models that read timestamps (Qwen3-VL)", choices=("auto", "relative", "absolute"))
-    add_flag(group, "window_budget", "every window gets L_v (full) or the windows share it (split)",
-             choices=("full", "split"))
+    add_flag(
+        group,
+        "window_times",
+        "windows shown from 0 s (spans shifted back) or told their absolute range; "
+        "auto: absolute for models that read timestamps (Qwen3-VL)",
+        choices=("auto", "relative", "absolute"),
+    )
+    add_flag(
+        group,
+        "window_budget",
+        "every window gets L_v (full) or the windows share it (split)",
+        choices=("full", "split"),
+    )
     add_flag(group, "top_k", "windows whose spans the fine pass reads", type=int)
-    add_flag(group, "dc_final", "final answer: the fine pass's, or the more confident of it and the top window",
-             choices=("fine", "confident"))
+    add_flag(
+        group,
+        "dc_final",
+        "final answer: the fine pass's, or the more confident of it and the top window",
+        choices=("fine", "confident"),
+    )
     add_flag(group, "max_fine_passes", "iterative: fine passes in all at most (1 = coarse-to-fine)", type=int)
     add_flag(group, "min_shrink", "iterative: a round must cut the span length by more than this fraction", type=float)
     add_renamed_flags(group, MODE_RENAMED)
 
 
-def resolve(args: argparse.Namespace, demo: bool = False, benchmark: str | None = None,
-            geometry: VisionGeometry = DEFAULT_GEOMETRY) -> dict[str, Any]:
+def resolve(
+    args: argparse.Namespace,
+    demo: bool = False,
+    benchmark: str | None = None,
+    geometry: VisionGeometry = DEFAULT_GEOMETRY,
+) -> dict[str, Any]:
     """Every option's value: given, else the demo's (when ``demo``), else the paper's (budget: ``benchmark``'s,
     its per-frame bounds in the pixels of a model of ``geometry``, the loaded model's once it is known)."""
     paper = {**DEFAULTS, **{k: getattr(paper_budget(benchmark, geometry), k) for k in _BUDGET_KEYS}}
@@ -161,22 +230,32 @@ def resolve(args: argparse.Namespace, demo: bool = False, benchmark: str | None 
 
 # flag -> (test, what it must be)
 _RULES: dict[str, tuple[Any, str]] = {
-    "max_visual_tokens": (lambda v: v > 0, "> 0"), "fps": (lambda v: v > 0, "> 0"),
-    "min_frame_pixels": (lambda v: v > 0, "> 0"), "max_frames": (lambda v: v >= 2, ">= 2"),
-    "min_clip_seconds": (lambda v: v > 0, "> 0"), "max_new_tokens": (lambda v: v >= 1, ">= 1"),
-    "uniform_frames": (lambda v: v >= 2, ">= 2"), "window_seconds": (lambda v: v > 0, "> 0"),
-    "top_k": (lambda v: v >= 1, ">= 1"), "max_fine_passes": (lambda v: v >= 1, ">= 1"),
+    "max_visual_tokens": (lambda v: v > 0, "> 0"),
+    "fps": (lambda v: v > 0, "> 0"),
+    "min_frame_pixels": (lambda v: v > 0, "> 0"),
+    "max_frames": (lambda v: v >= 2, ">= 2"),
+    "min_clip_seconds": (lambda v: v > 0, "> 0"),
+    "max_new_tokens": (lambda v: v >= 1, ">= 1"),
+    "uniform_frames": (lambda v: v >= 2, ">= 2"),
+    "window_seconds": (lambda v: v > 0, "> 0"),
+    "top_k": (lambda v: v >= 1, ">= 1"),
+    "max_fine_passes": (lambda v: v >= 1, ">= 1"),
     "min_shrink": (lambda v: 0 <= v < 1, "in [0, 1)"),
 }
 
 
 def check_values(values: dict[str, Any]) -> None:
     """Raise UsageError naming every flag whose resolved value is out of range (NaN included)."""
-    bad = [f"{flag(k)} must be {what}, got {values[k]}" for k, (ok, what) in _RULES.items()
-           if k in values and not ok(values[k])]
+    bad = [
+        f"{flag(k)} must be {what}, got {values[k]}"
+        for k, (ok, what) in _RULES.items()
+        if k in values and not ok(values[k])
+    ]
     if not values["min_frame_pixels"] <= values["max_frame_pixels"]:
-        bad.append(f"--max-frame-pixels ({values['max_frame_pixels']}) must be >= --min-frame-pixels "
-                   f"({values['min_frame_pixels']})")
+        bad.append(
+            f"--max-frame-pixels ({values['max_frame_pixels']}) must be >= --min-frame-pixels "
+            f"({values['min_frame_pixels']})"
+        )
     if bad:
         raise UsageError("; ".join(bad))
 
@@ -187,9 +266,14 @@ def budget_from(values: dict[str, Any], geometry: VisionGeometry = DEFAULT_GEOME
 
 def agent_config(values: dict[str, Any]) -> AgentConfig:
     budget = AgentBudget(**{name: values[key] for key, name in AGENT_BUDGET_KEYS.items()})
-    return AgentConfig(budget=budget, prompt=values["agent_prompt"], temperature=values["agent_temperature"],
-                       tool=not values["agent_no_tool"], schedule=values["agent_schedule"],
-                       clip_as=values["agent_clip_as"])
+    return AgentConfig(
+        budget=budget,
+        prompt=values["agent_prompt"],
+        temperature=values["agent_temperature"],
+        tool=not values["agent_no_tool"],
+        schedule=values["agent_schedule"],
+        clip_as=values["agent_clip_as"],
+    )
 
 
 def mode_config(values: dict[str, Any], geometry: VisionGeometry = DEFAULT_GEOMETRY) -> ModeConfig:

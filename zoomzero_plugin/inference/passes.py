@@ -46,12 +46,14 @@ class Question:
         videos = row.get("videos") or []
         if not isinstance(videos, (list, tuple)) or len(videos) != 1:
             raise ValueError(f"expected one video, got {videos!r}")
-        return cls(truth.qid, str(videos[0]), truth.question, truth.options, truth.duration, str(row.get("prompt", "")),
-                   truth)
+        return cls(
+            truth.qid, str(videos[0]), truth.question, truth.options, truth.duration, str(row.get("prompt", "")), truth
+        )
 
     @classmethod
-    def from_rows(cls, rows: Sequence[dict[str, Any]], source: str = "the data", videos: bool = True,
-                  show: int = 3) -> list[Question]:
+    def from_rows(
+        cls, rows: Sequence[dict[str, Any]], source: str = "the data", videos: bool = True, show: int = 3
+    ) -> list[Question]:
         """Every row as a Question, or one DataError naming the bad rows (row number and qid) and why.
 
         Checked: the answer column parses (letter among the options, valid spans, positive duration), one
@@ -172,8 +174,12 @@ def grounding_pass(
 
 
 def answer_pass(
-    backend: Backend, items: Sequence[tuple[Question, ZoomPlan]], name: str, score_letters: bool = True,
-    max_new_tokens: int = 8, style: str = DEFAULT_PROMPT_STYLE,
+    backend: Backend,
+    items: Sequence[tuple[Question, ZoomPlan]],
+    name: str,
+    score_letters: bool = True,
+    max_new_tokens: int = 8,
+    style: str = DEFAULT_PROMPT_STYLE,
 ) -> list[PassResult]:
     """Ask each question for its option letter only (the zoom prompt of ``style``), as one batch.
 
@@ -181,7 +187,13 @@ def answer_pass(
     otherwise a short greedy generation read by the question's letter rule (a bare letter, ``<answer>B</answer>``
     or a sentence).
     """
-    requests = [Request(zoom_prompt(q.question, q.options, style=style), tuple(plan.video_elements(q.video)),
-                        choices=q.letters if score_letters else ()) for q, plan in items]
+    requests = [
+        Request(
+            zoom_prompt(q.question, q.options, style=style),
+            tuple(plan.video_elements(q.video)),
+            choices=q.letters if score_letters else (),
+        )
+        for q, plan in items
+    ]
     gens = backend.generate(requests, SamplingParams(max_new_tokens=max_new_tokens, logprobs=True)) if requests else []
     return [_result(name, q, plan, gen) for (q, plan), gen in zip(items, gens)]

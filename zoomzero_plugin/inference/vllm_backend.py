@@ -43,8 +43,16 @@ class VLLMBackend:
 
     name = "vllm"
 
-    def __init__(self, model: str, batch_size: int = 64, max_videos: int = 16, max_images: int = 0,
-                 device: str | None = None, dtype: str = "auto", **llm_kwargs: Any):
+    def __init__(
+        self,
+        model: str,
+        batch_size: int = 64,
+        max_videos: int = 16,
+        max_images: int = 0,
+        device: str | None = None,
+        dtype: str = "auto",
+        **llm_kwargs: Any,
+    ):
         ensure_torchvision_importable()
         import vllm
         from transformers import AutoProcessor
@@ -99,12 +107,19 @@ class VLLMBackend:
             # greedy among the letters; vLLM reports raw (full-vocabulary) log-probs of its top 20 tokens and
             # of the sampled one: the chosen letter is always read, another letter outside the top 20 reads -inf
             ids = [self.tokenizer.encode(c, add_special_tokens=False)[0] for c in request.choices]
-            return self._vllm.SamplingParams(max_tokens=1, temperature=0.0, allowed_token_ids=ids, logprobs=20,
-                                             seed=params.seed)
+            return self._vllm.SamplingParams(
+                max_tokens=1, temperature=0.0, allowed_token_ids=ids, logprobs=20, seed=params.seed
+            )
         return self._vllm.SamplingParams(
-            max_tokens=params.max_new_tokens, temperature=params.temperature, top_p=params.top_p, n=params.n,
-            seed=params.seed, logprobs=0 if params.logprobs else None, logit_bias=self._bias or None,
-            stop=list(params.stop) or None, include_stop_str_in_output=bool(params.stop),
+            max_tokens=params.max_new_tokens,
+            temperature=params.temperature,
+            top_p=params.top_p,
+            n=params.n,
+            seed=params.seed,
+            logprobs=0 if params.logprobs else None,
+            logit_bias=self._bias or None,
+            stop=list(params.stop) or None,
+            include_stop_str_in_output=bool(params.stop),
         )
 
     def generate(self, requests: Sequence[Request], params: SamplingParams) -> list[Generation]:
@@ -144,8 +159,13 @@ class VLLMBackend:
             by_text = {self.tokenizer.decode([t]): float(lp.logprob) for t, lp in steps[0].items()}
             choice_logprobs = {c: by_text.get(c, -math.inf) for c in request.choices}
         offsets = self._masker.char_offsets(ids, completion.text).tolist() if logprobs is not None else None
-        return Output(text=completion.text, token_ids=ids, token_logprobs=logprobs, token_offsets=offsets,
-                      choice_logprobs=choice_logprobs)
+        return Output(
+            text=completion.text,
+            token_ids=ids,
+            token_logprobs=logprobs,
+            token_offsets=offsets,
+            choice_logprobs=choice_logprobs,
+        )
 
 
 class VLLMStream:

@@ -39,23 +39,35 @@ def run_agent_demo(workdir: Path, seed: int = 0, temperature: float = 1.0, famil
     options = rng.sample(sorted(COLORS), 4)
     letter = rng.randrange(4)
     start = float(rng.randrange(5, int(DURATION) - 10))
-    video = write_video(workdir / "agent" / "long.mp4", duration=DURATION, fps=FPS, width=WIDTH, height=HEIGHT,
-                        evidence=[Evidence(start, start + 3.0, options[letter])])
-    question = Question("agent-demo", str(video), "What colour is the square that appears in the video?",
-                        tuple(options), DURATION)
+    video = write_video(
+        workdir / "agent" / "long.mp4",
+        duration=DURATION,
+        fps=FPS,
+        width=WIDTH,
+        height=HEIGHT,
+        evidence=[Evidence(start, start + 3.0, options[letter])],
+    )
+    question = Question(
+        "agent-demo", str(video), "What colour is the square that appears in the video?", tuple(options), DURATION
+    )
     budget = AgentBudget(max_new_tokens=128)
     backend = TemplateAgentBackend(lm, [WIDE_CALL, CALL, ANSWER], DURATION, "ABCD", rng, temperature=temperature)
     (prediction,) = agent_mode(backend, [question], ModeConfig(agent=AgentConfig(budget=budget)))
     transcript = Transcript.from_dict(prediction.record["transcript"])
     reader = FrameReader(str(video))
 
-    print(f"Question: {question.question}  options: "
-          + ", ".join(f"({label}) {o}" for label, o in zip("ABCD", options)))
-    print(f"Truth: ({'ABCD'[letter]}), a {options[letter]} square from {start:g} s to {start + 3:g} s of a "
-          f"{DURATION:g} s video ({reader.info.frames} frames at {reader.info.fps:g} fps)")
+    print(
+        f"Question: {question.question}  options: " + ", ".join(f"({label}) {o}" for label, o in zip("ABCD", options))
+    )
+    print(
+        f"Truth: ({'ABCD'[letter]}), a {options[letter]} square from {start:g} s to {start + 3:g} s of a "
+        f"{DURATION:g} s video ({reader.info.frames} frames at {reader.info.fps:g} fps)"
+    )
     times = transcript.overview["times"]
-    print(f"Overview: {len(times)} frames at {budget.overview_fps:g} fps, {times[0]:.2f} s … {times[-1]:.2f} s, "
-          f"each shown as <frame{{i}}_time{{t:.2f}}s> + image\n")
+    print(
+        f"Overview: {len(times)} frames at {budget.overview_fps:g} fps, {times[0]:.2f} s … {times[-1]:.2f} s, "
+        f"each shown as <frame{{i}}_time{{t:.2f}}s> + image\n"
+    )
     for i, turn in enumerate(transcript.turns, 1):
         print(f"Turn {i} ({turn.tokens} tokens): {turn.text}")
         if turn.error:
@@ -68,14 +80,18 @@ def run_agent_demo(workdir: Path, seed: int = 0, temperature: float = 1.0, famil
             preview = turn.observation.replace("\n", "\\n")
             print(f"  observation: {preview[:150]}{' …' if len(preview) > 150 else ''}")
     print(f"\nEnded: {transcript.end}; answer ({transcript.answer or '-'}); truth ({'ABCD'[letter]})")
-    print(f"Budgets used: turns {transcript.rounds}/{budget.max_assistant_turns}, calls {transcript.calls}/"
-          f"{budget.max_calls}, "
-          f"error turns {transcript.errors}, images {transcript.images}/{budget.max_images} "
-          f"({len(times)} overview + {transcript.clip_frames} clip), response tokens "
-          f"{sum(t.tokens or 0 for t in transcript.turns)} generated")
+    print(
+        f"Budgets used: turns {transcript.rounds}/{budget.max_assistant_turns}, calls {transcript.calls}/"
+        f"{budget.max_calls}, "
+        f"error turns {transcript.errors}, images {transcript.images}/{budget.max_images} "
+        f"({len(times)} overview + {transcript.clip_frames} clip), response tokens "
+        f"{sum(t.tokens or 0 for t in transcript.turns)} generated"
+    )
     config = AgentRewardConfig(tool=TOOL_WEIGHT)
     scores = score_response(transcript.response_text(QWEN_IMAGE), "ABCD"[letter], config)
-    print(f"Reward: accuracy {scores['accuracy']:.0f}, format {scores['format']:.0f}, tool {scores['tool']:.0f} -> "
-          f"overall {scores['overall']:.2f} = {config.accuracy:g}·acc + {config.format:g}·format + "
-          f"{config.tool:g}·tool (the error turn's call asked for too many frames: no format point)")
+    print(
+        f"Reward: accuracy {scores['accuracy']:.0f}, format {scores['format']:.0f}, tool {scores['tool']:.0f} -> "
+        f"overall {scores['overall']:.2f} = {config.accuracy:g}·acc + {config.format:g}·format + "
+        f"{config.tool:g}·tool (the error turn's call asked for too many frames: no format point)"
+    )
     print(f"Done in {time.perf_counter() - t0:.1f} s.")

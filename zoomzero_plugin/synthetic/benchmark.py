@@ -40,7 +40,10 @@ def make_benchmark(
         letter = rng.randrange(n_options)
         video = write_video(
             out_dir / "videos" / f"synth{i:03d}.mp4",
-            duration=duration, fps=fps, width=width, height=height,
+            duration=duration,
+            fps=fps,
+            width=width,
+            height=height,
             evidence=[Evidence(start, start + length, options[letter])],
         )
         rows.append(
@@ -88,13 +91,27 @@ def make_grounding_task(
     for i in range(n_videos):
         colours = rng.sample(TASK_COLORS, 3)  # [distractor, answer, distractor]
         squares = [(s, e, c) for (s, e), c in zip(windows, colours)]
-        video = write_video(out_dir / "videos" / f"task{i:03d}.mp4", duration=duration, fps=fps, width=width,
-                            height=height, evidence=[Evidence(s, e, c) for s, e, c in squares])
-        rows.append(grounding_row(
-            qid=f"task{i:03d}", question="What colour is the square in the middle of the video?",
-            options=list(TASK_COLORS), answer="ABCD"[TASK_COLORS.index(colours[1])], spans=[windows[1]],
-            duration=duration, video=str(video.resolve()), source="synthetic", **{SQUARES_KEY: squares},
-        ))
+        video = write_video(
+            out_dir / "videos" / f"task{i:03d}.mp4",
+            duration=duration,
+            fps=fps,
+            width=width,
+            height=height,
+            evidence=[Evidence(s, e, c) for s, e, c in squares],
+        )
+        rows.append(
+            grounding_row(
+                qid=f"task{i:03d}",
+                question="What colour is the square in the middle of the video?",
+                options=list(TASK_COLORS),
+                answer="ABCD"[TASK_COLORS.index(colours[1])],
+                spans=[windows[1]],
+                duration=duration,
+                video=str(video.resolve()),
+                source="synthetic",
+                **{SQUARES_KEY: squares},
+            )
+        )
     path = out_dir / rows_name
     write_rows(path, rows)
     return path

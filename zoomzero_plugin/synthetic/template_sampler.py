@@ -77,8 +77,11 @@ class TinyVideoLM:
         ids = torch.tensor([base + c + [pad] * (width - len(c)) for c in candidates])
         attn = torch.tensor([[1] * (len(base) + len(c)) + [0] * (width - len(c)) for c in candidates])
         # the vision inputs (pixels, grids, a video's seconds per temporal patch) once per candidate row
-        extra = {key: value.repeat(k, *([1] * (value.dim() - 1))) for key, value in ctx.inputs.items()
-                 if key not in ("input_ids", "attention_mask") and torch.is_tensor(value)}
+        extra = {
+            key: value.repeat(k, *([1] * (value.dim() - 1)))
+            for key, value in ctx.inputs.items()
+            if key not in ("input_ids", "attention_mask") and torch.is_tensor(value)
+        }
         logp = self.model(input_ids=ids, attention_mask=attn, **extra).logits.log_softmax(-1)
         out = torch.zeros(k)
         for i, cand in enumerate(candidates):
@@ -86,8 +89,9 @@ class TinyVideoLM:
             out[i] = logp[i, positions, torch.tensor(cand)].sum()
         return out
 
-    def choose(self, ctx: VideoContext, prefix: list[int], options: list[str], rng: random.Random,
-               temperature: float = 1.0) -> str:
+    def choose(
+        self, ctx: VideoContext, prefix: list[int], options: list[str], rng: random.Random, temperature: float = 1.0
+    ) -> str:
         """Sample one of ``options`` with probability ∝ p_model(option)^(1/temperature); 0 → argmax."""
         scores = self.continuation_logprobs(ctx, prefix, [self.encode(o) for o in options])
         if temperature <= 0:
@@ -115,8 +119,9 @@ class Writer:
         return value
 
 
-def sample_grounded_response(lm: TinyVideoLM, ctx: VideoContext, duration: float, letters: str,
-                             rng: random.Random, temperature: float = 1.0) -> tuple[str, list[int]]:
+def sample_grounded_response(
+    lm: TinyVideoLM, ctx: VideoContext, duration: float, letters: str, rng: random.Random, temperature: float = 1.0
+) -> tuple[str, list[int]]:
     """One response in the Zoom-Zero template; returns (text, generated token ids)."""
     seconds = [str(s) for s in range(int(duration) + 1)]
     w = Writer(lm, ctx, rng, temperature)
@@ -145,8 +150,16 @@ class TemplateAgentBackend:
 
     name = "template"
 
-    def __init__(self, lm: TinyVideoLM, plan, duration: float, letters: str, rng: random.Random,
-                 step: float = 5.0, temperature: float = 1.0):
+    def __init__(
+        self,
+        lm: TinyVideoLM,
+        plan,
+        duration: float,
+        letters: str,
+        rng: random.Random,
+        step: float = 5.0,
+        temperature: float = 1.0,
+    ):
         self.lm, self.plan, self.rng, self.temperature = lm, list(plan), rng, temperature
         self.tokenizer, self.processor = lm.tokenizer, lm.processor
         self.geometry = VisionGeometry.of(lm.processor)
@@ -160,10 +173,15 @@ class TemplateAgentBackend:
             round_ = int(request.tag.rsplit("#", 1)[1]) if "#" in request.tag else 0
             kind = self.plan[min(round_, len(self.plan) - 1)]
             text, ids = self._turn(ctx, kind)
-            merge = self.processor.image_processor.merge_size ** 2
+            merge = self.processor.image_processor.merge_size**2
             grid = ctx.inputs.get("image_grid_thw")
-            out.append(Generation(outputs=[Output(text=text, token_ids=ids)], prompt_tokens=ctx.length,
-                                  image_tokens=int(grid.prod(-1).sum()) // merge if grid is not None else 0))
+            out.append(
+                Generation(
+                    outputs=[Output(text=text, token_ids=ids)],
+                    prompt_tokens=ctx.length,
+                    image_tokens=int(grid.prod(-1).sum()) // merge if grid is not None else 0,
+                )
+            )
         return out
 
     def _turn(self, ctx: VideoContext, kind: str) -> tuple[str, list[int]]:
@@ -173,8 +191,7 @@ class TemplateAgentBackend:
             w.choose(self.letters)
             w.force("</answer>")
             return w.text, w.ids
-        w.force("<think>The square is hard to see in the overview; a closer look.</think><video_zoom>"
-                '{"segment": [')
+        w.force('<think>The square is hard to see in the overview; a closer look.</think><video_zoom>{"segment": [')
         start = float(w.choose(self.starts))
         w.force(", ")
         lengths = ["3", "4", "5", "6"] if kind == WIDE_CALL else ["1", "2", "3"]

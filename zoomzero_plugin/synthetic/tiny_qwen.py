@@ -171,8 +171,9 @@ def build_qwen3_processor(tokenizer=None):
     tokenizer = tokenizer or build_tokenizer()
     (image_low, image_high), (video_low, video_high) = QWEN3_IMAGE_PIXELS, QWEN3_VIDEO_PIXELS
     return Qwen3VLProcessor(
-        image_processor=Qwen2VLImageProcessorFast(patch_size=16, size={"shortest_edge": image_low,
-                                                                       "longest_edge": image_high}),
+        image_processor=Qwen2VLImageProcessorFast(
+            patch_size=16, size={"shortest_edge": image_low, "longest_edge": image_high}
+        ),
         tokenizer=tokenizer,
         video_processor=Qwen3VLVideoProcessor(size={"shortest_edge": video_low, "longest_edge": video_high}),
         chat_template=CHAT_TEMPLATE,
@@ -187,14 +188,29 @@ def build_qwen3_config(tokenizer):
     ids = tokenizer.convert_tokens_to_ids
     return Qwen3VLConfig(
         text_config=dict(
-            vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-            num_attention_heads=2, num_key_value_heads=1, head_dim=32, max_position_embeddings=32768,
+            vocab_size=len(tokenizer),
+            hidden_size=64,
+            intermediate_size=128,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            head_dim=32,
+            max_position_embeddings=32768,
             rope_scaling={"rope_type": "default", "mrope_section": _MROPE_SECTIONS[32], "mrope_interleaved": True},
             tie_word_embeddings=True,
         ),
-        vision_config=dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64,
-                           patch_size=16, spatial_merge_size=2, temporal_patch_size=2, deepstack_visual_indexes=[0],
-                           num_position_embeddings=256),
+        vision_config=dict(
+            depth=2,
+            hidden_size=32,
+            intermediate_size=64,
+            num_heads=2,
+            out_hidden_size=64,
+            patch_size=16,
+            spatial_merge_size=2,
+            temporal_patch_size=2,
+            deepstack_visual_indexes=[0],
+            num_position_embeddings=256,
+        ),
         image_token_id=ids("<|image_pad|>"),
         video_token_id=ids("<|video_pad|>"),
         vision_start_token_id=ids("<|vision_start|>"),

@@ -73,8 +73,7 @@ def grounded_response(rng: random.Random, truth: GroundTruth) -> str:
     """A Zoom-Zero template response with a random letter among the options and a random span."""
     s, e = _span(rng, truth.duration)
     letter = LETTERS[rng.randrange(len(truth.options))]
-    return (f"<think>The square is at <time>({s}, {e})</time>.</think><answer>{letter}</answer>"
-            f"<glue>[({s}, {e})]</glue>")
+    return f"<think>The square is at <time>({s}, {e})</time>.</think><answer>{letter}</answer><glue>[({s}, {e})]</glue>"
 
 
 def call_segments(duration: float, max_frames_per_call: int, parts: int = 3) -> list[tuple[int, int, int]]:
@@ -139,9 +138,15 @@ def _seen_square(rng: random.Random, row: Mapping[str, Any], truth: GroundTruth)
     return (round(start + inset, 1), round(end - inset, 1)), LETTERS[list(truth.options).index(colour)]
 
 
-def grounded_examples(rows: Sequence[Mapping[str, Any]], n: int, apply_chat_template: Callable[..., str],
-                      zoom_style: str = "concise", seed: int = 0, shown: VideoInput | None = None,
-                      see: bool = False) -> list[Example]:
+def grounded_examples(
+    rows: Sequence[Mapping[str, Any]],
+    n: int,
+    apply_chat_template: Callable[..., str],
+    zoom_style: str = "concise",
+    seed: int = 0,
+    shown: VideoInput | None = None,
+    see: bool = False,
+) -> list[Example]:
     """``n`` pairs over dataset ``rows`` (their own prompts, as the RL run shows them): the coarse pass's template
     with a random letter and span; every fourth pair the zoom pass's prompt in ``zoom_style`` over a random span,
     answered with a random letter. With ``shown``, each prompt shows its video as the rollout does (the whole video
@@ -170,14 +175,21 @@ def grounded_examples(rows: Sequence[Mapping[str, Any]], n: int, apply_chat_temp
         else:
             prompt = _chat(apply_chat_template, row["prompt"], bool(clips))
             letter, shows = grounded_response(rng, truth), clips.coarse(video) if clips else None
-        out.append(Example(prompt, letter, videos=(shows[0],), video_fps=(shows[1],)) if shows
-                   else Example(prompt, letter))
+        out.append(
+            Example(prompt, letter, videos=(shows[0],), video_fps=(shows[1],)) if shows else Example(prompt, letter)
+        )
     return out
 
 
-def agent_examples(rows: Sequence[Mapping[str, Any]], n: int, apply_chat_template: Callable[..., str],
-                   budget: AgentBudget | None = None, prompt: str = "train", parts: int = 3,
-                   seed: int = 0) -> list[Example]:
+def agent_examples(
+    rows: Sequence[Mapping[str, Any]],
+    n: int,
+    apply_chat_template: Callable[..., str],
+    budget: AgentBudget | None = None,
+    prompt: str = "train",
+    parts: int = 3,
+    seed: int = 0,
+) -> list[Example]:
     """``n`` pairs over dataset ``rows`` (videos and answer JSON), as the VideoZoomer rollout renders them with the
     agent's ``prompt`` variant and ``budget``: even pairs are the first prompt answered with a call on one of
     :func:`call_segments` drawn at random, odd pairs the prompt after that call's clip answered with a random
@@ -200,8 +212,12 @@ def agent_examples(rows: Sequence[Mapping[str, Any]], n: int, apply_chat_templat
         truth = GroundTruth.parse(row["answer"])
         video = row["videos"][0]
         trajectory = Trajectory(readers[video].info, budget, prompts)
-        first = first_prompt(apply_chat_template, prompts.system,
-                             trajectory.user_parts(question_text(truth.question, truth.options)), QWEN_IMAGE)
+        first = first_prompt(
+            apply_chat_template,
+            prompts.system,
+            trajectory.user_parts(question_text(truth.question, truth.options)),
+            QWEN_IMAGE,
+        )
         call = call_turn(*rng.choice(call_segments(trajectory.video.duration, budget.max_frames_per_call, parts)))
         step = trajectory.step(call)
         if step.observation is None or step.error is not None:
@@ -209,8 +225,10 @@ def agent_examples(rows: Sequence[Mapping[str, Any]], n: int, apply_chat_templat
         after = prompt_text(first, [(call, step.observation.text(QWEN_IMAGE))])
         seen = images(video, [f.frame for f in trajectory.overview])
         clip = images(video, [f.frame for f in step.observation.frames])
-        out += [Example(first, call, seen),
-                Example(after, answer_turn(LETTERS[rng.randrange(len(truth.options))]), seen + clip)]
+        out += [
+            Example(first, call, seen),
+            Example(after, answer_turn(LETTERS[rng.randrange(len(truth.options))]), seen + clip),
+        ]
     return out[:n]
 
 
@@ -228,8 +246,14 @@ def _encode(processor, examples: Sequence[Example]) -> list[dict[str, Any]]:
         key = (example.prompt, tuple(map(id, example.images)), tuple(map(id, example.videos)))
         if key not in prompts:
             if example.images or example.videos:
-                prompts[key] = dict(processor(text=[example.prompt], images=list(example.images) or None,
-                                              videos=list(example.videos) or None, return_tensors="pt"))
+                prompts[key] = dict(
+                    processor(
+                        text=[example.prompt],
+                        images=list(example.images) or None,
+                        videos=list(example.videos) or None,
+                        return_tensors="pt",
+                    )
+                )
                 if example.videos:  # EasyR1's dataset: seconds per temporal patch of 2 frames
                     prompts[key]["second_per_grid_ts"] = [2.0 / fps for fps in example.video_fps]
             else:
@@ -237,14 +261,28 @@ def _encode(processor, examples: Sequence[Example]) -> list[dict[str, Any]]:
         head = prompts[key]
         head_ids = list(map(int, head["input_ids"][0]))
         tail_ids = tokenizer.encode(example.response + tokenizer.eos_token, add_special_tokens=False)
-        out.append({"input_ids": head_ids + tail_ids, "labels": [-100] * len(head_ids) + tail_ids,
-                    **{k: head[k] for k in MEDIA_KEYS if k in head}})
+        out.append(
+            {
+                "input_ids": head_ids + tail_ids,
+                "labels": [-100] * len(head_ids) + tail_ids,
+                **{k: head[k] for k in MEDIA_KEYS if k in head},
+            }
+        )
     return out
 
 
-def warm_start(model_dir: str | Path, out_dir: str | Path, rows: Sequence[Mapping[str, Any]], kind: str,
-               n: int = 256, steps: int = 120, batch_size: int = 16, lr: float = 3e-3, seed: int = 0,
-               **options: Any) -> Path:
+def warm_start(
+    model_dir: str | Path,
+    out_dir: str | Path,
+    rows: Sequence[Mapping[str, Any]],
+    kind: str,
+    n: int = 256,
+    steps: int = 120,
+    batch_size: int = 16,
+    lr: float = 3e-3,
+    seed: int = 0,
+    **options: Any,
+) -> Path:
     """Teach the model in ``model_dir`` the ``kind`` format (``grounded`` or ``agent``) on ``n`` examples over
     ``rows`` (``options`` go to :func:`grounded_examples` / :func:`agent_examples`) and save it, with its processor,
     to ``out_dir``. Returns ``out_dir``."""
@@ -255,7 +293,8 @@ def warm_start(model_dir: str | Path, out_dir: str | Path, rows: Sequence[Mappin
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     processor = AutoProcessor.from_pretrained(model_dir)
     examples = (grounded_examples if kind == "grounded" else agent_examples)(
-        rows, n, processor.tokenizer.apply_chat_template, seed=seed, **options)
+        rows, n, processor.tokenizer.apply_chat_template, seed=seed, **options
+    )
     torch.manual_seed(seed)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # a 64-wide model: threads only wait on each other (10x slower on a busy machine)
@@ -318,21 +357,28 @@ def _loss(model, batch: dict[str, Any], prefix: Sequence[int]):
     rows, width = batch["input_ids"].shape
     full = torch.cat([torch.tensor([list(prefix)] * rows, dtype=torch.long), batch["input_ids"]], dim=1)
     if "image_grid_thw" in batch or "video_grid_thw" in batch:
-        positions, _ = model.model.get_rope_index(full, batch.get("image_grid_thw"), batch.get("video_grid_thw"),
-                                                  batch.get("second_per_grid_ts"), batch["attention_mask"])
+        positions, _ = model.model.get_rope_index(
+            full,
+            batch.get("image_grid_thw"),
+            batch.get("video_grid_thw"),
+            batch.get("second_per_grid_ts"),
+            batch["attention_mask"],
+        )
     else:
         positions = (batch["attention_mask"].cumsum(-1) - 1).clamp(min=0).expand(3, rows, -1)
     cache = None
     if prefix:
         with torch.no_grad():
-            cache = model(input_ids=full[:1, : len(prefix)], position_ids=positions[:, :1, : len(prefix)],
-                          use_cache=True).past_key_values
+            cache = model(
+                input_ids=full[:1, : len(prefix)], position_ids=positions[:, :1, : len(prefix)], use_cache=True
+            ).past_key_values
         cache.batch_repeat_interleave(rows)
     labels = batch.pop("labels")
-    logits = model(**batch, position_ids=positions[:, :, len(prefix):], past_key_values=cache).logits
+    logits = model(**batch, position_ids=positions[:, :, len(prefix) :], past_key_values=cache).logits
     targets = labels[:, 1:]
-    token_loss = torch.nn.functional.cross_entropy(logits[:, :-1].transpose(1, 2), targets, ignore_index=-100,
-                                                   reduction="none")
+    token_loss = torch.nn.functional.cross_entropy(
+        logits[:, :-1].transpose(1, 2), targets, ignore_index=-100, reduction="none"
+    )
     counted = (targets != -100).sum(-1).clamp(min=1)
     return (token_loss.sum(-1) / counted).mean()
 

@@ -103,8 +103,10 @@ class Format:
             if missing:
                 names = ", ".join(c if isinstance(c, str) else " or ".join(c) for c in missing)
                 need = ", ".join(c if isinstance(c, str) else "|".join(c) for c in self.required_columns)
-                raise DataError(f"{path}: lacks column(s) {names}; --from {self.name} needs {need} "
-                                f"(the file has {', '.join(columns[:20]) or 'no columns'})")
+                raise DataError(
+                    f"{path}: lacks column(s) {names}; --from {self.name} needs {need} "
+                    f"(the file has {', '.join(columns[:20]) or 'no columns'})"
+                )
         return records
 
     def qid(self, item: Any) -> str | None:

@@ -91,7 +91,10 @@ class MCQTable(Format):
     title = "any MCQ table with clue spans, columns named by --columns (stage II: PLM-Video-Auto YT-1B MCQA)"
     reads = (
         "--input FILE (.parquet, .jsonl, .json or .csv; repeat for several) and --columns KEY=COLUMN,... with "
-        "KEY among: " + "; ".join(f"{k}: {v}" for k, v in KEYS.items()) + ". Required: " + ", ".join(REQUIRED)
+        "KEY among: "
+        + "; ".join(f"{k}: {v}" for k, v in KEYS.items())
+        + ". Required: "
+        + ", ".join(REQUIRED)
         + ". Example: --columns video=video_id,question=question,options=options,answer=answer,start=start,end=end"
     )
     files = {"input": "the table (parquet/jsonl/json/csv)"}
@@ -121,8 +124,10 @@ class MCQTable(Format):
                 try:
                     _get(record, part)
                 except KeyError:
-                    raise DataError(f"{path}: no column {part!r} (--columns {key}={column}); the file's columns: "
-                                    f"{', '.join(_paths(record)) or '(none)'}") from None
+                    raise DataError(
+                        f"{path}: no column {part!r} (--columns {key}={column}); the file's columns: "
+                        f"{', '.join(_paths(record)) or '(none)'}"
+                    ) from None
 
     def qid(self, item: tuple[str, int, dict[str, Any]]) -> str:
         stem, index, record = item
@@ -164,8 +169,15 @@ class MCQTable(Format):
         video = str(self._field(record, "video"))
         duration = seconds(self._field(record, "duration"), "duration") if "duration" in self.columns else None
         return Draft(
-            qid=self.qid(item), question=str(self._field(record, "question")), options=options, answer=answer,
-            answer_matches=matches, videos=(video,), duration=duration, spans=spans, video_id=Path(video).stem,
+            qid=self.qid(item),
+            question=str(self._field(record, "question")),
+            options=options,
+            answer=answer,
+            answer_matches=matches,
+            videos=(video,),
+            duration=duration,
+            spans=spans,
+            video_id=Path(video).stem,
         )
 
     @staticmethod

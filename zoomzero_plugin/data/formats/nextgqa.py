@@ -29,12 +29,22 @@ class NextGQA(Format):
     def items(self) -> list[dict[str, Any]]:
         self.gsub = {}
         for path in self.inputs["gsub"]:
-            self.gsub.update(json_object(path, "--gsub", dict, "NExT-GQA's gsub_{val,test}.json, "
-                                         "{video_id: {duration, fps, location}} (is it the --video-map file?)"))
+            self.gsub.update(
+                json_object(
+                    path,
+                    "--gsub",
+                    dict,
+                    "NExT-GQA's gsub_{val,test}.json, "
+                    "{video_id: {duration, fps, location}} (is it the --video-map file?)",
+                )
+            )
         self.video_map = {}
         for path in self.inputs["video_map"]:
-            self.video_map.update(json_object(path, "--video-map", str, "map_vid_vidorID.json, "
-                                              "{video_id: 'folder/stem'} (is it a --gsub file?)"))
+            self.video_map.update(
+                json_object(
+                    path, "--video-map", str, "map_vid_vidorID.json, {video_id: 'folder/stem'} (is it a --gsub file?)"
+                )
+            )
         return super().items()
 
     def qid(self, item: dict[str, Any]) -> str | None:

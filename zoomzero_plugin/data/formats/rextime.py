@@ -33,11 +33,16 @@ class ReXTime(Format):
     def items(self) -> list[dict[str, Any]]:
         self.options: dict[str, Any] = {}
         for path in self.inputs.get("options", []):
-            found = {str(row["qid"]): row["options"] for row in read_table(path)[1]
-                     if row.get("qid") is not None and row.get("options") is not None}
+            found = {
+                str(row["qid"]): row["options"]
+                for row in read_table(path)[1]
+                if row.get("qid") is not None and row.get("options") is not None
+            }
             if not found:
-                raise DataError(f"--options {path}: no row has both 'qid' and 'options' (expected the Hugging Face "
-                                "release's rextime_{val,test}.json)")
+                raise DataError(
+                    f"--options {path}: no row has both 'qid' and 'options' (expected the Hugging Face "
+                    "release's rextime_{val,test}.json)"
+                )
             self.options.update(found)
         return super().items()
 
@@ -80,7 +85,11 @@ class ReXTime(Format):
 class ReXTimeTest(ReXTime):
     name = "rextime-test"
     title = "ReXTime test with its hidden labels: rows for `zoomzero eval`, then `zoomzero score --export rextime`"
-    reads = ReXTime.reads.replace("Rows without 'ans' (hidden test labels) are skipped as no_answer.", (
-        "Rows without 'ans' (the test split's labels are hidden) are kept with label_hidden: their answer is a "
-        "placeholder, so they can be evaluated and exported for the server, never scored or trained on."))
+    reads = ReXTime.reads.replace(
+        "Rows without 'ans' (hidden test labels) are skipped as no_answer.",
+        (
+            "Rows without 'ans' (the test split's labels are hidden) are kept with label_hidden: their answer is a "
+            "placeholder, so they can be evaluated and exported for the server, never scored or trained on."
+        ),
+    )
     keep_hidden = True

@@ -6,5 +6,16 @@ from .sharegpt import Sample, build_sample, dataset_info, structure_problems
 from .teacher import TeacherClient, TeacherConfig, openai_messages
 from .verify import REASONS, Verdict, judge, verify_transcript
 
-__all__ = ["REASONS", "Sample", "TeacherClient", "TeacherConfig", "Verdict", "build_sample", "dataset_info", "judge",
-           "openai_messages", "structure_problems", "verify_transcript"]
+__all__ = [
+    "REASONS",
+    "Sample",
+    "TeacherClient",
+    "TeacherConfig",
+    "Verdict",
+    "build_sample",
+    "dataset_info",
+    "judge",
+    "openai_messages",
+    "structure_problems",
+    "verify_transcript",
+]

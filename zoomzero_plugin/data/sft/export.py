@@ -85,8 +85,13 @@ SUMMARY, FILE = "summary.json", DATASET_NAME + ".jsonl"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     io = parser.add_argument_group("what to export")
     io.add_argument("--format", choices=("llamafactory",), required=True, help="dataset format (llamafactory)")
-    io.add_argument("--source", choices=SOURCES, action="append", required=True,
-                    help="where trajectories come from; repeat to combine (see above)")
+    io.add_argument(
+        "--source",
+        choices=SOURCES,
+        action="append",
+        required=True,
+        help="where trajectories come from; repeat to combine (see above)",
+    )
     io.add_argument("--data", required=True, help="dataset rows (.jsonl/.parquet): videos, questions, answers")
     io.add_argument("--predictions", nargs="+", default=[], help="predictions.jsonl of `zoomzero eval --mode agent`")
     io.add_argument("--out", required=True, help="output folder (created whole at the end)")
@@ -95,9 +100,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     io.add_argument("--limit", type=int, help="use only the first N rows")
     io.add_argument("--min-calls", type=int, default=0, help="drop trajectories with fewer successful calls (0)")
     io.add_argument("--per-question", type=int, help="keep at most this many trajectories per question and source")
-    io.add_argument("--observation-role", choices=OBSERVATION_ROLES, default="user",
-                    help="role of the tool's replies (user: the exact texts the released model reads; "
-                         "observation: LLaMA-Factory wraps them in <tool_response>)")
+    io.add_argument(
+        "--observation-role",
+        choices=OBSERVATION_ROLES,
+        default="user",
+        help="role of the tool's replies (user: the exact texts the released model reads; "
+        "observation: LLaMA-Factory wraps them in <tool_response>)",
+    )
     io.add_argument("--no-progress", action="store_true", help="no progress bars")
 
     t = parser.add_argument_group("teacher (sources teacher and reflection)")
@@ -105,30 +114,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     t.add_argument("--teacher-model", help="model name the endpoint serves")
     t.add_argument("--teacher-api-key-env", default="OPENAI_API_KEY", help="env var holding the API key")
     t.add_argument("--teacher-temperature", type=float, default=1.0, help="sampling temperature (1.0, as the authors)")
-    t.add_argument("--teacher-max-new-tokens", type=int,
-                   help=f"tokens per teacher turn (default: --max-new-tokens, {AgentBudget.max_new_tokens})")
+    t.add_argument(
+        "--teacher-max-new-tokens",
+        type=int,
+        help=f"tokens per teacher turn (default: --max-new-tokens, {AgentBudget.max_new_tokens})",
+    )
     t.add_argument("--teacher-rpm", type=float, default=0.0, help="requests per minute at most (0: no limit)")
     t.add_argument("--teacher-retries", type=int, default=6, help="retries of a failed request (6)")
     t.add_argument("--teacher-timeout", type=float, default=300.0, help="seconds per request (300)")
     t.add_argument("--teacher-workers", type=int, default=4, help="trajectories played at once (4)")
     t.add_argument("--samples", type=int, default=1, help="teacher trajectories per question (1)")
-    t.add_argument("--prompt", choices=("sft", "train", "eval"), default="sft",
-                   help="prompt variant the teacher plays with (sft: the authors' data-generation prompt)")
+    t.add_argument(
+        "--prompt",
+        choices=("sft", "train", "eval"),
+        default="sft",
+        help="prompt variant the teacher plays with (sft: the authors' data-generation prompt)",
+    )
     t.add_argument("--journal", help="teacher reply journal (default: OUT.journal.jsonl beside --out)")
     t.add_argument("--restart", action="store_true", help="discard the journal and ask the teacher again")
     add_renamed_flags(t, {"teacher_max_tokens": "teacher_max_new_tokens"})
 
     c = parser.add_argument_group("LLaMA-Factory check (measured with its own template and tokenizer)")
-    c.add_argument("--model", help="Qwen-VL model folder (Qwen2.5-VL, Qwen3-VL) whose tokenizer/processor the "
-                                   "training uses")
-    c.add_argument("--recipe", help="read template, cutoff_len, image_max_pixels (and the model) from this "
-                                    "LLaMA-Factory yaml, e.g. yamls/videozoomer_sft.yaml")
+    c.add_argument(
+        "--model", help="Qwen-VL model folder (Qwen2.5-VL, Qwen3-VL) whose tokenizer/processor the training uses"
+    )
+    c.add_argument(
+        "--recipe",
+        help="read template, cutoff_len, image_max_pixels (and the model) from this "
+        "LLaMA-Factory yaml, e.g. yamls/videozoomer_sft.yaml",
+    )
     c.add_argument("--template", help=f"LLaMA-Factory template ({CHECK_DEFAULTS['template']})")
     c.add_argument("--cutoff-len", type=int, help=f"LLaMA-Factory cutoff_len ({CHECK_DEFAULTS['cutoff_len']})")
     c.add_argument("--image-max-pixels", type=int, help=f"image_max_pixels ({CHECK_DEFAULTS['image_max_pixels']})")
     c.add_argument("--drop-long", action="store_true", help="drop samples over the cutoff (reason over_cutoff)")
-    c.add_argument("--no-llamafactory-check", action="store_true",
-                   help="skip the check (role order and image counts are still checked)")
+    c.add_argument(
+        "--no-llamafactory-check",
+        action="store_true",
+        help="skip the check (role order and image counts are still checked)",
+    )
 
     b = parser.add_argument_group("agent budgets (the paper's defaults)")
     helps = field_help()
@@ -153,8 +176,10 @@ def _check_usage(args: argparse.Namespace) -> None:
     if sources & {"predictions", "reflection"} and not args.predictions:
         raise UsageError("--source predictions/reflection needs --predictions FILE [FILE ...]")
     if not args.no_llamafactory_check and not (args.model or args.recipe):
-        raise UsageError("the LLaMA-Factory check needs --model (a local Qwen-VL model folder) or --recipe; "
-                         "or pass --no-llamafactory-check")
+        raise UsageError(
+            "the LLaMA-Factory check needs --model (a local Qwen-VL model folder) or --recipe; "
+            "or pass --no-llamafactory-check"
+        )
     for name in ("samples", "teacher_workers"):
         if getattr(args, name) < 1:
             raise UsageError(f"--{name.replace('_', '-')} must be >= 1")
@@ -179,8 +204,9 @@ def _check_settings(args: argparse.Namespace) -> tuple[dict[str, Any], str | Non
             raise UsageError(f"--recipe {args.recipe}: cannot read it ({str(e).splitlines()[0]})") from None
         if not isinstance(loaded, dict):
             raise UsageError(f"--recipe {args.recipe}: not a LLaMA-Factory yaml mapping")
-        recipe.update({k: loaded[k] for k in ("template", "cutoff_len", "image_max_pixels", "image_min_pixels")
-                       if k in loaded})
+        recipe.update(
+            {k: loaded[k] for k in ("template", "cutoff_len", "image_max_pixels", "image_min_pixels") if k in loaded}
+        )
         model = model or loaded.get("model_name_or_path")
     for key in ("template", "cutoff_len", "image_max_pixels"):
         if getattr(args, key) is not None:
@@ -233,8 +259,10 @@ def _ids(kept: Sequence[Candidate]) -> list[str]:
 
 
 def build_samples(kept: Sequence[Candidate], observation_role: str) -> list[Sample]:
-    samples = [build_sample(i, c.source, c.qid, c.verdict.trajectory, c.user_text, observation_role)
-               for i, c in zip(_ids(kept), kept)]
+    samples = [
+        build_sample(i, c.source, c.qid, c.verdict.trajectory, c.user_text, observation_role)
+        for i, c in zip(_ids(kept), kept)
+    ]
     problems = [f"{s.id}: {p}" for s in samples for p in structure_problems(s)]
     if problems:
         raise DataError(f"{len(problems)} sample(s) are not trainable as built: " + "; ".join(problems[:5]))
@@ -251,8 +279,15 @@ def write_dataset(samples: Sequence[Sample], stage: Path, budget: AgentBudget, n
     write_json(stage / "dataset_info.json", dataset_info(name, FILE))
 
 
-def check_with_llamafactory(samples: list[Sample], stage: Path, name: str, recipe: dict[str, Any], model: str | None,
-                            drop_long: bool, progress: bool) -> tuple[list[Sample], dict[str, Any]]:
+def check_with_llamafactory(
+    samples: list[Sample],
+    stage: Path,
+    name: str,
+    recipe: dict[str, Any],
+    model: str | None,
+    drop_long: bool,
+    progress: bool,
+) -> tuple[list[Sample], dict[str, Any]]:
     """Measure every sample with LLaMA-Factory; DataError naming the samples it would drop, refuse or cut."""
     from tqdm import tqdm
 
@@ -267,24 +302,32 @@ def check_with_llamafactory(samples: list[Sample], stage: Path, name: str, recip
         if lengths[s.id] > check.cutoff_len:
             long.append(s.id)
     if refused:
-        raise DataError(f"LLaMA-Factory {check.version} would not train on {len(refused)} sample(s): "
-                        + "; ".join(refused[:5]))
+        raise DataError(
+            f"LLaMA-Factory {check.version} would not train on {len(refused)} sample(s): " + "; ".join(refused[:5])
+        )
     if long and not drop_long:
         worst = sorted(long, key=lambda i: -lengths[i])[:5]
-        raise DataError(f"{len(long)} sample(s) exceed cutoff_len {check.cutoff_len} with template "
-                        f"{check.template_name} (LLaMA-Factory would cut them, through image tokens): "
-                        + ", ".join(f"{i} ({lengths[i]} tokens)" for i in worst)
-                        + "; raise --cutoff-len (and the recipe's), lower --images/--frame-max-pixels, "
-                          "or pass --drop-long")
+        raise DataError(
+            f"{len(long)} sample(s) exceed cutoff_len {check.cutoff_len} with template "
+            f"{check.template_name} (LLaMA-Factory would cut them, through image tokens): "
+            + ", ".join(f"{i} ({lengths[i]} tokens)" for i in worst)
+            + "; raise --cutoff-len (and the recipe's), lower --images/--frame-max-pixels, "
+            "or pass --drop-long"
+        )
     too_long = set(long)
     kept = [s for s in samples if s.id not in too_long]
     for s in samples:
         if s.id in too_long:
             shutil.rmtree(stage / "images" / s.id, ignore_errors=True)
     values = [lengths[s.id] for s in kept]
-    info = {"llamafactory": check.version, "template": check.template_name, "cutoff_len": check.cutoff_len,
-            "over_cutoff": len(long), "tokens_max": max(values, default=0),
-            "tokens_mean": round(sum(values) / len(values), 1) if values else 0}
+    info = {
+        "llamafactory": check.version,
+        "template": check.template_name,
+        "cutoff_len": check.cutoff_len,
+        "over_cutoff": len(long),
+        "tokens_max": max(values, default=0),
+        "tokens_mean": round(sum(values) / len(values), 1) if values else 0,
+    }
     return kept, info
 
 
@@ -312,17 +355,26 @@ def run(args: argparse.Namespace) -> int:
         raise DataError(f"--data {args.data}: {e}") from None
     questions = questions_from_rows(rows, args.data)
     transcripts, torn = _transcripts(args, questions)
-    videos = _videos({q.qid: q for q in questions.values()} if set(args.source) & {"teacher"} else
-                     {q: questions[q] for q, _ in transcripts})
+    videos = _videos(
+        {q.qid: q for q in questions.values()}
+        if set(args.source) & {"teacher"}
+        else {q: questions[q] for q, _ in transcripts}
+    )
 
     candidates: list[Candidate] = []
     skipped: dict[str, int] = {}
     session = None
     if set(args.source) & {"teacher", "reflection"}:
-        cfg = TeacherConfig(url=args.teacher_url, model=args.teacher_model, api_key_env=args.teacher_api_key_env,
-                            temperature=args.teacher_temperature,
-                            max_new_tokens=args.teacher_max_new_tokens or budget.max_new_tokens,
-                            timeout=args.teacher_timeout, retries=args.teacher_retries, rpm=args.teacher_rpm)
+        cfg = TeacherConfig(
+            url=args.teacher_url,
+            model=args.teacher_model,
+            api_key_env=args.teacher_api_key_env,
+            temperature=args.teacher_temperature,
+            max_new_tokens=args.teacher_max_new_tokens or budget.max_new_tokens,
+            timeout=args.teacher_timeout,
+            retries=args.teacher_retries,
+            rpm=args.teacher_rpm,
+        )
         journal_path = Path(args.journal or out.with_name(out.name + ".journal.jsonl"))
         if args.restart:
             journal_path.unlink(missing_ok=True)
@@ -332,14 +384,23 @@ def run(args: argparse.Namespace) -> int:
         if source == "teacher":
             jobs = len(questions) * args.samples
             with tqdm(total=jobs, desc="teacher", unit="traj", disable=not progress) as bar:
-                candidates += teacher_candidates(session, questions.values(), videos, args.samples, args.prompt,
-                                                 args.min_calls, args.teacher_workers, bar.update)
+                candidates += teacher_candidates(
+                    session,
+                    questions.values(),
+                    videos,
+                    args.samples,
+                    args.prompt,
+                    args.min_calls,
+                    args.teacher_workers,
+                    bar.update,
+                )
         elif source == "predictions":
             candidates += prediction_candidates(transcripts, questions, budget, args.min_calls)
         else:
             with tqdm(desc="reflection", unit="traj", disable=not progress) as bar:
-                found, skipped = reflection_candidates(session, transcripts, questions, args.min_calls,
-                                                       args.teacher_workers, bar.update)
+                found, skipped = reflection_candidates(
+                    session, transcripts, questions, args.min_calls, args.teacher_workers, bar.update
+                )
             candidates += found
 
     kept, dropped = _select(candidates, args.per_question)
@@ -352,8 +413,7 @@ def run(args: argparse.Namespace) -> int:
         write_dataset(samples, stage, budget, args.name, progress)
         check: dict[str, Any] = {"llamafactory": None}
         if not args.no_llamafactory_check:
-            samples, check = check_with_llamafactory(samples, stage, args.name, recipe, model, args.drop_long,
-                                                     progress)
+            samples, check = check_with_llamafactory(samples, stage, args.name, recipe, model, args.drop_long, progress)
             if check["over_cutoff"]:
                 dropped["over_cutoff"] += check["over_cutoff"]
                 write_text(stage / FILE, jsonl([s.row() for s in samples]))
@@ -398,11 +458,21 @@ def _counts(counter) -> str:
 def _summary(candidates, kept, samples, dropped, skipped, budget, args, check) -> dict[str, Any]:
     written = {s.id for s in samples}
     calls = Counter(c.verdict.trajectory.calls for c, s in zip(kept, _ids(kept)) if s in written)
-    return {"offered": dict(Counter(c.source for c in candidates)), "kept": dict(Counter(s.source for s in samples)),
-            "samples": len(samples), "dropped": dict(sorted(dropped.items())), "reflection_not_eligible": skipped,
-            "images": sum(len(s.images) for s in samples), "calls_per_sample": dict(sorted(calls.items())),
-            "budget": budget.to_dict(), "observation_role": args.observation_role, "check": check,
-            "sources": list(dict.fromkeys(args.source)), "name": args.name, "file": FILE}
+    return {
+        "offered": dict(Counter(c.source for c in candidates)),
+        "kept": dict(Counter(s.source for s in samples)),
+        "samples": len(samples),
+        "dropped": dict(sorted(dropped.items())),
+        "reflection_not_eligible": skipped,
+        "images": sum(len(s.images) for s in samples),
+        "calls_per_sample": dict(sorted(calls.items())),
+        "budget": budget.to_dict(),
+        "observation_role": args.observation_role,
+        "check": check,
+        "sources": list(dict.fromkeys(args.source)),
+        "name": args.name,
+        "file": FILE,
+    }
 
 
 def _print(summary: dict[str, Any], out: Path) -> None:
@@ -415,14 +485,17 @@ def _print(summary: dict[str, Any], out: Path) -> None:
         lines.append("  reflection not eligible: " + _counts(summary["reflection_not_eligible"]))
     check = summary["check"]
     if check.get("llamafactory"):
-        lines.append(f"  LLaMA-Factory {check['llamafactory']} ({check['template']}): longest {check['tokens_max']} "
-                     f"tokens, mean {check['tokens_mean']}, cutoff {check['cutoff_len']}")
+        lines.append(
+            f"  LLaMA-Factory {check['llamafactory']} ({check['template']}): longest {check['tokens_max']} "
+            f"tokens, mean {check['tokens_mean']}, cutoff {check['cutoff_len']}"
+        )
     for path, n in summary.get("cut_lines_skipped", {}).items():
         lines.append(f"  skipped: {n} cut line at the end of {path}")
     if "teacher_requests" in summary:
         t = summary["teacher_requests"]
         lines.append(f"  teacher requests: {t['sent']} sent, {t['replayed']} replayed from the journal")
-    lines.append(f"train: llamafactory-cli train yamls/videozoomer_sft.yaml dataset_dir={out} "
-                 f"dataset={summary['name']}")
+    lines.append(
+        f"train: llamafactory-cli train yamls/videozoomer_sft.yaml dataset_dir={out} dataset={summary['name']}"
+    )
     print("\n".join(lines))
     print(json.dumps({"summary": str(out / SUMMARY)}))

@@ -34,8 +34,9 @@ def llamafactory_version() -> str:
             "every sample with its loader and template; --no-llamafactory-check skips that)"
         ) from None
     if not version.startswith(SUPPORTED):
-        raise DependencyError(f"llamafactory {version} is installed; this export is tested with 0.9.5 "
-                              f"(pip install 'llamafactory==0.9.5')")
+        raise DependencyError(
+            f"llamafactory {version} is installed; this export is tested with 0.9.5 (pip install 'llamafactory==0.9.5')"
+        )
     return version
 
 
@@ -64,8 +65,9 @@ class LlamaFactoryCheck:
     replaced by ``model`` when given). ``dataset_dir`` holds ``dataset_info.json`` naming ``dataset``.
     """
 
-    def __init__(self, recipe: Mapping[str, Any], dataset_dir: str | os.PathLike, dataset: str,
-                 model: str | None = None):
+    def __init__(
+        self, recipe: Mapping[str, Any], dataset_dir: str | os.PathLike, dataset: str, model: str | None = None
+    ):
         values = dict(recipe)
         if model:
             values["model_name_or_path"] = model
@@ -81,17 +83,20 @@ class LlamaFactoryCheck:
         try:
             modules = load_tokenizer(model_args)
         except (OSError, ValueError) as e:
-            raise ModelError(f"cannot load the tokenizer/processor of {model_args.model_name_or_path!r} for the "
-                             f"length check ({str(e).splitlines()[0]}); pass --model with a local Qwen2.5-VL "
-                             "folder (tokenizer and processor files suffice)") from None
+            raise ModelError(
+                f"cannot load the tokenizer/processor of {model_args.model_name_or_path!r} for the "
+                f"length check ({str(e).splitlines()[0]}); pass --model with a local Qwen2.5-VL "
+                "folder (tokenizer and processor files suffice)"
+            ) from None
         self.cutoff_len = int(data_args.cutoff_len)
         self.template_name = data_args.template
         template = get_template_and_fix_tokenizer(modules["tokenizer"], data_args)
         [attr] = get_dataset_list([dataset], str(dataset_dir))
         self.converter = get_dataset_converter(attr.formatting, attr, data_args)
         data_args.cutoff_len = 1 << 30  # measure the whole sample; the real cutoff is compared after
-        self.processor = SupervisedDatasetProcessor(template=template, tokenizer=modules["tokenizer"],
-                                                    processor=modules["processor"], data_args=data_args)
+        self.processor = SupervisedDatasetProcessor(
+            template=template, tokenizer=modules["tokenizer"], processor=modules["processor"], data_args=data_args
+        )
         self.tokenizer = modules["tokenizer"]
 
     def tokenize(self, row: Mapping[str, Any]) -> dict[str, list]:
@@ -99,14 +104,17 @@ class LlamaFactoryCheck:
         reason when LLaMA-Factory would drop or refuse it."""
         converted = self.converter(dict(row))
         if not converted["_prompt"] or not converted["_response"]:
-            raise ValueError("LLaMA-Factory's sharegpt converter drops it: the roles do not alternate "
-                             "user/observation → assistant, ending with the assistant")
+            raise ValueError(
+                "LLaMA-Factory's sharegpt converter drops it: the roles do not alternate "
+                "user/observation → assistant, ending with the assistant"
+            )
         batch = {k: [v] for k, v in converted.items()}
         try:
             out = self.processor.preprocess_dataset(batch)
         except (ValueError, FileNotFoundError, OSError) as e:
-            raise ValueError(f"LLaMA-Factory refuses it: {str(e).splitlines()[0] if str(e) else type(e).__name__}") \
-                from None
+            raise ValueError(
+                f"LLaMA-Factory refuses it: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+            ) from None
         if not out["input_ids"]:
             raise ValueError("LLaMA-Factory's supervised processor drops it")
         return {"input_ids": out["input_ids"][0], "labels": out["labels"][0]}

@@ -27,8 +27,14 @@ from ...agent.environment import parts_text
 from ...agent.transcript import IMAGE
 
 DATASET_NAME = "videozoomer_sft"
-ROLE_TAGS = {"role_tag": "role", "content_tag": "content", "user_tag": "user", "assistant_tag": "assistant",
-             "observation_tag": "observation", "system_tag": "system"}
+ROLE_TAGS = {
+    "role_tag": "role",
+    "content_tag": "content",
+    "user_tag": "user",
+    "assistant_tag": "assistant",
+    "observation_tag": "observation",
+    "system_tag": "system",
+}
 OBSERVATION_ROLES = ("user", "observation")
 
 
@@ -50,23 +56,25 @@ class Sample:
 
     def row(self) -> dict[str, Any]:
         """The JSON line LLaMA-Factory reads (extra keys are ignored by its loader)."""
-        return {"id": self.id, "source": self.source, "qid": self.qid, "messages": self.messages,
-                "images": self.images}
+        return {"id": self.id, "source": self.source, "qid": self.qid, "messages": self.messages, "images": self.images}
 
 
-def build_sample(sample_id: str, source: str, qid: str, traj: Trajectory, user_text: str,
-                 observation_role: str = "user") -> Sample:
+def build_sample(
+    sample_id: str, source: str, qid: str, traj: Trajectory, user_text: str, observation_role: str = "user"
+) -> Sample:
     """Render a (verified) trajectory. ``user_text`` is the first user turn with ``<video>`` where the overview
     goes (see :func:`zoomzero_plugin.agent.question_text`)."""
     if observation_role not in OBSERVATION_ROLES:
         raise ValueError(f"observation_role must be one of {OBSERVATION_ROLES}, got {observation_role!r}")
     messages, frames = conversation(traj, user_text, observation_role)
-    return Sample(sample_id, source, qid, traj.video.path,
-                  [{"role": "system", "content": traj.prompts.system}, *messages], frames)
+    return Sample(
+        sample_id, source, qid, traj.video.path, [{"role": "system", "content": traj.prompts.system}, *messages], frames
+    )
 
 
-def conversation(traj: Trajectory, user_text: str, observation_role: str = "user"
-                 ) -> tuple[list[dict[str, str]], list[int]]:
+def conversation(
+    traj: Trajectory, user_text: str, observation_role: str = "user"
+) -> tuple[list[dict[str, str]], list[int]]:
     """The trajectory so far after its system prompt, and the native frame index of each ``<image>`` in order.
 
     Messages: the first user turn (``user_text`` with the labelled overview), then each assistant turn, a call
@@ -89,12 +97,15 @@ def structure_problems(sample: Sample) -> list[str]:
     for i, role in enumerate(body):
         expected = ("user", "observation") if i % 2 == 0 else ("assistant",)
         if role not in expected:
-            problems.append(f"message {i + (len(roles) - len(body))} is {role!r} where {' or '.join(expected)} "
-                            "must be (turns alternate user/observation → assistant)")
+            problems.append(
+                f"message {i + (len(roles) - len(body))} is {role!r} where {' or '.join(expected)} "
+                "must be (turns alternate user/observation → assistant)"
+            )
             break
     if not body or len(body) % 2:
-        problems.append(f"{len(body)} messages after the system prompt: must be an even number ending with the "
-                        "assistant")
+        problems.append(
+            f"{len(body)} messages after the system prompt: must be an even number ending with the assistant"
+        )
     if sample.placeholders != len(sample.frames):
         problems.append(f"{sample.placeholders} {IMAGE} placeholders for {len(sample.frames)} frames")
     if sample.images and len(sample.images) != len(sample.frames):
@@ -117,8 +128,14 @@ def write_frames(sample: Sample, images: Sequence[Any], root: Path, fmt: str = "
 
 def dataset_info(name: str, file_name: str) -> dict[str, Any]:
     """The ``dataset_info.json`` entry for a sharegpt file with ``messages`` and ``images`` columns."""
-    return {name: {"file_name": file_name, "formatting": "sharegpt",
-                   "columns": {"messages": "messages", "images": "images"}, "tags": dict(ROLE_TAGS)}}
+    return {
+        name: {
+            "file_name": file_name,
+            "formatting": "sharegpt",
+            "columns": {"messages": "messages", "images": "images"},
+            "tags": dict(ROLE_TAGS),
+        }
+    }
 
 
 def jsonl(rows: Sequence[dict[str, Any]]) -> str:

@@ -93,8 +93,10 @@ class ReplyJournal:
         if record is None:
             return None
         if record.get("digest") not in (digest, *also):
-            raise ResumeError(f"{self._journal.path}: the request {key} differs from the one journalled (another "
-                              "teacher model, temperature, prompt or budget?); use another --journal or --restart")
+            raise ResumeError(
+                f"{self._journal.path}: the request {key} differs from the one journalled (another "
+                "teacher model, temperature, prompt or budget?); use another --journal or --restart"
+            )
         with self._lock:
             self.replayed += 1
         return record["reply"]
@@ -134,8 +136,9 @@ class TeacherSession:
         budget = {names.get(k, k): v for k, v in self.budget.to_dict().items()}
         return {"model": cfg.model, "temperature": cfg.temperature, "max_tokens": cfg.max_new_tokens, "budget": budget}
 
-    def reply(self, key: str, messages: list[dict[str, str]], frames: list[int], cache: Callable[[], VideoFrames]
-              ) -> str:
+    def reply(
+        self, key: str, messages: list[dict[str, str]], frames: list[int], cache: Callable[[], VideoFrames]
+    ) -> str:
         """The teacher's reply to ``messages`` (``<image>`` k shows native frame ``frames[k]``)."""
         digest = _digest(self._settings(), messages, frames)
         # a journal of the release before digested the budget under its old field names: still valid
@@ -147,8 +150,14 @@ class TeacherSession:
         self.journal.put(key, digest, text)
         return text
 
-    def continue_trajectory(self, key: str, traj: Trajectory, teacher_messages: list[dict[str, str]],
-                            teacher_frames: list[int], cache: Callable[[], VideoFrames]) -> None:
+    def continue_trajectory(
+        self,
+        key: str,
+        traj: Trajectory,
+        teacher_messages: list[dict[str, str]],
+        teacher_frames: list[int],
+        cache: Callable[[], VideoFrames],
+    ) -> None:
         """Let the teacher take the assistant turns of ``traj`` until it ends; the teacher reads
         ``teacher_messages`` (extended turn by turn with its replies and the environment's observations)."""
         turn = 0
@@ -173,9 +182,16 @@ def _lazy_cache(path: str, budget: AgentBudget) -> Callable[[], VideoFrames]:
     return get
 
 
-def teacher_candidates(session: TeacherSession, questions: Iterable[AgentQuestion], videos: dict[str, VideoInfo],
-                       samples: int, prompt: str, min_calls: int, workers: int = 4,
-                       progress: Callable[[int], None] | None = None) -> list[Candidate]:
+def teacher_candidates(
+    session: TeacherSession,
+    questions: Iterable[AgentQuestion],
+    videos: dict[str, VideoInfo],
+    samples: int,
+    prompt: str,
+    min_calls: int,
+    workers: int = 4,
+    progress: Callable[[int], None] | None = None,
+) -> list[Candidate]:
     """(a) ``samples`` teacher trajectories per question, played in ``workers`` threads."""
     jobs = [(q, k) for q in questions for k in range(samples)]
 
@@ -183,8 +199,13 @@ def teacher_candidates(session: TeacherSession, questions: Iterable[AgentQuestio
         q, k = job
         traj = Trajectory(videos[q.video], session.budget, get_prompts(prompt))
         messages, frames = conversation(traj, q.user_text)
-        session.continue_trajectory(f"teacher/{q.qid}/{k}", traj, [{"role": "system", "content": traj.prompts.system},
-                                    *messages], frames, _lazy_cache(q.video, session.budget))
+        session.continue_trajectory(
+            f"teacher/{q.qid}/{k}",
+            traj,
+            [{"role": "system", "content": traj.prompts.system}, *messages],
+            frames,
+            _lazy_cache(q.video, session.budget),
+        )
         reason, detail = judge(traj, q.truth.answer, min_calls)
         if progress:
             progress(1)
@@ -216,12 +237,16 @@ def read_transcripts(paths: Sequence[str | Path]) -> tuple[list[tuple[str, Trans
         for number, record in enumerate(loaded.records, 1):
             found = record.get("transcripts") or ([record["transcript"]] if record.get("transcript") else [])
             if not found:
-                raise DataError(f"{path}: prediction {number} (qid {record.get('qid')!r}) has no transcript: was it "
-                                "made with `zoomzero eval --mode agent`?")
+                raise DataError(
+                    f"{path}: prediction {number} (qid {record.get('qid')!r}) has no transcript: was it "
+                    "made with `zoomzero eval --mode agent`?"
+                )
             if any(isinstance(t, dict) and t.get("prompt") == NO_TOOL for t in found):
-                raise DataError(f"{path}: prediction {number} (qid {record.get('qid')!r}) is the no-tool baseline's "
-                                "(`zoomzero eval --no-tool`): it has no tool trajectory to learn from; pass the "
-                                "predictions of a run with the tool")
+                raise DataError(
+                    f"{path}: prediction {number} (qid {record.get('qid')!r}) is the no-tool baseline's "
+                    "(`zoomzero eval --no-tool`): it has no tool trajectory to learn from; pass the "
+                    "predictions of a run with the tool"
+                )
             for t in found:
                 try:
                     out.append((str(record["qid"]), Transcript.from_dict(t)))
@@ -234,8 +259,12 @@ def _user_text(transcript: Transcript, question: AgentQuestion) -> str:
     return str(transcript.extra.get("user") or question.user_text)
 
 
-def prediction_candidates(transcripts: Sequence[tuple[str, Transcript]], questions: dict[str, AgentQuestion],
-                          budget: AgentBudget, min_calls: int) -> list[Candidate]:
+def prediction_candidates(
+    transcripts: Sequence[tuple[str, Transcript]],
+    questions: dict[str, AgentQuestion],
+    budget: AgentBudget,
+    min_calls: int,
+) -> list[Candidate]:
     """(b) every stored transcript, replayed and judged (rejection sampling keeps the verified-correct)."""
     counts: dict[str, int] = {}
     out = []
@@ -255,9 +284,14 @@ def reflection_request(traj: Trajectory, user_text: str) -> tuple[list[dict[str,
     return [{"role": "system", "content": REFLECTION_SYSTEM}, {"role": "user", "content": text}], frames
 
 
-def reflection_candidates(session: TeacherSession, transcripts: Sequence[tuple[str, Transcript]],
-                          questions: dict[str, AgentQuestion], min_calls: int, workers: int = 4,
-                          progress: Callable[[int], None] | None = None) -> tuple[list[Candidate], dict[str, int]]:
+def reflection_candidates(
+    session: TeacherSession,
+    transcripts: Sequence[tuple[str, Transcript]],
+    questions: dict[str, AgentQuestion],
+    min_calls: int,
+    workers: int = 4,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[list[Candidate], dict[str, int]]:
     """(c) failed trajectories with ≥ 1 call, corrected by the teacher. Returns the candidates and how many
     transcripts were not eligible, by reason (``not_failed``, ``no_call``, ``no_room``, ``inconsistent``)."""
     skipped: dict[str, int] = {}
@@ -266,12 +300,23 @@ def reflection_candidates(session: TeacherSession, transcripts: Sequence[tuple[s
     for qid, transcript in transcripts:
         question = questions[qid]
         full = verify_transcript(transcript, question.truth.answer, session.budget)
-        why = ("inconsistent" if full.reason == "inconsistent" else "not_failed" if full.reason is None
-               else "no_call" if full.trajectory.calls == 0 else None)
+        why = (
+            "inconsistent"
+            if full.reason == "inconsistent"
+            else "not_failed"
+            if full.reason is None
+            else "no_call"
+            if full.trajectory.calls == 0
+            else None
+        )
         if why is None:
             # the failed trajectory without its final turn must leave the teacher a round to call in
-            prefix, _ = replay(full.trajectory.video, [s.turn.text for s in full.trajectory.steps[:-1]],
-                               session.budget, transcript.prompt)
+            prefix, _ = replay(
+                full.trajectory.video,
+                [s.turn.text for s in full.trajectory.steps[:-1]],
+                session.budget,
+                transcript.prompt,
+            )
             why = "no_room" if prefix.done or prefix.round >= session.budget.last_turn else None
         if why is not None:
             skipped[why] = skipped.get(why, 0) + 1
@@ -285,8 +330,9 @@ def reflection_candidates(session: TeacherSession, transcripts: Sequence[tuple[s
         turns = [t.text for t in transcript.turns[:-1]]
         traj, _ = replay(transcript.video_info(), turns, session.budget, transcript.prompt)
         messages, frames = reflection_request(traj, user_text)
-        session.continue_trajectory(f"reflection/{qid}/{k}", traj, messages, frames,
-                                    _lazy_cache(traj.video.path, session.budget))
+        session.continue_trajectory(
+            f"reflection/{qid}/{k}", traj, messages, frames, _lazy_cache(traj.video.path, session.budget)
+        )
         reason, detail = judge(traj, question.truth.answer, min_calls)
         if progress:
             progress(1)

@@ -67,8 +67,9 @@ class TeacherConfig:
 class RateLimiter:
     """At most ``rpm`` starts per minute, evenly spaced; thread-safe. ``rpm`` 0: no waiting."""
 
-    def __init__(self, rpm: float, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep):
+    def __init__(
+        self, rpm: float, clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep
+    ):
         self.interval = 60.0 / rpm if rpm > 0 else 0.0
         self._clock, self._sleep = clock, sleep
         self._next = float("-inf")
@@ -97,8 +98,13 @@ class TeacherClient:
     ``opener`` and ``sleep`` are injectable for tests; ``requests_sent`` counts HTTP attempts.
     """
 
-    def __init__(self, cfg: TeacherConfig, opener: Callable[..., Any] = urllib.request.urlopen,
-                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        cfg: TeacherConfig,
+        opener: Callable[..., Any] = urllib.request.urlopen,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.cfg = cfg
         self._open, self._sleep = opener, sleep
         self.limiter = RateLimiter(cfg.rpm, clock=clock, sleep=sleep)
@@ -107,9 +113,17 @@ class TeacherClient:
 
     def body(self, messages: Sequence[dict[str, Any]]) -> bytes:
         """The exact JSON request body for ``messages`` (stable: used to key resume journals)."""
-        return json.dumps({"model": self.cfg.model, "messages": list(messages), "temperature": self.cfg.temperature,
-                           "max_tokens": self.cfg.max_new_tokens, "n": 1}, ensure_ascii=False,
-                          sort_keys=True).encode("utf-8")
+        return json.dumps(
+            {
+                "model": self.cfg.model,
+                "messages": list(messages),
+                "temperature": self.cfg.temperature,
+                "max_tokens": self.cfg.max_new_tokens,
+                "n": 1,
+            },
+            ensure_ascii=False,
+            sort_keys=True,
+        ).encode("utf-8")
 
     def chat(self, messages: Sequence[dict[str, Any]]) -> str:
         payload = self.body(messages)
@@ -126,10 +140,12 @@ class TeacherClient:
                 last = str(e)
                 if attempt == self.cfg.retries:
                     break
-                delay = min(self.cfg.backoff * 2 ** attempt, self.cfg.backoff_max)
+                delay = min(self.cfg.backoff * 2**attempt, self.cfg.backoff_max)
                 self._sleep(max(delay, min(e.retry_after or 0.0, self.cfg.backoff_max)))
-        raise ModelError(f"teacher {self.cfg.endpoint} ({self.cfg.model}) failed {self.cfg.retries + 1} times; "
-                         f"last: {last}. Check the server, or raise --teacher-retries")
+        raise ModelError(
+            f"teacher {self.cfg.endpoint} ({self.cfg.model}) failed {self.cfg.retries + 1} times; "
+            f"last: {last}. Check the server, or raise --teacher-retries"
+        )
 
     def _post(self, payload: bytes, headers: dict[str, str]) -> str:
         request = urllib.request.Request(self.cfg.endpoint, data=payload, headers=headers, method="POST")
@@ -143,8 +159,10 @@ class TeacherClient:
             if e.code in RETRY_STATUS:
                 raise _Transient(f"HTTP {e.code} {detail}", _retry_after(e.headers)) from None
             hint = " (is the API key in $%s right?)" % self.cfg.api_key_env if e.code in (401, 403) else ""
-            raise ModelError(f"teacher {self.cfg.endpoint} rejected the request for model {self.cfg.model!r}: "
-                             f"HTTP {e.code} {detail}{hint}") from None
+            raise ModelError(
+                f"teacher {self.cfg.endpoint} rejected the request for model {self.cfg.model!r}: "
+                f"HTTP {e.code} {detail}{hint}"
+            ) from None
         except (urllib.error.URLError, ConnectionError, socket.timeout, TimeoutError) as e:
             raise _Transient(f"{type(e).__name__}: {getattr(e, 'reason', e)}") from None
         try:
@@ -194,8 +212,9 @@ def image_data_url(image, fmt: str = "PNG") -> str:
     return f"data:image/{fmt.lower()};base64,{base64.b64encode(buffer.getvalue()).decode('ascii')}"
 
 
-def openai_messages(messages: Sequence[dict[str, str]], images: Sequence[Any], fmt: str = "PNG"
-                    ) -> list[dict[str, Any]]:
+def openai_messages(
+    messages: Sequence[dict[str, str]], images: Sequence[Any], fmt: str = "PNG"
+) -> list[dict[str, Any]]:
     """Chat messages with ``<image>`` placeholders → OpenAI content parts, images as data URLs in order.
 
     Roles ``observation`` and ``tool`` become ``user`` (the tool's reply is a user turn, as the released

@@ -25,8 +25,7 @@ from ...agent import END_ANSWER, END_TOTAL_TOKENS, AgentBudget, Trajectory, Vide
 from ...agent.protocol import NONE, PARSE
 from ...agent.transcript import IMAGE, Transcript
 
-REASONS = ("inconsistent", "no_answer", "broken_budget", "malformed_turn", "bad_call", "wrong_answer",
-           "too_few_calls")
+REASONS = ("inconsistent", "no_answer", "broken_budget", "malformed_turn", "bad_call", "wrong_answer", "too_few_calls")
 BUDGET_ERRORS = frozenset({"too_many_frames", "call_budget", "image_budget", "last_round_call"})
 
 
@@ -43,8 +42,9 @@ class Verdict:
         return self.reason is None
 
 
-def replay(video: VideoInfo, turns: Sequence[str], budget: AgentBudget, prompt: str, cut_last: bool = False
-           ) -> tuple[Trajectory, int]:
+def replay(
+    video: VideoInfo, turns: Sequence[str], budget: AgentBudget, prompt: str, cut_last: bool = False
+) -> tuple[Trajectory, int]:
     """Step a fresh trajectory through ``turns``; returns it and how many turns it read before it ended.
     ``cut_last``: the last turn was cut short by the total token budget (as the rollout recorded it)."""
     traj = Trajectory(video, budget, get_prompts(prompt))
@@ -83,8 +83,13 @@ def judge(traj: Trajectory, truth: str, min_calls: int = 0) -> tuple[str | None,
 def verify_transcript(record: Transcript, truth: str, budget: AgentBudget, min_calls: int = 0) -> Verdict:
     """Replay a stored transcript (its own prompt variant) and judge it. Raises ValueError for a record whose
     video description is unusable."""
-    traj, read = replay(record.video_info(), [t.text for t in record.turns], budget, record.prompt,
-                        cut_last=record.end == END_TOTAL_TOKENS)
+    traj, read = replay(
+        record.video_info(),
+        [t.text for t in record.turns],
+        budget,
+        record.prompt,
+        cut_last=record.end == END_TOTAL_TOKENS,
+    )
     if read < len(record.turns):
         return Verdict(traj, "inconsistent", f"{len(record.turns) - read} turn(s) after the end ({traj.end})")
     if record.end is not None and traj.end != record.end:
@@ -92,7 +97,10 @@ def verify_transcript(record: Transcript, truth: str, budget: AgentBudget, min_c
     for i, (step, stored) in enumerate(zip(traj.steps, record.turns), 1):
         replayed = step.observation.text(IMAGE) if step.observation is not None else None
         if stored.observation is not None and replayed != stored.observation:
-            return Verdict(traj, "inconsistent", f"turn {i}: the stored observation differs from the replay "
-                                                 "(made with other budgets or prompts?)")
+            return Verdict(
+                traj,
+                "inconsistent",
+                f"turn {i}: the stored observation differs from the replay (made with other budgets or prompts?)",
+            )
     reason, detail = judge(traj, truth, min_calls)
     return Verdict(traj, reason, detail)

@@ -22,6 +22,15 @@ __getattr__, __dir__ = lazy_names(__name__, dict.fromkeys(("activate", "runtime_
 
 
 __all__ = [
-    "AdvantageEstimator", "PluginError", "Rollout", "RolloutHook", "SeamError", "activate", "add_reward_extras",
-    "current_host", "hookimpl", "runtime_env", "setup_worker",
+    "AdvantageEstimator",
+    "PluginError",
+    "Rollout",
+    "RolloutHook",
+    "SeamError",
+    "activate",
+    "add_reward_extras",
+    "current_host",
+    "hookimpl",
+    "runtime_env",
+    "setup_worker",
 ]

@@ -110,8 +110,10 @@ def unsupported_model(config: Any) -> str | None:
     if kind is None or kind in SUPPORTED_MODEL_TYPE:
         return None
     needs = NEEDS_NEWER_EASYR1.get(kind, "an EasyR1 whose verl/models/monkey_patch.py lists it")
-    return (f"worker.actor.model.model_path {model.model_path} is a {kind} model, which the installed EasyR1 "
-            f"{easyr1_version()} cannot train; it needs {needs}")
+    return (
+        f"worker.actor.model.model_path {model.model_path} is a {kind} model, which the installed EasyR1 "
+        f"{easyr1_version()} cannot train; it needs {needs}"
+    )
 
 
 def check_config(config: Any, host: PluginHost) -> list[str]:

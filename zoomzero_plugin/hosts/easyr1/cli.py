@@ -25,24 +25,36 @@ from typing import Any
 
 from zoomzero_plugin.errors import cli_edge
 
-EPILOG = ("Docs: docs/easyr1.md. `easyr1 train RECIPE --dry-run` validates without starting Ray or touching a GPU "
-          "(vLLM need not be installed). Exit status: 0 done, 1 a check failed, 2 a problem to fix (one line).")
+EPILOG = (
+    "Docs: docs/easyr1.md. `easyr1 train RECIPE --dry-run` validates without starting Ray or touching a GPU "
+    "(vLLM need not be installed). Exit status: 0 done, 1 a check failed, 2 a problem to fix (one line)."
+)
 
 
 def _add_train(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("recipe", help="EasyR1 YAML recipe (the `config=` file of verl.trainer.main); a missing "
-                        "yamls/NAME.yaml falls back to the recipe of that name shipped with zoomzero-plugin")
+    parser.add_argument(
+        "recipe",
+        help="EasyR1 YAML recipe (the `config=` file of verl.trainer.main); a missing "
+        "yamls/NAME.yaml falls back to the recipe of that name shipped with zoomzero-plugin",
+    )
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="EasyR1 overrides, e.g. worker.rollout.n=8")
     parser.add_argument("--dry-run", action="store_true", help="validate and print the effective settings, then exit")
     parser.add_argument(
-        "--cpu", action="store_true",
+        "--cpu",
+        action="store_true",
         help="run the whole loop on CPU processes (gloo FSDP, vLLM's CPU engine; the recipe's CUDA-only settings are "
         "switched, one line each): try a recipe on a tiny model before paying for GPUs (docs/easyr1.md)",
     )
-    parser.add_argument("--metrics-file", metavar="PATH",
-                        help="also append every logged step's metrics to PATH as one JSON line per step")
     parser.add_argument(
-        "--check-rows", type=int, default=4, metavar="N",
+        "--metrics-file",
+        metavar="PATH",
+        help="also append every logged step's metrics to PATH as one JSON line per step",
+    )
+    parser.add_argument(
+        "--check-rows",
+        type=int,
+        default=4,
+        metavar="N",
         help="check the first N rows of the train and val files: columns, readable videos, prompt length "
         "measured with EasyR1's RLHFDataset (default 4; 0 skips)",
     )
@@ -56,8 +68,14 @@ def _host(name: str) -> Any:
 
 
 def _train(args: argparse.Namespace) -> int:
-    return _host("launcher:train")(args.recipe, args.overrides, dry_run=args.dry_run, check_rows=args.check_rows,
-                                   cpu=args.cpu, metrics_file=args.metrics_file)
+    return _host("launcher:train")(
+        args.recipe,
+        args.overrides,
+        dry_run=args.dry_run,
+        check_rows=args.check_rows,
+        cpu=args.cpu,
+        metrics_file=args.metrics_file,
+    )
 
 
 def _add_merge(parser: argparse.ArgumentParser) -> None:

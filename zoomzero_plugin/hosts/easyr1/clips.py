@@ -88,12 +88,18 @@ _PREFETCH_LOCK = threading.Lock()
 
 def _key(video: Any, flags: Mapping[str, Any]) -> tuple:
     name = json.dumps(video, sort_keys=True, default=str) if is_clip_spec(video) else str(video)
-    return (name, flags.get("min_pixels"), flags.get("max_pixels"), flags.get("video_fps"),
-            bool(flags.get("return_metadata")))
+    return (
+        name,
+        flags.get("min_pixels"),
+        flags.get("max_pixels"),
+        flags.get("video_fps"),
+        bool(flags.get("return_metadata")),
+    )
 
 
-def prefetch_videos(multi_modal_data: Sequence[Any], min_pixels: Any, max_pixels: Any, video_fps: Any,
-                    return_metadata: bool = False) -> int:
+def prefetch_videos(
+    multi_modal_data: Sequence[Any], min_pixels: Any, max_pixels: Any, video_fps: Any, return_metadata: bool = False
+) -> int:
     """Start decoding every video of a batch's rows in the decode threads, as EasyR1's rollout will ask
     ``process_video`` for them (the flags of its call); returns how many were started. Each result is taken once;
     :func:`drop_prefetched` forgets what no call took."""

@@ -93,8 +93,10 @@ def refusals(worker: Any, nnodes: int = 1) -> list[str]:
     ``WorkerConfig``, ``nnodes`` the recipe's ``trainer.nnodes``."""
     problems = []
     if worker.actor.ulysses_size > 1:
-        problems.append(f"worker.actor.ulysses_size is {worker.actor.ulysses_size}: Ulysses sequence parallelism "
-                        "needs all-to-all, which gloo (the CPU process group) lacks; set it to 1 for --cpu")
+        problems.append(
+            f"worker.actor.ulysses_size is {worker.actor.ulysses_size}: Ulysses sequence parallelism "
+            "needs all-to-all, which gloo (the CPU process group) lacks; set it to 1 for --cpu"
+        )
     if nnodes > 1:
         problems.append(f"trainer.nnodes is {nnodes}: --cpu runs on this machine only; set it to 1")
     return problems
@@ -132,9 +134,15 @@ def prepare_driver(config: Any) -> list[str]:
     """In the driver, before ``ray.init``: declare the recipe's GPUs to the local Ray about to start. Returns notes."""
     resources = ray_resources(config)
     if RESOURCES_ENV in os.environ:
-        return [(f"{RESOURCES_ENV}={os.environ[RESOURCES_ENV]} from your environment (CPU mode would declare "
-                 f"{json.dumps(resources)})")]
+        return [
+            (
+                f"{RESOURCES_ENV}={os.environ[RESOURCES_ENV]} from your environment (CPU mode would declare "
+                f"{json.dumps(resources)})"
+            )
+        ]
     os.environ[RESOURCES_ENV] = json.dumps(resources)
-    note = (f"cpu mode: the local Ray declares {int(resources['GPU'])} GPU(s), each one CPU worker process "
-            f"({RESOURCES_ENV}={os.environ[RESOURCES_ENV]})")
+    note = (
+        f"cpu mode: the local Ray declares {int(resources['GPU'])} GPU(s), each one CPU worker process "
+        f"({RESOURCES_ENV}={os.environ[RESOURCES_ENV]})"
+    )
     return [note]

@@ -128,8 +128,11 @@ def wrap_auto_class(original: type) -> type:
     def from_config(cls, *args, **kwargs):
         return original.from_config(*args, **_cpu_load(kwargs))
 
-    return type(original.__name__, (original,), {"from_pretrained": classmethod(from_pretrained),
-                                                 "from_config": classmethod(from_config)})
+    return type(
+        original.__name__,
+        (original,),
+        {"from_pretrained": classmethod(from_pretrained), "from_config": classmethod(from_config)},
+    )
 
 
 def wrap_worker_init(original: Callable) -> Callable:
@@ -230,9 +233,15 @@ _TORCH_WHY = "EasyR1 asks torch.cuda for the device, memory counters, RNG state 
 
 
 def _torch_seam(module: str, uses: str) -> Seam:
-    return Seam(name=f"cpu:{module.rsplit('.', 1)[-1]}.torch", module=module, targets=("torch",), params=(),
-                wrap=wrap_torch, why=f"{_TORCH_WHY} ({uses}): answered for the CPU in this module only",
-                breaks=f"CPU mode ({uses} would ask CUDA)")
+    return Seam(
+        name=f"cpu:{module.rsplit('.', 1)[-1]}.torch",
+        module=module,
+        targets=("torch",),
+        params=(),
+        wrap=wrap_torch,
+        why=f"{_TORCH_WHY} ({uses}): answered for the CPU in this module only",
+        breaks=f"CPU mode ({uses} would ask CUDA)",
+    )
 
 
 CPU_SEAMS: tuple[Seam, ...] = (
@@ -242,32 +251,62 @@ CPU_SEAMS: tuple[Seam, ...] = (
     _torch_seam("verl.utils.model_utils", "mem_get_info in print_gpu_memory_usage"),
     _torch_seam("verl.utils.flops_counter", "get_device_name for MFU"),
     _torch_seam("verl.utils.checkpoint.checkpoint_manager", "CUDA RNG state saved in checkpoints"),
-    Seam(name="cpu:fsdp_workers.dist", module=WORKERS, targets=("dist",), params=(), wrap=wrap_distributed,
-         why="FSDPWorker creates its process group with backend='nccl': gloo on CPU processes",
-         breaks="CPU mode (NCCL needs GPUs)"),
-    Seam(name="cpu:fsdp_workers.init_device_mesh", module=WORKERS, targets=("init_device_mesh",),
-         params=("device_type", "mesh_shape"), wrap=wrap_init_device_mesh,
-         why="EasyR1 builds its FSDP, Ulysses and rollout meshes with init_device_mesh('cuda', …): CPU meshes",
-         breaks="CPU mode (a CUDA mesh on a machine without GPUs)"),
-    Seam(name="cpu:fsdp_workers.auto_classes", module=WORKERS,
-         targets=("AutoModelForCausalLM", "AutoModelForImageTextToText", "AutoModelForTokenClassification"),
-         params=(), wrap=wrap_auto_class,
-         why="EasyR1 loads models with attn_implementation='flash_attention_2' and device_map='cuda': SDPA on the CPU",
-         breaks="CPU mode (flash-attn needs CUDA)"),
-    Seam(name="cpu:fsdp_workers.FSDPWorker.__init__", module=WORKERS, targets=("FSDPWorker.__init__",),
-         params=("self", "config", "role"), wrap=wrap_worker_init,
-         why="the recipe's CUDA-only settings switched in each worker (python3 -m verl.trainer.main gives no chance "
-         "before), Ulysses refused",
-         breaks="CPU mode under python3 -m verl.trainer.main (padding-free, bf16, offload would stop the worker)"),
-    Seam(name="cpu:fsdp_vllm.all_gather_data_proto", module=SHARDING, targets=("all_gather_data_proto",),
-         params=("data", "size", "group"), wrap=wrap_all_gather,
-         why="the sharding manager gathers every batch over the tensor-parallel group through a CUDA copy, even "
-         "for a group of one",
-         breaks="CPU mode (generation would copy the batch to CUDA)"),
-    Seam(name="cpu:vllm_rollout.vLLMRollout.generate_sequences", module="verl.workers.rollout.vllm_rollout_spmd",
-         targets=("vLLMRollout.generate_sequences",), params=("self", "prompts"), wrap=wrap_rollout_generate,
-         why="keep vLLM's log-prob of each sampled token (rollout_log_probs) for the sampler check",
-         breaks="the rollout/logprob_gap metrics in CPU mode (the weight sync would go unchecked)"),
+    Seam(
+        name="cpu:fsdp_workers.dist",
+        module=WORKERS,
+        targets=("dist",),
+        params=(),
+        wrap=wrap_distributed,
+        why="FSDPWorker creates its process group with backend='nccl': gloo on CPU processes",
+        breaks="CPU mode (NCCL needs GPUs)",
+    ),
+    Seam(
+        name="cpu:fsdp_workers.init_device_mesh",
+        module=WORKERS,
+        targets=("init_device_mesh",),
+        params=("device_type", "mesh_shape"),
+        wrap=wrap_init_device_mesh,
+        why="EasyR1 builds its FSDP, Ulysses and rollout meshes with init_device_mesh('cuda', …): CPU meshes",
+        breaks="CPU mode (a CUDA mesh on a machine without GPUs)",
+    ),
+    Seam(
+        name="cpu:fsdp_workers.auto_classes",
+        module=WORKERS,
+        targets=("AutoModelForCausalLM", "AutoModelForImageTextToText", "AutoModelForTokenClassification"),
+        params=(),
+        wrap=wrap_auto_class,
+        why="EasyR1 loads models with attn_implementation='flash_attention_2' and device_map='cuda': SDPA on the CPU",
+        breaks="CPU mode (flash-attn needs CUDA)",
+    ),
+    Seam(
+        name="cpu:fsdp_workers.FSDPWorker.__init__",
+        module=WORKERS,
+        targets=("FSDPWorker.__init__",),
+        params=("self", "config", "role"),
+        wrap=wrap_worker_init,
+        why="the recipe's CUDA-only settings switched in each worker (python3 -m verl.trainer.main gives no chance "
+        "before), Ulysses refused",
+        breaks="CPU mode under python3 -m verl.trainer.main (padding-free, bf16, offload would stop the worker)",
+    ),
+    Seam(
+        name="cpu:fsdp_vllm.all_gather_data_proto",
+        module=SHARDING,
+        targets=("all_gather_data_proto",),
+        params=("data", "size", "group"),
+        wrap=wrap_all_gather,
+        why="the sharding manager gathers every batch over the tensor-parallel group through a CUDA copy, even "
+        "for a group of one",
+        breaks="CPU mode (generation would copy the batch to CUDA)",
+    ),
+    Seam(
+        name="cpu:vllm_rollout.vLLMRollout.generate_sequences",
+        module="verl.workers.rollout.vllm_rollout_spmd",
+        targets=("vLLMRollout.generate_sequences",),
+        params=("self", "prompts"),
+        wrap=wrap_rollout_generate,
+        why="keep vLLM's log-prob of each sampled token (rollout_log_probs) for the sampler check",
+        breaks="the rollout/logprob_gap metrics in CPU mode (the weight sync would go unchecked)",
+    ),
 )
 
 

@@ -36,8 +36,10 @@ def print_plugins() -> int:
     host = activate("easyr1 plugins")
     blocked = f"blocked by {BLOCK_ENV}: {', '.join(host.blocked)}" if host.blocked else ""
     if not host.infos:
-        print("no easyr1 plugins active" + (f" ({blocked})" if blocked else " (none installed in the entry point "
-              "group 'easyr1.plugins')"))
+        print(
+            "no easyr1 plugins active"
+            + (f" ({blocked})" if blocked else " (none installed in the entry point group 'easyr1.plugins')")
+        )
         return 0
     per_plugin = {info.name: [] for info in host.infos}
     for plugin, estimators in host.per_plugin("easyr1_advantage_estimators"):
@@ -58,8 +60,9 @@ def print_plugins() -> int:
     if blocked:
         print(blocked)
     state = "active in this process" if cpu_mode.requested() else "installed only with easyr1 train --cpu"
-    print(f"host: CPU mode, {len(cpu_seams.CPU_SEAMS)} seams ({', '.join(s.name for s in cpu_seams.CPU_SEAMS)}); "
-          f"{state}")
+    print(
+        f"host: CPU mode, {len(cpu_seams.CPU_SEAMS)} seams ({', '.join(s.name for s in cpu_seams.CPU_SEAMS)}); {state}"
+    )
     return 0
 
 
@@ -201,8 +204,10 @@ def doctor() -> int:
     if not ok:
         print("some seams are not in place: training with plugin features would stop")
     elif not can_generate:
-        print("all seams in place, but vLLM is missing: this machine can check recipes (easyr1 train RECIPE "
-              "--dry-run), not train")
+        print(
+            "all seams in place, but vLLM is missing: this machine can check recipes (easyr1 train RECIPE "
+            "--dry-run), not train"
+        )
     else:
         print("all seams in place: this machine can train with the plugins")
     return 0 if ok and can_generate else 1

@@ -49,8 +49,10 @@ def frame_refs(video: str, frames: Sequence[int], max_pixels: int, min_pixels: i
     """References to every image of the group of native frames ``frames`` of ``video`` (one shared key)."""
     frames, key = [int(f) for f in frames], group_key(video, frames, max_pixels, min_pixels)
     video, max_pixels, min_pixels = str(video), int(max_pixels), int(min_pixels)
-    return [{"video": video, "frames": frames, "pick": k, "max_pixels": max_pixels, "min_pixels": min_pixels,
-             "group": key} for k in range(len(frames))]
+    return [
+        {"video": video, "frames": frames, "pick": k, "max_pixels": max_pixels, "min_pixels": min_pixels, "group": key}
+        for k in range(len(frames))
+    ]
 
 
 def frame_ref(video: str, frames: Sequence[int], pick: int, max_pixels: int, min_pixels: int) -> dict[str, Any]:
@@ -117,16 +119,20 @@ class FrameCache:
         writes them; the plugin that makes references owns their defaults)."""
         missing = [k for k in ("max_pixels", "min_pixels") if k not in ref]
         if missing:
-            raise ValueError(f"frame reference {dict(ref)!r:.200} has no {' or '.join(missing)}: make references "
-                             "with frame_refs.frame_refs()")
+            raise ValueError(
+                f"frame reference {dict(ref)!r:.200} has no {' or '.join(missing)}: make references "
+                "with frame_refs.frame_refs()"
+            )
         images = self.group(ref["video"], ref["frames"], ref["max_pixels"], ref["min_pixels"], ref.get("group"))
         return images[ref["pick"]]
 
     def prefetch(self, refs: Sequence[Mapping[str, Any]]) -> Future:
         """Decode the groups of ``refs`` in the decode threads (:func:`~zoomzero_plugin.video_store.decode_pool`);
         the Future is done when every group is in the cache."""
-        groups = {ref.get("group") or group_key(ref["video"], ref["frames"], ref["max_pixels"], ref["min_pixels"]): ref
-                  for ref in refs}
+        groups = {
+            ref.get("group") or group_key(ref["video"], ref["frames"], ref["max_pixels"], ref["min_pixels"]): ref
+            for ref in refs
+        }
 
         def decode() -> None:
             for key, ref in groups.items():
@@ -162,8 +168,10 @@ def wrap_process_image(original: Callable) -> Callable:
             return original(image, *args, **kwargs)
         cache = installed()
         if cache is None:
-            raise RuntimeError(f"a frame reference to {image['video']!r} reached EasyR1's process_image, but no plugin "
-                               "installed a frame cache in this process (frame_refs.install)")
+            raise RuntimeError(
+                f"a frame reference to {image['video']!r} reached EasyR1's process_image, but no plugin "
+                "installed a frame cache in this process (frame_refs.install)"
+            )
         return original(cache.image(image), None, None)  # RGB as EasyR1 gives it; the frame keeps its own size
 
     return process_image

@@ -166,8 +166,12 @@ class RolloutWorker:
     def default_n(self) -> int:
         return int(self.rollout.sampling_params.n)
 
-    def _batch(self, raw_prompt_ids: Sequence[Sequence[int]], multi_modal_data: Sequence[Any] | None,
-               meta_info: Mapping[str, Any]) -> Any:
+    def _batch(
+        self,
+        raw_prompt_ids: Sequence[Sequence[int]],
+        multi_modal_data: Sequence[Any] | None,
+        meta_info: Mapping[str, Any],
+    ) -> Any:
         """The ``DataProto`` EasyR1's ``vLLMRollout.generate_sequences`` reads: raw ids, media, sampling keys."""
         from verl.protocol import DataProto
 
@@ -182,7 +186,8 @@ class RolloutWorker:
         shape = torch.zeros((k, 1), dtype=torch.long)  # vLLMRollout only shapes its padded output with these
         return DataProto.from_dict(
             tensors={"input_ids": shape, "attention_mask": torch.ones_like(shape), "position_ids": shape.clone()},
-            non_tensors=non_tensors, meta_info=copy.deepcopy(dict(meta_info)),
+            non_tensors=non_tensors,
+            meta_info=copy.deepcopy(dict(meta_info)),
         )
 
     def _through_easyr1(self, engine: Any, batch: Any, response_length: int) -> None:
@@ -197,8 +202,12 @@ class RolloutWorker:
             self.rollout.inference_engine = real
             self.config.response_length = width
 
-    def round(self, raw_prompt_ids: Sequence[Sequence[int]], multi_modal_data: Sequence[Any] | None,
-              meta_info: Mapping[str, Any]) -> list[list[Completion]]:
+    def round(
+        self,
+        raw_prompt_ids: Sequence[Sequence[int]],
+        multi_modal_data: Sequence[Any] | None,
+        meta_info: Mapping[str, Any],
+    ) -> list[list[Completion]]:
         """One engine call: every prompt (raw ids, as vLLM reads them) with its media, sampled as ``meta_info``
         says (EasyR1's keys: ``n``, ``temperature``, ``max_tokens``, ``stop``… and the pixel limits).
 
@@ -235,8 +244,9 @@ class _Capture:
         self.params: Any = None
         self.lora_request: Any = None
 
-    def generate(self, prompts: Any, sampling_params: Any, use_tqdm: bool = False, lora_request: Any = None,
-                 **_: Any) -> list[Any]:
+    def generate(
+        self, prompts: Any, sampling_params: Any, use_tqdm: bool = False, lora_request: Any = None, **_: Any
+    ) -> list[Any]:
         self.prompts = with_sample_fps(list(prompts))  # as the LLM seam sends them (vllm_engine)
         self.params, self.lora_request = sampling_params.clone(), lora_request
         empty = SimpleNamespace(outputs=[SimpleNamespace(token_ids=[])] * int(sampling_params.n))
@@ -315,8 +325,10 @@ def wrap_generate_sequences(original: Callable) -> Callable:
             return _prefetched(original, self, prompts)
         plugin = current_host().rollouts.get(selection["name"])
         if plugin is None:
-            raise PluginError(f"the driver asked for the rollout {selection['name']!r}, which no easyr1 plugin in this "
-                              f"worker provides (installed: {sorted(current_host().rollouts) or 'none'})")
+            raise PluginError(
+                f"the driver asked for the rollout {selection['name']!r}, which no easyr1 plugin in this "
+                f"worker provides (installed: {sorted(current_host().rollouts) or 'none'})"
+            )
         real = self.rollout
         self.rollout = _PluginRollout(plugin, RolloutWorker(self, real), selection["options"])
         try:

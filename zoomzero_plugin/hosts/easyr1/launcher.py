@@ -78,8 +78,10 @@ def _print_settings(host: PluginHost, config, recipe: str, overrides: Sequence[s
     print("Plugins:")
     for info in host.infos:
         print(f"  {info.name:<12} {info.target}  ({info.distribution})")
-    print(f"Advantage estimator: {config.algorithm.adv_estimator}"
-          + (" (plugin)" if host.estimator(config.algorithm.adv_estimator) else " (EasyR1)"))
+    print(
+        f"Advantage estimator: {config.algorithm.adv_estimator}"
+        + (" (plugin)" if host.estimator(config.algorithm.adv_estimator) else " (EasyR1)")
+    )
     print(f"Reward function: {config.worker.reward.reward_function}:{config.worker.reward.reward_function_name}")
     selected = host.rollout_for(config)
     print(
@@ -119,8 +121,14 @@ def check(recipe: str, overrides: Sequence[str], dry_run: bool, check_rows: int)
     return host, built
 
 
-def train(recipe: str, overrides: Sequence[str], dry_run: bool = False, check_rows: int = 4, cpu: bool = False,
-          metrics_file: str | None = None) -> int:
+def train(
+    recipe: str,
+    overrides: Sequence[str],
+    dry_run: bool = False,
+    check_rows: int = 4,
+    cpu: bool = False,
+    metrics_file: str | None = None,
+) -> int:
     """``easyr1 train``: 0 after a valid dry run or a finished training; raises a ZoomzeroError otherwise.
 
     ``cpu``: CPU mode (:mod:`.cpu_mode`); ``metrics_file``: every logged step as a JSON line (:mod:`.metrics_file`).
@@ -139,8 +147,10 @@ def train(recipe: str, overrides: Sequence[str], dry_run: bool = False, check_ro
             "`easyr1 train RECIPE --dry-run` checks a recipe without it; install vLLM as its docs say for your CUDA"
         )
     if vllm_missing:
-        print("note: vLLM is not installed here: EasyR1's modules are imported with a stand-in for it "
-              "(a dry run generates nothing; training needs vLLM)")
+        print(
+            "note: vLLM is not installed here: EasyR1's modules are imported with a stand-in for it "
+            "(a dry run generates nothing; training needs vLLM)"
+        )
     with vllm_stub.stand_in():
         _, built = check(path, overrides, dry_run, check_rows)
     extra = _cpu_overrides(built.config, dry_run) if cpu or cpu_mode.requested() else []

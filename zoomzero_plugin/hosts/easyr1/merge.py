@@ -23,8 +23,10 @@ def shard_files(actor_dir: Path) -> list[Path]:
     """The rank files of one world size, in rank order. Raises :class:`UsageError` when they are not all there."""
     found = {int(m.group(2)): (int(m.group(1)), p) for p in actor_dir.iterdir() if (m := _SHARD.fullmatch(p.name))}
     if not found:
-        raise UsageError(f"{actor_dir} holds no model_world_size_W_rank_R.pt: give the actor folder of a checkpoint "
-                         "(CHECKPOINTS/global_step_N/actor)")
+        raise UsageError(
+            f"{actor_dir} holds no model_world_size_W_rank_R.pt: give the actor folder of a checkpoint "
+            "(CHECKPOINTS/global_step_N/actor)"
+        )
     world = found[0][0] if 0 in found else max(w for w, _ in found.values())
     missing = [r for r in range(world) if r not in found]
     if missing:
@@ -66,8 +68,11 @@ def merge(actor_dir: str | Path, out: str | Path | None = None, dtype: str | Non
         raise UsageError(f"{hf}/config.json not found: {actor_dir} is not an EasyR1 actor checkpoint folder")
     state = merged_state_dict(shard_files(actor_dir))
     config = AutoConfig.from_pretrained(hf)
-    auto = AutoModelForImageTextToText if type(config) in AutoModelForImageTextToText._model_mapping else \
-        AutoModelForCausalLM
+    auto = (
+        AutoModelForImageTextToText
+        if type(config) in AutoModelForImageTextToText._model_mapping
+        else AutoModelForCausalLM
+    )
     with torch.device("meta"):
         model = auto.from_config(config)
     model.load_state_dict(state, assign=True, strict=True)

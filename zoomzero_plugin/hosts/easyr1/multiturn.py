@@ -175,8 +175,9 @@ def merged_grid(image_processor: Any, width: int, height: int) -> tuple[int, int
 
     patch, merge = int(image_processor.patch_size), int(image_processor.merge_size)
     size = image_processor.size
-    h, w = smart_resize(int(height), int(width), factor=patch * merge, min_pixels=size["shortest_edge"],
-                        max_pixels=size["longest_edge"])
+    h, w = smart_resize(
+        int(height), int(width), factor=patch * merge, min_pixels=size["shortest_edge"], max_pixels=size["longest_edge"]
+    )
     return h // (patch * merge), w // (patch * merge)
 
 
@@ -287,10 +288,12 @@ def _expand(conversations: Sequence[Conversation], image_token_id: int) -> tuple
     logprob = np.zeros(total, dtype=np.float32)
     with_logprobs = [k for k, p in enumerate(pieces) if p.logprobs is not None]
     if with_logprobs:
-        at = np.concatenate([np.arange(s - n, s) for s, n in zip(ends[with_logprobs].tolist(),
-                                                                  sizes[with_logprobs].tolist())])
-        logprob[at] = np.fromiter(chain.from_iterable(pieces[k].logprobs for k in with_logprobs), dtype=np.float32,
-                                  count=at.size)
+        at = np.concatenate(
+            [np.arange(s - n, s) for s, n in zip(ends[with_logprobs].tolist(), sizes[with_logprobs].tolist())]
+        )
+        logprob[at] = np.fromiter(
+            chain.from_iterable(pieces[k].logprobs for k in with_logprobs), dtype=np.float32, count=at.size
+        )
     sampled = np.repeat(np.fromiter((p.sampled for p in pieces), dtype=bool, count=len(pieces)), sizes)
     grids = np.array([g for p in pieces for g in p.grids], dtype=np.int64).reshape(-1, 2)
     where = np.flatnonzero(raw == image_token_id)
@@ -308,12 +311,25 @@ def _expand(conversations: Sequence[Conversation], image_token_id: int) -> tuple
     times: dict[int, np.ndarray] = {}
     if video_blocks:
         starts, grids, times = _with_videos(pieces, ends - sizes, video_blocks, before, starts, grids)
-    return (np.repeat(raw, counts), np.repeat(sampled, counts), np.repeat(logprob, counts), lengths, starts, grids,
-            times)
+    return (
+        np.repeat(raw, counts),
+        np.repeat(sampled, counts),
+        np.repeat(logprob, counts),
+        lengths,
+        starts,
+        grids,
+        times,
+    )
 
 
-def _with_videos(pieces: Sequence[Piece], offsets: np.ndarray, video_blocks: dict[int, tuple[list, list]],
-                 before: np.ndarray, starts: np.ndarray, grids: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
+def _with_videos(
+    pieces: Sequence[Piece],
+    offsets: np.ndarray,
+    video_blocks: dict[int, tuple[list, list]],
+    before: np.ndarray,
+    starts: np.ndarray,
+    grids: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, dict]:
     """Image blocks and the pieces' video blocks merged in sequence order (expanded indices), with the temporal
     offsets of the video blocks by their index among all blocks."""
     v_starts, v_grids, v_times = [], [], []
@@ -343,8 +359,13 @@ def media_key(batch_id: str, images: Sequence[Any], names: dict[int, str] | None
         name = names.get(id(im))
         if name is None:
             keyed = isinstance(im, Mapping) and "group" in im
-            name = names[id(im)] = (f"{im['group']}#{im['pick']}" if keyed and "pick" in im else
-                                    f"{im['group']}#video" if keyed else f"id:{id(im)}")
+            name = names[id(im)] = (
+                f"{im['group']}#{im['pick']}"
+                if keyed and "pick" in im
+                else f"{im['group']}#video"
+                if keyed
+                else f"id:{id(im)}"
+            )
         parts.append(name)
     return f"{batch_id}-{hashlib.sha1(chr(0).join(parts).encode()).hexdigest()}"
 
@@ -362,8 +383,9 @@ def _zeros(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
     return torch.frombuffer(buffer, dtype=dtype).view(shape)  # the tensor holds the map
 
 
-def assemble(conversations: Sequence[Conversation], layout: Layout, sampled_log_probs: bool = False,
-             chunk: int = 64) -> dict[str, Any]:
+def assemble(
+    conversations: Sequence[Conversation], layout: Layout, sampled_log_probs: bool = False, chunk: int = 64
+) -> dict[str, Any]:
     """Tensors and per-sample fields of a batch of conversations (see the module docstring for the layout).
 
     Padding (left of a prompt, right of a response) gets id ``pad_token_id``, masks 0 and position 0: nothing
@@ -389,11 +411,15 @@ def assemble(conversations: Sequence[Conversation], layout: Layout, sampled_log_
         prompt_tokens = [c.prompt.tokens for c in block]
         for i, (p, n) in enumerate(zip(prompt_tokens, lengths.tolist()), start=first):
             if p > width_p:
-                raise ValueError(f"sample {i}: its first prompt has {p} tokens, more than the prompt width {width_p} "
-                                 "(data.max_prompt_length)")
+                raise ValueError(
+                    f"sample {i}: its first prompt has {p} tokens, more than the prompt width {width_p} "
+                    "(data.max_prompt_length)"
+                )
             if n - p > width_r:
-                raise ValueError(f"sample {i}: its response has {n - p} tokens, more than the response width "
-                                 f"{width_r} (data.max_response_length)")
+                raise ValueError(
+                    f"sample {i}: its response has {n - p} tokens, more than the response width "
+                    f"{width_r} (data.max_response_length)"
+                )
         offsets = (np.cumsum(lengths) - lengths).tolist()
         rope = torch.from_numpy(vision_positions(lengths, starts, grids, times))  # (3, N)
         ids, sampled, logprob = torch.from_numpy(ids), torch.from_numpy(sampled), torch.from_numpy(logprob)
@@ -434,12 +460,15 @@ def media_inputs(processor: Any, media: Mapping[str, Any], meta_info: Mapping[st
     low, high = meta_info["min_pixels"], meta_info["max_pixels"]
     images = [fsdp_workers.process_image(image, low, high) for image in media.get("images") or []]
     out = dict(processor.image_processor(images=images, return_tensors="pt")) if images else {}
-    videos = [fsdp_workers.process_video(v, low, high, meta_info["video_fps"], return_metadata=True)
-              for v in media.get("videos") or []]
+    videos = [
+        fsdp_workers.process_video(v, low, high, meta_info["video_fps"], return_metadata=True)
+        for v in media.get("videos") or []
+    ]
     if videos:
         frames, metadata = zip(*videos)
-        processed = processor.video_processor(videos=list(frames), video_metadata=list(metadata),
-                                              do_sample_frames=False, return_tensors="pt")
+        processed = processor.video_processor(
+            videos=list(frames), video_metadata=list(metadata), do_sample_frames=False, return_tensors="pt"
+        )
         out.update({k: v for k, v in processed.items() if isinstance(v, torch.Tensor)})
     return out
 
@@ -499,7 +528,7 @@ def wrap_response_extent(original: Callable) -> Callable:
         mask = data.batch["response_mask"]
         if "attention_mask" not in data.batch.keys():
             return original(self, data)
-        extent = data.batch["attention_mask"][:, -mask.size(-1):].to(mask.dtype)
+        extent = data.batch["attention_mask"][:, -mask.size(-1) :].to(mask.dtype)
         if torch.equal(extent, mask):
             return original(self, data)
         data.batch["response_mask"] = extent  # a response with holes is measured by its extent

@@ -72,8 +72,10 @@ def load_recipe(recipe: str | os.PathLike | None, overrides: Sequence[str] = ())
                 f", not a mapping of EasyR1 sections (data, algorithm, worker, trainer)"
             )
         if recipe and "stage" in parts[0] and "stage" not in default:
-            raise ConfigError(f"{source} is a LLaMA-Factory recipe (it has a top-level 'stage'), not an EasyR1 one: "
-                              f"run it with `llamafactory-cli train {source}`")
+            raise ConfigError(
+                f"{source} is a LLaMA-Factory recipe (it has a top-level 'stage'), not an EasyR1 one: "
+                f"run it with `llamafactory-cli train {source}`"
+            )
         for part in parts:
             dropped.update(_drop_version_keys(part, default))
         raw = OmegaConf.merge(default, *parts)
@@ -280,8 +282,10 @@ def _prompt_lengths(config: Any, rows: list[dict[str, Any]], split: str) -> tupl
     try:
         tokenizer, processor = local_processor(config)
     except (OSError, ValueError, KeyError) as e:
-        return [f"worker.actor.model.model_path: {model.model_path} has no loadable tokenizer/processor "
-                f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"], []
+        return [
+            f"worker.actor.model.model_path: {model.model_path} has no loadable tokenizer/processor "
+            f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
+        ], []
     data = config.data
     cap = max(4 * data.max_prompt_length, 8192)
     problems, notes = [], []
@@ -290,10 +294,20 @@ def _prompt_lengths(config: Any, rows: list[dict[str, Any]], split: str) -> tupl
         path.write_text("".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows), encoding="utf-8")
         with redirect_stdout(io.StringIO()), _quiet_datasets():
             dataset = RLHFDataset(
-                data_path=str(path), tokenizer=tokenizer, processor=processor, prompt_key=data.prompt_key,
-                answer_key=data.answer_key, image_key=data.image_key, video_key=data.video_key,
-                image_dir=data.image_dir, video_fps=data.video_fps, max_prompt_length=cap, truncation="right",
-                format_prompt=data.format_prompt, min_pixels=data.min_pixels, max_pixels=data.max_pixels,
+                data_path=str(path),
+                tokenizer=tokenizer,
+                processor=processor,
+                prompt_key=data.prompt_key,
+                answer_key=data.answer_key,
+                image_key=data.image_key,
+                video_key=data.video_key,
+                image_dir=data.image_dir,
+                video_fps=data.video_fps,
+                max_prompt_length=cap,
+                truncation="right",
+                format_prompt=data.format_prompt,
+                min_pixels=data.min_pixels,
+                max_pixels=data.max_pixels,
                 filter_overlong_prompts=False,
             )
         lengths = []
@@ -312,8 +326,10 @@ def _prompt_lengths(config: Any, rows: list[dict[str, Any]], split: str) -> tupl
                     f"{data.video_fps}); EasyR1 {fate}"
                 )
     if lengths:
-        notes.append(f"{split}: prompt lengths of the first {len(lengths)} rows: {min(lengths)}..{max(lengths)} tokens "
-                     f"(data.max_prompt_length={data.max_prompt_length})")
+        notes.append(
+            f"{split}: prompt lengths of the first {len(lengths)} rows: {min(lengths)}..{max(lengths)} tokens "
+            f"(data.max_prompt_length={data.max_prompt_length})"
+        )
     return problems, notes
 
 

@@ -132,8 +132,10 @@ class PluginHost:
         """The rollout ``config`` enables and its options, or None (EasyR1's own generation)."""
         enabled = [(r, dict(o)) for r in self.rollouts.values() if (o := r.options(config)) is not None]
         if len(enabled) > 1:
-            raise PluginError(f"the recipe enables several rollouts ({', '.join(sorted(r.name for r, _ in enabled))}); "
-                              "enable at most one")
+            raise PluginError(
+                f"the recipe enables several rollouts ({', '.join(sorted(r.name for r, _ in enabled))}); "
+                "enable at most one"
+            )
         return enabled[0] if enabled else None
 
     def option_keys(self) -> set[str]:

@@ -44,8 +44,11 @@ class VideoLayouts:
         self.geometry = VisionGeometry.of(processor)
         self.time_scale = float(time_scale)
         ids = self.tokenizer.convert_tokens_to_ids
-        self.start, self.pad, self.end = ids(VISION_START), ids(getattr(processor, "video_token", VIDEO_PAD)), \
-            ids(VISION_END)
+        self.start, self.pad, self.end = (
+            ids(VISION_START),
+            ids(getattr(processor, "video_token", VIDEO_PAD)),
+            ids(VISION_END),
+        )
         self._grid = lru_cache(maxsize=256)(self._processed_grid)
 
     def _processed_grid(self, frames: int, height: int, width: int) -> tuple[int, int, int]:
@@ -59,16 +62,21 @@ class VideoLayouts:
         """Merged grid ``(t, h, w)`` of a video of ``frames`` frames of ``height × width`` pixels."""
         return self._grid(int(frames), int(height), int(width))
 
-    def layout(self, indices: Sequence[int], native_fps: float, sample_fps: float, height: int,
-               width: int) -> VideoLayout:
+    def layout(
+        self, indices: Sequence[int], native_fps: float, sample_fps: float, height: int, width: int
+    ) -> VideoLayout:
         """The layout of a clip of native frames ``indices`` (padded to whole temporal patches) of ``height ×
         width`` pixels, from a file at ``native_fps``, sampled at ``sample_fps``."""
         t, h, w = self.grid(len(indices), height, width)
         if self.geometry.timestamps:
             return self._timestamped(indices, native_fps, t, h, w)
         step = torch.arange(t) * (self.geometry.temporal_patch / float(sample_fps)) * self.time_scale
-        return VideoLayout(placeholder=(self.pad,), ids=(self.pad,) * (t * h * w), blocks=((0, t, h, w),),
-                           times=(tuple(step.long().tolist()),))
+        return VideoLayout(
+            placeholder=(self.pad,),
+            ids=(self.pad,) * (t * h * w),
+            blocks=((0, t, h, w),),
+            times=(tuple(step.long().tolist()),),
+        )
 
     def _timestamped(self, indices: Sequence[int], native_fps: float, t: int, h: int, w: int) -> VideoLayout:
         times = self.processor._calculate_timestamps(list(indices), float(native_fps), self.geometry.temporal_patch)
@@ -81,5 +89,9 @@ class VideoLayouts:
             ids.append(self.start)
             blocks.append((len(ids), 1, h, w))
             ids += [self.pad] * (h * w) + [self.end]
-        return VideoLayout(placeholder=(self.start, self.pad, self.end), ids=tuple(ids), blocks=tuple(blocks),
-                           times=((0,),) * len(blocks))
+        return VideoLayout(
+            placeholder=(self.start, self.pad, self.end),
+            ids=tuple(ids),
+            blocks=tuple(blocks),
+            times=((0,),) * len(blocks),
+        )

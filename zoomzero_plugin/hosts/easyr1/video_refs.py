@@ -30,16 +30,30 @@ from . import frame_refs
 VIDEO_REF_KEYS = ("video", "frames", "fps", "sample_fps", "total_frames")
 
 
-def video_ref(video: str, frames: Sequence[int], fps: float, sample_fps: float, total_frames: int,
-              max_pixels: int, min_pixels: int) -> dict[str, Any]:
+def video_ref(
+    video: str,
+    frames: Sequence[int],
+    fps: float,
+    sample_fps: float,
+    total_frames: int,
+    max_pixels: int,
+    min_pixels: int,
+) -> dict[str, Any]:
     """The reference to native frames ``frames`` of ``video`` (``fps`` native, ``total_frames`` in all) shown as
     one video sampled at ``sample_fps``, each frame within the pixel limits."""
     frames = [int(f) for f in frames]
     if not frames:
         raise ValueError(f"a video reference to {video!r} needs at least one frame")
-    return {"video": str(video), "frames": frames, "fps": float(fps), "sample_fps": float(sample_fps),
-            "total_frames": int(total_frames), "max_pixels": int(max_pixels), "min_pixels": int(min_pixels),
-            "group": frame_refs.group_key(video, frames, max_pixels, min_pixels)}
+    return {
+        "video": str(video),
+        "frames": frames,
+        "fps": float(fps),
+        "sample_fps": float(sample_fps),
+        "total_frames": int(total_frames),
+        "max_pixels": int(max_pixels),
+        "min_pixels": int(min_pixels),
+        "group": frame_refs.group_key(video, frames, max_pixels, min_pixels),
+    }
 
 
 def is_video_ref(video: Any) -> bool:
@@ -48,9 +62,14 @@ def is_video_ref(video: Any) -> bool:
 
 def video_metadata(ref: Mapping[str, Any], height: int, width: int) -> dict[str, Any]:
     """The decoder metadata of a reference's frames (transformers' ``VideoMetadata`` fields)."""
-    return {"total_num_frames": int(ref["total_frames"]), "fps": float(ref["fps"]),
-            "frames_indices": list(ref["frames"]), "duration": int(ref["total_frames"]) / float(ref["fps"]),
-            "height": int(height), "width": int(width)}
+    return {
+        "total_num_frames": int(ref["total_frames"]),
+        "fps": float(ref["fps"]),
+        "frames_indices": list(ref["frames"]),
+        "duration": int(ref["total_frames"]) / float(ref["fps"]),
+        "height": int(height),
+        "width": int(width),
+    }
 
 
 def decode_video_ref(ref: Mapping[str, Any], return_fps: bool = False, return_metadata: bool = False) -> Any:
@@ -59,8 +78,10 @@ def decode_video_ref(ref: Mapping[str, Any], return_fps: bool = False, return_me
     return convention, as EasyR1's ``process_video`` returns it)."""
     cache = frame_refs.installed()
     if cache is None:
-        raise RuntimeError(f"a video reference to {ref['video']!r} reached EasyR1's process_video, but no plugin "
-                           "installed a frame cache in this process (frame_refs.install)")
+        raise RuntimeError(
+            f"a video reference to {ref['video']!r} reached EasyR1's process_video, but no plugin "
+            "installed a frame cache in this process (frame_refs.install)"
+        )
     images = cache.group(ref["video"], ref["frames"], ref["max_pixels"], ref["min_pixels"], ref.get("group"))
     frames = torch.from_numpy(np.stack([np.asarray(im.convert("RGB")) for im in images])).permute(0, 3, 1, 2)
     out: Any = frames

@@ -82,8 +82,10 @@ class ZoomZero(lmms):
                 try:
                     given = simple_parse_args_string(arg_string or "")
                 except ValueError:
-                    raise UsageError(f"--model_args {arg_string!r}: expected key=value pairs separated by commas, "
-                                     "e.g. model=CHECKPOINT,mode=coarse-to-fine") from None
+                    raise UsageError(
+                        f"--model_args {arg_string!r}: expected key=value pairs separated by commas, "
+                        "e.g. model=CHECKPOINT,mode=coarse-to-fine"
+                    ) from None
             return cls(settings=additional_config or {}, **given)
 
     def _asked(self, requests: Sequence[Instance]) -> list[Asked]:
@@ -96,8 +98,10 @@ class ZoomZero(lmms):
             first: dict[str, str] = {}
             for a in out:
                 if first.setdefault(a.question.qid, a.task) != a.task:
-                    raise UsageError(f"predictions={self.args.predictions}: question {a.question.qid} is in the tasks "
-                                     f"{first[a.question.qid]} and {a.task}; run them one at a time")
+                    raise UsageError(
+                        f"predictions={self.args.predictions}: question {a.question.qid} is in the tasks "
+                        f"{first[a.question.qid]} and {a.task}; run them one at a time"
+                    )
         return out
 
     def _run(self, asked: Sequence[Asked], benchmark: str | None) -> list[str]:
@@ -133,8 +137,10 @@ class ZoomZero(lmms):
 
     def loglikelihood(self, requests: list[Instance]) -> list[tuple[float, bool]]:
         with one_line_errors():
-            raise UsageError("zoomzero answers by generating (generate_until); tasks of output_type loglikelihood "
-                             "or multiple_choice are not supported: use the task's generate_until variant")
+            raise UsageError(
+                "zoomzero answers by generating (generate_until); tasks of output_type loglikelihood "
+                "or multiple_choice are not supported: use the task's generate_until variant"
+            )
 
     def generate_until_multi_round(self, requests: list[Instance]) -> list[str]:
         with one_line_errors():

@@ -126,8 +126,9 @@ def as_model_args(message: str) -> str:
     return re.sub(r"--([a-z][a-z-]*)", lambda m: m.group(1).replace("-", "_"), message)
 
 
-def _read_all(given: Mapping[str, Any], lmms: Mapping[str, Any], actions: dict[str, argparse.Action]
-              ) -> tuple[dict[str, Any], list[str]]:
+def _read_all(
+    given: Mapping[str, Any], lmms: Mapping[str, Any], actions: dict[str, argparse.Action]
+) -> tuple[dict[str, Any], list[str]]:
     taken: dict[str, Any] = {}
     problems: list[str] = []
     renamed = renamed_keys()
@@ -168,11 +169,15 @@ def parse_model_args(given: Mapping[str, Any], lmms: Mapping[str, Any] | None = 
     if everything["batch_size"] < 1:
         raise UsageError(f"batch_size must be >= 1, got {everything['batch_size']}")
     args = ModelArgs(
-        model=everything["model"], mode=everything["mode"], backend=everything["backend"],
-        batch_size=everything["batch_size"], benchmark=everything["benchmark"],
+        model=everything["model"],
+        mode=everything["mode"],
+        backend=everything["backend"],
+        batch_size=everything["batch_size"],
+        benchmark=everything["benchmark"],
         predictions=everything.get(PREDICTIONS),
-        backend_kwargs={k: everything[k] for k in ("device", "dtype", "attn_implementation")
-                        if everything[k] is not None},
+        backend_kwargs={
+            k: everything[k] for k in ("device", "dtype", "attn_implementation") if everything[k] is not None
+        },
         options={k: v for k, v in everything.items() if k not in ModelArgs.__dataclass_fields__},
     )
     values = args.values(None)

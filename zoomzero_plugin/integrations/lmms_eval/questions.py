@@ -48,7 +48,7 @@ def is_row(doc: Mapping[str, Any]) -> bool:
 
 def _option_at(line: str) -> tuple[str, str] | None:
     m = _OPTION.match(line)
-    return None if m is None else (m.group(1) or m.group(2), line[m.end():].strip())
+    return None if m is None else (m.group(1) or m.group(2), line[m.end() :].strip())
 
 
 def _question_text(lines: Sequence[str]) -> str:
@@ -59,7 +59,7 @@ def _question_text(lines: Sequence[str]) -> str:
         lines.pop()
     text = "\n".join(lines).strip()
     label = _QUESTION_LABEL.match(text)
-    return text[label.end():] if label else text
+    return text[label.end() :] if label else text
 
 
 def lettered_options(prompt: str) -> tuple[str, tuple[str, ...]] | None:
@@ -94,8 +94,10 @@ def _video_of(visuals: Any, where: str) -> str:
     paths = list(visuals) if isinstance(visuals, (list, tuple)) else [visuals]
     if len(paths) != 1 or not isinstance(paths[0], str):
         kinds = ", ".join(sorted({type(p).__name__ for p in paths})) or "nothing"
-        raise UsageError(f"{where}: doc_to_visual gives {len(paths)} item(s) ({kinds}); zoomzero reads one video "
-                         "file per question (a task that passes frames as images is not supported)")
+        raise UsageError(
+            f"{where}: doc_to_visual gives {len(paths)} item(s) ({kinds}); zoomzero reads one video "
+            "file per question (a task that passes frames as images is not supported)"
+        )
     check_video_file(paths[0])
     return paths[0]
 
@@ -120,8 +122,10 @@ def ask(doc: Mapping[str, Any], prompt: str, doc_to_visual: Callable[[Any], Any]
         return Asked(question, grounded=True, task=task)
     found = lettered_options(prompt)
     if found is None:
-        raise UsageError(f"{where}: its prompt has no lettered options (A. … B. …); zoomzero's modes answer "
-                         "multiple-choice questions")
+        raise UsageError(
+            f"{where}: its prompt has no lettered options (A. … B. …); zoomzero's modes answer "
+            "multiple-choice questions"
+        )
     text, options = found
     given = doc.get("question")
     if isinstance(given, str) and given.strip() and given.strip() in text:

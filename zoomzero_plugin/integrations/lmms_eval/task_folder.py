@@ -35,8 +35,10 @@ FUNCTIONS = "zoomzero_plugin.integrations.lmms_eval.task"  # the module the YAML
 def task_yaml(task: str, rows: Path) -> str:
     """The YAML of ``task`` (a name of :data:`TASKS`) over the rows file ``rows`` (an absolute path)."""
     benchmark = TASKS[task]
-    metrics = "".join(f"  - metric: {json.dumps(m)}\n    aggregation: !function {FUNCTIONS}.aggregate\n"
-                      f"    higher_is_better: true\n" for m in metric_names(benchmark))
+    metrics = "".join(
+        f"  - metric: {json.dumps(m)}\n    aggregation: !function {FUNCTIONS}.aggregate\n    higher_is_better: true\n"
+        for m in metric_names(benchmark)
+    )
     return (
         f"# written by `zoomzero lmms-eval tasks`: {benchmark} rows, scored with the benchmark's official metrics\n"
         f"task: {task}\n"
@@ -85,34 +87,47 @@ def write_tasks(directory: str | Path, rows: dict[str, str | Path]) -> list[Path
 def demo_command(directory: Path, model: Path, tasks: list[str]) -> str:
     """The lmms-eval command of the demo: the tiny model with ``zoomzero eval --demo``'s small budgets."""
     budgets = ",".join(f"{k}={v}" for k, v in DEMO_DEFAULTS.items())
-    return (f"lmms-eval --model zoomzero --model_args model={model},mode=coarse-to-fine,{budgets} "
-            f"--tasks {','.join(tasks)} --include_path {directory} --batch_size 1")
+    return (
+        f"lmms-eval --model zoomzero --model_args model={model},mode=coarse-to-fine,{budgets} "
+        f"--tasks {','.join(tasks)} --include_path {directory} --batch_size 1"
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("directory", type=Path, metavar="DIR", help="folder to write the task YAMLs into")
     for task, benchmark in TASKS.items():
-        parser.add_argument(f"--{benchmark}", type=Path, metavar="ROWS", dest=task,
-                            help=f"rows for the task `{task}` ({benchmark}'s official metrics)")
-    parser.add_argument("--demo", action="store_true",
-                        help="build the tiny random model and a synthetic benchmark under DIR/demo-inputs, write the "
-                             "task nextgqa over it and print the lmms-eval command (CPU, seconds)")
+        parser.add_argument(
+            f"--{benchmark}",
+            type=Path,
+            metavar="ROWS",
+            dest=task,
+            help=f"rows for the task `{task}` ({benchmark}'s official metrics)",
+        )
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="build the tiny random model and a synthetic benchmark under DIR/demo-inputs, write the "
+        "task nextgqa over it and print the lmms-eval command (CPU, seconds)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     rows = {task: getattr(args, task) for task in TASKS if getattr(args, task) is not None}
     model = None
     if args.demo:
-
         model, rows["nextgqa"] = prepare_demo(args.directory / "demo-inputs")
     if not rows:
         raise UsageError(f"give rows for at least one task ({', '.join('--' + b for b in TASKS.values())}) or --demo")
     for path in write_tasks(args.directory, rows):
         print(f"wrote {path}")
     if model is not None:
-        print("\nrun it (the RANDOM tiny model: chance-level answers, no valid span; this shows the pipeline):\n  "
-              + demo_command(args.directory, model, sorted(rows)))
+        print(
+            "\nrun it (the RANDOM tiny model: chance-level answers, no valid span; this shows the pipeline):\n  "
+            + demo_command(args.directory, model, sorted(rows))
+        )
     else:
-        print(f"\nlmms-eval --model zoomzero --model_args model=CHECKPOINT,mode=coarse-to-fine "
-              f"--tasks {','.join(sorted(rows))} --include_path {args.directory}")
+        print(
+            f"\nlmms-eval --model zoomzero --model_args model=CHECKPOINT,mode=coarse-to-fine "
+            f"--tasks {','.join(sorted(rows))} --include_path {args.directory}"
+        )
     return 0

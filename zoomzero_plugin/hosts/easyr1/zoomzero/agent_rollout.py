@@ -82,8 +82,10 @@ def question_of(prompt_text: str) -> str:
         raise ValueError("the prompt has no '<|im_start|>user' turn (the agent rollout needs chat-template prompts)")
     user = prompt_text[head + len(_USER_HEAD) : end]
     if user.count(_VIDEO) != 1:
-        raise ValueError(f"the row's prompt shows {user.count(_VIDEO)} videos; the agent rollout needs exactly one "
-                         "'<video>' placeholder")
+        raise ValueError(
+            f"the row's prompt shows {user.count(_VIDEO)} videos; the agent rollout needs exactly one "
+            "'<video>' placeholder"
+        )
     return user.replace(_VIDEO, VIDEO_PLACEHOLDER)
 
 
@@ -119,10 +121,18 @@ class Sample:
     def stats(self) -> dict[str, Any]:
         t = self.trajectory
         sampled = sum(len(p.ids) for p in self.conversation.response if p.sampled)
-        return {"turns": len(t.steps), "calls": t.calls, "errors": t.errors, "clip_frames": t.clip_frames,
-                "images": len(self.conversation.images()), "videos": len(self.conversation.videos()), "end": t.end,
-                "truncated": self.truncated,
-                "sampled_tokens": sampled, "observation_tokens": self.conversation.response_tokens - sampled}
+        return {
+            "turns": len(t.steps),
+            "calls": t.calls,
+            "errors": t.errors,
+            "clip_frames": t.clip_frames,
+            "images": len(self.conversation.images()),
+            "videos": len(self.conversation.videos()),
+            "end": t.end,
+            "truncated": self.truncated,
+            "sampled_tokens": sampled,
+            "observation_tokens": self.conversation.response_tokens - sampled,
+        }
 
 
 def frame_cache(megabytes: int) -> frame_refs.FrameCache:
@@ -144,14 +154,21 @@ class AgentRollout:
         if self.processor is None or not hasattr(self.processor, "image_processor"):
             raise ValueError("the VideoZoomer rollout needs a vision-language model (a Qwen-VL processor)")
         image_token = getattr(self.processor, "image_token", "<|image_pad|>")
-        self.layout = Layout(self.tokenizer.convert_tokens_to_ids(image_token), self.tokenizer.pad_token_id,
-                             worker.prompt_length, worker.response_length)
+        self.layout = Layout(
+            self.tokenizer.convert_tokens_to_ids(image_token),
+            self.tokenizer.pad_token_id,
+            worker.prompt_length,
+            worker.response_length,
+        )
         self.total = min(self.budget.max_response_tokens, worker.response_length)
         self.eos = {self.tokenizer.eos_token_id}
         self.encode = SegmentEncoder(self.tokenizer)
         self.cache = frame_cache(options.frame_cache_mb)
-        self.clip_videos = None if options.clip_as != "video" else ClipVideos(
-            self.processor, self.budget.max_frame_pixels, self.budget.min_frame_pixels)
+        self.clip_videos = (
+            None
+            if options.clip_as != "video"
+            else ClipVideos(self.processor, self.budget.max_frame_pixels, self.budget.min_frame_pixels)
+        )
 
     # -- building blocks --------------------------------------------------------------------------------
 
@@ -175,10 +192,10 @@ class AgentRollout:
         refs = self.refs(video, overview)
         first = self.cache.image(refs[0])
         grid = merged_grid(self.processor.image_processor, first.width, first.height)
-        text = first_prompt(self.tokenizer.apply_chat_template, self.prompts.system,
-                            trajectories[0].user_parts(question), QWEN_IMAGE)
-        piece = Piece(self.encode([text])[0], sampled=False, images=refs,
-                      grids=[grid] * len(overview))
+        text = first_prompt(
+            self.tokenizer.apply_chat_template, self.prompts.system, trajectories[0].user_parts(question), QWEN_IMAGE
+        )
+        piece = Piece(self.encode([text])[0], sampled=False, images=refs, grids=[grid] * len(overview))
         return [Sample(t, Conversation(piece), video, grid, size=first.size) for t in trajectories]
 
     def limit(self, sample: Sample) -> int:
@@ -224,8 +241,12 @@ class AgentRollout:
         if self.clip_videos is not None and frames:
             ref, layout = self.clip_videos.clip(sample.trajectory.video, frames, sample.size)
             return Piece(ids, sampled=False, videos=[ref], layouts=[layout])
-        return Piece(ids, sampled=False, images=self.refs(sample.video, [f.frame for f in frames]) if frames else [],
-                     grids=[sample.grid] * len(frames))
+        return Piece(
+            ids,
+            sampled=False,
+            images=self.refs(sample.video, [f.frame for f in frames]) if frames else [],
+            grids=[sample.grid] * len(frames),
+        )
 
     # -- the rollout ---------------------------------------------------------------------------------------
 
@@ -246,8 +267,9 @@ class AgentRollout:
         raw = prompts.non_tensor_batch["raw_prompt_ids"]
         media = prompts.non_tensor_batch.get("multi_modal_data")
         if media is None:
-            raise ValueError("the VideoZoomer rollout needs video rows: this batch has no multi_modal_data "
-                             "(data.video_key)")
+            raise ValueError(
+                "the VideoZoomer rollout needs video rows: this batch has no multi_modal_data (data.video_key)"
+            )
         with collections_paused():
             groups = [self.start(ids, m, n) for ids, m in zip(raw, media)]
         samples = [s for g in groups for s in g]  # EasyR1's order: prompt i's samples at i·n … i·n + n − 1
@@ -262,22 +284,28 @@ class AgentRollout:
             built = assemble([s.conversation for s in samples], self.layout, self.options.sampling_logprobs)
             stats = np.empty(len(samples), dtype=object)
             stats[:] = [s.stats() for s in samples]
-        return DataProto.from_dict(tensors=built["tensors"], non_tensors={**built["non_tensors"], STATS_KEY: stats},
-                                   meta_info=dict(meta_info))
+        return DataProto.from_dict(
+            tensors=built["tensors"], non_tensors={**built["non_tensors"], STATS_KEY: stats}, meta_info=dict(meta_info)
+        )
 
-    def rounds(self, groups: Sequence[Sequence[Sample]], samples: Sequence[Sample], meta_info: Mapping[str, Any],
-               n: int) -> None:
+    def rounds(
+        self, groups: Sequence[Sequence[Sample]], samples: Sequence[Sample], meta_info: Mapping[str, Any], n: int
+    ) -> None:
         """One engine call per round over every trajectory still going; a round's clips decode in parallel."""
         first = [g[0] for g in groups]
         round_max = max(self.limit(s) for s in first)
-        outputs = self.worker.round([s.conversation.raw_ids() for s in first],
-                                    [s.conversation.media() for s in first],
-                                    self.sampling(meta_info, n, round_max))
+        outputs = self.worker.round(
+            [s.conversation.raw_ids() for s in first],
+            [s.conversation.media() for s in first],
+            self.sampling(meta_info, n, round_max),
+        )
         self.read_round(samples, [c for completions in outputs for c in completions])
         while active := [s for s in samples if s.active]:
-            outputs = self.worker.round([s.conversation.raw_ids() for s in active],
-                                        [s.conversation.media() for s in active],
-                                        self.sampling(meta_info, 1, max(self.limit(s) for s in active)))
+            outputs = self.worker.round(
+                [s.conversation.raw_ids() for s in active],
+                [s.conversation.media() for s in active],
+                self.sampling(meta_info, 1, max(self.limit(s) for s in active)),
+            )
             self.read_round(active, [completions[0] for completions in outputs])
 
     def read_round(self, samples: Sequence[Sample], completions: Sequence[Any]) -> None:
@@ -311,8 +339,12 @@ class AgentRollout:
             first.append((keys, head.raw_ids(), head.media(), self.limit(group[0])))
 
         def submit(jobs: list[int]) -> None:
-            stream.submit([([k], samples[k].conversation.raw_ids(), samples[k].conversation.media(),
-                            self.limit(samples[k])) for k in jobs])
+            stream.submit(
+                [
+                    ([k], samples[k].conversation.raw_ids(), samples[k].conversation.media(), self.limit(samples[k]))
+                    for k in jobs
+                ]
+            )
 
         def advance(finished: Sequence[tuple[int, Any]]) -> dict[int, Future | None]:
             going = self.read([samples[k] for k, _ in finished], [c for _, c in finished])
@@ -343,8 +375,11 @@ def metrics(batch: Any, reward_metrics: Mapping[str, Sequence[Any]]) -> dict[str
         return {}
     calls = np.array([s["calls"] for s in stats])
     means = ("errors", "turns", "clip_frames", "images", "truncated", "sampled_tokens", "observation_tokens")
-    out = {"agent/calls": float(calls.mean()), **{f"agent/{k}": float(np.mean([s[k] for s in stats])) for k in means},
-           "agent/answered": float(np.mean([s["end"] == "answer" for s in stats]))}
+    out = {
+        "agent/calls": float(calls.mean()),
+        **{f"agent/{k}": float(np.mean([s[k] for s in stats])) for k in means},
+        "agent/answered": float(np.mean([s["end"] == "answer" for s in stats])),
+    }
     accuracy = reward_metrics.get("accuracy")
     if accuracy is not None and len(accuracy) == len(stats):
         accuracy = np.asarray(accuracy, dtype=float)
@@ -355,7 +390,11 @@ def metrics(batch: Any, reward_metrics: Mapping[str, Sequence[Any]]) -> dict[str
 
 
 ROLLOUT = Rollout(
-    name=NAME, options=select, generate=generate, metrics=metrics, row_fields=("ground_truth",),
+    name=NAME,
+    options=select,
+    generate=generate,
+    metrics=metrics,
+    row_fields=("ground_truth",),
     summary="VideoZoomer: n multi-turn <video_zoom> trajectories per prompt (overview, <= 4 clips, <= 5 turns), "
     "each turn to the engine as soon as its observation is ready (agent.schedule: continuous | rounds); observations "
     "in the sequence, out of the loss; M-RoPE over the whole sequence",
@@ -386,8 +425,9 @@ def measure_first_prompt(
     trajectory = Trajectory(reader.info, options.budget, get_prompts(options.prompt))
     frame = reader.read([0], options.budget.max_frame_pixels, options.budget.min_frame_pixels)[0]
     h, w = merged_grid(processor.image_processor, frame.width, frame.height)
-    text = first_prompt(tokenizer.apply_chat_template, trajectory.prompts.system, trajectory.user_parts(user_text),
-                        QWEN_IMAGE)
+    text = first_prompt(
+        tokenizer.apply_chat_template, trajectory.prompts.system, trajectory.user_parts(user_text), QWEN_IMAGE
+    )
     frames = len(trajectory.overview)
     return FirstPrompt(frames, h * w, len(tokenizer.encode(text, add_special_tokens=False)) - frames)
 
@@ -425,7 +465,8 @@ def row_problems(config: Any, rows: Sequence[Mapping[str, Any]], split: str) -> 
             problems.append(
                 f"{where}: the agent's first prompt is {measured.tokens} tokens ({measured.frames} overview frames x "
                 f"{measured.tokens_per_frame} + {measured.text_tokens} text) > data.max_prompt_length="
-                f"{data.max_prompt_length}")
+                f"{data.max_prompt_length}"
+            )
     return problems
 
 
@@ -438,14 +479,19 @@ def describe(config: Any, options: AgentOptions) -> dict[str, Any]:
         "rollout": f"{NAME} (plugin rollout: owns generation; prompt variant '{options.prompt}')",
         "agent budgets": {
             "overview": f"{b.max_overview_frames} frames at {b.overview_fps} fps",
-            "per call": f"<= {b.max_frames_per_call} frames", "calls": b.max_calls,
-            "assistant turns": b.max_assistant_turns, "images": b.max_images, "tokens per turn": b.max_new_tokens,
+            "per call": f"<= {b.max_frames_per_call} frames",
+            "calls": b.max_calls,
+            "assistant turns": b.max_assistant_turns,
+            "images": b.max_images,
+            "tokens per turn": b.max_new_tokens,
             "response tokens": f"{min(b.max_response_tokens, config.data.max_response_length)} (max_response_tokens "
-                               f"{b.max_response_tokens}, data.max_response_length {config.data.max_response_length})",
+            f"{b.max_response_tokens}, data.max_response_length {config.data.max_response_length})",
             "frame pixels": f"{b.min_frame_pixels}..{b.max_frame_pixels}",
         },
-        "reward": {"function": "zoomzero:videozoomer", "weights": {"accuracy": reward.accuracy,
-                   "format": reward.format, "tool": reward.tool}},
+        "reward": {
+            "function": "zoomzero:videozoomer",
+            "weights": {"accuracy": reward.accuracy, "format": reward.format, "tool": reward.tool},
+        },
         "sampling log-probs kept": options.sampling_logprobs,
     }
     try:
@@ -455,9 +501,11 @@ def describe(config: Any, options: AgentOptions) -> dict[str, Any]:
             video = video_path(config.data, row[config.data.video_key][0])
             text = user_text(row.get(config.data.answer_key), lambda: str(row[config.data.prompt_key]))
             m = measure_first_prompt(*loaded, video, text, options)
-            out["first prompt"] = (f"train row 0: {m.frames} overview frames x {m.tokens_per_frame} tokens + "
-                                   f"{m.text_tokens} text = {m.tokens} tokens (data.max_prompt_length "
-                                   f"{config.data.max_prompt_length})")
+            out["first prompt"] = (
+                f"train row 0: {m.frames} overview frames x {m.tokens_per_frame} tokens + "
+                f"{m.text_tokens} text = {m.tokens} tokens (data.max_prompt_length "
+                f"{config.data.max_prompt_length})"
+            )
     except Exception:  # noqa: BLE001 - the example is optional; the row checks report real problems
         pass
     return out

@@ -33,11 +33,13 @@ class ClipVideos:
             layouts = VideoLayouts(processor, tokens_per_second(config))
         self.layouts, self.max_pixels, self.min_pixels = layouts, int(max_pixels), int(min_pixels)
 
-    def clip(self, video: VideoInfo, frames: Sequence[Frame], size: tuple[int, int]) -> tuple[dict[str, Any],
-                                                                                                 VideoLayout]:
+    def clip(
+        self, video: VideoInfo, frames: Sequence[Frame], size: tuple[int, int]
+    ) -> tuple[dict[str, Any], VideoLayout]:
         """The reference and layout of a call's ``frames`` of ``video``, each frame ``size`` = (width, height)."""
         timing = clip_video(frames, video, self.layouts.geometry.temporal_patch)
-        ref = video_ref(video.path, timing.indices, video.fps, timing.sample_fps, video.frames, self.max_pixels,
-                        self.min_pixels)
+        ref = video_ref(
+            video.path, timing.indices, video.fps, timing.sample_fps, video.frames, self.max_pixels, self.min_pixels
+        )
         width, height = size
         return ref, self.layouts.layout(timing.indices, video.fps, timing.sample_fps, height, width)

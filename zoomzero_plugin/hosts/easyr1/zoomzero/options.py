@@ -98,10 +98,15 @@ class ZoomOptions:
         """The Eq. 3 budget of these options on a model of ``geometry`` (its own, from its processor)."""
         paper = paper_budget(None, geometry)
         low, high = self.min_frame_pixels, self.max_frame_pixels
-        return replace(paper, max_visual_tokens=self.max_visual_tokens, fps=self.fps, max_frames=self.max_frames,
-                       min_clip_seconds=self.min_clip_seconds,
-                       min_frame_pixels=paper.min_frame_pixels if low is None else low,
-                       max_frame_pixels=paper.max_frame_pixels if high is None else high)
+        return replace(
+            paper,
+            max_visual_tokens=self.max_visual_tokens,
+            fps=self.fps,
+            max_frames=self.max_frames,
+            min_clip_seconds=self.min_clip_seconds,
+            min_frame_pixels=paper.min_frame_pixels if low is None else low,
+            max_frame_pixels=paper.max_frame_pixels if high is None else high,
+        )
 
     def uniform_budget(self, duration: float, geometry: VisionGeometry = DEFAULT_GEOMETRY) -> ZoomBudget:
         """The budget of ``no_spans: uniform``: ``uniform_frames`` frames over the whole video."""
@@ -146,8 +151,11 @@ class TokenAdvOptions:
         section = _section(kwargs, "tokenadv")
         if section is None:
             return cls()
-        defaults = {"glue_components": TURN_CALL_COMPONENTS, "answer_components": TURN_ANSWER_COMPONENTS} \
-            if section.get("over_turns") is True else {}
+        defaults = (
+            {"glue_components": TURN_CALL_COMPONENTS, "answer_components": TURN_ANSWER_COMPONENTS}
+            if section.get("over_turns") is True
+            else {}
+        )
         return build(cls, section, f"{KWARGS}.tokenadv", defaults)
 
 

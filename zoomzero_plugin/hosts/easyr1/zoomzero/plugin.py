@@ -115,8 +115,10 @@ def easyr1_check_config(config: Any) -> list[str]:
     if agent is not None:
         problems += agent_problems(config, agent, zoom)
     if tokenadv is not None and tokenadv.over_turns and not (agent is not None and agent.enable):
-        problems.append(f"{KWARGS}.tokenadv.over_turns learns from <video_zoom> calls, but no multi-turn rollout "
-                        f"makes them ({KWARGS}.agent is not set)")
+        problems.append(
+            f"{KWARGS}.tokenadv.over_turns learns from <video_zoom> calls, but no multi-turn rollout "
+            f"makes them ({KWARGS}.agent is not set)"
+        )
     algorithm = config.algorithm
     if str(algorithm.adv_estimator) == TOKENADV.name:
         if not algorithm.use_kl_loss and not algorithm.disable_kl:
@@ -171,31 +173,43 @@ def agent_problems(config: Any, agent: AgentOptions, zoom: ZoomOptions | None) -
         return []
     problems = []
     if not uses_videozoomer(config):
-        problems.append(f"{KWARGS}.agent turns each response into a multi-turn exchange: score it with "
-                        f"worker.reward.reward_function: {VIDEOZOOMER}")
+        problems.append(
+            f"{KWARGS}.agent turns each response into a multi-turn exchange: score it with "
+            f"worker.reward.reward_function: {VIDEOZOOMER}"
+        )
     estimator = str(config.algorithm.adv_estimator)
     if estimator == "remax":
-        problems.append("the VideoZoomer rollout does not support algorithm.adv_estimator=remax (its greedy baseline "
-                        "would need its own multi-turn rollout)")
+        problems.append(
+            "the VideoZoomer rollout does not support algorithm.adv_estimator=remax (its greedy baseline "
+            "would need its own multi-turn rollout)"
+        )
     elif estimator in ("gae", "reinforce_plus_plus"):
-        problems.append(f"algorithm.adv_estimator={estimator} discounts returns along response_mask, which the "
-                        "VideoZoomer rollout interrupts at every observation: use grpo, rloo, tokenadv or grpo_sum")
+        problems.append(
+            f"algorithm.adv_estimator={estimator} discounts returns along response_mask, which the "
+            "VideoZoomer rollout interrupts at every observation: use grpo, rloo, tokenadv or grpo_sum"
+        )
     if zoom is not None and zoom.enable:
         problems.append(f"{KWARGS}.agent and {KWARGS}.zoom are two different methods: enable one of them")
     response = config.data.max_response_length
     if agent.budget.max_response_tokens > response:
-        problems.append(f"{KWARGS}.agent.max_response_tokens={agent.budget.max_response_tokens} exceeds "
-                        f"data.max_response_length={response}, the response width every trajectory must fit "
-                        "(observations included)")
+        problems.append(
+            f"{KWARGS}.agent.max_response_tokens={agent.budget.max_response_tokens} exceeds "
+            f"data.max_response_length={response}, the response width every trajectory must fit "
+            "(observations included)"
+        )
     limit = config.worker.rollout.limit_images
     if limit and limit < agent.budget.max_images:
-        problems.append(f"worker.rollout.limit_images={limit} is below {KWARGS}.agent.max_images="
-                        f"{agent.budget.max_images}: vLLM would refuse a conversation with more images")
+        problems.append(
+            f"worker.rollout.limit_images={limit} is below {KWARGS}.agent.max_images="
+            f"{agent.budget.max_images}: vLLM would refuse a conversation with more images"
+        )
     model = config.worker.actor.model
     kind = model_type(str(model.model_path), bool(model.trust_remote_code))
     if kind is not None and kind not in MROPE_MODEL_TYPES:
-        problems.append(f"the VideoZoomer rollout lays out Qwen-VL M-RoPE positions ({', '.join(MROPE_MODEL_TYPES)}); "
-                        f"the model is '{kind}' (worker.actor.model.model_path)")
+        problems.append(
+            f"the VideoZoomer rollout lays out Qwen-VL M-RoPE positions ({', '.join(MROPE_MODEL_TYPES)}); "
+            f"the model is '{kind}' (worker.actor.model.model_path)"
+        )
     return problems
 
 
@@ -218,8 +232,10 @@ def easyr1_check_rows(config: Any, rows: Sequence[Mapping[str, Any]], split: str
             )
             continue
         if label_hidden(truth):
-            problems.append(f"{split} row {i} ({truth.qid}): its label is hidden (a test split); it cannot be trained "
-                            "or validated on")
+            problems.append(
+                f"{split} row {i} ({truth.qid}): its label is hidden (a test split); it cannot be trained "
+                "or validated on"
+            )
             continue
         if zoom.enable and not truth.question.strip():
             problems.append(
@@ -275,8 +291,10 @@ def easyr1_job_env(config: Any) -> dict[str, str]:
     try:
         geometry = load_geometry(str(model.model_path), bool(model.trust_remote_code))
     except ValueError as e:
-        raise ConfigError(f"worker.actor.model.model_path: {e}; the coarse pass's visual budget (MODEL_SEQ_LEN) "
-                          "depends on the model's token size") from None
+        raise ConfigError(
+            f"worker.actor.model.model_path: {e}; the coarse pass's visual budget (MODEL_SEQ_LEN) "
+            "depends on the model's token size"
+        ) from None
     return {"MODEL_SEQ_LEN": str(model_seq_len(zoom.max_visual_tokens, geometry))}
 
 

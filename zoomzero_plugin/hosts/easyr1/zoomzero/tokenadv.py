@@ -57,7 +57,7 @@ def prepare(trainer: Any, batch: Any) -> dict[str, float]:
 
 def compute(data: Any, gamma: float = 1.0, lam: float = 1.0) -> tuple[Any, Any]:
     """(advantages, returns), both (bs, response_length) float32, zero on padding."""
-    components = {k[len(COMPONENT_PREFIX):]: v for k, v in data.batch.items() if k.startswith(COMPONENT_PREFIX)}
+    components = {k[len(COMPONENT_PREFIX) :]: v for k, v in data.batch.items() if k.startswith(COMPONENT_PREFIX)}
     if GLUE_MASK not in data.batch or not components or NAME not in data.meta_info:
         raise RuntimeError(
             "tokenadv needs the reward components and the glue mask in the batch; the easyr1 plugin host adds "
@@ -67,8 +67,13 @@ def compute(data: Any, gamma: float = 1.0, lam: float = 1.0) -> tuple[Any, Any]:
     options = _options(data.meta_info[NAME])
     try:
         return token_adv(
-            components, data.batch[GLUE_MASK], data.batch["response_mask"], data.non_tensor_batch["uid"],
-            eps=options.eps, glue_components=options.glue_components, answer_components=options.answer_components,
+            components,
+            data.batch[GLUE_MASK],
+            data.batch["response_mask"],
+            data.non_tensor_batch["uid"],
+            eps=options.eps,
+            glue_components=options.glue_components,
+            answer_components=options.answer_components,
             std=options.std,
         )
     except ValueError as e:
@@ -90,8 +95,10 @@ def prepare_grpo_sum(trainer: Any, batch: Any) -> None:
 def compute_grpo_sum(data: Any, gamma: float = 1.0, lam: float = 1.0) -> tuple[Any, Any]:
     """(advantages, returns), both (bs, response_length) float32: the group-normalised summed reward."""
     if NAME not in data.meta_info:
-        raise RuntimeError("grpo_sum needs its options in the batch; the easyr1 plugin host adds them while it builds "
-                           "each batch. Is the host active in the process running the trainer? (`easyr1 doctor`)")
+        raise RuntimeError(
+            "grpo_sum needs its options in the batch; the easyr1 plugin host adds them while it builds "
+            "each batch. Is the host active in the process running the trainer? (`easyr1 doctor`)"
+        )
     options = _options(data.meta_info[NAME])
     scores = data.batch["token_level_rewards"].sum(-1)
     return grpo_advantage(scores, data.batch["response_mask"], data.non_tensor_batch["uid"], options.eps, options.std)

@@ -188,7 +188,7 @@ class ZoomHook:
         k, width = len(ids), max(len(x) for x in ids)
         padded = np.full((k, width), self.tokenizer.pad_token_id, dtype=np.int64)
         for j, x in enumerate(ids):
-            padded[j, width - len(x):] = x
+            padded[j, width - len(x) :] = x
         input_ids = torch.from_numpy(padded)
         lengths = torch.tensor([len(x) for x in ids])
         attention_mask = (torch.arange(width)[None, :] >= width - lengths[:, None]).long()
