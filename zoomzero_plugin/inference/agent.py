@@ -168,19 +168,7 @@ class _Run:
     def prediction(self) -> ModeOutput:
         q, traj = self.question, self.trajectory
         transcript = Transcript.from_trajectory(traj, self.tokens, self.clip_as)
-        answer = transcript.answer if transcript.answer in q.letters else None
-        record = {
-            "qid": q.qid,
-            "answer": answer,
-            "spans": [],
-            "confidence": None,
-            "mode": "agent",
-            "end": traj.end,
-            "frames": traj.images,
-            "calls": traj.calls,
-            "errors": traj.errors,
-            "transcript": transcript.to_dict(),
-        }
+        record = _record(q, transcript, end=traj.end, frames=traj.images, calls=traj.calls, errors=traj.errors)
         generate = sum(r.get("generate_s", 0.0) + r.get("prepare_s", 0.0) for r in self.rounds)
         timing = {
             "qid": q.qid,
@@ -190,6 +178,17 @@ class _Run:
             "schedule": self.schedule,
         }
         return ModeOutput(record, timing)
+
+
+def _record(q: Question, transcript, *, end, frames: int, calls: int, errors: int, tool: bool = True) -> dict:
+    """An agent question's prediction record (the no-tool baseline's says ``"tool": false``): the transcript's answer
+    when it is one of the question's letters."""
+    answer = transcript.answer if transcript.answer in q.letters else None
+    head = {"qid": q.qid, "answer": answer, "spans": [], "confidence": None, "mode": "agent"}
+    if not tool:
+        head["tool"] = False
+    rest = {"end": end, "frames": frames, "calls": calls, "errors": errors, "transcript": transcript.to_dict()}
+    return {**head, **rest}
 
 
 def _start(q: Question, cfg: AgentConfig, template, temporal_patch: int) -> _Run:
@@ -213,20 +212,7 @@ def _start(q: Question, cfg: AgentConfig, template, temporal_patch: int) -> _Run
 def _no_tool_prediction(q: Question, reader: FrameReader, frames, gen: Generation, decode_s: float) -> ModeOutput:
     out = gen.outputs[0]
     transcript = no_tool_transcript(reader.info, frames, out.text, len(out.token_ids))
-    answer = transcript.answer if transcript.answer in q.letters else None
-    record = {
-        "qid": q.qid,
-        "answer": answer,
-        "spans": [],
-        "confidence": None,
-        "mode": "agent",
-        "tool": False,
-        "end": transcript.end,
-        "frames": len(frames),
-        "calls": 0,
-        "errors": 0,
-        "transcript": transcript.to_dict(),
-    }
+    record = _record(q, transcript, end=transcript.end, frames=len(frames), calls=0, errors=0, tool=False)
     rounds = [{k: round(gen.timing.get(k, 0.0), 6) for k in ("prepare_s", "generate_s")}]
     timing = {
         "qid": q.qid,
