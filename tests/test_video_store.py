@@ -144,6 +144,28 @@ def test_one_frame_over_the_bound_evicts_the_least_recently_used(evidence_video)
     assert (store.stats().hits, store.stats().frames_decoded) == (4 + 3, 6), "0 was the one evicted"
 
 
+def test_a_kept_frame_holds_its_own_pixels_not_its_whole_batch(evidence_video):
+    """The bound is on memory: of 16 frames decoded in one read with room for one, one frame's pixels stay in memory
+    (224 x 168 x 3 = 112,896 bytes), not the 16 of the batch it was decoded in (1,806,336 bytes)."""
+    import gc
+    import tracemalloc
+
+    store = video_store.VideoStore(max_bytes=FRAME)
+    path = str(evidence_video)
+    store.info(path)  # decord imported and the video opened before counting
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        store.frames(path, list(range(16)))  # what it returns is dropped at once
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert store.held_bytes == FRAME
+    assert FRAME <= kept < 2 * FRAME, f"{kept / FRAME:.1f} frames of memory kept for one frame counted"
+
+
 def test_open_videos_beyond_the_bound_close_least_recently_used_first(tmp_path):
     paths = []
     for name in "abc":

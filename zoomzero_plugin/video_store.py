@@ -168,6 +168,10 @@ class VideoStore:
             while self._bytes > self.max_bytes and self._frames:
                 _, old = self._frames.popitem(last=False)
                 self._bytes -= old.nbytes
+            for i in indices:  # each frame kept its own copy: a view of the batch would keep the whole batch alive
+                frame = self._frames.get((key, i))
+                if frame is not None and frame.base is batch:
+                    self._frames[(key, i)] = frame.copy()
         return batch
 
     # -- bookkeeping -----------------------------------------------------------------------------------------
