@@ -75,3 +75,28 @@ def test_agent_mode_without_a_round_barrier_predicts_word_for_word_as_round_by_r
     assert [p.record for p in got] == [p.record for p in want]
     assert [(r["calls"] + r["errors"], r["end"]) for r in (p.record for p in got)] == [(2, "answer")] * 3
     assert fast.steps < slow.steps, (fast, slow)
+
+
+def _tokens(n):
+    from vllm import SamplingParams
+
+    return SamplingParams(n=n, max_tokens=3, ignore_eos=True, seed=1)
+
+
+def test_a_stream_leaves_no_parent_request_in_the_engine(backend):
+    """A prompt sampled twice comes back as two requests, each when it ends; afterwards (and after a close that
+    aborts such a prompt) vLLM's engine holds nothing of it, as after ``LLM.generate``: no request, no parent."""
+    from zoomzero_plugin.inference.engine_stream import EngineStream
+
+    engine = backend.llm.llm_engine
+    stream = EngineStream(backend.llm)
+    stream.add(["a", "b"], {"prompt_token_ids": [1, 2, 3]}, _tokens(2))
+    done = []
+    while stream.pending:
+        done += stream.step()
+    assert sorted((key, len(sample.token_ids)) for key, sample, _, _ in done) == [("a", 3), ("b", 3)]
+    assert engine.output_processor.parent_requests == {}
+    stream.add(["c", "d"], {"prompt_token_ids": [1, 2, 3]}, _tokens(2))
+    stream.close()  # a failed run: what it left is aborted
+    assert not engine.has_unfinished_requests() and engine.output_processor.parent_requests == {}
+

@@ -106,6 +106,8 @@ class EngineStream:
             return self._add_apart(rid, keys, prompt, params, lora_request)
         for child in children:
             states[child].parent_req = None  # handed back alone, when it ends
+        # vLLM forgets a parent when its last child ends through it; detached children never do: forget it now
+        getattr(self.engine.output_processor, "parent_requests", {}).pop(rid, None)
         self._track(children, keys)
 
     def _add_apart(self, rid: str, keys: Sequence[Hashable], prompt: Any, params: Any, lora_request: Any) -> None:
