@@ -100,3 +100,16 @@ def test_a_stream_leaves_no_parent_request_in_the_engine(backend):
     stream.close()  # a failed run: what it left is aborted
     assert not engine.has_unfinished_requests() and engine.output_processor.parent_requests == {}
 
+
+def test_meters_nest_and_leave_the_engine_as_it_was(backend):
+    """Two meters on one engine both count its steps (3 tokens: the prompt's step gives the first, then one a step),
+    and the engine's own step is back afterwards."""
+    from zoomzero_plugin.inference.engine_stream import EngineMeter, metered
+
+    engine = backend.llm.llm_engine
+    with metered(backend.llm, EngineMeter()) as outer:
+        with metered(backend.llm, EngineMeter()) as inner:
+            backend.llm.generate([{"prompt_token_ids": [1, 2, 3]}], _tokens(1), use_tqdm=False)
+        backend.llm.generate([{"prompt_token_ids": [1, 2, 3]}], _tokens(1), use_tqdm=False)
+    assert (inner.steps, inner.running, outer.steps, outer.running) == (3, 3, 6, 6)
+    assert "step" not in vars(engine)

@@ -50,6 +50,7 @@ def metered(llm: Any, meter: EngineMeter) -> Iterator[EngineMeter]:
         yield meter
         return
     step = engine.step
+    outer = vars(engine).get("step")  # another meter's step on this engine (nested meters): back after this one
 
     def timed_step():
         running = engine.get_num_unfinished_requests()
@@ -65,7 +66,10 @@ def metered(llm: Any, meter: EngineMeter) -> Iterator[EngineMeter]:
     try:
         yield meter
     finally:
-        del engine.step  # the instance attribute: the class's own step again
+        if outer is None:
+            del engine.step  # the instance attribute: the class's own step again
+        else:
+            engine.step = outer
 
 
 class EngineStream:
