@@ -105,6 +105,17 @@ def test_cpu_seams_are_not_installed_unless_asked(monkeypatch):
         assert seams.status(seam, import_modules=True)[0] == "unpatched", seam.name
 
 
+@pytest.mark.parametrize(
+    ("value", "asked"),
+    [("1", True), ("true", True), ("yes", True), ("", False), ("0", False), ("false", False), ("False", False)]
+    + [("FALSE", False), ("no", False), ("off", False), ("Off", False), (" 0 ", False)],
+)
+def test_cpu_mode_is_on_only_when_the_variable_says_so(monkeypatch, value, asked):
+    """EASYR1_PLUGINS_CPU=off (or FALSE, no) on a GPU machine must not switch its workers to gloo and the CPU."""
+    monkeypatch.setenv(cpu_mode.CPU_ENV, value)
+    assert cpu_mode.requested() is asked
+
+
 def test_logprob_gap_by_hand():
     from verl.protocol import DataProto
 

@@ -32,8 +32,8 @@ KV_CACHE_GIB = "1"
 
 
 def requested() -> bool:
-    """Whether this process runs in CPU mode (``EASYR1_PLUGINS_CPU=1``)."""
-    return os.environ.get(CPU_ENV, "") not in ("", "0", "false", "False")
+    """Whether this process runs in CPU mode (``EASYR1_PLUGINS_CPU=1``; unset, empty, 0, false, no or off: not)."""
+    return os.environ.get(CPU_ENV, "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
 @dataclass(frozen=True)
