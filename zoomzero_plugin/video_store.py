@@ -47,9 +47,6 @@ class StoreStats:
     hits: int = 0
     decode_s: float = 0.0
 
-    def to_dict(self) -> dict[str, float]:
-        return asdict(self)
-
     def minus(self, before: StoreStats) -> StoreStats:
         """What happened since ``before`` (an earlier copy)."""
         return StoreStats(*(a - b for a, b in zip(asdict(self).values(), asdict(before).values())))
