@@ -8,7 +8,7 @@ step, and a finished one is handed back at the step it ends.
 Every sample is its own request: a prompt with ``n`` samples is added once, vLLM fans it out into its ``n`` child
 requests as ``LLM.generate`` would (multimodal inputs processed once; sample ``k`` seeded ``seed + k``), and each child
 is detached from the parent so that it comes back when *it* ends, not when the last of its siblings does. Where the
-engine's internals differ (another vLLM), each sample is added as a request of its own with the same seed instead.
+engine's internals differ (another vLLM), each sample is added as a request of its own instead, seeded ``seed + k``.
 
 :class:`EngineMeter` counts the seconds inside engine steps (``busy_s``), the steps, and the requests in flight at
 each step; it meters ``LLM.generate`` too (:func:`metered`), so the round-by-round and the continuous schedules are
