@@ -166,6 +166,40 @@ def test_a_kept_frame_holds_its_own_pixels_not_its_whole_batch(evidence_video):
     assert FRAME <= kept < 2 * FRAME, f"{kept / FRAME:.1f} frames of memory kept for one frame counted"
 
 
+def _read_in_child(path, out):
+    store = video_store.shared()
+    frames = store.frames(path, [1, 7, 44, 30])
+    out.put((frames, store.stats().opens, video_store.decode_pool().submit(sum, [1, 2]).result()))
+
+
+def test_a_forked_child_reads_with_its_own_readers_and_threads(evidence_video, monkeypatch):
+    """A process forked after reading (a DataLoader worker) gets its own store and decode threads: the parent's
+    decord readers and threads do not work there (a read, or a decode sent to the threads, would wait for ever), and
+    freeing such a reader there crashes the child, so they are kept, unused. A subprocess started with a preexec_fn
+    (as Ray starts its GCS server) runs the fork hooks too, before its exec."""
+    import multiprocessing
+    import subprocess
+    import sys
+
+    monkeypatch.setattr(video_store, "_SHARED", [])  # only the module holds the store, as in a real process
+    path = str(evidence_video)
+    video_store.shared().frames(path, [0, 5, 40])  # the parent's reader has decoded, its threads have run
+    assert video_store.decode_pool().submit(sum, [0]).result() == 0
+    assert subprocess.run([sys.executable, "-c", "pass"], preexec_fn=lambda: None, timeout=60).returncode == 0
+    fork = multiprocessing.get_context("fork")
+    out = fork.Queue()
+    child = fork.Process(target=_read_in_child, args=(path, out))
+    child.start()
+    try:
+        frames, opens, three = out.get(timeout=60)
+    finally:
+        child.join(timeout=10)
+        if child.is_alive():
+            child.kill()
+    assert np.array_equal(frames, fresh_frames(evidence_video, [1, 7, 44, 30])) and (opens, three) == (1, 3)
+    assert child.exitcode == 0 and video_store.shared().stats().opens == 1, "the parent's store is its own still"
+
+
 def test_open_videos_beyond_the_bound_close_least_recently_used_first(tmp_path):
     paths = []
     for name in "abc":

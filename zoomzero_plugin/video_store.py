@@ -16,7 +16,8 @@ evaluation and in EasyR1's rollout workers alike. It keeps
 
 A video is known by its path, size and modification time: a file written again under the same name is opened again.
 Counted (:meth:`VideoStore.stats`): opens, decodes (batched reads), frames decoded, frames served from memory (hits)
-and seconds spent decoding. :func:`decode_pool` is the process's thread pool for such decoding.
+and seconds spent decoding. :func:`decode_pool` is the process's thread pool for such decoding. A forked child (a
+DataLoader worker) starts with a store and threads of its own: the parent's readers and threads do not work there.
 """
 
 from __future__ import annotations
@@ -193,6 +194,7 @@ class VideoStore:
 _SHARED: list[VideoStore] = []
 _POOL: list[ThreadPoolExecutor] = []
 _SHARED_LOCK = threading.Lock()
+_INHERITED: list[Any] = []  # in a forked child: the parent's store and threads, kept unused (see _forget_in_child)
 
 
 def shared() -> VideoStore:
@@ -209,3 +211,19 @@ def decode_pool() -> ThreadPoolExecutor:
         if not _POOL:
             _POOL.append(ThreadPoolExecutor(max(2, min(4, os.cpu_count() or 2)), thread_name_prefix="zoomzero-decode"))
         return _POOL[0]
+
+
+def _forget_in_child() -> None:
+    """After a fork (a DataLoader worker): the parent's decord readers and decode threads do not work in the child (a
+    read, or a decode sent to the threads, waits for ever), so the child makes its own store and threads. The parent's
+    are kept, not freed: freeing a decord reader in the child aborts it (FFmpeg's frame-thread lock), even a child
+    that only runs a ``preexec_fn`` before its exec (Ray starting its GCS server)."""
+    global _SHARED_LOCK
+    _SHARED_LOCK = threading.Lock()
+    _INHERITED.extend(_SHARED + _POOL)
+    _SHARED.clear()
+    _POOL.clear()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_forget_in_child)
