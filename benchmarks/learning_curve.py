@@ -154,8 +154,15 @@ def read_metrics(path: Path) -> dict[int, dict]:
 
 def train(args: argparse.Namespace, prepared: dict, arm: str, seed: int, run: Path) -> dict[int, dict]:
     """One run (skipped when its metrics already hold every step); its metrics per step."""
+    extra = overrides(args, prepared["paths"], prepared["models"][seed], run, seed)
+    return launch(REPO / "yamls" / ARMS[arm], extra, run, args.steps, f"{arm} seed {seed}")
+
+
+def launch(recipe: Path, extra: list[str], run: Path, steps: int, name: str) -> dict[int, dict]:
+    """``easyr1 train RECIPE --cpu`` with overrides ``extra`` in ``run`` (skipped when its metrics already hold all
+    ``steps``); its metrics per step. Exits naming the log when the run fails."""
     metrics = run / "metrics.jsonl"
-    if args.steps in read_metrics(metrics) and "actor/pg_loss" in read_metrics(metrics)[args.steps]:
+    if steps in read_metrics(metrics) and "actor/pg_loss" in read_metrics(metrics)[steps]:
         return read_metrics(metrics)
     run.mkdir(parents=True, exist_ok=True)
     metrics.unlink(missing_ok=True)
@@ -168,19 +175,11 @@ def train(args: argparse.Namespace, prepared: dict, arm: str, seed: int, run: Pa
         "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
     }  # the engine inside the worker: ~3 GB less than its own process
     env.pop("EASYR1_PLUGINS_CPU", None)
-    command = [
-        str(Path(sys.executable).parent / "easyr1"),
-        "train",
-        str(REPO / "yamls" / ARMS[arm]),
-        "--cpu",
-        "--metrics-file",
-        str(metrics),
-        *overrides(args, prepared["paths"], prepared["models"][seed], run, seed),
-    ]
+    command = [str(Path(sys.executable).parent / "easyr1"), "train", str(recipe), "--cpu", "--metrics-file"]
     with open(run / "train.log", "w") as log:
-        done = subprocess.run(command, cwd=run, env=env, stdout=log, stderr=subprocess.STDOUT)
+        done = subprocess.run([*command, str(metrics), *extra], cwd=run, env=env, stdout=log, stderr=subprocess.STDOUT)
     if done.returncode != 0:
-        sys.exit(f"{arm} seed {seed}: easyr1 train exited {done.returncode}; see {run / 'train.log'}")
+        sys.exit(f"{name}: easyr1 train exited {done.returncode}; see {run / 'train.log'}")
     return read_metrics(metrics)
 
 
