@@ -50,14 +50,21 @@ def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--out", default="runs/lc_videozoomer", help="folder for the runs, table, plot and summary")
     p.add_argument("--arms", default="grpo", help=f"comma-separated, of {', '.join(ARMS)}")
-    p.add_argument("--seeds", type=int, default=2, help="seeds per arm (warm start, data order, sampling)")
-    p.add_argument("--steps", type=int, default=12, help="RL steps per run")
+    p.add_argument("--seeds", type=int, default=3, help="seeds per arm (warm start, data order, sampling)")
+    p.add_argument("--steps", type=int, default=16, help="RL steps per run")
     p.add_argument("--prompts", type=int, default=4, help="prompts per step (data.rollout_batch_size)")
-    p.add_argument("--n", type=int, default=4, help="trajectories per prompt (worker.rollout.n)")
+    p.add_argument("--n", type=int, default=8, help="trajectories per prompt (worker.rollout.n)")
     p.add_argument("--lr", type=float, default=2e-4, help="actor learning rate (the recipe's 1e-6 moves nothing here)")
     p.add_argument("--response-tokens", type=int, default=1024, help="response tokens of a trajectory, turns and clips")
     p.add_argument("--videos", type=int, default=32, help="training videos (8 more are held out for validation)")
-    p.add_argument("--warm-steps", type=int, default=200, help="supervised steps of the warm start (batch 8)")
+    p.add_argument(
+        "--overview-fps",
+        type=float,
+        default=0.25,
+        help="the agent's overview (agent.overview_fps): 0.25 shows 0, 4 and 8 s, between the squares, so only a\n"
+        "call sees a colour; the recipe's 0.5 also shows each square (2, 6, 10 s) among the overview's frames",
+    )
+    p.add_argument("--warm-steps", type=int, default=400, help="supervised steps of the warm start (batch 8)")
     p.add_argument("--plot", help="also write the plot here (e.g. benchmarks/results/learning_curve_videozoomer.png)")
     args = p.parse_args(argv)
     args.arms = [a for a in args.arms.split(",") if a]
@@ -80,7 +87,7 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
         if not (models[seed] / "config.json").is_file():
             started = time.time()
             rows = read_rows(prepared["paths"]["train"])
-            budget = AgentBudget(**AGENT_PIXELS)
+            budget = AgentBudget(overview_fps=args.overview_fps, **AGENT_PIXELS)
             base = out / "models" / "base"
             options = dict(budget=budget, tile=True, see=True)  # perception and the protocol, not where to look
             warm_start(base, models[seed], rows, "agent", steps=args.warm_steps, batch_size=8, seed=seed, **options)
@@ -111,12 +118,13 @@ def overrides(args: argparse.Namespace, paths: dict, model: Path, run: Path, see
         f"worker.rollout.n={args.n}",
         f"worker.rollout.seed={seed}",
         "worker.rollout.limit_images=64",
-        "worker.rollout.max_num_batched_tokens=16384",
+        "worker.rollout.max_num_batched_tokens=65536",  # no chunked prefill: vLLM 0.11 CPU fails on a seeded one
         "worker.reward.num_cpus=0",
         f"{agent}max_new_tokens=64",
         f"{agent}max_response_tokens={args.response_tokens}",
         f"{agent}max_images=64",
         f"{agent}sampling_logprobs=true",
+        f"{agent}overview_fps={args.overview_fps}",
         *(f"{agent}{k}={v}" for k, v in AGENT_PIXELS.items()),
         "trainer.n_gpus_per_node=1",
         "trainer.nnodes=1",

@@ -114,6 +114,21 @@ def test_seeing_agent_names_the_colour_its_clip_shows(task_rows, tiny_tokenizer)
             assert seeing[k + 1].response == blind[k + 1].response
 
 
+def test_a_quarter_fps_overview_falls_between_the_squares(task_rows, tiny_tokenizer):
+    """The VideoZoomer learning curve's overview (``overview_fps=0.25``): frames at 0, 4 and 8 s, each in a gap
+    between squares (0.5-3.5, 4.5-7.5, 8.5-11.5 s), so no colour is seen before a call; at 0.5 fps the frames at 2, 6
+    and 10 s show all three."""
+    import numpy as np
+
+    for fps, seen in ((0.25, set()), (0.5, None)):
+        budget = AgentBudget(max_frame_pixels=12544, min_frame_pixels=3136, overview_fps=fps)
+        for row in task_rows:
+            (call, _) = agent_examples([row], 2, tiny_tokenizer.apply_chat_template, budget=budget)
+            colours = {dominant_color(np.asarray(image)) for image in call.images} - {None}
+            squares = {s[2] for s in json.loads(row["answer"])[SQUARES_KEY]}
+            assert len(call.images) == int(12 * fps) and colours == (squares if seen is None else seen)
+
+
 def test_seeing_needs_the_squares(tmp_path, tiny_tokenizer):
     from zoomzero_plugin.synthetic.benchmark import make_benchmark
 
