@@ -211,11 +211,18 @@ def summarize(results: dict[str, list[dict[int, dict]]], args: argparse.Namespac
             val_key = "val/reward_score" if c == "overall" else f"val/{c}_reward"
             val_steps = sorted({s for r in runs for s in r if s <= args.steps and val_key in r[s]})
             arm_out["val"][c] = {s: [r[s][val_key] for r in runs if s in r and val_key in r[s]] for s in val_steps}
-        for t in TIMINGS:
-            values = [r[s][f"timing_s/{t}"] for r in runs for s in steps[1:] if s in r and f"timing_s/{t}" in r[s]]
-            if values:
-                arm_out["timing"][t] = statistics.fmean(values)
+        arm_out["timing"] = timing(runs, steps)
         out[arm] = arm_out
+    return out
+
+
+def timing(runs: list[dict[int, dict]], steps: list[int]) -> dict[str, float]:
+    """EasyR1's ``timing_s/*`` of :data:`TIMINGS`, mean over ``steps`` but the first (vLLM's warm-up) and runs."""
+    out = {}
+    for t in TIMINGS:
+        values = [r[s][f"timing_s/{t}"] for r in runs for s in steps[1:] if s in r and f"timing_s/{t}" in r[s]]
+        if values:
+            out[t] = statistics.fmean(values)
     return out
 
 
@@ -254,37 +261,55 @@ def table(summary: dict, args: argparse.Namespace) -> str:
 
 def plot(results: dict[str, list[dict[int, dict]]], args: argparse.Namespace, path: Path) -> None:
     """One panel per reward component: each arm's mean over seeds per step, shaded between the seeds' min and max."""
+    steps = list(range(1, args.steps + 1))
+    shown = [c for c in COMPONENTS if any(series(runs, f"reward/{c}", steps)[0] for runs in results.values())]
+    title = (
+        f"Table 5 in miniature: {len(next(iter(results.values())))} seeds per arm "
+        f"({args.prompts} prompts x {args.n} responses per step)"
+    )
+    panels(results, [f"reward/{c}" for c in shown], steps, {a: LABELS[a] for a in ARMS}, title, path)
+
+
+def panels(
+    results: dict[str, list[dict[int, dict]]], keys: list[str], steps: list[int], labels: dict, title: str, path: Path
+) -> None:
+    """One panel per metric ``key``: each arm's mean over seeds per step, shaded between the seeds' min and max; one
+    colour per arm (its place in ``labels``) in every panel, an arm without the key left out of its panel."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    steps = list(range(1, args.steps + 1))
-    shown = [c for c in COMPONENTS if any(series(runs, f"reward/{c}", steps)[0] for runs in results.values())]
-    fig, axes = plt.subplots(1, len(shown), figsize=(3.2 * len(shown), 3.0), sharex=True)
-    for ax, c in zip(axes, shown):
+    fig, axes = plt.subplots(1, len(keys), figsize=(3.2 * len(keys), 3.0), sharex=True)
+    for ax, key in zip(axes, keys):
         for arm, runs in results.items():
-            per_step = series(runs, f"reward/{c}", steps)
+            per_step = series(runs, key, steps)
             if not any(per_step):
                 continue
             xs = [s for s, v in zip(steps, per_step) if v]
-            color = f"C{list(ARMS).index(arm)}"  # one colour per arm in every panel (GRPO has no zoom reward)
-            ax.plot(xs, [statistics.fmean(v) for v in per_step if v], label=LABELS[arm], color=color)
+            color = f"C{list(labels).index(arm)}"
+            ax.plot(xs, [statistics.fmean(v) for v in per_step if v], label=labels[arm], color=color)
             ax.fill_between(
                 xs, [min(v) for v in per_step if v], [max(v) for v in per_step if v], alpha=0.2, color=color
             )
-        ax.set_title(f"reward/{c}")
+        ax.set_title(key)
         ax.set_xlabel("step")
     axes[0].legend(fontsize=8)
-    fig.suptitle(
-        f"Table 5 in miniature: {len(next(iter(results.values())))} seeds per arm "
-        f"({args.prompts} prompts x {args.n} responses per step)",
-        fontsize=9,
-    )
+    fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=80)
     plt.close(fig)
+
+
+def write_results(out: Path, args: argparse.Namespace, text: str, summary: dict, draw) -> None:
+    """The table (printed, and ``learning_curve.md``), ``summary.json`` and the plot (``draw(path)``):
+    ``learning_curve.png`` and ``--plot``'s path."""
+    print(text)
+    (out / "learning_curve.md").write_text(text + "\n")
+    (out / "summary.json").write_text(json.dumps({"args": vars(args), "summary": summary}, indent=1))
+    for path in [out / "learning_curve.png", *([Path(args.plot)] if args.plot else [])]:
+        draw(path)
 
 
 def main(argv=None) -> int:
@@ -307,12 +332,7 @@ def main(argv=None) -> int:
         )
         return 0
     summary = summarize(results, args)
-    text = table(summary, args)
-    print(text)
-    (out / "learning_curve.md").write_text(text + "\n")
-    (out / "summary.json").write_text(json.dumps({"args": vars(args), "summary": summary}, indent=1))
-    for path in [out / "learning_curve.png", *([Path(args.plot)] if args.plot else [])]:
-        plot(results, args, path)
+    write_results(out, args, table(summary, args), summary, lambda path: plot(results, args, path))
     print(f"{len(jobs)} runs in {(time.time() - started) / 60:.1f} min; table, plot and summary in {out}")
     return 0
 

@@ -23,7 +23,6 @@ the others name a distractor; what RL has to learn is to call ``[4, 8]``.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -154,10 +153,7 @@ def summarize(results: dict[str, list[dict[int, dict]]], args: argparse.Namespac
             val = VAL_KEYS.get(key)
             if val:
                 arm_out["val"][key] = [[r[s][val] for s in sorted(r) if val in r[s]] for r in runs]
-        for t in lc.TIMINGS:
-            values = [r[s][f"timing_s/{t}"] for r in runs for s in steps[1:] if s in r and f"timing_s/{t}" in r[s]]
-            if values:
-                arm_out["timing"][t] = statistics.fmean(values)
+        arm_out["timing"] = lc.timing(runs, steps)
         out[arm] = arm_out
     return out
 
@@ -191,34 +187,11 @@ def table(summary: dict, args: argparse.Namespace) -> str:
 
 def plot(results: dict[str, list[dict[int, dict]]], args: argparse.Namespace, path: Path) -> None:
     """One panel per key: each arm's mean over seeds per step, shaded between the seeds' min and max."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    steps = list(range(1, args.steps + 1))
-    fig, axes = plt.subplots(1, len(KEYS), figsize=(3.0 * len(KEYS), 3.0), sharex=True)
-    for ax, key in zip(axes, KEYS):
-        for arm, runs in results.items():
-            per_step = lc.series(runs, key, steps)
-            xs = [s for s, v in zip(steps, per_step) if v]
-            color = f"C{list(ARMS).index(arm)}"
-            ax.plot(xs, [statistics.fmean(v) for v in per_step if v], label=LABELS[arm], color=color)
-            ax.fill_between(
-                xs, [min(v) for v in per_step if v], [max(v) for v in per_step if v], alpha=0.2, color=color
-            )
-        ax.set_title(key)
-        ax.set_xlabel("step")
-    axes[0].legend(fontsize=8)
-    fig.suptitle(
+    title = (
         f"VideoZoomer in miniature: {len(next(iter(results.values())))} seeds per arm "
-        f"({args.prompts} prompts x {args.n} trajectories per step)",
-        fontsize=9,
+        f"({args.prompts} prompts x {args.n} trajectories per step)"
     )
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
+    lc.panels(results, list(KEYS), list(range(1, args.steps + 1)), LABELS, title, path)
 
 
 def main(argv=None) -> int:
@@ -236,12 +209,7 @@ def main(argv=None) -> int:
         extra = overrides(args, prepared["paths"], prepared["models"][seed], run, seed) + ARMS[arm]
         results[arm].append(lc.launch(recipe, extra, run, args.steps, f"{arm} seed {seed}"))
     summary = summarize(results, args)
-    text = table(summary, args)
-    print(text)
-    (out / "learning_curve.md").write_text(text + "\n")
-    (out / "summary.json").write_text(json.dumps({"args": vars(args), "summary": summary}, indent=1))
-    for path in [out / "learning_curve.png", *([Path(args.plot)] if args.plot else [])]:
-        plot(results, args, path)
+    lc.write_results(out, args, table(summary, args), summary, lambda path: plot(results, args, path))
     print(f"{len(jobs)} runs in {(time.time() - started) / 60:.1f} min; table, plot and summary in {out}")
     return 0
 
