@@ -12,12 +12,13 @@ seeds' range shaded), a table of the first and last quarter of steps and of the 
 after, and the step time as EasyR1 logs it.
 
 The task (``synthetic.benchmark.make_grounding_task``): a 12-s video with one coloured square per third; the question
-asks for the colour of the one in the middle. The agent's overview (0.5 fps: frames at 0, 2, ..., 10 s) shows all
-three squares; a call on the middle third ``[4, 8]`` shows only the answer. The tiny random Qwen2.5-VL is warm-started
-per seed (``synthetic.warm_start``, kind ``agent``, ``tile=True, see=True``) to call one of the three thirds drawn at
-random and then to name the colour the clip shows: the protocol and the perception a pretrained VLM brings, never
-which third to call or the answer. Before RL a trajectory that calls the middle third (about 1 in 3) is right and
-the others name a distractor; what RL has to learn is to call ``[4, 8]``.
+asks for the colour of the one in the middle. The agent's overview at 0.25 fps (``--overview-fps``) shows 0, 4 and
+8 s, the gaps between the squares: no colour is seen before a call, and a call on the middle third ``[4, 8]`` shows
+only the answer. The tiny random Qwen2.5-VL is warm-started per seed (``synthetic.warm_start``, kind ``agent``,
+``tile=True, see=True``) to call one of the three thirds drawn at random and then to name the colour the clip shows:
+the protocol and the perception a pretrained VLM brings, never which third to call or the answer. What RL has to
+learn is to call ``[4, 8]``. The warm start is imperfect, and the README says how: a 2-layer model pairs a call's
+start and end poorly (``[8, 4]``) and names a clip's colour only about half the time.
 """
 
 from __future__ import annotations
@@ -40,7 +41,10 @@ KEYS = ("reward/overall", "reward/accuracy", "reward/format", "agent/calls", "ag
 VAL_KEYS = {
     "reward/overall": "val/reward_score",
     "reward/accuracy": "val/accuracy_reward",
+    "reward/format": "val/format_reward",
     "agent/calls": "val/agent/calls",
+    "agent/turns": "val/agent/turns",
+    "agent/errors": "val/agent/errors",
 }
 AGENT_PIXELS = dict(max_frame_pixels=12544, min_frame_pixels=3136)  # 16 tokens a frame at most
 
