@@ -151,8 +151,7 @@ HOW: list[tuple[str, str, str]] = [
     (
         r"^\.venv-vllm/bin/python benchmarks/learning_curve\.py ",
         "not here",
-        "the learning curve: ~30 min of training on 2 cores (a benchmark; tests/vllm/test_train_cli.py runs its "
-        "launches)",
+        "the learning curve: ~1 h of training on 2 cores (a benchmark; tests/vllm/test_train_cli.py runs its launches)",
     ),
     (
         r"^easyr1 merge ",

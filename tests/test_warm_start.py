@@ -21,6 +21,7 @@ from zoomzero_plugin.synthetic.warm_start import (
     agent_examples,
     call_segments,
     call_turn,
+    grounded_response,
     shared_prefix,
 )
 
@@ -193,3 +194,40 @@ def test_grounded_examples_show_the_videos_as_the_rollout_does(task_rows):
     height, width = frames.shape[-2:]
     assert height % 28 == 0 and width % 28 == 0 and height * width <= 12544
     assert zoom.videos[0].shape[0] >= 2 and zoom.response in "ABCD"
+
+
+@given(st.integers(0, 2**32), st.sampled_from([3.0, 9.5, 12.0, 600.0]))
+@settings(max_examples=80, deadline=None)
+def test_whole_second_spans_are_one_valid_citation(seed, duration):
+    """whole_seconds: one span, in <glue> only, of whole seconds inside the video, 1 .. floor(duration / 3) long
+    (12 s: starts 0..11, lengths 1..4, so the longest from 11 is clamped to (11, 12)); the response has the
+    template's shape."""
+    import random
+
+    from zoomzero_plugin.gvqa.parsing import parse_response
+
+    truth = GroundTruth(answer="A", options=("a", "b", "c", "d"), spans=((1.0, 2.0),), duration=duration, qid="q")
+    text = grounded_response(random.Random(seed), truth, whole_seconds=True)
+    assert "<time>" not in text
+    glue = text.split("<glue>[(")[1].split(")]</glue>")[0]
+    start, end = (int(x) for x in glue.split(", "))  # whole numbers: int() would refuse "4.0"
+    longest = max(1, int(duration // 3))
+    assert 0 <= start <= int(duration) - 1 and start < end <= int(duration)
+    assert end - start <= longest
+    parsed = parse_response(text, duration)
+    assert parsed.format_ok and parsed.spans == ((float(start), float(end)),) and parsed.answer in "ABCD"
+
+
+def test_whole_second_spans_cover_every_start_and_length():
+    """Over many draws on a 12-s video every start 0..11 and every length 1..4 appears, and nothing else."""
+    import random
+
+    truth = GroundTruth(answer="A", options=("a", "b"), spans=((1.0, 2.0),), duration=12.0, qid="q")
+    rng = random.Random(0)
+    spans = set()
+    for _ in range(2000):
+        glue = grounded_response(rng, truth, whole_seconds=True).split("<glue>[(")[1].split(")]")[0]
+        spans.add(tuple(int(x) for x in glue.split(", ")))
+    assert {s for s, _ in spans} == set(range(12))
+    assert {e - s for s, e in spans} == {1, 2, 3, 4}
+    assert (11, 12) in spans and not any(e > 12 for _, e in spans)

@@ -69,10 +69,26 @@ def _span(rng: random.Random, duration: float) -> tuple[float, float]:
     return start, round(min(duration, start + rng.uniform(1.0, duration / 3)), 1)
 
 
-def grounded_response(rng: random.Random, truth: GroundTruth) -> str:
-    """A Zoom-Zero template response with a random letter among the options and a random span."""
-    s, e = _span(rng, truth.duration)
+def _whole_span(rng: random.Random, duration: float) -> tuple[int, int]:
+    """A span of whole seconds inside ``duration``: the start uniform over ``0 .. floor(duration) - 1``, the length
+    uniform over ``1 .. max(1, floor(duration / 3))``, the end clamped to ``floor(duration)``."""
+    last = max(1, math.floor(duration))
+    start = rng.randrange(last)
+    return start, min(last, start + rng.randint(1, max(1, math.floor(duration / 3))))
+
+
+def grounded_response(rng: random.Random, truth: GroundTruth, whole_seconds: bool = False) -> str:
+    """A Zoom-Zero template response with a random letter among the options and a random span.
+
+    ``whole_seconds``: the span in whole seconds, cited once (in ``<glue>`` only; ``<think>`` names no time). A
+    2-layer model samples each digit of a span nearly on its own: taught two spans of tenths, about half its samples
+    at temperature 1 write a span that ends before it starts, a ``<glue>`` span other than the ``<think>`` one, or a
+    number like ``8.5.2``; taught one span of whole seconds, what RL has to find is two or three tokens."""
     letter = LETTERS[rng.randrange(len(truth.options))]
+    if whole_seconds:
+        s, e = _whole_span(rng, truth.duration)
+        return f"<think>The square is in this span.</think><answer>{letter}</answer><glue>[({s}, {e})]</glue>"
+    s, e = _span(rng, truth.duration)
     return f"<think>The square is at <time>({s}, {e})</time>.</think><answer>{letter}</answer><glue>[({s}, {e})]</glue>"
 
 
@@ -155,6 +171,7 @@ def grounded_examples(
     seed: int = 0,
     shown: VideoInput | None = None,
     see: bool = False,
+    whole_seconds: bool = False,
 ) -> list[Example]:
     """``n`` pairs over dataset ``rows`` (their own prompts, as the RL run shows them): the coarse pass's template
     with a random letter and span; every fourth pair the zoom pass's prompt in ``zoom_style`` over a random span,
@@ -163,7 +180,8 @@ def grounded_examples(
 
     ``see`` (needs ``shown`` and rows with ``squares``): every other pair is the zoom pass's, showing the clip of one
     square and answering with its colour's letter — the perception a pretrained model brings (it names what a clip
-    shows), never where to look or the coarse pass's answer."""
+    shows), never where to look or the coarse pass's answer. ``whole_seconds``: the coarse pass's spans as
+    :func:`grounded_response` writes them with it."""
     if see and shown is None:
         raise ValueError("see=True teaches what a clip shows: it needs shown= (the videos)")
     rng = random.Random(seed)
@@ -183,7 +201,7 @@ def grounded_examples(
             shows = clips.zoom(video, span, truth.duration) if clips else None
         else:
             prompt = _chat(apply_chat_template, row["prompt"], bool(clips))
-            letter, shows = grounded_response(rng, truth), clips.coarse(video) if clips else None
+            letter, shows = grounded_response(rng, truth, whole_seconds), clips.coarse(video) if clips else None
         out.append(
             Example(prompt, letter, videos=(shows[0],), video_fps=(shows[1],)) if shows else Example(prompt, letter)
         )
