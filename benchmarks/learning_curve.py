@@ -170,8 +170,15 @@ def read_metrics(path: Path) -> dict[int, dict]:
 
 def train(args: argparse.Namespace, prepared: dict, arm: str, seed: int, run: Path) -> dict[int, dict]:
     """One run (skipped when its metrics already hold every step); its metrics per step."""
+    extra = overrides(args, prepared["paths"], prepared["models"][seed], run, seed)
+    return launch(REPO / "yamls" / ARMS[arm], extra, run, args.steps, f"{arm} seed {seed}")
+
+
+def launch(recipe: Path, extra: list[str], run: Path, steps: int, name: str) -> dict[int, dict]:
+    """``easyr1 train RECIPE --cpu`` with overrides ``extra`` in ``run`` (skipped when its metrics already hold all
+    ``steps``); its metrics per step. Exits naming the log when the run fails."""
     metrics = run / "metrics.jsonl"
-    if args.steps in read_metrics(metrics) and "actor/pg_loss" in read_metrics(metrics)[args.steps]:
+    if steps in read_metrics(metrics) and "actor/pg_loss" in read_metrics(metrics)[steps]:
         return read_metrics(metrics)
     run.mkdir(parents=True, exist_ok=True)
     metrics.unlink(missing_ok=True)
@@ -184,19 +191,11 @@ def train(args: argparse.Namespace, prepared: dict, arm: str, seed: int, run: Pa
         "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
     }  # the engine inside the worker: ~3 GB less than its own process
     env.pop("EASYR1_PLUGINS_CPU", None)
-    command = [
-        str(Path(sys.executable).parent / "easyr1"),
-        "train",
-        str(REPO / "yamls" / ARMS[arm]),
-        "--cpu",
-        "--metrics-file",
-        str(metrics),
-        *overrides(args, prepared["paths"], prepared["models"][seed], run, seed),
-    ]
+    command = [str(Path(sys.executable).parent / "easyr1"), "train", str(recipe), "--cpu", "--metrics-file"]
     with open(run / "train.log", "w") as log:
-        done = subprocess.run(command, cwd=run, env=env, stdout=log, stderr=subprocess.STDOUT)
+        done = subprocess.run([*command, str(metrics), *extra], cwd=run, env=env, stdout=log, stderr=subprocess.STDOUT)
     if done.returncode != 0:
-        sys.exit(f"{arm} seed {seed}: easyr1 train exited {done.returncode}; see {run / 'train.log'}")
+        sys.exit(f"{name}: easyr1 train exited {done.returncode}; see {run / 'train.log'}")
     return read_metrics(metrics)
 
 
@@ -228,11 +227,18 @@ def summarize(results: dict[str, list[dict[int, dict]]], args: argparse.Namespac
             val_key = "val/reward_score" if c == "overall" else f"val/{c}_reward"
             val_steps = sorted({s for r in runs for s in r if s <= args.steps and val_key in r[s]})
             arm_out["val"][c] = {s: [r[s][val_key] for r in runs if s in r and val_key in r[s]] for s in val_steps}
-        for t in TIMINGS:
-            values = [r[s][f"timing_s/{t}"] for r in runs for s in steps[1:] if s in r and f"timing_s/{t}" in r[s]]
-            if values:
-                arm_out["timing"][t] = statistics.fmean(values)
+        arm_out["timing"] = timing(runs, steps)
         out[arm] = arm_out
+    return out
+
+
+def timing(runs: list[dict[int, dict]], steps: list[int]) -> dict[str, float]:
+    """EasyR1's ``timing_s/*`` of :data:`TIMINGS`, mean over ``steps`` but the first (vLLM's warm-up) and runs."""
+    out = {}
+    for t in TIMINGS:
+        values = [r[s][f"timing_s/{t}"] for r in runs for s in steps[1:] if s in r and f"timing_s/{t}" in r[s]]
+        if values:
+            out[t] = statistics.fmean(values)
     return out
 
 
@@ -273,37 +279,55 @@ def table(summary: dict, args: argparse.Namespace) -> str:
 
 def plot(results: dict[str, list[dict[int, dict]]], args: argparse.Namespace, path: Path) -> None:
     """One panel per reward component: each arm's mean over seeds per step, shaded between the seeds' min and max."""
+    steps = list(range(1, args.steps + 1))
+    shown = [c for c in COMPONENTS if any(series(runs, f"reward/{c}", steps)[0] for runs in results.values())]
+    title = (
+        f"Table 5 in miniature: {len(next(iter(results.values())))} seeds per arm "
+        f"({args.prompts} prompts x {args.n} responses per step)"
+    )
+    panels(results, [f"reward/{c}" for c in shown], steps, {a: LABELS[a] for a in ARMS}, title, path)
+
+
+def panels(
+    results: dict[str, list[dict[int, dict]]], keys: list[str], steps: list[int], labels: dict, title: str, path: Path
+) -> None:
+    """One panel per metric ``key``: each arm's mean over seeds per step, shaded between the seeds' min and max; one
+    colour per arm (its place in ``labels``) in every panel, an arm without the key left out of its panel."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    steps = list(range(1, args.steps + 1))
-    shown = [c for c in COMPONENTS if any(series(runs, f"reward/{c}", steps)[0] for runs in results.values())]
-    fig, axes = plt.subplots(1, len(shown), figsize=(3.2 * len(shown), 3.0), sharex=True)
-    for ax, c in zip(axes, shown):
+    fig, axes = plt.subplots(1, len(keys), figsize=(3.2 * len(keys), 3.0), sharex=True)
+    for ax, key in zip(axes, keys):
         for arm, runs in results.items():
-            per_step = series(runs, f"reward/{c}", steps)
+            per_step = series(runs, key, steps)
             if not any(per_step):
                 continue
             xs = [s for s, v in zip(steps, per_step) if v]
-            color = f"C{list(ARMS).index(arm)}"  # one colour per arm in every panel (GRPO has no zoom reward)
-            ax.plot(xs, [statistics.fmean(v) for v in per_step if v], label=LABELS[arm], color=color)
+            color = f"C{list(labels).index(arm)}"
+            ax.plot(xs, [statistics.fmean(v) for v in per_step if v], label=labels[arm], color=color)
             ax.fill_between(
                 xs, [min(v) for v in per_step if v], [max(v) for v in per_step if v], alpha=0.2, color=color
             )
-        ax.set_title(f"reward/{c}")
+        ax.set_title(key)
         ax.set_xlabel("step")
     axes[0].legend(fontsize=8)
-    fig.suptitle(
-        f"Table 5 in miniature: {len(next(iter(results.values())))} seeds per arm "
-        f"({args.prompts} prompts x {args.n} responses per step)",
-        fontsize=9,
-    )
+    fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=80)
     plt.close(fig)
+
+
+def write_results(out: Path, args: argparse.Namespace, text: str, summary: dict, draw) -> None:
+    """The table (printed, and ``learning_curve.md``), ``summary.json`` and the plot (``draw(path)``):
+    ``learning_curve.png`` and ``--plot``'s path."""
+    print(text)
+    (out / "learning_curve.md").write_text(text + "\n")
+    (out / "summary.json").write_text(json.dumps({"args": vars(args), "summary": summary}, indent=1))
+    for path in [out / "learning_curve.png", *([Path(args.plot)] if args.plot else [])]:
+        draw(path)
 
 
 def main(argv=None) -> int:
@@ -326,12 +350,7 @@ def main(argv=None) -> int:
         )
         return 0
     summary = summarize(results, args)
-    text = table(summary, args)
-    print(text)
-    (out / "learning_curve.md").write_text(text + "\n")
-    (out / "summary.json").write_text(json.dumps({"args": vars(args), "summary": summary}, indent=1))
-    for path in [out / "learning_curve.png", *([Path(args.plot)] if args.plot else [])]:
-        plot(results, args, path)
+    write_results(out, args, table(summary, args), summary, lambda path: plot(results, args, path))
     print(f"{len(jobs)} runs in {(time.time() - started) / 60:.1f} min; table, plot and summary in {out}")
     return 0
 

@@ -183,6 +183,12 @@ HOW: list[tuple[str, str, str]] = [
         "not here",
         "full SFT of an 8B model on GPUs (tests/sft loads its samples with LLaMA-Factory's loader, tiny Qwen3-VL)",
     ),
+    (
+        r"^\.venv-vllm/bin/python benchmarks/learning_curve_videozoomer\.py ",
+        "not here",
+        "the VideoZoomer learning curve: ~1 h of warm starts and training on 2 cores (a benchmark; "
+        "tests/vllm/test_train_cli.py runs the recipe's launch)",
+    ),
     (r"^git clone https://github\.com/hiyouga/EasyR1 ", "not here", "needs the network (a checkout of EasyR1 main)"),
     (
         r"^PYTHONPATH=\$PWD:/tmp/easyr1-main \.venv/bin/python -m pytest ",

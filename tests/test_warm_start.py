@@ -59,6 +59,85 @@ def test_every_taught_call_runs(duration, call_frames, parts):
         assert step.error is None and step.observation is not None and step.observation.frames
 
 
+def test_tiled_calls_cut_the_video_in_whole_parts_from_zero():
+    """``tile``: consecutive parts of one whole length; worked by hand. 12 s in thirds: 4 s each; with 3 frames a call
+    at most, 3 s each from 0; 2.5 s in thirds: 1 s each, and only two fit; the default is unchanged."""
+    assert call_segments(12.0, 16, tile=True) == [(0, 4, 1), (4, 8, 1), (8, 12, 1)]
+    assert call_segments(12.0, 3, tile=True) == [(0, 3, 1), (3, 6, 1), (6, 9, 1)]
+    assert call_segments(12.0, 16, parts=4, tile=True) == [(0, 3, 1), (3, 6, 1), (6, 9, 1), (9, 12, 1)]
+    assert call_segments(2.5, 16, tile=True) == [(0, 1, 1), (1, 2, 1)]
+    assert call_segments(12.0, 16) == [(0, 12, 1), (4, 12, 1), (8, 12, 1)]
+
+
+@given(st.floats(1.0, 600.0), st.sampled_from([1, 4, 8, 16]), st.integers(2, 5))
+@settings(max_examples=60, deadline=None)
+def test_every_tiled_call_runs(duration, call_frames, parts):
+    video = VideoInfo("v.mp4", int(duration * 4), 4.0)
+    segments = call_segments(video.duration, call_frames, parts, tile=True)
+    assert 1 <= len(segments) <= parts
+    assert all(a[1] == b[0] for a, b in zip(segments, segments[1:])), "consecutive"
+    for segment in segments:
+        step = Trajectory(video, AgentBudget(max_frames_per_call=call_frames)).step(call_turn(*segment))
+        assert step.error is None and step.observation is not None and step.observation.frames
+
+
+def test_seeing_agent_names_the_colour_its_clip_shows(task_rows, tiny_tokenizer):
+    """``see``: the answer turn names the colour the clip shows, read back from the clip's own pixels; the calls are
+    the same as without ``see`` (where to look stays random). Tiled thirds of the task's 12-s videos at 1 fps: frames
+    at 0-3, 4-7, 8-11 s, the squares at 0.5-3.5, 4.5-7.5, 8.5-11.5 s, so each clip shows its third's square only."""
+    import numpy as np
+
+    budget = AgentBudget(max_frame_pixels=12544, min_frame_pixels=3136)
+    template = tiny_tokenizer.apply_chat_template
+    seeing = agent_examples(task_rows, 24, template, budget=budget, tile=True, see=True)
+    blind = agent_examples(task_rows, 24, template, budget=budget, tile=True)
+    assert [e.response for e in seeing[::2]] == [e.response for e in blind[::2]], "the same calls"
+    called = set()
+    for call, answer in zip(seeing[::2], seeing[1::2]):
+        segment = json.loads(call.response.split("<video_zoom>")[1].split("</video_zoom>")[0])["segment"]
+        called.add(tuple(segment))
+        clip = answer.images[len(call.images) :]
+        assert len(clip) == 4, "4 s at 1 fps"
+        colours = {dominant_color(np.asarray(image)) for image in clip} - {None}
+        assert len(colours) == 1, f"one square in {segment}"
+        letter = "ABCD"[TASK_COLORS.index(colours.pop())]
+        assert answer.response == f"<think>seen</think><answer>{letter}</answer>"
+    assert called == {(0, 4), (4, 8), (8, 12)}, "every third is called"
+    # the default calls (all end at 12 s): only the last third's clip shows one square; the others keep their letter
+    seeing = agent_examples(task_rows, 24, template, budget=budget, see=True)
+    blind = agent_examples(task_rows, 24, template, budget=budget)
+    for k in range(0, 24, 2):
+        row = task_rows[(k // 2) % len(task_rows)]
+        last = json.loads(row["answer"])[SQUARES_KEY][2][2]
+        if '"segment": [8, 12]' in seeing[k].response:
+            assert seeing[k + 1].response == f"<think>seen</think><answer>{'ABCD'[TASK_COLORS.index(last)]}</answer>"
+        else:
+            assert seeing[k + 1].response == blind[k + 1].response
+
+
+def test_a_quarter_fps_overview_falls_between_the_squares(task_rows, tiny_tokenizer):
+    """The VideoZoomer learning curve's overview (``overview_fps=0.25``): frames at 0, 4 and 8 s, each in a gap
+    between squares (0.5-3.5, 4.5-7.5, 8.5-11.5 s), so no colour is seen before a call; at 0.5 fps the frames at 2, 6
+    and 10 s show all three."""
+    import numpy as np
+
+    for fps, seen in ((0.25, set()), (0.5, None)):
+        budget = AgentBudget(max_frame_pixels=12544, min_frame_pixels=3136, overview_fps=fps)
+        for row in task_rows:
+            (call, _) = agent_examples([row], 2, tiny_tokenizer.apply_chat_template, budget=budget)
+            colours = {dominant_color(np.asarray(image)) for image in call.images} - {None}
+            squares = {s[2] for s in json.loads(row["answer"])[SQUARES_KEY]}
+            assert len(call.images) == int(12 * fps) and colours == (squares if seen is None else seen)
+
+
+def test_seeing_needs_the_squares(tmp_path, tiny_tokenizer):
+    from zoomzero_plugin.synthetic.benchmark import make_benchmark
+
+    rows = read_rows(make_benchmark(tmp_path, n_videos=1))
+    with pytest.raises(ValueError, match="squares"):
+        agent_examples(rows, 2, tiny_tokenizer.apply_chat_template, tile=True, see=True)
+
+
 def test_agent_examples_are_the_rollouts_two_turns(task_rows, tiny_tokenizer):
     budget = AgentBudget(max_frame_pixels=12544, min_frame_pixels=3136)
     examples = agent_examples(task_rows, 4, tiny_tokenizer.apply_chat_template, budget=budget)

@@ -92,12 +92,21 @@ def grounded_response(rng: random.Random, truth: GroundTruth, whole_seconds: boo
     return f"<think>The square is at <time>({s}, {e})</time>.</think><answer>{letter}</answer><glue>[({s}, {e})]</glue>"
 
 
-def call_segments(duration: float, max_frames_per_call: int, parts: int = 3) -> list[tuple[int, int, int]]:
+def call_segments(
+    duration: float, max_frames_per_call: int, parts: int = 3, tile: bool = False
+) -> list[tuple[int, int, int]]:
     """``(start, end, fps)`` of the calls the warm start teaches: up to ``parts`` segments that all end at the video's
     end (whole seconds) at 1 fps, the k-th lasting k/parts of ``min(duration, max_frames_per_call)`` seconds (whole,
     at least 1: every call returns frames). Only the start differs: a 2-layer model does not learn an end that depends
-    on the start (it writes ``[6, 6]``)."""
+    on the start (it writes ``[6, 6]``).
+
+    ``tile``: instead, up to ``parts`` consecutive segments of one whole length from 0 s, ``duration / parts`` (at most
+    ``max_frames_per_call``, at least 1 s) at 1 fps: a 12-s video in thirds, ``(0, 4)``, ``(4, 8)``, ``(8, 12)`` — each
+    part of the video can be called alone (three fixed calls, learnt as three strings)."""
     end = math.floor(duration)
+    if tile:
+        length = max(1, min(end // parts, max_frames_per_call))
+        return [(k * length, (k + 1) * length, 1) for k in range(min(parts, end // length))]
     span = min(end, max_frames_per_call)
     lengths = sorted({max(1, span * k // parts) for k in range(1, parts + 1)}, reverse=True)
     return [(end - length, end, 1) for length in lengths]
@@ -199,6 +208,16 @@ def grounded_examples(
     return out
 
 
+def _clip_letter(row: Mapping[str, Any], truth: GroundTruth, times: Iterable[float]) -> str | None:
+    """The letter of the one square colour (``squares`` of :func:`~.benchmark.make_grounding_task`) shown at the
+    clip's frame ``times``; None when they show no square or squares of more than one colour."""
+    squares = json.loads(row["answer"]).get(SQUARES_KEY)
+    if squares is None:
+        raise ValueError("see=True names the colour a clip shows: the rows need 'squares' (make_grounding_task)")
+    shown = {colour for start, end, colour in squares for t in times if start <= t <= end}
+    return LETTERS[list(truth.options).index(shown.pop())] if len(shown) == 1 else None
+
+
 def agent_examples(
     rows: Sequence[Mapping[str, Any]],
     n: int,
@@ -207,11 +226,17 @@ def agent_examples(
     prompt: str = "train",
     parts: int = 3,
     seed: int = 0,
+    tile: bool = False,
+    see: bool = False,
 ) -> list[Example]:
     """``n`` pairs over dataset ``rows`` (videos and answer JSON), as the VideoZoomer rollout renders them with the
     agent's ``prompt`` variant and ``budget``: even pairs are the first prompt answered with a call on one of
-    :func:`call_segments` drawn at random, odd pairs the prompt after that call's clip answered with a random
-    letter."""
+    :func:`call_segments` (``parts``, ``tile``) drawn at random, odd pairs the prompt after that call's clip answered
+    with a random letter.
+
+    ``see`` (rows with ``squares``): where the clip shows squares of one colour only, the answer turn names that
+    colour's letter instead — the perception a pretrained model brings (it names what a clip shows), never where to
+    look: the call stays random, and a clip of the wrong square is answered with the wrong square's colour."""
     budget = budget or AgentBudget()
     prompts = get_prompts(prompt)
     rng = random.Random(seed)
@@ -236,17 +261,18 @@ def agent_examples(
             trajectory.user_parts(question_text(truth.question, truth.options)),
             QWEN_IMAGE,
         )
-        call = call_turn(*rng.choice(call_segments(trajectory.video.duration, budget.max_frames_per_call, parts)))
+        segments = call_segments(trajectory.video.duration, budget.max_frames_per_call, parts, tile)
+        call = call_turn(*rng.choice(segments))
         step = trajectory.step(call)
         if step.observation is None or step.error is not None:
             raise ValueError(f"the warm start's call {call!r} does not run: {step.error}")
         after = prompt_text(first, [(call, step.observation.text(QWEN_IMAGE))])
         seen = images(video, [f.frame for f in trajectory.overview])
         clip = images(video, [f.frame for f in step.observation.frames])
-        out += [
-            Example(first, call, seen),
-            Example(after, answer_turn(LETTERS[rng.randrange(len(truth.options))]), seen + clip),
-        ]
+        letter = LETTERS[rng.randrange(len(truth.options))]  # drawn with see too: the same calls either way
+        if see:
+            letter = _clip_letter(row, truth, [f.time for f in step.observation.frames]) or letter
+        out += [Example(first, call, seen), Example(after, answer_turn(letter), seen + clip)]
     return out[:n]
 
 
