@@ -155,12 +155,24 @@ class _Clips:
         return self._cache[key]
 
 
+def _squares(row: Mapping[str, Any]) -> list[tuple[float, float, str]]:
+    """The row's squares (``squares`` of :func:`~.benchmark.make_grounding_task`): ``(start, end, colour)``."""
+    squares = json.loads(row["answer"]).get(SQUARES_KEY)
+    if squares is None:
+        raise ValueError("see=True names the colour a clip shows: the rows need 'squares' (make_grounding_task)")
+    return squares
+
+
+def _letter(truth: GroundTruth, colour: str) -> str:
+    """The option letter of a square's ``colour``."""
+    return LETTERS[list(truth.options).index(colour)]
+
+
 def _seen_square(rng: random.Random, row: Mapping[str, Any], truth: GroundTruth) -> tuple[tuple[float, float], str]:
-    """A span inside one of the row's squares (``squares`` of :func:`~.benchmark.make_grounding_task`), and the
-    letter of that square's colour."""
-    start, end, colour = rng.choice(json.loads(row["answer"])[SQUARES_KEY])
+    """A span inside one of the row's squares, and the letter of that square's colour."""
+    start, end, colour = rng.choice(_squares(row))
     inset = rng.uniform(0.0, (end - start) / 4)
-    return (round(start + inset, 1), round(end - inset, 1)), LETTERS[list(truth.options).index(colour)]
+    return (round(start + inset, 1), round(end - inset, 1)), _letter(truth, colour)
 
 
 def grounded_examples(
@@ -209,13 +221,10 @@ def grounded_examples(
 
 
 def _clip_letter(row: Mapping[str, Any], truth: GroundTruth, times: Iterable[float]) -> str | None:
-    """The letter of the one square colour (``squares`` of :func:`~.benchmark.make_grounding_task`) shown at the
-    clip's frame ``times``; None when they show no square or squares of more than one colour."""
-    squares = json.loads(row["answer"]).get(SQUARES_KEY)
-    if squares is None:
-        raise ValueError("see=True names the colour a clip shows: the rows need 'squares' (make_grounding_task)")
-    shown = {colour for start, end, colour in squares for t in times if start <= t <= end}
-    return LETTERS[list(truth.options).index(shown.pop())] if len(shown) == 1 else None
+    """The letter of the one square colour shown at the clip's frame ``times``; None when they show no square or
+    squares of more than one colour."""
+    shown = {colour for start, end, colour in _squares(row) for t in times if start <= t <= end}
+    return _letter(truth, shown.pop()) if len(shown) == 1 else None
 
 
 def agent_examples(
