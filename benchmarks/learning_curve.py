@@ -212,7 +212,6 @@ def summarize(results: dict[str, list[dict[int, dict]]], args: argparse.Namespac
     """Per arm: each component's mean over seeds per step, its first and last quarter of steps per seed, and the
     step-time breakdown (mean over steps 2.. and seeds: step 1 includes vLLM's warm-up)."""
     steps = list(range(1, args.steps + 1))
-    quarter = max(1, args.steps // 4)
     out = {}
     for arm, runs in results.items():
         arm_out: dict = {"curves": {}, "early": {}, "late": {}, "val": {}, "timing": {}}
@@ -221,15 +220,20 @@ def summarize(results: dict[str, list[dict[int, dict]]], args: argparse.Namespac
             if not any(per_step):
                 continue
             arm_out["curves"][c] = [mean(v) for v in per_step]
-            per_seed = [[r[s][f"reward/{c}"] for s in steps if s in r and f"reward/{c}" in r[s]] for r in runs]
-            arm_out["early"][c] = [statistics.fmean(v[:quarter]) for v in per_seed if v]
-            arm_out["late"][c] = [statistics.fmean(v[-quarter:]) for v in per_seed if v]
+            arm_out["early"][c], arm_out["late"][c] = quarters(runs, f"reward/{c}", steps)
             val_key = "val/reward_score" if c == "overall" else f"val/{c}_reward"
             val_steps = sorted({s for r in runs for s in r if s <= args.steps and val_key in r[s]})
             arm_out["val"][c] = {s: [r[s][val_key] for r in runs if s in r and val_key in r[s]] for s in val_steps}
         arm_out["timing"] = timing(runs, steps)
         out[arm] = arm_out
     return out
+
+
+def quarters(runs: list[dict[int, dict]], key: str, steps: list[int]) -> tuple[list[float], list[float]]:
+    """Per run that logged ``key``: its mean over the first quarter of ``steps`` it logged, and over the last."""
+    quarter = max(1, len(steps) // 4)
+    per_seed = [v for v in ([r[s][key] for s in steps if s in r and key in r[s]] for r in runs) if v]
+    return [statistics.fmean(v[:quarter]) for v in per_seed], [statistics.fmean(v[-quarter:]) for v in per_seed]
 
 
 def timing(runs: list[dict[int, dict]], steps: list[int]) -> dict[str, float]:

@@ -24,7 +24,6 @@ start and end poorly (``[8, 4]``) and names a clip's colour only about half the 
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -145,15 +144,12 @@ def summarize(results: dict[str, list[dict[int, dict]]], args: argparse.Namespac
     """Per arm and key: the mean over seeds per step, each seed's mean of the first and last quarter of steps, the
     validation before and after; the step-time breakdown (steps 2.., step 1 includes vLLM's warm-up)."""
     steps = list(range(1, args.steps + 1))
-    quarter = max(1, args.steps // 4)
     out = {}
     for arm, runs in results.items():
         arm_out: dict = {"curves": {}, "early": {}, "late": {}, "val": {}, "timing": {}}
         for key in KEYS:
-            per_seed = [[r[s][key] for s in steps if s in r and key in r[s]] for r in runs]
             arm_out["curves"][key] = [lc.mean(v) for v in lc.series(runs, key, steps)]
-            arm_out["early"][key] = [statistics.fmean(v[:quarter]) for v in per_seed if v]
-            arm_out["late"][key] = [statistics.fmean(v[-quarter:]) for v in per_seed if v]
+            arm_out["early"][key], arm_out["late"][key] = lc.quarters(runs, key, steps)
             val = VAL_KEYS.get(key)
             if val:
                 arm_out["val"][key] = [[r[s][val] for s in sorted(r) if val in r[s]] for r in runs]
