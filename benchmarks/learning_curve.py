@@ -1,7 +1,7 @@
 """Zoom-Zero's Table 5 ablation in miniature, on a CPU: GRPO, + the zoom reward, + TokenAdv, several seeds each.
 
     .venv-vllm/bin/python benchmarks/learning_curve.py --out runs/learning_curve        # ~1 h on 2 cores
-    .venv-vllm/bin/python benchmarks/learning_curve.py --out runs/lc --seeds 1 --steps 4 # a look, ~8 min
+    .venv-vllm/bin/python benchmarks/learning_curve.py --out runs/lc --seeds 1 --steps 4 # a look, ~10 min
 
 Each run is ``easyr1 train yamls/table5_{grpo,zoom,tokenadv}.yaml --cpu`` — the shipped recipes, EasyR1's own loop,
 only sizes overridden for the tiny model — with ``--metrics-file``; the script reads those files, prints a table
