@@ -45,6 +45,46 @@ def test_the_task_shows_the_answer_only_in_the_middle_third(task_rows):
         assert "ABCD"[TASK_COLORS.index(squares[1][2])] == truth.answer
 
 
+def _centre(frame):
+    """The mean RGB of a frame's centre (where the squares are), as integers."""
+    h, w = frame.shape[:2]
+    return tuple(int(v) for v in frame[h // 2 - 2 : h // 2 + 2, w // 2 - 2 : w // 2 + 2].reshape(-1, 3).mean(0))
+
+
+def test_without_distractors_only_the_middle_third_shows_a_square(tmp_path):
+    for row in read_rows(make_grounding_task(tmp_path, n_videos=3, seed=5, distractors=False)):
+        truth = GroundTruth.parse(row["answer"])
+        squares = json.loads(row["answer"])[SQUARES_KEY]
+        assert [tuple(s[:2]) for s in squares] == [(4.5, 7.5)] and list(truth.spans) == [(4.5, 7.5)]
+        reader = decord.VideoReader(row["videos"][0])
+        seen = [dominant_color(f) for f in reader.get_batch([8, 24, 40, 1, 17, 47]).asnumpy()]
+        assert seen == [None, squares[0][2], None, None, None, None], "2 s and 10 s show no square now"
+        assert "ABCD"[TASK_COLORS.index(squares[0][2])] == truth.answer
+
+
+def test_a_cued_task_marks_its_evidence_third_where_a_quarter_fps_overview_looks(tmp_path):
+    rows = read_rows(make_grounding_task(tmp_path, n_videos=12, seed=2, distractors=False, placement="cued"))
+    thirds = []
+    for row in rows:
+        truth = GroundTruth.parse(row["answer"])
+        ((start, end, colour),) = json.loads(row["answer"])[SQUARES_KEY]
+        k = int(start // 4)  # the evidence third: 0.5-3.5, 4.5-7.5 or 8.5-11.5 s
+        thirds.append(k)
+        assert (start, end) == (4 * k + 0.5, 4 * k + 3.5) and list(truth.spans) == [(start, end)]
+        assert "white mark" in truth.question and truth.answer == "ABCD"[TASK_COLORS.index(colour)]
+        frames = decord.VideoReader(row["videos"][0]).get_batch([0, 16, 32, 16 * k + 8]).asnumpy()  # 0, 4, 8 s
+        centres = [_centre(f) for f in frames]
+        for j in range(3):  # the overview's frames: the white mark at the evidence third's first frame only
+            assert (min(centres[j]) > 200) == (j == k), (k, centres)
+        assert dominant_color(frames[3]) == colour, "the square itself in the middle of its third"
+    assert set(thirds) == {0, 1, 2}, "the evidence third varies from video to video"
+
+
+def test_an_unknown_placement_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="placement must be one of"):
+        make_grounding_task(tmp_path, n_videos=1, placement="left")
+
+
 @given(st.floats(2.0, 600.0), st.sampled_from([4, 8, 16]), st.integers(2, 5))
 @settings(max_examples=60, deadline=None)
 def test_every_taught_call_runs(duration, call_frames, parts):

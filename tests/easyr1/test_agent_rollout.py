@@ -261,6 +261,26 @@ def test_one_engine_call_per_round(step):
     )
 
 
+def test_every_request_of_a_rank_is_seeded_on_its_own(
+    step, agent_recipe, reward_actor, easyr1_tokenizer, easyr1_processor, tiny_model
+):
+    """The step is seeded (worker.rollout.seed 1, step 0: seed 1). A trajectory's later turns are requests of n = 1:
+    seeded with the step's seed, as EasyR1 seeds every request, two trajectories of a group that made the same first
+    turn would go on identically (copies, not samples). Each request gets its own seed instead: on each rank, the
+    first turn of a prompt and every later turn of every trajectory (12 requests: 5 on rank 0, 7 on rank 1) — and a
+    second run of the same step draws them all again."""
+    calls = step.trainer.engine.calls
+    seeds = [c["sampling"].seed for c in calls]
+    per_rank = [seeds[:5], seeds[5:]]  # rank 0: question 0 (round 0, then 2 + 1 + 1 turns), rank 1: question 1
+    assert [c["sampling"].n for c in calls[:6]] == [4, 1, 1, 1, 1, 4]  # the split above is by rank
+    for rank in per_rank:
+        assert None not in rank and len(set(rank)) == len(rank), rank
+        assert 1 not in rank[1:], "a later turn is not seeded with the step's seed"
+    again = make_trainer(load(agent_recipe), reward_actor, easyr1_tokenizer, easyr1_processor, tiny_model)
+    again._make_batch_data({})
+    assert [c["sampling"].seed for c in again.engine.calls] == seeds
+
+
 def test_observations_are_in_the_sequence_but_out_of_the_loss(step, easyr1_tokenizer):
     batch = step.batch
     mask, attention = batch.batch["response_mask"], batch.batch["attention_mask"][:, -mask_width(batch) :]

@@ -13,7 +13,9 @@ configs pay no tool term), each component in {0, 1}:
 Also returned, for logs and for TokenAdv over turns: ``grounding`` — when the question has ground-truth spans, the
 IoU of the union of the segments that calls returned frames for (clamped to the video) with the union of those
 spans; otherwise the tool term — and ``has_spans`` (1 when it had spans), ``turns``, ``calls`` (calls that returned
-frames), ``call_errors`` (error observations), ``clip_frames`` (frame labels in clip observations) and ``answered``.
+frames), ``evidence_calls`` (those of them whose segment, clamped to the video, has IoU ≥ 0.5 with the union of the
+spans: calls on the evidence), ``call_errors`` (error observations), ``clip_frames`` (frame labels in clip observations)
+and ``answered``.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from .protocol import ANSWER, CALL, parse_turn
 from .render import ASSISTANT, split_response
 
 COMPONENTS = ("accuracy", "format", "tool")
+EVIDENCE_IOU = 0.5  # a call is on the evidence when its segment's IoU with the ground-truth spans is at least this
 _WRAP = "<tool_response>"
 
 
@@ -111,6 +114,7 @@ def score_turns(
     tool = float(accuracy == 1.0 and calls > 0)
     looked = [(t.call.start, t.call.end) for t, n in zip(turns, shown) if n > 0 and t.call is not None]
     grounding = iou(_clamped(looked, duration), spans) if spans else tool
+    on_evidence = sum(1 for seg in looked if spans and iou(_clamped([seg], duration), spans) >= EVIDENCE_IOU)
     overall = config.accuracy * accuracy + config.format * fmt + config.tool * tool
     return {
         "overall": overall,
@@ -121,6 +125,7 @@ def score_turns(
         "has_spans": float(bool(spans)),
         "turns": float(len(turns)),
         "calls": float(calls),
+        "evidence_calls": float(on_evidence),
         "call_errors": float(len(shown) - calls),
         "clip_frames": float(sum(shown)),
         "answered": float(final is not None and final.kind == ANSWER and final.letter is not None),

@@ -67,6 +67,10 @@ SQUARES_KEY = "squares"  # rows of make_grounding_task: every square of the vide
 TASK_COLORS = ("red", "green", "blue", "yellow")  # the options of every make_grounding_task row, in this order
 
 
+PLACEMENTS = ("middle", "cued")  # where make_grounding_task puts the evidence third
+CUE = "white"  # the mark of a cued task's evidence third: a colour no option names
+
+
 def make_grounding_task(
     out_dir: str | Path,
     n_videos: int = 16,
@@ -76,36 +80,59 @@ def make_grounding_task(
     height: int = 84,
     seed: int = 0,
     rows_name: str = "rows.jsonl",
+    distractors: bool = True,
+    placement: str = "middle",
 ) -> Path:
     """A grounded-QA task where grounding pays: ``n_videos`` videos, each cut in thirds with one coloured square in
     each (0.5 s inside the third's edges); the question asks for the colour of the square in the middle third, the
     ground-truth span. The other two squares are distractors in other option colours, so the whole video shows three
     answers and only its middle third the right one: a pass over the right span can answer, a pass over the whole
     video cannot tell which. Options are :data:`TASK_COLORS` in that order (the letter names the colour); rows also
-    carry every square (``squares``). Writes the videos and ``out_dir/rows_name``; returns the rows path."""
+    carry every square (``squares``). Writes the videos and ``out_dir/rows_name``; returns the rows path.
+
+    ``distractors=False``: the other two thirds show no square, so a look anywhere but the evidence third sees no
+    option at all (only the evidence can answer). ``placement="cued"``: the evidence third is drawn per video, and a
+    :data:`CUE` square (a colour no option names) fills the first half-second of that third — the frame an overview
+    at one frame per third sees (0.25 fps on 12 s: 0, 4 and 8 s) — so the overview shows where to look and the
+    question asks for the colour of the square after the white mark. The defaults draw the same videos as before
+    these options existed."""
+    if placement not in PLACEMENTS:
+        raise ValueError(f"placement must be one of {PLACEMENTS}, got {placement!r}")
     out_dir = Path(out_dir)
     rng = random.Random(seed)
     third = duration / 3
     windows = [(round(k * third + 0.5, 2), round((k + 1) * third - 0.5, 2)) for k in range(3)]
+    question = (
+        "What colour is the square in the middle of the video?"
+        if placement == "middle"
+        else f"What colour is the square after the {CUE} mark?"
+    )
     rows = []
     for i in range(n_videos):
         colours = rng.sample(TASK_COLORS, 3)  # [distractor, answer, distractor]
-        squares = [(s, e, c) for (s, e), c in zip(windows, colours)]
+        where = 1 if placement == "middle" else rng.randrange(3)
+        others = iter((colours[0], colours[2]))
+        squares = [
+            (s, e, colours[1] if k == where else next(others))
+            for k, (s, e) in enumerate(windows)
+            if distractors or k == where
+        ]
+        marks = [(round(where * third, 2), windows[where][0], CUE)] if placement == "cued" else []
         video = write_video(
             out_dir / "videos" / f"task{i:03d}.mp4",
             duration=duration,
             fps=fps,
             width=width,
             height=height,
-            evidence=[Evidence(s, e, c) for s, e, c in squares],
+            evidence=[Evidence(s, e, c) for s, e, c in squares + marks],
         )
         rows.append(
             grounding_row(
                 qid=f"task{i:03d}",
-                question="What colour is the square in the middle of the video?",
+                question=question,
                 options=list(TASK_COLORS),
                 answer="ABCD"[TASK_COLORS.index(colours[1])],
-                spans=[windows[1]],
+                spans=[windows[where]],
                 duration=duration,
                 video=str(video.resolve()),
                 source="synthetic",

@@ -19,9 +19,12 @@ COLORS: dict[str, Color] = {
 }
 
 
+MARKS: dict[str, Color] = {"white": (235, 235, 235)}  # colours a video may show that no option names (cues)
+
+
 @dataclass(frozen=True)
 class Evidence:
-    """A coloured square shown from ``start`` to ``end`` seconds."""
+    """A coloured square shown from ``start`` to ``end`` seconds (a colour of :data:`COLORS` or :data:`MARKS`)."""
 
     start: float
     end: float
@@ -37,7 +40,7 @@ def render_frame(t: float, width: int, height: int, evidence: tuple[Evidence, ..
         if item.start <= t < item.end:
             r = min(width, height) // 3
             cy, cx = height // 2, width // 2
-            frame[cy - r : cy + r, cx - r : cx + r] = COLORS[item.color]
+            frame[cy - r : cy + r, cx - r : cx + r] = COLORS.get(item.color) or MARKS[item.color]
     return frame
 
 

@@ -129,17 +129,29 @@ class Completion:
 
 class _Recorder:
     """Stands in for the vLLM engine during one ``generate_sequences``: passes every call through and keeps the
-    ``RequestOutput``s (EasyR1 pads the token ids and drops the log-probs; a multi-turn rollout needs both)."""
+    ``RequestOutput``s (EasyR1 pads the token ids and drops the log-probs; a multi-turn rollout needs both). With
+    ``seeds``, prompt ``i`` is sampled with EasyR1's sampling parameters seeded ``seeds[i]``."""
 
-    def __init__(self, engine: Any):
-        self.engine, self.outputs = engine, None
+    def __init__(self, engine: Any, seeds: Sequence[int] | None = None):
+        self.engine, self.outputs, self.seeds = engine, None, seeds
 
-    def generate(self, *args: Any, **kwargs: Any) -> Any:
-        self.outputs = self.engine.generate(*args, **kwargs)
+    def generate(self, prompts: Any, sampling_params: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.seeds is not None:
+            sampling_params = [_seeded(sampling_params, seed) for seed in self.seeds]
+        self.outputs = self.engine.generate(prompts, sampling_params, *args, **kwargs)
         return self.outputs
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.engine, name)
+
+
+def _seeded(params: Any, seed: int | None) -> Any:
+    """A copy of vLLM ``SamplingParams`` seeded ``seed`` (``params`` itself when ``seed`` is None)."""
+    if seed is None:
+        return params
+    params = copy.copy(params)  # a shallow copy: vLLM's own clone() deep-copies every field
+    params.seed = int(seed)
+    return params
 
 
 def _completion(output: Any, logprobs: bool) -> Completion:
@@ -207,15 +219,19 @@ class RolloutWorker:
         raw_prompt_ids: Sequence[Sequence[int]],
         multi_modal_data: Sequence[Any] | None,
         meta_info: Mapping[str, Any],
+        seeds: Sequence[int] | None = None,
     ) -> list[list[Completion]]:
         """One engine call: every prompt (raw ids, as vLLM reads them) with its media, sampled as ``meta_info``
-        says (EasyR1's keys: ``n``, ``temperature``, ``max_tokens``, ``stop``… and the pixel limits).
+        says (EasyR1's keys: ``n``, ``temperature``, ``max_tokens``, ``stop``… and the pixel limits); with ``seeds``,
+        prompt ``i`` seeded ``seeds[i]`` (its ``k``-th sample ``seeds[i] + k``) instead of ``meta_info``'s seed.
 
         Returns, per prompt, its ``n`` completions, token ids exact (no padding) and, with ``logprobs`` in
         ``meta_info``, each sampled token's log-prob.
         """
         k = len(raw_prompt_ids)
-        recorder = _Recorder(self.rollout.inference_engine)
+        if seeds is not None and len(seeds) != k:
+            raise ValueError(f"{len(seeds)} seeds for {k} prompts")
+        recorder = _Recorder(self.rollout.inference_engine, seeds)
         # EasyR1 pads every output to the response width; a round's output is only read here: pad it to the round
         batch = self._batch(raw_prompt_ids, multi_modal_data, meta_info)
         self._through_easyr1(recorder, batch, meta_info.get("max_tokens") or self.config.response_length)
@@ -269,16 +285,17 @@ class RolloutStream:
     def pending(self) -> int:
         return self.engine.pending
 
-    def submit(self, items: Sequence[tuple[Sequence[Any], Sequence[int], Any, int]]) -> None:
-        """Add ``(keys, raw prompt ids, multi_modal_data, max_tokens)`` items: a prompt sampled ``len(keys)``
-        times, sample ``k`` handed back under ``keys[k]``."""
+    def submit(self, items: Sequence[tuple[Sequence[Any], Sequence[int], Any, int, int | None]]) -> None:
+        """Add ``(keys, raw prompt ids, multi_modal_data, max_tokens, seed)`` items: a prompt sampled ``len(keys)``
+        times, sample ``k`` handed back under ``keys[k]``; seeded ``seed`` (its ``k``-th sample ``seed + k``), or as
+        ``meta_info`` says when ``seed`` is None."""
         if not items:
             return
         capture = _Capture()
         batch = self.worker._batch([i[1] for i in items], [i[2] for i in items], self.meta_info)
         self.worker._through_easyr1(capture, batch, 1)
-        for (keys, _, _, max_tokens), prompt in zip(items, capture.prompts):
-            params = capture.params.clone()
+        for (keys, _, _, max_tokens, seed), prompt in zip(items, capture.prompts):
+            params = _seeded(capture.params.clone(), seed)
             params.n, params.max_tokens = len(keys), int(max_tokens)
             self.engine.add(list(keys), prompt, params, capture.lora_request)
 

@@ -52,6 +52,7 @@ from ..generation import row_fields
 from ..hookspecs import Rollout
 from ..multiturn import Conversation, Layout, Piece, SegmentEncoder, assemble, merged_grid
 from ..recipe import head_rows, local_processor, video_path
+from ..sampling_seed import SEED_KEY, request_seed
 from .clip_videos import ClipVideos
 from .options import AgentOptions
 
@@ -163,6 +164,8 @@ class AgentRollout:
         self.total = min(self.budget.max_response_tokens, worker.response_length)
         self.eos = {self.tokenizer.eos_token_id}
         self.encode = SegmentEncoder(self.tokenizer)
+        self.seed: int | None = None  # the step's sampling seed (meta_info); each request's is derived from it
+        self.index: dict[int, int] = {}  # a sample's place in the batch, by id
         self.cache = frame_cache(options.frame_cache_mb)
         self.clip_videos = (
             None
@@ -257,10 +260,18 @@ class AgentRollout:
             meta["logprobs"] = 0  # the sampled token's own log-prob
         return meta
 
+    def seeds(self, samples: Sequence[Sample]) -> list[int] | None:
+        """Each sample's seed for its next turn (:func:`~..sampling_seed.request_seed`): by its place in the batch and
+        its turn, so no two requests of a step share one; None when the step's sampling is not seeded."""
+        if self.seed is None:
+            return None
+        return [request_seed(self.seed, self.index[id(s)], s.trajectory.round) for s in samples]
+
     def run(self, prompts: Any) -> Any:
         from verl.protocol import DataProto
 
         meta_info = prompts.meta_info
+        self.seed = meta_info.get(SEED_KEY)
         eos = meta_info.get("eos_token_id", self.tokenizer.eos_token_id)
         self.eos = {int(i) for i in (eos if isinstance(eos, (list, tuple)) else [eos]) if i is not None}
         n = int(meta_info.get("n", self.worker.default_n()))
@@ -273,6 +284,7 @@ class AgentRollout:
         with collections_paused():
             groups = [self.start(ids, m, n) for ids, m in zip(raw, media)]
         samples = [s for g in groups for s in g]  # EasyR1's order: prompt i's samples at i·n … i·n + n − 1
+        self.index = {id(s): k for k, s in enumerate(samples)}
         stream = None
         if self.options.schedule == "continuous" and hasattr(self.worker, "stream"):
             stream = self.worker.stream(self.sampling(meta_info, 1, self.budget.max_new_tokens))
@@ -298,6 +310,7 @@ class AgentRollout:
             [s.conversation.raw_ids() for s in first],
             [s.conversation.media() for s in first],
             self.sampling(meta_info, n, round_max),
+            self.seeds(first),
         )
         self.read_round(samples, [c for completions in outputs for c in completions])
         while active := [s for s in samples if s.active]:
@@ -305,6 +318,7 @@ class AgentRollout:
                 [s.conversation.raw_ids() for s in active],
                 [s.conversation.media() for s in active],
                 self.sampling(meta_info, 1, max(self.limit(s) for s in active)),
+                self.seeds(active),
             )
             self.read_round(active, [completions[0] for completions in outputs])
 
@@ -336,13 +350,15 @@ class AgentRollout:
             keys = list(range(start, start + len(group)))
             start += len(group)
             head = group[0].conversation
-            first.append((keys, head.raw_ids(), head.media(), self.limit(group[0])))
+            seed = (self.seeds(group[:1]) or [None])[0]
+            first.append((keys, head.raw_ids(), head.media(), self.limit(group[0]), seed))
 
         def submit(jobs: list[int]) -> None:
+            seeds = self.seeds([samples[k] for k in jobs]) or [None] * len(jobs)
             stream.submit(
                 [
-                    ([k], samples[k].conversation.raw_ids(), samples[k].conversation.media(), self.limit(samples[k]))
-                    for k in jobs
+                    ([k], s.conversation.raw_ids(), s.conversation.media(), self.limit(s), seed)
+                    for k, s, seed in ((k, samples[k], seed) for k, seed in zip(jobs, seeds))
                 ]
             )
 
