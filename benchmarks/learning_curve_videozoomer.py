@@ -63,6 +63,7 @@ VAL_KEYS = {  # validation (greedy, held out): what the table shows before and a
 STEP_KEYS = ("reward/", "agent/", "val/", "timing_s/", "actor/kl_loss", "actor/grad_norm", "rollout/logprob_gap_max")
 AGENT_PIXELS = dict(max_frame_pixels=12544, min_frame_pixels=3136)  # 16 tokens a frame at most
 CHECK_WEIGHTS = {"accuracy": 0, "format": 1, "tool": 0}  # --check: a reward that pays only well-formed trajectories
+PROBE_VIDEOS = 32  # held-out videos the warm start is probed on (one one-square clip and 4 sampled first turns each)
 CHECK_TARGET, CHECK_WINDOW = 0.9, 3  # --check passes when format's mean over 3 consecutive steps reaches 0.9
 
 
@@ -94,6 +95,13 @@ def parse_args(argv=None) -> argparse.Namespace:
     )
     p.add_argument("--warm-steps", type=int, default=400, help="supervised steps of the warm start (batch 8)")
     p.add_argument("--warm-examples", type=int, default=256, help="examples the warm start draws its batches from")
+    p.add_argument(
+        "--seen-answers",
+        type=int,
+        default=2,
+        help="warm start: after each (call, answer) pair, this many more answers after a call on the square's third\n"
+        "(synthetic.warm_start.agent_examples): perception examples where most thirds show nothing",
+    )
     p.add_argument("--plot", help="also write the plot here, and the per-step numbers next to it (.json)")
     args = p.parse_args(argv)
     args.arms = [a for a in args.arms.split(",") if a]
@@ -121,9 +129,9 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
     from zoomzero_plugin.synthetic.warm_start import short_prompts, warm_start
 
     data = out / "data"
-    paths = {name: data / f"{name}.jsonl" for name in ("train", "val")}
-    if not all(p.is_file() for p in paths.values()):
-        for name, n, seed in (("train", args.videos, 100), ("val", 8, 200)):
+    paths = {name: data / f"{name}.jsonl" for name in ("train", "val", "probe")}
+    if not all(p.is_file() for p in paths.values()):  # the probe's videos: held out from training and validation
+        for name, n, seed in (("train", args.videos, 100), ("val", 8, 200), ("probe", PROBE_VIDEOS, 300)):
             made = make_grounding_task(data / name, n_videos=n, seed=seed, distractors=False, placement=args.task)
             write_rows(paths[name], short_prompts(read_rows(made)))
     base = out / "models" / "base"
@@ -135,7 +143,8 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
         found = models[seed] / "probe.json"
         if not found.is_file():
             started = time.time()
-            options = dict(budget=budget(args), tile=True, see=True)  # perception and the protocol, not where to look
+            # the protocol and perception, not where to look
+            options = dict(budget=budget(args), tile=True, see=True, seen_answers=args.seen_answers)
             rows = read_rows(paths["train"])
             warm_start(
                 base,
@@ -149,7 +158,7 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
                 **options,
             )
             took = time.time() - started
-            probe = probe_agent(models[seed], read_rows(paths["val"]), budget(args), seed=seed)
+            probe = probe_agent(models[seed], read_rows(paths["probe"]), budget(args), samples=4, seed=seed)
             found.write_text(json.dumps({"warm_start_s": took, "lines": probe.lines(), **probe.shares()}))
         probes[seed] = json.loads(found.read_text())
         print(f"warm start, seed {seed} ({probes[seed]['warm_start_s']:.0f} s):", *probes[seed]["lines"], sep="\n  ")

@@ -85,13 +85,13 @@ def test_an_unknown_placement_is_refused(tmp_path):
         make_grounding_task(tmp_path, n_videos=1, placement="left")
 
 
-@given(st.floats(2.0, 600.0), st.sampled_from([4, 8, 16]), st.integers(2, 5))
+@given(st.floats(2.0, 600.0), st.sampled_from([4, 8, 16]), st.integers(2, 5), st.booleans())
 @settings(max_examples=60, deadline=None)
-def test_every_taught_call_runs(duration, call_frames, parts):
+def test_every_taught_call_runs(duration, call_frames, parts, dense):
     """The calls the warm start teaches are valid for the agent's own environment: frames, not an error."""
     assert call_segments(12.0, 16) == [(0, 12, 1), (4, 12, 1), (8, 12, 1)]
     video = VideoInfo("v.mp4", int(duration * 4), 4.0)
-    segments = call_segments(video.duration, call_frames, parts)
+    segments = call_segments(video.duration, call_frames, parts, dense=dense)
     assert 1 <= len(segments) <= parts and len({start for start, _, _ in segments}) == len(segments)
     assert len({end for _, end, _ in segments}) == 1, "only the start differs"
     for segment in segments:
@@ -107,13 +107,17 @@ def test_tiled_calls_cut_the_video_in_whole_parts_from_zero():
     assert call_segments(12.0, 16, parts=4, tile=True) == [(0, 3, 1), (3, 6, 1), (6, 9, 1), (9, 12, 1)]
     assert call_segments(2.5, 16, tile=True) == [(0, 1, 1), (1, 2, 1)]
     assert call_segments(12.0, 16) == [(0, 12, 1), (4, 12, 1), (8, 12, 1)]
+    # dense: the most whole frames a second a call may ask (16 frames: 4 s at 4 fps, 8 s at 2, 12 s at 1)
+    assert call_segments(12.0, 16, tile=True, dense=True) == [(0, 4, 4), (4, 8, 4), (8, 12, 4)]
+    assert call_segments(12.0, 16, dense=True) == [(0, 12, 1), (4, 12, 2), (8, 12, 4)]
+    assert call_segments(12.0, 3, tile=True, dense=True) == [(0, 3, 1), (3, 6, 1), (6, 9, 1)]
 
 
-@given(st.floats(1.0, 600.0), st.sampled_from([1, 4, 8, 16]), st.integers(2, 5))
+@given(st.floats(1.0, 600.0), st.sampled_from([1, 4, 8, 16]), st.integers(2, 5), st.booleans())
 @settings(max_examples=60, deadline=None)
-def test_every_tiled_call_runs(duration, call_frames, parts):
+def test_every_tiled_call_runs(duration, call_frames, parts, dense):
     video = VideoInfo("v.mp4", int(duration * 4), 4.0)
-    segments = call_segments(video.duration, call_frames, parts, tile=True)
+    segments = call_segments(video.duration, call_frames, parts, tile=True, dense=dense)
     assert 1 <= len(segments) <= parts
     assert all(a[1] == b[0] for a, b in zip(segments, segments[1:])), "consecutive"
     for segment in segments:
@@ -153,6 +157,29 @@ def test_seeing_agent_names_the_colour_its_clip_shows(task_rows, tiny_tokenizer)
             assert seeing[k + 1].response == f"<think>seen</think><answer>{'ABCD'[TASK_COLORS.index(last)]}</answer>"
         else:
             assert seeing[k + 1].response == blind[k + 1].response
+
+
+def test_seen_answers_name_the_one_square_the_calls_stay_random(tmp_path, tiny_tokenizer):
+    """Without distractors only the middle third shows a square: a random call's clip mostly shows none. With
+    ``seen_answers=2`` each pair is followed by two answer turns after ``[4, 8]`` (the only one-colour clip), naming the
+    square's colour; the pairs — the calls taught, and what follows each — are those made without it."""
+    import numpy as np
+
+    rows = read_rows(make_grounding_task(tmp_path, n_videos=3, seed=5, distractors=False))
+    budget = AgentBudget(max_frame_pixels=12544, min_frame_pixels=3136)
+    template = tiny_tokenizer.apply_chat_template
+    extra = agent_examples(rows, 20, template, budget=budget, tile=True, see=True, seen_answers=2)
+    plain = agent_examples(rows, 10, template, budget=budget, tile=True, see=True)
+    pairs = [e for k, e in enumerate(extra) if k % 4 < 2]
+    assert [(e.prompt, e.response) for e in pairs] == [(e.prompt, e.response) for e in plain]
+    for k in range(0, 20, 4):
+        row = rows[(k // 4) % len(rows)]
+        ((_, _, colour),) = json.loads(row["answer"])[SQUARES_KEY]
+        for answer in extra[k + 2 : k + 4]:
+            assert '"segment": [4, 8]' in answer.prompt.split("<|im_start|>assistant\n")[1]
+            clip = answer.images[len(extra[k].images) :]
+            assert {dominant_color(np.asarray(image)) for image in clip} - {None} == {colour}
+            assert answer.response == f"<think>seen</think><answer>{'ABCD'[TASK_COLORS.index(colour)]}</answer>"
 
 
 def test_a_quarter_fps_overview_falls_between_the_squares(task_rows, tiny_tokenizer):

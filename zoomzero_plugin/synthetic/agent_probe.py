@@ -91,10 +91,11 @@ def probe_agent(
     tile: bool = True,
     parts: int = 3,
     seed: int = 0,
+    dense: bool = False,
 ) -> AgentProbe:
     """Probe the agent model in ``model_dir`` on ``rows`` (``make_grounding_task`` rows, with squares) under
     ``budget``: ``samples`` first turns per row at temperature 1, and one greedy and one sampled answer per one-square
-    clip of :func:`~.warm_start.call_segments` (``parts``, ``tile``). See the module docstring."""
+    clip of :func:`~.warm_start.call_segments` (``parts``, ``tile``, ``dense``). See the module docstring."""
     import torch
     from transformers import AutoProcessor, Qwen2_5_VLForConditionalGeneration
 
@@ -124,7 +125,7 @@ def probe_agent(
                 if turn.kind == CALL and turn.format_ok and step.error is None and step.observation is not None:
                     probe.valid_calls += 1
                     probe.segments[(turn.call.start, turn.call.end)] += 1
-            for segment in call_segments(trajectory.video.duration, budget.max_frames_per_call, parts, tile):
+            for segment in call_segments(trajectory.video.duration, budget.max_frames_per_call, parts, tile, dense):
                 call = call_turn(*segment)
                 step = Trajectory(reader.info, budget, prompts).step(call)
                 frames = step.observation.frames

@@ -93,7 +93,7 @@ def grounded_response(rng: random.Random, truth: GroundTruth, whole_seconds: boo
 
 
 def call_segments(
-    duration: float, max_frames_per_call: int, parts: int = 3, tile: bool = False
+    duration: float, max_frames_per_call: int, parts: int = 3, tile: bool = False, dense: bool = False
 ) -> list[tuple[int, int, int]]:
     """``(start, end, fps)`` of the calls the warm start teaches: up to ``parts`` segments that all end at the video's
     end (whole seconds) at 1 fps, the k-th lasting k/parts of ``min(duration, max_frames_per_call)`` seconds (whole,
@@ -102,14 +102,19 @@ def call_segments(
 
     ``tile``: instead, up to ``parts`` consecutive segments of one whole length from 0 s, ``duration / parts`` (at most
     ``max_frames_per_call``, at least 1 s) at 1 fps: a 12-s video in thirds, ``(0, 4)``, ``(4, 8)``, ``(8, 12)`` — each
-    part of the video can be called alone (three fixed calls, learnt as three strings)."""
+    part of the video can be called alone (three fixed calls, learnt as three strings).
+
+    ``dense``: each segment at the highest whole fps its frame budget allows, ``max_frames_per_call // length`` (a
+    4-s third with 16 frames a call: 4 fps), so a clip shows as much of its segment as a call may."""
     end = math.floor(duration)
     if tile:
         length = max(1, min(end // parts, max_frames_per_call))
-        return [(k * length, (k + 1) * length, 1) for k in range(min(parts, end // length))]
-    span = min(end, max_frames_per_call)
-    lengths = sorted({max(1, span * k // parts) for k in range(1, parts + 1)}, reverse=True)
-    return [(end - length, end, 1) for length in lengths]
+        segments = [(k * length, (k + 1) * length) for k in range(min(parts, end // length))]
+    else:
+        span = min(end, max_frames_per_call)
+        lengths = sorted({max(1, span * k // parts) for k in range(1, parts + 1)}, reverse=True)
+        segments = [(end - length, end) for length in lengths]
+    return [(s, e, max(1, max_frames_per_call // (e - s)) if dense else 1) for s, e in segments]
 
 
 def call_turn(start: float, end: float, fps: int) -> str:
@@ -237,18 +242,24 @@ def agent_examples(
     seed: int = 0,
     tile: bool = False,
     see: bool = False,
+    seen_answers: int = 0,
+    dense: bool = False,
 ) -> list[Example]:
-    """``n`` pairs over dataset ``rows`` (videos and answer JSON), as the VideoZoomer rollout renders them with the
-    agent's ``prompt`` variant and ``budget``: even pairs are the first prompt answered with a call on one of
-    :func:`call_segments` (``parts``, ``tile``) drawn at random, odd pairs the prompt after that call's clip answered
-    with a random letter.
+    """``n`` examples over dataset ``rows`` (videos and answer JSON), as the VideoZoomer rollout renders them with the
+    agent's ``prompt`` variant and ``budget``, in pairs: the first prompt answered with a call on one of
+    :func:`call_segments` (``parts``, ``tile``) drawn at random, then the prompt after that call's clip answered with a
+    random letter. ``dense``: the calls at the highest whole fps the budget allows (:func:`call_segments`).
 
     ``see`` (rows with ``squares``): where the clip shows squares of one colour only, the answer turn names that
     colour's letter instead — the perception a pretrained model brings (it names what a clip shows), never where to
-    look: the call stays random, and a clip of the wrong square is answered with the wrong square's colour."""
+    look: the call stays random, and a clip of the wrong square is answered with the wrong square's colour.
+    ``seen_answers`` (with ``see``): after each pair, this many more answer turns, each after a call drawn among the
+    segments whose clip shows one colour (the call is in the prompt, not taught): where most thirds show no square,
+    the answer turn still learns to name colours. The calls taught are the pairs' alone, random as without it."""
     budget = budget or AgentBudget()
     prompts = get_prompts(prompt)
     rng = random.Random(seed)
+    looks = random.Random(-1 - seed)  # the seen answers' draws: the pairs are those made without them
     readers = {row["videos"][0]: FrameReader(row["videos"][0]) for row in rows}
     decoded: dict[tuple[str, int], Any] = {}
 
@@ -259,29 +270,41 @@ def agent_examples(
         return tuple(decoded[video, f] for f in frames)
 
     out: list[Example] = []
-    for i in range(0, n, 2):
-        row = rows[(i // 2) % len(rows)]
+    i = 0
+    while len(out) < n:
+        row = rows[i % len(rows)]
+        i += 1
         truth = GroundTruth.parse(row["answer"])
         video = row["videos"][0]
-        trajectory = Trajectory(readers[video].info, budget, prompts)
+        info = readers[video].info
+        trajectory = Trajectory(info, budget, prompts)
         first = first_prompt(
             apply_chat_template,
             prompts.system,
             trajectory.user_parts(question_text(truth.question, truth.options)),
             QWEN_IMAGE,
         )
-        segments = call_segments(trajectory.video.duration, budget.max_frames_per_call, parts, tile)
-        call = call_turn(*rng.choice(segments))
-        step = trajectory.step(call)
-        if step.observation is None or step.error is not None:
-            raise ValueError(f"the warm start's call {call!r} does not run: {step.error}")
-        after = prompt_text(first, [(call, step.observation.text(QWEN_IMAGE))])
         seen = images(video, [f.frame for f in trajectory.overview])
-        clip = images(video, [f.frame for f in step.observation.frames])
+
+        def answered(call: str) -> tuple[str, tuple[Any, ...], str | None]:
+            """The prompt after ``call``'s clip, the images it shows and the letter of the clip's one colour."""
+            step = Trajectory(info, budget, prompts).step(call)
+            if step.observation is None or step.error is not None:
+                raise ValueError(f"the warm start's call {call!r} does not run: {step.error}")
+            frames = step.observation.frames
+            after = prompt_text(first, [(call, step.observation.text(QWEN_IMAGE))])
+            shown = _clip_letter(row, truth, [f.time for f in frames]) if see else None
+            return after, seen + images(video, [f.frame for f in frames]), shown
+
+        segments = call_segments(info.duration, budget.max_frames_per_call, parts, tile, dense)
+        call = call_turn(*rng.choice(segments))
+        after, shows, shown = answered(call)
         letter = LETTERS[rng.randrange(len(truth.options))]  # drawn with see too: the same calls either way
-        if see:
-            letter = _clip_letter(row, truth, [f.time for f in step.observation.frames]) or letter
-        out += [Example(first, call, seen), Example(after, answer_turn(letter), seen + clip)]
+        out += [Example(first, call, seen), Example(after, answer_turn(shown or letter), shows)]
+        one_colour = [c for c in map(lambda s: call_turn(*s), segments) if see and answered(c)[2]]
+        for _ in range(seen_answers if one_colour else 0):
+            after, shows, shown = answered(looks.choice(one_colour))
+            out.append(Example(after, answer_turn(shown), shows))
     return out[:n]
 
 
