@@ -1,10 +1,10 @@
 """VideoZoomer's RL in miniature, on a CPU: does the <video_zoom> agent learn where to look? GRPO (the authors'
 setting) and TokenAdv over turns, several seeds each; and, with --check, the credit-assignment check of the loop.
 
-    .venv-vllm/bin/python benchmarks/learning_curve_videozoomer.py --out runs/lc_videozoomer \\
-        --plot benchmarks/results/learning_curve_videozoomer.png                   # the curve: 2 arms x 3 seeds
-    .venv-vllm/bin/python benchmarks/learning_curve_videozoomer.py --check --out runs/credit_check \\
-        --plot benchmarks/results/credit_check.png                                 # the credit-assignment check
+    .venv-vllm/bin/python benchmarks/learning_curve_videozoomer.py --check \\
+        --plot benchmarks/results/credit_check.png                  # the credit-assignment check: 2 arms x 3 seeds
+    .venv-vllm/bin/python benchmarks/learning_curve_videozoomer.py \\
+        --plot benchmarks/results/learning_curve_videozoomer.png    # the curve: 2 arms x 3 seeds
     .venv-vllm/bin/python benchmarks/learning_curve_videozoomer.py --out runs/lcv --seeds 1 --steps 2  # a look
 
 Each run is ``easyr1 train yamls/videozoomer.yaml --cpu`` — the shipped recipe, EasyR1's own loop and the multi-turn
@@ -15,8 +15,9 @@ evidence span per trajectory (mean over seeds, the seeds' range shaded), a table
 of steps ("rose in k/n") and of the held-out greedy validation before and after (accuracy; IoU of the called segments
 with the evidence), the step time as EasyR1 logs it, and the per-step numbers of every run as JSON (next to --plot).
 
-The task (``synthetic.benchmark.make_grounding_task(distractors=False)``): a 12-s video, one coloured square in one
-third (0.5 s inside its edges), nothing in the other two; the question asks for the square's colour. The agent's
+The task (``synthetic.benchmark.make_grounding_task(distractors=False, square=1)``): a 12-s video, one coloured square
+the frame's full height in one third (0.5 s inside its edges), nothing in the other two; the question asks for the
+square's colour. The agent's
 overview at 0.25 fps shows 0, 4 and 8 s, before each square: no colour is seen before a call. A call on the evidence
 third shows the answer; a call anywhere else shows no option at all and the answer is a guess (1 in 4), as after an
 error. ``--task middle``: the square is always in the middle third (``[4, 8]`` is the call to learn); ``--task cued``:
@@ -24,8 +25,10 @@ its third is drawn per video and a white mark fills that third's first half-seco
 the policy must read the overview to choose where to call.
 
 The tiny random Qwen2.5-VL is warm-started per seed by this script (``synthetic.warm_start``, kind ``agent``,
-``tile=True, see=True``): a call on one of the three thirds drawn at random, then the colour the clip shows (a random
-letter when it shows none) — the protocol and the perception a pretrained VLM brings, never which third to call. Before
+``tile=True, dense=True, see=True, seen_answers``): a call on one of the three thirds drawn at random, at 4 fps (16
+frames, the most a call may ask), then the colour the clip shows (a random letter when it shows none), and more
+answers after clips of the square — the protocol and the perception a pretrained VLM brings, never which third to
+call. Before
 any RL run the script measures and prints what the warm start gives (``synthetic.agent_probe``): how often a sampled
 first turn is a valid call, and how often the model names the colour of a one-square clip.
 
@@ -63,13 +66,19 @@ VAL_KEYS = {  # validation (greedy, held out): what the table shows before and a
 STEP_KEYS = ("reward/", "agent/", "val/", "timing_s/", "actor/kl_loss", "actor/grad_norm", "rollout/logprob_gap_max")
 AGENT_PIXELS = dict(max_frame_pixels=12544, min_frame_pixels=3136)  # 16 tokens a frame at most
 CHECK_WEIGHTS = {"accuracy": 0, "format": 1, "tool": 0}  # --check: a reward that pays only well-formed trajectories
+SQUARE = 1.0  # the square's side: the frame's full height (two thirds, the Zoom-Zero task's, is named right ~3 in 4)
 PROBE_VIDEOS = 32  # held-out videos the warm start is probed on (one one-square clip and 4 sampled first turns each)
 CHECK_TARGET, CHECK_WINDOW = 0.9, 3  # --check passes when format's mean over 3 consecutive steps reaches 0.9
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--out", default="runs/lc_videozoomer", help="folder for the runs, table, plot and summary")
+    p.add_argument(
+        "--out",
+        default="runs/videozoomer",
+        help="folder for the data, warm starts, runs, table, plot and summary (--check: its runs and results in\n"
+        "OUT/check, the data and warm starts shared with the curve)",
+    )
     p.add_argument("--check", action="store_true", help="the credit-assignment check: the reward pays format only")
     p.add_argument("--arms", default="grpo,tokenadv", help=f"comma-separated, of {', '.join(ARMS)}")
     p.add_argument("--seeds", type=int, default=3, help="seeds per arm (warm start, data order, sampling)")
@@ -132,7 +141,9 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
     paths = {name: data / f"{name}.jsonl" for name in ("train", "val", "probe")}
     if not all(p.is_file() for p in paths.values()):  # the probe's videos: held out from training and validation
         for name, n, seed in (("train", args.videos, 100), ("val", 8, 200), ("probe", PROBE_VIDEOS, 300)):
-            made = make_grounding_task(data / name, n_videos=n, seed=seed, distractors=False, placement=args.task)
+            made = make_grounding_task(
+                data / name, n_videos=n, seed=seed, distractors=False, placement=args.task, square=SQUARE
+            )
             write_rows(paths[name], short_prompts(read_rows(made)))
     base = out / "models" / "base"
     if not (base / "config.json").is_file():
@@ -144,7 +155,7 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
         if not found.is_file():
             started = time.time()
             # the protocol and perception, not where to look
-            options = dict(budget=budget(args), tile=True, see=True, seen_answers=args.seen_answers)
+            options = dict(budget=budget(args), tile=True, dense=True, see=True, seen_answers=args.seen_answers)
             rows = read_rows(paths["train"])
             warm_start(
                 base,
@@ -158,7 +169,7 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
                 **options,
             )
             took = time.time() - started
-            probe = probe_agent(models[seed], read_rows(paths["probe"]), budget(args), samples=4, seed=seed)
+            probe = probe_agent(models[seed], read_rows(paths["probe"]), budget(args), samples=4, seed=seed, dense=True)
             found.write_text(json.dumps({"warm_start_s": took, "lines": probe.lines(), **probe.shares()}))
         probes[seed] = json.loads(found.read_text())
         print(f"warm start, seed {seed} ({probes[seed]['warm_start_s']:.0f} s):", *probes[seed]["lines"], sep="\n  ")
@@ -308,22 +319,24 @@ def main(argv=None) -> int:
     started = time.time()
     prepared = prepare(out, args)
     recipe = lc.REPO / "yamls" / "videozoomer.yaml"
+    results_dir = out / "check" if args.check else out  # the check shares the curve's data and warm starts
+    results_dir.mkdir(parents=True, exist_ok=True)
     jobs = [(arm, seed) for seed in args.seed_list for arm in args.arms]
     results: dict[str, list[dict[int, dict]]] = {arm: [] for arm in args.arms}
     for arm, seed in tqdm(jobs, desc="runs", unit="run"):
-        run = out / "runs" / f"{arm}-{seed}"
+        run = results_dir / "runs" / f"{arm}-{seed}"
         extra = overrides(args, prepared["paths"], prepared["models"][seed], run, seed, arm)
         results[arm].append(lc.launch(recipe, extra, run, args.steps, f"{arm} seed {seed}"))
     summary = summarize(results, args)
     lc.write_results(
-        out,
+        results_dir,
         args,
         table(summary, args),
         summary,
         lambda path: plot(results, args, path),
         per_step(results, args, prepared),
     )
-    print(f"{len(jobs)} runs in {(time.time() - started) / 60:.1f} min; table, plot and summary in {out}")
+    print(f"{len(jobs)} runs in {(time.time() - started) / 60:.1f} min; table, plot and summary in {results_dir}")
     if args.check:
         passed = all(r is not None for s in summary.values() for r in s["reached"])
         print(f"credit-assignment check: {'passed' if passed else 'FAILED'} (format >= {CHECK_TARGET} in every run)")

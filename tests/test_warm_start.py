@@ -62,6 +62,20 @@ def test_without_distractors_only_the_middle_third_shows_a_square(tmp_path):
         assert "ABCD"[TASK_COLORS.index(squares[0][2])] == truth.answer
 
 
+def test_a_full_height_square_fills_the_frame_top_to_bottom(tmp_path):
+    """``square=1``: a 84-px square in a 112 x 84 frame — rows 0 to 83, columns 14 to 97 — where the default (two
+    thirds: 56 px) leaves the top rows and the sides grey."""
+    (row,) = read_rows(make_grounding_task(tmp_path / "full", n_videos=1, seed=5, square=1.0))
+    (default,) = read_rows(make_grounding_task(tmp_path / "default", n_videos=1, seed=5))
+    _, _, colour = json.loads(row["answer"])[SQUARES_KEY][1]
+    frame = decord.VideoReader(row["videos"][0]).get_batch([24]).asnumpy()[0]  # 6 s: the middle third's square
+    plain = decord.VideoReader(default["videos"][0]).get_batch([24]).asnumpy()[0]
+    for y, x in ((3, 56), (80, 56), (42, 18), (42, 93)):
+        assert dominant_color(frame[y - 2 : y + 3, x - 2 : x + 3]) == colour, (y, x)
+        assert dominant_color(plain[y - 2 : y + 3, x - 2 : x + 3]) is None, (y, x)
+    assert dominant_color(frame[40:45, 2:7]) is None, "the sides stay background"
+
+
 def test_a_cued_task_marks_its_evidence_third_where_a_quarter_fps_overview_looks(tmp_path):
     rows = read_rows(make_grounding_task(tmp_path, n_videos=12, seed=2, distractors=False, placement="cued"))
     thirds = []

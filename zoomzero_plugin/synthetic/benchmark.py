@@ -82,6 +82,7 @@ def make_grounding_task(
     rows_name: str = "rows.jsonl",
     distractors: bool = True,
     placement: str = "middle",
+    square: float | None = None,
 ) -> Path:
     """A grounded-QA task where grounding pays: ``n_videos`` videos, each cut in thirds with one coloured square in
     each (0.5 s inside the third's edges); the question asks for the colour of the square in the middle third, the
@@ -94,8 +95,9 @@ def make_grounding_task(
     option at all (only the evidence can answer). ``placement="cued"``: the evidence third is drawn per video, and a
     :data:`CUE` square (a colour no option names) fills the first half-second of that third — the frame an overview
     at one frame per third sees (0.25 fps on 12 s: 0, 4 and 8 s) — so the overview shows where to look and the
-    question asks for the colour of the square after the white mark. The defaults draw the same videos as before
-    these options existed."""
+    question asks for the colour of the square after the white mark. ``square``: the squares' side as a share of the
+    frame's shorter side (default two thirds; 1: the full height). The defaults draw the same videos as before these
+    options existed."""
     if placement not in PLACEMENTS:
         raise ValueError(f"placement must be one of {PLACEMENTS}, got {placement!r}")
     out_dir = Path(out_dir)
@@ -124,7 +126,7 @@ def make_grounding_task(
             fps=fps,
             width=width,
             height=height,
-            evidence=[Evidence(s, e, c) for s, e, c in squares + marks],
+            evidence=[Evidence(s, e, c, square) for s, e, c in squares + marks],
         )
         rows.append(
             grounding_row(
