@@ -93,6 +93,12 @@ def parse_args(argv=None) -> argparse.Namespace:
         default=1,
         help="prompts per optimizer step (worker.actor.global_batch_size): --prompts / this many updates per step",
     )
+    p.add_argument(
+        "--loss-avg",
+        choices=("token", "seq"),
+        default="token",
+        help="worker.actor.loss_avg_mode: the recipe's token mean, or each trajectory's mean (Eq. 2)",
+    )
     p.add_argument("--lr", type=float, default=2e-4, help="actor learning rate (the recipe's 1e-6 moves nothing here)")
     p.add_argument("--response-tokens", type=int, default=1024, help="response tokens of a trajectory, turns and clips")
     p.add_argument("--videos", type=int, default=32, help="training videos (8 more are held out for validation)")
@@ -200,6 +206,7 @@ def overrides(args: argparse.Namespace, paths: dict, model: Path, run: Path, see
         f"worker.actor.model.model_path={model}",
         f"worker.actor.optim.lr={args.lr}",
         f"worker.actor.global_batch_size={args.update_prompts}",
+        f"worker.actor.loss_avg_mode={args.loss_avg}",
         "worker.actor.micro_batch_size_per_device_for_update=4",
         "worker.actor.micro_batch_size_per_device_for_experience=8",
         f"worker.rollout.n={args.n}",
@@ -244,7 +251,7 @@ def summarize(results: dict[str, list[dict[int, dict]]], args: argparse.Namespac
     out = {}
     for arm, runs in results.items():
         arm_out: dict = {"curves": {}, "early": {}, "late": {}, "val": {}, "timing": lc.timing(runs, steps)}
-        for key in KEYS:
+        for key in (*KEYS, "reward/grounding"):
             arm_out["curves"][key] = [lc.mean(v) for v in lc.series(runs, key, steps)]
             arm_out["early"][key], arm_out["late"][key] = lc.quarters(runs, key, steps)
         for key, val in VAL_KEYS.items():
