@@ -32,11 +32,12 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(p): p for p in sorted(ROOT_DIR.rglob("*.py"))}
 HOST = {m for m in MODULES if m == PACKAGE or m.startswith(PACKAGE + ".")}
 
-# The shared core: the package's top-level modules, but for its face (__init__), the two commands at the top (cli,
-# demo: tools over both methods) and the reward files' old paths, kept for one release (they serve the moved files).
+# The shared core: the package's top-level modules, but for its face (__init__), and the reward files' old paths, kept
+# for one release (they serve the moved files).
 OLD_REWARD_PATHS = {f"{ROOT}.gvqa_reward", f"{ROOT}.videozoomer_reward"}
-CORE = {m for m in MODULES if m.count(".") == 1 and MODULES[m].name != "__init__.py"} - {f"{ROOT}.cli", f"{ROOT}.demo"}
-CORE -= OLD_REWARD_PATHS
+CORE = {m for m in MODULES if m.count(".") == 1 and MODULES[m].name != "__init__.py"} - OLD_REWARD_PATHS
+COMMANDS = f"{ROOT}.commands"
+ENGINE = f"{ROOT}.engine"
 
 
 def resolve(importer: str, node: ast.ImportFrom | ast.Import) -> list[str]:
@@ -147,9 +148,9 @@ def test_host_modules_import_each_other_only_at_the_top():
 # Imports of the package's own modules inside functions, each with its reason: only modules that import torch (the
 # commands stay quick to start, `zoomzero --help` included). Every other module imports its own modules at the top.
 DEFERRED = {
-    (f"{ROOT}.demo", ROOT): "the face's TokenAdv, reward and masker names load torch",
-    (f"{ROOT}.demo", f"{ROOT}.synthetic.agent_demo"): "imports torch",
-    (f"{ROOT}.demo", f"{ROOT}.synthetic.template_sampler"): "imports torch",
+    (f"{COMMANDS}.demo", ROOT): "the face's TokenAdv, reward and masker names load torch",
+    (f"{COMMANDS}.demo", f"{COMMANDS}.agent_demo"): "imports torch",
+    (f"{COMMANDS}.demo", f"{ROOT}.synthetic.template_sampler"): "imports torch",
 }
 
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from zoomzero_plugin.cli import main as zoomzero
+from zoomzero_plugin.commands.cli import main as zoomzero
 from zoomzero_plugin.errors import ResumeError, VideoError
 from zoomzero_plugin.eval.runner import evaluate, main as eval_main
 from zoomzero_plugin.inference.modes import ModeConfig

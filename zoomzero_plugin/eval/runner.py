@@ -51,7 +51,7 @@ from ..inference.passes import Question
 from ..journal import Journal, check_settings
 from ..renames import flag, upgrade_settings
 from ..rows import label_hidden, read_rows
-from .demo import prepare_demo
+from ..synthetic.benchmark import prepare_demo
 from .metrics import BENCHMARKS as METRIC_SETS, get_benchmark
 from .predictions import SETTINGS_FILE
 from .report import finalize, metric_table

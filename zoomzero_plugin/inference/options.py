@@ -18,6 +18,7 @@ from ..agent import DEFAULT_PROMPT, PROMPTS, AgentBudget
 from ..agent.baseline import NO_TOOL_BUDGET
 from ..agent.budget import AGENT_BUDGET_RENAMED, field_help
 from ..agent.render import CLIP_AS
+from ..engine.schedule import SCHEDULES
 from ..errors import UsageError
 from ..gvqa.prompts import PROMPT_STYLES
 from ..gvqa.zoom import (
@@ -34,7 +35,6 @@ from ..renames import add_renamed_flags, flag, value_type
 from ..vision import DEFAULT_GEOMETRY, VisionGeometry
 from .agent import AgentConfig
 from .modes import MODE_RENAMED, ModeConfig
-from .schedule import SCHEDULES
 
 _BUDGET_KEYS = ("max_visual_tokens", "fps", "min_frame_pixels", "max_frame_pixels", "max_frames", "min_clip_seconds")
 _MODE_KEYS = tuple(f.name for f in fields(ModeConfig) if f.name not in ("budget", "agent"))

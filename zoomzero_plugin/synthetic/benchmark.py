@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..gvqa.prompts import grounding_row
 from ..rows import write_rows
+from .tiny_qwen import build_tiny_qwen
 from .videos import COLORS, Evidence, write_video
 
 QUESTION = "What colour is the square that appears in the video?"
@@ -115,3 +116,17 @@ def make_grounding_task(
     path = out_dir / rows_name
     write_rows(path, rows)
     return path
+
+
+def prepare_demo(directory: str | Path, n_videos: int = 8, seed: int = 0) -> tuple[Path, Path]:
+    """The inputs of a CPU evaluation demo, built once under ``directory``: the tiny random Qwen2.5-VL and a synthetic
+    grounded-QA benchmark; returns their paths. The weights are random, so the model's answers are chance-level and
+    it writes no valid spans: such a demo shows the pipeline (passes, frames, budgets, metrics, report), not
+    accuracy."""
+    directory = Path(directory)
+    model, rows = directory / "tiny-qwen", directory / "synthetic" / "rows.jsonl"
+    if not (model / "config.json").exists():
+        build_tiny_qwen(model, seed=seed)
+    if not rows.exists():
+        make_benchmark(rows.parent, n_videos=n_videos, seed=seed)
+    return model, rows

@@ -14,7 +14,7 @@ trainer's generation here when ``reward_function_kwargs.agent`` is set). The pro
    writes it (the clip's frames as images, or with ``clip_as: video`` one video: :mod:`.clip_videos`), its frames
    decoded in the decode threads. When (``agent.schedule``): ``continuous`` (the default, where
    EasyR1's engine is vLLM's) sends a trajectory's next turn to the engine as soon as its observation is ready, while
-   other turns are still generating (:func:`~zoomzero_plugin.inference.schedule.continuous` over the worker's
+   other turns are still generating (:func:`~zoomzero_plugin.engine.schedule.continuous` over the worker's
    request-level stream); ``rounds`` makes ONE engine call per round over all active trajectories. The same
    trajectories either way (greedy decoding: the same tokens; the same seeds per request).
 3. Budgets: each turn may generate ``min(max_new_tokens, what is left of max_response_tokens)``; an observation that
@@ -42,8 +42,8 @@ from zoomzero_plugin.agent.frames import FrameReader
 from zoomzero_plugin.agent.protocol import STOP
 from zoomzero_plugin.agent.render import IM_END, QWEN_IMAGE, first_prompt, observation_block, observation_text
 from zoomzero_plugin.agent.reward import read_truth
+from zoomzero_plugin.engine.schedule import continuous
 from zoomzero_plugin.ground_truth import GroundTruth, truth_letter
-from zoomzero_plugin.inference.schedule import continuous
 from zoomzero_plugin.question import VIDEO_PLACEHOLDER
 from zoomzero_plugin.token_masks import decode_rows
 
@@ -329,7 +329,7 @@ class AgentRollout:
     def continuous(self, stream: Any, groups: Sequence[Sequence[Sample]], samples: Sequence[Sample]) -> None:
         """Every trajectory's turns through the worker's request-level stream, without a round barrier: the first
         turn of each prompt (``n`` samples) at once, then each trajectory's next turn as soon as its frames are
-        decoded (:func:`~zoomzero_plugin.inference.schedule.continuous`)."""
+        decoded (:func:`~zoomzero_plugin.engine.schedule.continuous`)."""
         start = 0
         first = []
         for group in groups:  # a prompt's samples are one request sampled n times, as in a round's engine call

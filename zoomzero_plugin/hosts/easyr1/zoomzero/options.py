@@ -26,10 +26,10 @@ from typing import Any
 from zoomzero_plugin.agent.budget import AgentBudget
 from zoomzero_plugin.agent.prompts import PROMPTS
 from zoomzero_plugin.agent.render import CLIP_AS
+from zoomzero_plugin.engine.schedule import check_schedule
 from zoomzero_plugin.gvqa.advantages import ANSWER_COMPONENTS, GLUE_COMPONENTS, STD_KINDS
 from zoomzero_plugin.gvqa.prompts import DEFAULT_PROMPT_STYLE, check_style
 from zoomzero_plugin.gvqa.zoom import NO_SPANS, NO_SPANS_RENAMED, ZOOM_BUDGET_RENAMED, ZoomBudget, paper_budget
-from zoomzero_plugin.inference.schedule import check_schedule
 from zoomzero_plugin.renames import rename_value
 from zoomzero_plugin.sections import build
 from zoomzero_plugin.vision import DEFAULT_GEOMETRY, VisionGeometry

@@ -19,16 +19,16 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..cpu_compat import ensure_torchvision_importable
+from ..errors import UsageError
+from ..gvqa.parsing import parse_response
+from ..gvqa.prompts import grounding_prompt, zoom_prompt
+from ..gvqa.zoom import fetch_plan
+from ..rows import read_rows, row_truth
+from ..synthetic.benchmark import make_benchmark
+from ..synthetic.tiny_qwen import build_tiny_qwen
+from ..vision import VisionGeometry
 from .cli import main as zoomzero
-from .cpu_compat import ensure_torchvision_importable
-from .errors import UsageError
-from .gvqa.parsing import parse_response
-from .gvqa.prompts import grounding_prompt, zoom_prompt
-from .gvqa.zoom import fetch_plan
-from .rows import read_rows, row_truth
-from .synthetic.benchmark import make_benchmark
-from .synthetic.tiny_qwen import build_tiny_qwen
-from .vision import VisionGeometry
 
 EVAL_WORKDIR = "zoomzero-demo"  # --eval's default work folder, relative to the current directory
 MODELS = {"qwen2.5-vl": "qwen2_5_vl", "qwen3-vl": "qwen3_vl"}  # --model: the tiny model's family
@@ -90,7 +90,7 @@ def _agent(args: argparse.Namespace) -> int:
     os.environ.setdefault("FORCE_QWENVL_VIDEO_READER", "decord")
 
     ensure_torchvision_importable()
-    from .synthetic.agent_demo import run_agent_demo
+    from .agent_demo import run_agent_demo
 
     if args.workdir is not None:
         args.workdir.mkdir(parents=True, exist_ok=True)
@@ -110,7 +110,7 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
     ensure_torchvision_importable()
     import torch
 
-    from . import (
+    from .. import (
         GlueTokenMasker,
         RewardConfig,
         ZoomBudget,
@@ -120,7 +120,7 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
         score_parsed,
         token_adv,
     )
-    from .synthetic.template_sampler import TinyVideoLM, sample_grounded_response
+    from ..synthetic.template_sampler import TinyVideoLM, sample_grounded_response
 
     t0 = time.perf_counter()
     torch.manual_seed(args.seed)
