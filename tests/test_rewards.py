@@ -105,27 +105,3 @@ def test_batch_reward_function_follows_easyr1_convention():
     assert out[1]["overall"] == 0.0 and set(out[1]) == {"format", "iou", "accuracy", "zoom", "overall"}
     with pytest.raises(ValueError, match="reward input 0"):
         compute_score([{"response": "x", "ground_truth": json.dumps({"answer": "A"})}])
-
-
-@pytest.mark.parametrize(
-    "old, new",
-    [
-        ("gvqa_reward.py", "zoomzero_plugin.gvqa.gvqa_reward"),
-        ("videozoomer_reward.py", "zoomzero_plugin.agent.videozoomer_reward"),
-    ],
-)
-def test_a_reward_file_path_recipes_named_still_loads_as_easyr1_loads_it(old, new):
-    """EasyR1 executes the file a recipe names (``spec_from_file_location``); the old path serves the moved reward."""
-    import importlib
-    import importlib.util
-    from pathlib import Path
-
-    import zoomzero_plugin
-
-    spec = importlib.util.spec_from_file_location("custom_reward_fn", Path(zoomzero_plugin.__file__).parent / old)
-    module = importlib.util.module_from_spec(spec)
-    new_path = new.replace(".", "/") + ".py"
-    with pytest.warns(FutureWarning, match=f"zoomzero_plugin/{old} moved to {new_path}: name it "):
-        spec.loader.exec_module(module)
-    moved = importlib.import_module(new)
-    assert module.compute_score is moved.compute_score and module.REWARD_TYPE == "batch"

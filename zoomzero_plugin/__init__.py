@@ -1,7 +1,7 @@
 """zoomzero-plugin: evidence-grounded RL for video LLMs (Zoom-Zero, VideoZoomer) as an EasyR1 plugin.
 
 Two methods over one shared core: the core (this package's top-level modules: spans, tags, answers, question,
-ground truth, rows, video, files, readers, errors, journal, sections, renames, M-RoPE, token masks) is host-free
+ground truth, rows, video, files, readers, errors, journal, sections, M-RoPE, token masks) is host-free
 and never imports EasyR1, Ray or vLLM; Zoom-Zero lives in :mod:`.gvqa`, VideoZoomer in :mod:`.agent`; ``inference``,
 ``eval``, ``data`` and ``synthetic`` are tools over both; ``hosts/easyr1`` is the only code that knows EasyR1.
 Every public name loads its module on first use: importing the package (every process of a CPU venv does, through

@@ -1,8 +1,7 @@
 """Options dataclasses from recipe sections: the one reader of a mapping such as
 ``worker.reward.reward_function_kwargs.zoom`` into a frozen dataclass whose fields are its keys.
 
-Unknown keys are an error naming the known ones; old key names (``renamed``) are read as their new ones with a
-one-line message (:mod:`~zoomzero_plugin.renames`); values are read as their field's type (``4`` and ``4.0`` as an
+Unknown keys are an error naming the known ones; values are read as their field's type (``4`` and ``4.0`` as an
 int, but never ``true``), and every error names the key as ``where.key``.
 """
 
@@ -13,8 +12,6 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any, TypeVar
 
-from .renames import rename_keys
-
 T = TypeVar("T")
 
 
@@ -22,12 +19,10 @@ def build(
     cls: type[T],
     section: Mapping[str, Any],
     where: str,
-    defaults: Mapping[str, Any] = {},  # noqa: B006
-    renamed: Mapping[str, str] = {},
-) -> T:  # noqa: B006 - read only
+    defaults: Mapping[str, Any] = {},  # noqa: B006 - read only
+) -> T:
     """``cls`` from ``defaults`` updated by ``section``; ValueError naming ``where`` on any problem."""
     known = {f.name: f for f in fields(cls)}  # type: ignore[arg-type]
-    section = rename_keys(section, renamed, where + ".")
     unknown = sorted(set(section) - set(known))
     if unknown:
         raise ValueError(f"{where}: unknown option(s) {unknown}; known: {sorted(known)}")

@@ -539,7 +539,7 @@ def rollout_of(agent_rows, tokenizer, processor, turn_tokens, total_tokens, resp
 
     row = json.loads(agent_rows.read_text().splitlines()[0])
     options = AgentOptions.from_kwargs(
-        {"agent": {"prompt": "train", "turn_tokens": turn_tokens, "total_tokens": total_tokens}}
+        {"agent": {"prompt": "train", "max_new_tokens": turn_tokens, "max_response_tokens": total_tokens}}
     )
     worker = SimpleNamespace(
         tokenizer=tokenizer, processor=processor, prompt_length=2048, response_length=response_length or total_tokens

@@ -70,57 +70,6 @@ def test_videozoomer_dry_run_prints_the_rollout_and_its_budgets(recipe, benchmar
     assert "first prompt" in out and "overview frames x" in out
 
 
-# The recipe keys of the release before, typed here: old -> new
-OLD_KEYS = {
-    "zoomzero": {"max_tokens": "max_visual_tokens"},
-    "videozoomer": {
-        "overview_frames": "max_overview_frames",
-        "call_frames": "max_frames_per_call",
-        "calls": "max_calls",
-        "rounds": "max_assistant_turns",
-        "images": "max_images",
-        "turn_tokens": "max_new_tokens",
-        "total_tokens": "max_response_tokens",
-        "frame_max_pixels": "max_frame_pixels",
-        "frame_min_pixels": "min_frame_pixels",
-    },
-}
-
-
-@pytest.mark.parametrize("recipe", ["zoomzero", "videozoomer"])
-def test_a_recipe_in_the_old_names_still_dry_runs_and_names_the_new_ones(
-    recipe, benchmark_rows, easyr1_model_dir, tmp_path, capsys, monkeypatch
-):
-    from zoomzero_plugin import renames
-
-    monkeypatch.setattr(renames, "_said", set())
-    text = (REPO / "yamls" / f"{recipe}.yaml").read_text().replace("no_spans: skip", "no_spans: zero")
-    for old, new in OLD_KEYS[recipe].items():
-        text = text.replace(f"        {new}: ", f"        {old}: ")
-    assert text.count("        rounds: 5") == (recipe == "videozoomer") and "max_visual_tokens:" not in text
-    old_recipe = tmp_path / f"{recipe}.yaml"
-    old_recipe.write_text(text)
-    overrides = [
-        f"data.train_files={benchmark_rows}",
-        f"data.val_files={benchmark_rows}",
-        f"worker.actor.model.model_path={easyr1_model_dir}",
-    ]
-    assert main(["train", str(old_recipe), *overrides, "--dry-run"]) == 0
-    err = capsys.readouterr().err
-    kwargs = "worker.reward.reward_function_kwargs"
-    if recipe == "videozoomer":
-        assert (
-            f"{kwargs}.agent.rounds is deprecated (accepted until the next release): use "
-            f"{kwargs}.agent.max_assistant_turns" in err
-        )
-    else:
-        assert (
-            f"{kwargs}.zoom.max_tokens is deprecated (accepted until the next release): use "
-            f"{kwargs}.zoom.max_visual_tokens" in err
-        )
-        assert f"{kwargs}.zoom.no_spans: zero is deprecated" in err
-
-
 def test_videozoomer_checks_stop_what_cannot_train(benchmark_rows, easyr1_model_dir, capsys):
     overrides = [
         f"data.train_files={benchmark_rows}",

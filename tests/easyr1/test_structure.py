@@ -32,10 +32,8 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(p): p for p in sorted(ROOT_DIR.rglob("*.py"))}
 HOST = {m for m in MODULES if m == PACKAGE or m.startswith(PACKAGE + ".")}
 
-# The shared core: the package's top-level modules, but for its face (__init__), and the reward files' old paths, kept
-# for one release (they serve the moved files).
-OLD_REWARD_PATHS = {f"{ROOT}.gvqa_reward", f"{ROOT}.videozoomer_reward"}
-CORE = {m for m in MODULES if m.count(".") == 1 and MODULES[m].name != "__init__.py"} - OLD_REWARD_PATHS
+# The shared core: the package's top-level modules, but for its face (__init__).
+CORE = {m for m in MODULES if m.count(".") == 1 and MODULES[m].name != "__init__.py"}
 COMMANDS = f"{ROOT}.commands"
 ENGINE = f"{ROOT}.engine"
 

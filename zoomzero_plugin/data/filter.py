@@ -39,12 +39,11 @@ from typing import Any
 from ..errors import DataError, UsageError
 from ..files import check_writable, write_text
 from ..gvqa.parsing import parse_response
-from ..gvqa.zoom import ZOOM_BUDGET_RENAMED, plan_coarse, plan_zoom
+from ..gvqa.zoom import plan_coarse, plan_zoom
 from ..inference.backend import Request, SamplingParams, load_backend
-from ..inference.options import add_budget_arguments, add_flag, budget_from, check_values, resolve
+from ..inference.options import add_budget_arguments, add_flag, budget_from, check_values, flag, resolve
 from ..inference.passes import Question, answer_pass
 from ..journal import Journal, check_settings
-from ..renames import flag, upgrade_settings
 from ..rows import label_hidden, read_rows, write_rows
 from ..spans import iou
 
@@ -206,9 +205,6 @@ def filter_rows(
         results=journal.is_file() and journal.stat().st_size > 0,
         repair=repair,
         name=lambda key: flag(key.rsplit(".", 1)[-1]),
-        upgrade=lambda flat: upgrade_settings(
-            flat, {f"budget.{o}": f"budget.{n}" for o, n in ZOOM_BUDGET_RENAMED.items()}
-        ),
     )
     decisions = Journal(journal, repair=repair)
     todo = [i for i, q in enumerate(qids) if q not in decisions.done]

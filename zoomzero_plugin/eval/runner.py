@@ -38,18 +38,16 @@ from ..inference.backend import load_backend
 from ..inference.modes import MODES, ModeOutput, predict
 from ..inference.options import (
     DEFAULTS,
-    RENAMED_SETTINGS,
-    RENAMED_VALUES,
     add_agent_arguments,
     add_budget_arguments,
     add_mode_arguments,
     check_values,
+    flag,
     mode_config,
     resolve,
 )
 from ..inference.passes import Question
 from ..journal import Journal, check_settings
-from ..renames import flag, upgrade_settings
 from ..rows import label_hidden, read_rows
 from ..synthetic.benchmark import prepare_demo
 from .metrics import BENCHMARKS as METRIC_SETS, get_benchmark
@@ -160,7 +158,6 @@ def evaluate(
         results=held,
         repair=repair,
         name=setting_flag,
-        upgrade=upgrade_run_settings,
     )
     predictions = Journal(out_dir / PREDICTIONS, repair=repair)
     timings = Journal(out_dir / TIMINGS, repair=repair)
@@ -200,19 +197,6 @@ def evaluate(
     if hidden:  # a test split: predictions only, for `zoomzero score --export`
         return {"labels_hidden": hidden}
     return finalize(out_dir, benchmark, truths, reduction)
-
-
-def upgrade_run_settings(flat: dict[str, Any]) -> dict[str, Any]:
-    """Settings of run.json (flattened) stored under the names of the release before, in this release's (a run
-    from before ``--agent-clip-as`` showed its clips as images)."""
-    out = upgrade_settings(
-        flat,
-        {f"config.{o}": f"config.{n}" for o, n in RENAMED_SETTINGS.items()},
-        {f"config.{k}": v for k, v in RENAMED_VALUES.items()},
-    )
-    if any(k.startswith("config.agent.") for k in out):
-        out.setdefault("config.agent.clip_as", "images")
-    return out
 
 
 def setting_flag(key: str) -> str:

@@ -86,8 +86,6 @@ PAPER_BUDGETS: dict[str, ZoomBudget] = {
 # coarse answer stands; in RL the zoom reward is 0) | uniform: it reads uniform frames over the whole video (the
 # authors' released code).
 NO_SPANS = ("skip", "uniform")
-NO_SPANS_RENAMED = {"coarse": "skip", "zero": "skip"}  # the release before: evaluation's coarse, RL's zero
-ZOOM_BUDGET_RENAMED = {"max_tokens": "max_visual_tokens"}  # ZoomBudget's fields, the release before: old -> new
 BENCHMARK_BUDGETS: dict[str, str] = {
     "nextgqa": "short",
     "rextime": "short",

@@ -73,9 +73,6 @@ class ModeConfig:
         return SamplingParams(max_new_tokens=self.max_new_tokens, logprobs=True)
 
 
-MODE_RENAMED = {"rounds": "max_fine_passes"}  # ModeConfig's fields, the release before: old -> new
-
-
 def _predict(
     q: Question,
     mode: str,

@@ -5,7 +5,7 @@ value, or the CPU demo's (``DEMO_DEFAULTS``) when the command runs as a demo. Th
 budget flags take :class:`~zoomzero_plugin.gvqa.zoom.ZoomBudget`'s (the benchmark's preset,
 :func:`~zoomzero_plugin.gvqa.zoom.paper_budget`), mode flags :class:`~zoomzero_plugin.inference.modes.ModeConfig`'s.
 A flag is its field's name (``--max-visual-tokens`` is ``ZoomBudget.max_visual_tokens``; ``--agent-max-calls`` is
-``AgentBudget.max_calls``); the flags of the release before (:data:`RENAMED_FLAGS`) still work, with a message.
+``AgentBudget.max_calls``).
 """
 
 from __future__ import annotations
@@ -16,25 +16,15 @@ from typing import Any
 
 from ..agent import DEFAULT_PROMPT, PROMPTS, AgentBudget
 from ..agent.baseline import NO_TOOL_BUDGET
-from ..agent.budget import AGENT_BUDGET_RENAMED, field_help
+from ..agent.budget import field_help
 from ..agent.render import CLIP_AS
 from ..engine.schedule import SCHEDULES
 from ..errors import UsageError
 from ..gvqa.prompts import PROMPT_STYLES
-from ..gvqa.zoom import (
-    NO_SPANS,
-    NO_SPANS_RENAMED,
-    PAPER_BUDGETS,
-    V_MAX_TOKENS,
-    V_MIN_TOKENS,
-    ZOOM_BUDGET_RENAMED,
-    ZoomBudget,
-    paper_budget,
-)
-from ..renames import add_renamed_flags, flag, value_type
+from ..gvqa.zoom import NO_SPANS, PAPER_BUDGETS, V_MAX_TOKENS, V_MIN_TOKENS, ZoomBudget, paper_budget
 from ..vision import DEFAULT_GEOMETRY, VisionGeometry
 from .agent import AgentConfig
-from .modes import MODE_RENAMED, ModeConfig
+from .modes import ModeConfig
 
 _BUDGET_KEYS = ("max_visual_tokens", "fps", "min_frame_pixels", "max_frame_pixels", "max_frames", "min_clip_seconds")
 _MODE_KEYS = tuple(f.name for f in fields(ModeConfig) if f.name not in ("budget", "agent"))
@@ -54,21 +44,6 @@ DEFAULTS.update(
 )
 # --no-tool: the budget defaults of the authors' no-tool evaluation
 NO_TOOL_DEFAULTS = {key: getattr(NO_TOOL_BUDGET, name) for key, name in AGENT_BUDGET_KEYS.items()}
-# The flags (as dests) of the release before: old -> new, accepted with a message for one release.
-RENAMED_FLAGS = {
-    **ZOOM_BUDGET_RENAMED,
-    **MODE_RENAMED,
-    **{f"agent_{o}": f"agent_{n}" for o, n in AGENT_BUDGET_RENAMED.items()},
-}
-
-# ModeConfig as stored (dataclasses.asdict, dotted) in the names of the release before: old -> new, and old values.
-RENAMED_SETTINGS = {
-    **{f"budget.{o}": f"budget.{n}" for o, n in ZOOM_BUDGET_RENAMED.items()},
-    **MODE_RENAMED,
-    **{f"agent.budget.{o}": f"agent.budget.{n}" for o, n in AGENT_BUDGET_RENAMED.items()},
-}
-RENAMED_VALUES = {"no_spans": NO_SPANS_RENAMED}
-
 # A small visual budget and short responses keep the demo to seconds on a CPU; the random model writes no
 # spans, so its fine pass reads uniform frames (the authors' code's fallback). Frames as small as 2 tokens each
 # (DEMO_MIN_FRAME_TOKENS, in the model's pixels).
@@ -95,6 +70,11 @@ def _default_text(name: str) -> str:
     return " or ".join(f"{getattr(b, name)} ({kind} videos)" for kind, b in PAPER_BUDGETS.items()) + ", by --benchmark"
 
 
+def flag(dest: str) -> str:
+    """The flag of an argparse ``dest`` (``max_visual_tokens`` → ``--max-visual-tokens``)."""
+    return "--" + dest.replace("_", "-")
+
+
 def add_flag(parser: argparse._ActionsContainer, name: str, help: str, **kwargs: Any) -> None:
     parser.add_argument(flag(name), dest=name, default=None, help=f"{help} (default: {_default_text(name)})", **kwargs)
 
@@ -109,7 +89,6 @@ def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
     add_flag(group, "max_frame_pixels", "V_max as pixels per frame", type=int)
     add_flag(group, "max_frames", "frames per pass at most (the paper's coarse pass: 256)", type=int)
     add_flag(group, "min_clip_seconds", "shorter predicted spans are widened to this", type=float)
-    add_renamed_flags(group, ZOOM_BUDGET_RENAMED)
 
 
 def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
@@ -157,7 +136,6 @@ def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
         'helpful assistant.", the video as one video of frames at 0.2 fps (<= 120, '
         "12,544..100,352 px), one reply of <= 2,048 tokens; the --agent-* budget flags still apply",
     )
-    add_renamed_flags(group, AGENT_BUDGET_RENAMED, prefix="agent_")
 
 
 def add_mode_arguments(group: argparse._ActionsContainer) -> None:
@@ -180,7 +158,6 @@ def add_mode_arguments(group: argparse._ActionsContainer) -> None:
         "no_spans",
         "no valid spans: skip the fine pass (the coarse answer stands), or run it on uniform frames",
         choices=NO_SPANS,
-        type=value_type(NO_SPANS_RENAMED, "--no-spans"),
     )
     add_flag(group, "uniform_frames", "frames of the uniform fallback (--no-spans uniform)", type=int)
     add_flag(group, "window_seconds", "divide-and-conquer window length", type=float)
@@ -206,7 +183,6 @@ def add_mode_arguments(group: argparse._ActionsContainer) -> None:
     )
     add_flag(group, "max_fine_passes", "iterative: fine passes in all at most (1 = coarse-to-fine)", type=int)
     add_flag(group, "min_shrink", "iterative: a round must cut the span length by more than this fraction", type=float)
-    add_renamed_flags(group, MODE_RENAMED)
 
 
 def resolve(

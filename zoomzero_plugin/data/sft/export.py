@@ -44,11 +44,11 @@ from pathlib import Path
 from typing import Any
 
 from ...agent import AgentBudget, VideoInfo
-from ...agent.budget import AGENT_BUDGET_RENAMED, field_help
+from ...agent.budget import field_help
 from ...agent.frames import probe
 from ...errors import DataError, UsageError, VideoError
 from ...files import write_json, write_text
-from ...renames import add_renamed_flags, flag
+from ...inference.options import flag
 from ...rows import read_rows
 from .llamafactory import LlamaFactoryCheck
 from .sharegpt import (
@@ -132,7 +132,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     t.add_argument("--journal", help="teacher reply journal (default: OUT.journal.jsonl beside --out)")
     t.add_argument("--restart", action="store_true", help="discard the journal and ask the teacher again")
-    add_renamed_flags(t, {"teacher_max_tokens": "teacher_max_new_tokens"})
 
     c = parser.add_argument_group("LLaMA-Factory check (measured with its own template and tokenizer)")
     c.add_argument(
@@ -157,7 +156,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     helps = field_help()
     for f in fields(AgentBudget):
         b.add_argument(flag(f.name), type=type(f.default), help=f"{helps.get(f.name, '')} ({f.default})")
-    add_renamed_flags(b, AGENT_BUDGET_RENAMED)
 
 
 def _budget(args: argparse.Namespace) -> AgentBudget:
@@ -311,7 +309,7 @@ def check_with_llamafactory(
             f"{len(long)} sample(s) exceed cutoff_len {check.cutoff_len} with template "
             f"{check.template_name} (LLaMA-Factory would cut them, through image tokens): "
             + ", ".join(f"{i} ({lengths[i]} tokens)" for i in worst)
-            + "; raise --cutoff-len (and the recipe's), lower --images/--frame-max-pixels, "
+            + "; raise --cutoff-len (and the recipe's), lower --max-images/--max-frame-pixels, "
             "or pass --drop-long"
         )
     too_long = set(long)

@@ -8,9 +8,8 @@ reward_function_kwargs:
   agent: {prompt: train, max_assistant_turns: 5, max_calls: 4, max_frames_per_call: 16, max_response_tokens: 32768, …}
 ```
 A ``zoom`` or ``agent`` section turns the zoom pass or the VideoZoomer rollout on unless it says ``enable: false``.
-``agent`` takes :class:`~zoomzero_plugin.agent.AgentBudget`'s fields besides its own. Unknown keys are errors; the
-names of the release before (``zoom.max_tokens``, ``agent.rounds``, …) are read as the new ones, with a one-line
-message. The budget defaults are :class:`~zoomzero_plugin.gvqa.zoom.ZoomBudget`'s and
+``agent`` takes :class:`~zoomzero_plugin.agent.AgentBudget`'s fields besides its own. Unknown keys are errors. The
+budget defaults are :class:`~zoomzero_plugin.gvqa.zoom.ZoomBudget`'s and
 :class:`~zoomzero_plugin.agent.AgentBudget`'s (the papers'), not typed again here; the zoom pass's frame pixel bounds,
 when not given, are the paper's V_min..V_max tokens per frame in the model's own pixels (its vision geometry).
 ``max_visual_tokens`` is L_v of both passes: the coarse pass gets it through ``MODEL_SEQ_LEN`` even when the zoom
@@ -29,8 +28,7 @@ from zoomzero_plugin.agent.render import CLIP_AS
 from zoomzero_plugin.engine.schedule import check_schedule
 from zoomzero_plugin.gvqa.advantages import ANSWER_COMPONENTS, GLUE_COMPONENTS, STD_KINDS
 from zoomzero_plugin.gvqa.prompts import DEFAULT_PROMPT_STYLE, check_style
-from zoomzero_plugin.gvqa.zoom import NO_SPANS, NO_SPANS_RENAMED, ZOOM_BUDGET_RENAMED, ZoomBudget, paper_budget
-from zoomzero_plugin.renames import rename_value
+from zoomzero_plugin.gvqa.zoom import NO_SPANS, ZoomBudget, paper_budget
 from zoomzero_plugin.sections import build
 from zoomzero_plugin.vision import DEFAULT_GEOMETRY, VisionGeometry
 
@@ -89,10 +87,7 @@ class ZoomOptions:
         section = _section(kwargs, "zoom")
         if section is None:
             return cls()
-        where = f"{KWARGS}.zoom"
-        if "no_spans" in section:
-            section = {**section, "no_spans": rename_value(section["no_spans"], NO_SPANS_RENAMED, where + ".no_spans:")}
-        return build(cls, section, where, {"enable": True}, renamed=ZOOM_BUDGET_RENAMED)
+        return build(cls, section, f"{KWARGS}.zoom", {"enable": True})
 
     def budget(self, geometry: VisionGeometry = DEFAULT_GEOMETRY) -> ZoomBudget:
         """The Eq. 3 budget of these options on a model of ``geometry`` (its own, from its processor)."""
@@ -196,7 +191,7 @@ class AgentOptions:
         if section is None:
             return cls()
         where, budget_fields = f"{KWARGS}.agent", sorted(f.name for f in fields(AgentBudget))
-        own = {k: v for k, v in section.items() if not AgentBudget.is_key(k)}
+        own = {k: v for k, v in section.items() if k not in budget_fields}
         if "budget" in own:
             raise ValueError(f"{where}: give the budget's fields directly ({budget_fields})")
         unknown = sorted(set(own) - {f.name for f in fields(cls)})
