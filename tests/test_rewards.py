@@ -16,8 +16,8 @@ def resp(letter="B", glue="[(3, 5)]"):
 
 
 def test_perfect_response_scores_one_everywhere():
-    s = score_response(resp(), TRUTH, RewardConfig(components=COMPONENTS), zoom_answer="B", valid_tool_calls=1)
-    assert s == {"format": 1.0, "iou": 1.0, "accuracy": 1.0, "zoom": 1.0, "tool": 1.0, "overall": 1.0}
+    s = score_response(resp(), TRUTH, RewardConfig(components=COMPONENTS), zoom_answer="B")
+    assert s == {"format": 1.0, "iou": 1.0, "accuracy": 1.0, "zoom": 1.0, "overall": 1.0}
 
 
 def test_components_are_independent():
@@ -46,15 +46,12 @@ def test_zoom_reward_is_the_zoom_passs_own_answer(zoom_answer, zoom):
     assert wrong_coarse == {"accuracy": 0.0, "zoom": zoom, "overall": zoom / 2}
 
 
-def test_zoom_without_answer_and_tool_without_accuracy_are_zero():
-    cfg = RewardConfig(components=("accuracy", "zoom", "tool"))
-    assert score_response(resp("A"), TRUTH, cfg, zoom_answer=None, valid_tool_calls=3) == {
-        "accuracy": 0.0,
-        "zoom": 0.0,
-        "tool": 0.0,
-        "overall": 0.0,
-    }
-    assert score_response(resp("B"), TRUTH, cfg, valid_tool_calls=0)["tool"] == 0.0
+def test_zoom_without_answer_is_zero_and_tool_is_no_zoom_zero_component():
+    """The tool bonus is VideoZoomer's (zoomzero.agent.reward); Zoom-Zero's reward has no producer of tool calls."""
+    cfg = RewardConfig(components=("accuracy", "zoom"))
+    assert score_response(resp("A"), TRUTH, cfg, zoom_answer=None) == {"accuracy": 0.0, "zoom": 0.0, "overall": 0.0}
+    with pytest.raises(ValueError, match=r"unknown reward components \['tool'\]"):
+        RewardConfig(components=("accuracy", "tool"))
 
 
 def test_weights_and_normalisation():

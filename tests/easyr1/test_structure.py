@@ -106,7 +106,7 @@ def test_the_graph_reader_sees_a_circle_when_there_is_one():
     assert find_cycle({"a": ["b", "c"], "b": ["c"], "c": []}) is None
     assert f"{PACKAGE}.state" in GRAPH[f"{PACKAGE}.advantage"]  # relative imports resolve
     assert f"{PACKAGE}.hookspecs" in GRAPH[f"{WING}.plugin"]  # `from ..hookspecs import` resolves
-    assert f"{ROOT}.gvqa.gvqa_reward" in GRAPH[f"{WING}.plugin"]  # `from zoomzero_plugin.gvqa import gvqa_reward`
+    assert f"{ROOT}.gvqa.gvqa_reward" in GRAPH[f"{WING}.options"]  # `from zoomzero_plugin.gvqa import gvqa_reward`
     assert f"{ROOT}.agent.protocol" in GRAPH[f"{ROOT}.agent"]  # a package's own relative imports
     assert f"{WING}.plugin" in MODULES and f"{PACKAGE}.activation" in MODULES
     assert {f"{ROOT}.spans", f"{ROOT}.answers", f"{ROOT}.journal"} <= CORE and f"{ROOT}.gvqa.zoom" not in CORE

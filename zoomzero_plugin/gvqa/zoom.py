@@ -60,12 +60,23 @@ class ZoomBudget:
     """Seconds: shorter spans are widened to this, so every clip has ≥ 2 source frames."""
 
     def __post_init__(self) -> None:
-        if not (0 < self.min_frame_pixels <= self.max_frame_pixels):
-            raise ValueError(
-                f"need 0 < min_frame_pixels <= max_frame_pixels, got {self.min_frame_pixels}, {self.max_frame_pixels}"
+        problems = [
+            f"{name} must be {rule}, got {getattr(self, name)!r}"
+            for name, rule, ok in (
+                ("max_visual_tokens", "> 0", self.max_visual_tokens > 0),
+                ("fps", "> 0", self.fps > 0),
+                ("max_frames", ">= 2", self.max_frames >= 2),
+                ("min_clip_seconds", "> 0", self.min_clip_seconds > 0),
+                ("min_frame_pixels", "> 0", self.min_frame_pixels > 0),
             )
-        if self.max_visual_tokens <= 0 or self.fps <= 0 or self.max_frames < 2 or self.min_clip_seconds <= 0:
-            raise ValueError(f"max_visual_tokens, fps, min_clip_seconds must be > 0 and max_frames >= 2: {self}")
+            if not ok
+        ]
+        if not problems and self.min_frame_pixels > self.max_frame_pixels:
+            problems.append(
+                f"min_frame_pixels ({self.min_frame_pixels}) must be <= max_frame_pixels ({self.max_frame_pixels})"
+            )
+        if problems:
+            raise ValueError("invalid zoom budget: " + "; ".join(problems))
 
     def frame_tokens(self, pixels: float) -> float:
         """Context tokens one frame of ``pixels`` costs."""

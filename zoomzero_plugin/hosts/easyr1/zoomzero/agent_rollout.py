@@ -37,11 +37,10 @@ from typing import Any
 
 import numpy as np
 
-from zoomzero_plugin.agent import END_TOTAL_TOKENS, AgentRewardConfig, Trajectory, get_prompts, question_text
+from zoomzero_plugin.agent import END_TOTAL_TOKENS, Trajectory, get_prompts, question_text
 from zoomzero_plugin.agent.frames import FrameReader
 from zoomzero_plugin.agent.protocol import STOP
 from zoomzero_plugin.agent.render import IM_END, QWEN_IMAGE, first_prompt, observation_block, observation_text
-from zoomzero_plugin.agent.reward import read_truth
 from zoomzero_plugin.engine.schedule import continuous
 from zoomzero_plugin.ground_truth import GroundTruth, truth_letter
 from zoomzero_plugin.question import VIDEO_PLACEHOLDER
@@ -51,9 +50,8 @@ from .. import frame_refs
 from ..generation import row_fields
 from ..hookspecs import Rollout
 from ..multiturn import Conversation, Layout, Piece, SegmentEncoder, assemble, merged_grid
-from ..recipe import head_rows, local_processor, video_path
 from .clip_videos import ClipVideos
-from .options import AgentOptions
+from .options import AgentOptions, recipe_options
 
 NAME = "videozoomer"
 STATS_KEY = "agent_stats"  # non_tensor_batch: one dict per sample (see Sample.stats)
@@ -359,13 +357,14 @@ class AgentRollout:
 
 def generate(worker: Any, prompts: Any, options: Mapping[str, Any]) -> Any:
     """:class:`~..hookspecs.Rollout` ``generate``: the VideoZoomer trajectories of a worker's prompts."""
-    return AgentRollout(worker, AgentOptions.from_kwargs({"agent": options})).run(prompts)
+    return AgentRollout(worker, AgentOptions.from_section(options)).run(prompts)
 
 
 def select(config: Any) -> dict[str, Any] | None:
-    """:class:`~..hookspecs.Rollout` ``options``: the agent section when the recipe enables it."""
-    options = AgentOptions.from_kwargs(config.worker.reward.reward_function_kwargs or {})
-    return options.to_dict() if options.enable else None
+    """:class:`~..hookspecs.Rollout` ``options``: the agent section, as read, when the recipe enables it
+    (:class:`ConfigError` listing the problems when the recipe's sections cannot be read)."""
+    options = recipe_options(config).checked()
+    return options.agent.to_section() if options.agent_rollout else None
 
 
 def metrics(batch: Any, reward_metrics: Mapping[str, Sequence[Any]]) -> dict[str, float]:
@@ -399,113 +398,3 @@ ROLLOUT = Rollout(
     "each turn to the engine as soon as its observation is ready (agent.schedule: continuous | rounds); observations "
     "in the sequence, out of the loss; M-RoPE over the whole sequence",
 )
-
-
-# -- recipe checks and the dry run ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FirstPrompt:
-    """The first prompt of one row, measured: overview frames, tokens per frame, text tokens, in all."""
-
-    frames: int
-    tokens_per_frame: int
-    text_tokens: int
-
-    @property
-    def tokens(self) -> int:
-        return self.frames * self.tokens_per_frame + self.text_tokens
-
-
-def measure_first_prompt(
-    tokenizer: Any, processor: Any, video: str, user_text: str, options: AgentOptions
-) -> FirstPrompt:
-    """What the rollout's first prompt for this row will hold (decodes one frame of the video)."""
-    reader = FrameReader(video)
-    trajectory = Trajectory(reader.info, options.budget, get_prompts(options.prompt))
-    frame = reader.read([0], options.budget.max_frame_pixels, options.budget.min_frame_pixels)[0]
-    h, w = merged_grid(processor.image_processor, frame.width, frame.height)
-    text = first_prompt(
-        tokenizer.apply_chat_template, trajectory.prompts.system, trajectory.user_parts(user_text), QWEN_IMAGE
-    )
-    frames = len(trajectory.overview)
-    return FirstPrompt(frames, h * w, len(tokenizer.encode(text, add_special_tokens=False)) - frames)
-
-
-def row_problems(config: Any, rows: Sequence[Mapping[str, Any]], split: str) -> list[str]:
-    """Rows the VideoZoomer rollout cannot start from: not one video, no answer letter, or a first prompt longer
-    than data.max_prompt_length."""
-    data, options = config.data, AgentOptions.from_kwargs(config.worker.reward.reward_function_kwargs or {})
-    loaded = local_processor(config)
-    problems = []
-    for i, row in enumerate(rows):
-        where = f"{split} row {i}"
-        videos = row.get(data.video_key)
-        prompt = str(row.get(data.prompt_key, ""))
-        if not isinstance(videos, list) or len(videos) != 1:
-            problems.append(
-                f"{where}: the VideoZoomer rollout needs exactly one video in '{data.video_key}', got {videos!r}"
-            )
-            continue
-        try:
-            read_truth(row.get(data.answer_key))  # what the reward reads
-            text = user_text(row.get(data.answer_key), lambda p=prompt: p)
-        except ValueError as e:
-            problems.append(f"{where}: data.answer_key '{data.answer_key}' holds no answer letter ({e})")
-            continue
-        if loaded is None:
-            continue
-        video = video_path(data, videos[0])
-        try:
-            measured = measure_first_prompt(*loaded, video, text, options)
-        except Exception as e:  # noqa: BLE001 - reported (an unreadable video is reported by the host too)
-            problems.append(f"{where}: cannot measure the first prompt ({type(e).__name__}: {e})")
-            continue
-        if measured.tokens > data.max_prompt_length:
-            problems.append(
-                f"{where}: the agent's first prompt is {measured.tokens} tokens ({measured.frames} overview frames x "
-                f"{measured.tokens_per_frame} + {measured.text_tokens} text) > data.max_prompt_length="
-                f"{data.max_prompt_length}"
-            )
-    return problems
-
-
-def describe(config: Any, options: AgentOptions) -> dict[str, Any]:
-    """The dry run's view: the rollout, its budgets, the first prompt of train row 0, the reward."""
-    b = options.budget
-    kwargs = config.worker.reward.reward_function_kwargs or {}
-    reward = AgentRewardConfig.from_kwargs(kwargs.get("weights"), b)
-    out: dict[str, Any] = {
-        "rollout": f"{NAME} (plugin rollout: owns generation; prompt variant '{options.prompt}')",
-        "agent budgets": {
-            "overview": f"{b.max_overview_frames} frames at {b.overview_fps} fps",
-            "per call": f"<= {b.max_frames_per_call} frames",
-            "calls": b.max_calls,
-            "assistant turns": b.max_assistant_turns,
-            "images": b.max_images,
-            "tokens per turn": b.max_new_tokens,
-            "response tokens": f"{min(b.max_response_tokens, config.data.max_response_length)} (max_response_tokens "
-            f"{b.max_response_tokens}, data.max_response_length {config.data.max_response_length})",
-            "frame pixels": f"{b.min_frame_pixels}..{b.max_frame_pixels}",
-        },
-        "reward": {
-            "function": "zoomzero:videozoomer",
-            "weights": {"accuracy": reward.accuracy, "format": reward.format, "tool": reward.tool},
-        },
-        "sampling log-probs kept": options.sampling_logprobs,
-    }
-    try:
-        row = head_rows(config.data.train_files, 1)[0]
-        loaded = local_processor(config)
-        if loaded is not None:
-            video = video_path(config.data, row[config.data.video_key][0])
-            text = user_text(row.get(config.data.answer_key), lambda: str(row[config.data.prompt_key]))
-            m = measure_first_prompt(*loaded, video, text, options)
-            out["first prompt"] = (
-                f"train row 0: {m.frames} overview frames x {m.tokens_per_frame} tokens + "
-                f"{m.text_tokens} text = {m.tokens} tokens (data.max_prompt_length "
-                f"{config.data.max_prompt_length})"
-            )
-    except Exception:  # noqa: BLE001 - the example is optional; the row checks report real problems
-        pass
-    return out
