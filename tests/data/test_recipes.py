@@ -12,7 +12,7 @@ from omegaconf import OmegaConf
 
 from zoomzero_plugin.gvqa.prompts import grounding_row
 from zoomzero_plugin.gvqa.reward import RewardConfig
-from zoomzero_plugin.gvqa.zoom import ZoomBudget
+from zoomzero_plugin.gvqa.zoom import UNIFORM_FRAMES, ZoomBudget
 from zoomzero_plugin.hosts.easyr1.vllm_stub import stand_in
 from zoomzero_plugin.rows import write_rows
 
@@ -195,6 +195,7 @@ def test_paper_numbers(PPOConfig):
             16 * 28 * 28,
             768 * 28 * 28,
         )
+        assert zoom["uniform_frames"] == UNIFORM_FRAMES == 20  # the authors' ~20, in evaluation and RL alike
         assert (zoom["max_visual_tokens"], zoom["fps"], zoom["min_frame_pixels"], zoom["max_frame_pixels"]) == (
             paper.max_visual_tokens,
             paper.fps,

@@ -19,14 +19,4 @@ _NAMES = {
 }
 __getattr__, __dir__ = lazy_names(__name__, _NAMES)
 
-__all__ = [
-    "CPU_ENGINE_DEFAULTS",
-    "SCHEDULES",
-    "EngineMeter",
-    "EngineStream",
-    "Stream",
-    "check_schedule",
-    "continuous",
-    "metered",
-    "on_cpu",
-]
+__all__ = sorted(_NAMES)

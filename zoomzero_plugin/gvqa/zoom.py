@@ -87,6 +87,9 @@ class ZoomBudget:
         return replace(self, factor=geometry.factor, temporal_patch=geometry.temporal_patch)
 
 
+# The fields of ZoomBudget a user sets (flags, recipe keys); factor and temporal_patch are the model's geometry.
+BUDGET_KEYS = ("max_visual_tokens", "fps", "min_frame_pixels", "max_frame_pixels", "max_frames", "min_clip_seconds")
+
 # The paper's budgets (Zoom-Zero App. B, as issue 13 states it; the authors' evaluation scripts use the same
 # numbers): short grounded-QA videos 8,192 tokens at 1 fps; long videos 16,384 tokens, at most 256 frames.
 PAPER_BUDGETS: dict[str, ZoomBudget] = {
@@ -97,6 +100,7 @@ PAPER_BUDGETS: dict[str, ZoomBudget] = {
 # coarse answer stands; in RL the zoom reward is 0) | uniform: it reads uniform frames over the whole video (the
 # authors' released code).
 NO_SPANS = ("skip", "uniform")
+UNIFORM_FRAMES = 20  # frames of no_spans=uniform over the whole video: the authors' eval and RL code read ~20
 BENCHMARK_BUDGETS: dict[str, str] = {
     "nextgqa": "short",
     "rextime": "short",

@@ -20,16 +20,15 @@ from ..agent.budget import field_help
 from ..agent.render import CLIP_AS
 from ..engine.schedule import SCHEDULES
 from ..errors import UsageError
-from ..gvqa.prompts import PROMPT_STYLES
-from ..gvqa.zoom import NO_SPANS, PAPER_BUDGETS, V_MAX_TOKENS, V_MIN_TOKENS, ZoomBudget, paper_budget
+from ..gvqa.zoom import BUDGET_KEYS, PAPER_BUDGETS, V_MAX_TOKENS, V_MIN_TOKENS, ZoomBudget, paper_budget
 from ..vision import DEFAULT_GEOMETRY, VisionGeometry
 from .agent import AgentConfig
-from .modes import ModeConfig
+from .backend import BACKENDS
+from .modes import CHOICES, ModeConfig
 
-_BUDGET_KEYS = ("max_visual_tokens", "fps", "min_frame_pixels", "max_frame_pixels", "max_frames", "min_clip_seconds")
 _MODE_KEYS = tuple(f.name for f in fields(ModeConfig) if f.name not in ("budget", "agent"))
 DEFAULTS: dict[str, Any] = {
-    **{k: getattr(ZoomBudget(), k) for k in _BUDGET_KEYS},
+    **{k: getattr(ZoomBudget(), k) for k in BUDGET_KEYS},
     **{k: getattr(ModeConfig(), k) for k in _MODE_KEYS},
 }
 # The agent mode's knobs: agent_<AgentBudget field> (defaults from AgentBudget, the one source), prompt, sampling.
@@ -64,7 +63,7 @@ def _default_text(name: str) -> str:
         tokens = _FRAME_TOKENS[name]
         pixels = DEFAULT_GEOMETRY.frame_pixels(tokens)
         return f"{tokens} tokens per frame in the model's pixels: {pixels} for {DEFAULT_GEOMETRY.factor}-px tokens"
-    values = sorted({getattr(b, name) for b in PAPER_BUDGETS.values()}) if name in _BUDGET_KEYS else [DEFAULTS[name]]
+    values = sorted({getattr(b, name) for b in PAPER_BUDGETS.values()}) if name in BUDGET_KEYS else [DEFAULTS[name]]
     if len(values) == 1:
         return str(values[0])
     return " or ".join(f"{getattr(b, name)} ({kind} videos)" for kind, b in PAPER_BUDGETS.items()) + ", by --benchmark"
@@ -79,24 +78,87 @@ def add_flag(parser: argparse._ActionsContainer, name: str, help: str, **kwargs:
     parser.add_argument(flag(name), dest=name, default=None, help=f"{help} (default: {_default_text(name)})", **kwargs)
 
 
-def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group(
-        "visual token budget (Zoom-Zero Eq. 3; the same for every pass; defaults: the paper's for the benchmark)"
+def add_agent_budget_flags(group: argparse._ActionsContainer, prefix: str) -> None:
+    """One flag per :class:`~zoomzero_plugin.agent.AgentBudget` field, ``--<prefix><field>`` (dest ``<prefix><field>``,
+    None when not given), its help the field's docstring and its default: the one generator of the agent's budget
+    flags (``zoomzero eval``'s ``--agent-max-calls``, ``data export-sft``'s ``--max-calls``)."""
+    helps = field_help()
+    for f in fields(AgentBudget):
+        help = f"{helps.get(f.name, f.name)} (default: {f.default})"
+        group.add_argument(flag(prefix + f.name), dest=prefix + f.name, type=type(f.default), default=None, help=help)
+
+
+# Each flag's help; its type is its default's (ZoomBudget's, ModeConfig's), its choices the mode's (CHOICES).
+BUDGET_HELP = {
+    "max_visual_tokens": "L_v: visual tokens per pass",
+    "fps": "s: frames per second sampled over the seconds a pass reads",
+    "min_frame_pixels": "V_min as pixels per frame",
+    "max_frame_pixels": "V_max as pixels per frame",
+    "max_frames": "frames per pass at most (the paper's coarse pass: 256)",
+    "min_clip_seconds": "shorter predicted spans are widened to this",
+}
+MODE_HELP = {
+    "prompt": "prompt style of the fine-pass and window prompts (the coarse pass uses the row's own)",
+    "max_new_tokens": "response tokens of grounding passes",
+    "fine_answer": "fine pass: score the option letters (authors' judge) or generate",
+    "no_spans": "no valid spans: skip the fine pass (the coarse answer stands), or run it on uniform frames",
+    "uniform_frames": "frames of the uniform fallback (--no-spans uniform)",
+    "window_seconds": "divide-and-conquer window length",
+    "window_times": "windows shown from 0 s (spans shifted back) or told their absolute range; auto: absolute for "
+    "models that read timestamps (Qwen3-VL)",
+    "window_budget": "every window gets L_v (full) or the windows share it (split)",
+    "top_k": "windows whose spans the fine pass reads",
+    "dc_final": "final answer: the fine pass's, or the more confident of it and the top window",
+    "max_fine_passes": "iterative: fine passes in all at most (1 = coarse-to-fine)",
+    "min_shrink": "iterative: a round must cut the span length by more than this fraction",
+}
+
+
+def _add_flags(group: argparse._ActionsContainer, helps: dict[str, str]) -> None:
+    for name, help in helps.items():
+        kind = {"choices": CHOICES[name]} if name in CHOICES else {"type": type(DEFAULTS[name])}
+        add_flag(group, name, help, **kind)
+
+
+def add_backend_arguments(group: argparse._ActionsContainer, unit: str) -> None:
+    """How the model runs (``zoomzero eval``, ``data filter``): ``--backend``, ``--batch-size`` (``unit`` per model
+    call), ``--device``, ``--dtype``."""
+    group.add_argument(
+        "--backend",
+        choices=sorted(BACKENDS),
+        default="transformers",
+        help="transformers (CPU/GPU) or vllm (GPU; needs vLLM installed)",
     )
-    add_flag(group, "max_visual_tokens", "L_v: visual tokens per pass", type=int)
-    add_flag(group, "fps", "s: frames per second sampled over the seconds a pass reads", type=float)
-    add_flag(group, "min_frame_pixels", "V_min as pixels per frame", type=int)
-    add_flag(group, "max_frame_pixels", "V_max as pixels per frame", type=int)
-    add_flag(group, "max_frames", "frames per pass at most (the paper's coarse pass: 256)", type=int)
-    add_flag(group, "min_clip_seconds", "shorter predicted spans are widened to this", type=float)
+    group.add_argument("--batch-size", type=int, default=1, help=f"{unit} per step and requests per model call")
+    group.add_argument("--device", help="e.g. cpu, cuda, cuda:1 (default: cuda when available)")
+    group.add_argument("--dtype", default="auto", help="auto (bf16 on GPU, fp32 on CPU), bfloat16, float16, float32")
+
+
+def add_resume_arguments(group: argparse._ActionsContainer, results: str, settings: str) -> None:
+    """A resumable run's flags (``zoomzero eval``, ``data filter``): ``--restart``, ``--repair`` (of the ``results``
+    journal and the ``settings`` file beside it), ``--no-progress``."""
+    group.add_argument("--restart", action="store_true", help=f"discard the {results} of an earlier run and start over")
+    group.add_argument(
+        "--repair",
+        action="store_true",
+        help=f"resume from damaged {results}: keep their readable lines (the rest is done again), and store this "
+        f"run's settings where {settings} is missing or damaged (you vouch that the {results} were made with them)",
+    )
+    group.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
+    _add_flags(
+        parser.add_argument_group(
+            "visual token budget (Zoom-Zero Eq. 3; the same for every pass; defaults: the paper's for the benchmark)"
+        ),
+        BUDGET_HELP,
+    )
 
 
 def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("agent mode (VideoZoomer's <video_zoom> tool loop; defaults are the paper's)")
-    helps = field_help()
-    for key, name in AGENT_BUDGET_KEYS.items():
-        kind = type(getattr(AgentBudget(), name))
-        add_flag(group, key, helps.get(name, name), type=kind)
+    add_agent_budget_flags(group, "agent_")
     add_flag(
         group,
         "agent_prompt",
@@ -140,49 +202,7 @@ def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_mode_arguments(group: argparse._ActionsContainer) -> None:
     """The modes' own knobs (ModeConfig's fields but the budgets)."""
-    add_flag(
-        group,
-        "prompt",
-        "prompt style of the fine-pass and window prompts (the coarse pass uses the row's own)",
-        choices=PROMPT_STYLES,
-    )
-    add_flag(group, "max_new_tokens", "response tokens of grounding passes", type=int)
-    add_flag(
-        group,
-        "fine_answer",
-        "fine pass: score the option letters (authors' judge) or generate",
-        choices=("letters", "generate"),
-    )
-    add_flag(
-        group,
-        "no_spans",
-        "no valid spans: skip the fine pass (the coarse answer stands), or run it on uniform frames",
-        choices=NO_SPANS,
-    )
-    add_flag(group, "uniform_frames", "frames of the uniform fallback (--no-spans uniform)", type=int)
-    add_flag(group, "window_seconds", "divide-and-conquer window length", type=float)
-    add_flag(
-        group,
-        "window_times",
-        "windows shown from 0 s (spans shifted back) or told their absolute range; "
-        "auto: absolute for models that read timestamps (Qwen3-VL)",
-        choices=("auto", "relative", "absolute"),
-    )
-    add_flag(
-        group,
-        "window_budget",
-        "every window gets L_v (full) or the windows share it (split)",
-        choices=("full", "split"),
-    )
-    add_flag(group, "top_k", "windows whose spans the fine pass reads", type=int)
-    add_flag(
-        group,
-        "dc_final",
-        "final answer: the fine pass's, or the more confident of it and the top window",
-        choices=("fine", "confident"),
-    )
-    add_flag(group, "max_fine_passes", "iterative: fine passes in all at most (1 = coarse-to-fine)", type=int)
-    add_flag(group, "min_shrink", "iterative: a round must cut the span length by more than this fraction", type=float)
+    _add_flags(group, MODE_HELP)
 
 
 def resolve(
@@ -193,7 +213,7 @@ def resolve(
 ) -> dict[str, Any]:
     """Every option's value: given, else the demo's (when ``demo``), else the paper's (budget: ``benchmark``'s,
     its per-frame bounds in the pixels of a model of ``geometry``, the loaded model's once it is known)."""
-    paper = {**DEFAULTS, **{k: getattr(paper_budget(benchmark, geometry), k) for k in _BUDGET_KEYS}}
+    paper = {**DEFAULTS, **{k: getattr(paper_budget(benchmark, geometry), k) for k in BUDGET_KEYS}}
     if getattr(args, "agent_no_tool", None):
         paper.update(NO_TOOL_DEFAULTS)
     demo_values = {**DEMO_DEFAULTS, "min_frame_pixels": geometry.frame_pixels(DEMO_MIN_FRAME_TOKENS)}
@@ -237,7 +257,7 @@ def check_values(values: dict[str, Any]) -> None:
 
 
 def budget_from(values: dict[str, Any], geometry: VisionGeometry = DEFAULT_GEOMETRY) -> ZoomBudget:
-    return ZoomBudget(**{k: values[k] for k in _BUDGET_KEYS}).with_geometry(geometry)
+    return ZoomBudget(**{k: values[k] for k in BUDGET_KEYS}).with_geometry(geometry)
 
 
 def agent_config(values: dict[str, Any]) -> AgentConfig:

@@ -114,6 +114,22 @@ _MROPE_SECTIONS = {16: [2, 3, 3], 32: [4, 6, 6]}
 CHECKPOINT_MIN_PIXELS, CHECKPOINT_MAX_PIXELS = 3136, 12845056
 
 
+# Both families' tiny vision tower: 2 blocks, 32 wide, 64-wide output.
+_VISION = dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64)
+
+
+def _text(tokenizer, **own):
+    """Both families' tiny language model (2 layers, 64 wide, tied embeddings) with the family's own settings."""
+    base = dict(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2)
+    return dict(**base, max_position_embeddings=32768, tie_word_embeddings=True, **own)
+
+
+def _vision_token_ids(tokenizer) -> dict[str, int]:
+    ids = tokenizer.convert_tokens_to_ids
+    names = {"image": "<|image_pad|>", "video": "<|video_pad|>", "vision_start": "<|vision_start|>"}
+    return {**{f"{k}_token_id": ids(t) for k, t in names.items()}, "vision_end_token_id": ids("<|vision_end|>")}
+
+
 def build_config(tokenizer, heads: int = 4, kv_heads: int = 2):
     """A 2-layer, 64-wide Qwen2.5-VL config whose special-token ids match ``tokenizer``.
 
@@ -124,31 +140,19 @@ def build_config(tokenizer, heads: int = 4, kv_heads: int = 2):
 
     ids = tokenizer.convert_tokens_to_ids
     return Qwen2_5_VLConfig(
-        text_config=dict(
-            vocab_size=len(tokenizer),
-            hidden_size=64,
-            intermediate_size=128,
-            num_hidden_layers=2,
+        text_config=_text(
+            tokenizer,
             num_attention_heads=heads,
             num_key_value_heads=kv_heads,
-            max_position_embeddings=32768,
             rope_scaling={"type": "mrope", "mrope_section": _MROPE_SECTIONS[64 // heads]},
-            tie_word_embeddings=True,
         ),
         vision_config=dict(
-            depth=2,
-            hidden_size=32,
-            intermediate_size=64,
-            num_heads=2,
-            out_hidden_size=64,
+            **_VISION,
             fullatt_block_indexes=[1],
             window_size=112,
             tokens_per_second=2,  # released Qwen2.5-VL checkpoints (and EasyR1's get_rope_index) use 2, not 4
         ),
-        image_token_id=ids("<|image_pad|>"),
-        video_token_id=ids("<|video_pad|>"),
-        vision_start_token_id=ids("<|vision_start|>"),
-        vision_end_token_id=ids("<|vision_end|>"),
+        **_vision_token_ids(tokenizer),
         bos_token_id=None,
         eos_token_id=ids("<|im_end|>"),
         pad_token_id=ids("<|endoftext|>"),
@@ -185,36 +189,23 @@ def build_qwen3_config(tokenizer):
     match ``tokenizer``: interleaved M-RoPE, a 2-block vision tower of 16-px patches with one DeepStack layer."""
     from transformers import Qwen3VLConfig
 
-    ids = tokenizer.convert_tokens_to_ids
     return Qwen3VLConfig(
-        text_config=dict(
-            vocab_size=len(tokenizer),
-            hidden_size=64,
-            intermediate_size=128,
-            num_hidden_layers=2,
+        text_config=_text(
+            tokenizer,
             num_attention_heads=2,
             num_key_value_heads=1,
             head_dim=32,
-            max_position_embeddings=32768,
             rope_scaling={"rope_type": "default", "mrope_section": _MROPE_SECTIONS[32], "mrope_interleaved": True},
-            tie_word_embeddings=True,
         ),
         vision_config=dict(
-            depth=2,
-            hidden_size=32,
-            intermediate_size=64,
-            num_heads=2,
-            out_hidden_size=64,
+            **_VISION,
             patch_size=16,
             spatial_merge_size=2,
             temporal_patch_size=2,
             deepstack_visual_indexes=[0],
             num_position_embeddings=256,
         ),
-        image_token_id=ids("<|image_pad|>"),
-        video_token_id=ids("<|video_pad|>"),
-        vision_start_token_id=ids("<|vision_start|>"),
-        vision_end_token_id=ids("<|vision_end|>"),
+        **_vision_token_ids(tokenizer),
         tie_word_embeddings=True,
     )
 

@@ -45,16 +45,18 @@ from zoomzero_plugin.engine.schedule import continuous
 from zoomzero_plugin.ground_truth import GroundTruth, truth_letter
 from zoomzero_plugin.question import VIDEO_PLACEHOLDER
 from zoomzero_plugin.token_masks import decode_rows
+from zoomzero_plugin.vision import merged_grid
 
 from .. import frame_refs
+from ..conversation import Conversation, Piece, SegmentEncoder
 from ..generation import row_fields
 from ..hookspecs import Rollout
-from ..multiturn import Conversation, Layout, Piece, SegmentEncoder, assemble, merged_grid
+from ..multiturn import Layout, assemble
 from .clip_videos import ClipVideos
 from .options import AgentOptions, recipe_options
 
 NAME = "videozoomer"
-STATS_KEY = "agent_stats"  # non_tensor_batch: one dict per sample (see Sample.stats)
+STATS_KEY = "agent_stats"  # non_tensor_batch: one dict per sample (see RolloutSample.stats)
 _USER_HEAD, _VIDEO = "<|im_start|>user\n", "<|vision_start|><|video_pad|><|vision_end|>"
 
 
@@ -102,7 +104,7 @@ def collections_paused():
 
 
 @dataclass
-class Sample:
+class RolloutSample:
     """One trajectory: its environment, its token streams and what happened to it."""
 
     trajectory: Trajectory
@@ -174,7 +176,7 @@ class AgentRollout:
         b = self.budget
         return frame_refs.frame_refs(video, frames, b.max_frame_pixels, b.min_frame_pixels)
 
-    def start(self, prompt_ids: Sequence[int], media: Mapping[str, Any], n: int) -> list[Sample]:
+    def start(self, prompt_ids: Sequence[int], media: Mapping[str, Any], n: int) -> list[RolloutSample]:
         """``n`` fresh trajectories of one row (same first prompt and overview)."""
         videos = list((media or {}).get("videos") or [])
         if len(videos) != 1 or not isinstance(videos[0], str):
@@ -194,13 +196,13 @@ class AgentRollout:
             self.tokenizer.apply_chat_template, self.prompts.system, trajectories[0].user_parts(question), QWEN_IMAGE
         )
         piece = Piece(self.encode([text])[0], sampled=False, images=refs, grids=[grid] * len(overview))
-        return [Sample(t, Conversation(piece), video, grid, size=first.size) for t in trajectories]
+        return [RolloutSample(t, Conversation(piece), video, grid, size=first.size) for t in trajectories]
 
-    def limit(self, sample: Sample) -> int:
+    def limit(self, sample: RolloutSample) -> int:
         """Tokens the sample's next turn may generate."""
         return min(self.budget.max_new_tokens, self.total - sample.conversation.response_tokens)
 
-    def advance(self, samples: Sequence[Sample], completions: Sequence[Any]) -> None:
+    def advance(self, samples: Sequence[RolloutSample], completions: Sequence[Any]) -> None:
         """Read one round: append each sample's sampled turn, step its environment, and append the observation
         when it fits (turns decoded and observations encoded in one batch each).
 
@@ -233,7 +235,7 @@ class AgentRollout:
             else:
                 sample.conversation.append(piece)
 
-    def observation_piece(self, sample: Sample, observation: Any, ids: list[int]) -> Piece:
+    def observation_piece(self, sample: RolloutSample, observation: Any, ids: list[int]) -> Piece:
         """The observation's tokens with its clip: images (frame references), or one video (``clip_as: video``)."""
         frames = observation.frames
         if self.clip_videos is not None and frames:
@@ -287,7 +289,11 @@ class AgentRollout:
         )
 
     def rounds(
-        self, groups: Sequence[Sequence[Sample]], samples: Sequence[Sample], meta_info: Mapping[str, Any], n: int
+        self,
+        groups: Sequence[Sequence[RolloutSample]],
+        samples: Sequence[RolloutSample],
+        meta_info: Mapping[str, Any],
+        n: int,
     ) -> None:
         """One engine call per round over every trajectory still going; a round's clips decode in parallel."""
         first = [g[0] for g in groups]
@@ -306,12 +312,12 @@ class AgentRollout:
             )
             self.read_round(active, [completions[0] for completions in outputs])
 
-    def read_round(self, samples: Sequence[Sample], completions: Sequence[Any]) -> None:
+    def read_round(self, samples: Sequence[RolloutSample], completions: Sequence[Any]) -> None:
         for task in self.read(samples, completions).values():
             if task is not None:
                 task.result()
 
-    def read(self, samples: Sequence[Sample], completions: Sequence[Any]) -> dict[int, Future | None]:
+    def read(self, samples: Sequence[RolloutSample], completions: Sequence[Any]) -> dict[int, Future | None]:
         """:meth:`advance`, then the decoding of each new observation's frames, started: per sample still going
         (by position in ``samples``), the Future of its frames' decoding, or None when its observation shows none."""
         shown = [len(s.conversation.images()) for s in samples]
@@ -324,7 +330,9 @@ class AgentRollout:
                 going[k] = self.cache.prefetch(new) if new else None
         return going
 
-    def continuous(self, stream: Any, groups: Sequence[Sequence[Sample]], samples: Sequence[Sample]) -> None:
+    def continuous(
+        self, stream: Any, groups: Sequence[Sequence[RolloutSample]], samples: Sequence[RolloutSample]
+    ) -> None:
         """Every trajectory's turns through the worker's request-level stream, without a round barrier: the first
         turn of each prompt (``n`` samples) at once, then each trajectory's next turn as soon as its frames are
         decoded (:func:`~zoomzero_plugin.engine.schedule.continuous`)."""

@@ -16,9 +16,10 @@ from zoomzero_plugin.agent.render import QWEN_IMAGE, first_prompt
 from zoomzero_plugin.agent.reward import read_truth
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.rows import label_hidden
+from zoomzero_plugin.vision import merged_grid
 
 from ..checks import model_type
-from ..multiturn import MROPE_MODEL_TYPES, merged_grid
+from ..multiturn import MROPE_MODEL_TYPES
 from ..recipe import local_processor, video_path
 from .agent_rollout import user_text
 from .options import GVQA, KWARGS, VIDEOZOOMER, AgentOptions, RecipeOptions, recipe_options, reward_name

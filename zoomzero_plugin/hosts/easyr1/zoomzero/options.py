@@ -8,7 +8,7 @@ worker:
       components: [format, iou, accuracy, zoom]     # the reward (zoomzero:gvqa; zoomzero:videozoomer: weights only)
       weights: {zoom: 1.0}
       zoom: {enable: true, fps: 1.0, max_visual_tokens: 8192, min_frame_pixels: 12544, max_frame_pixels: 602112,
-             max_new_tokens: 4, no_spans: skip, uniform_frames: 16, prompt: paper}  # pixels of 28-px tokens
+             max_new_tokens: 4, no_spans: skip, uniform_frames: 20, prompt: paper}  # pixels of 28-px tokens
       tokenadv: {eps: 1.0e-6, std: population, over_turns: false}
       agent: {prompt: train, max_assistant_turns: 5, max_calls: 4, max_frames_per_call: 16, …}
 ```
@@ -41,7 +41,7 @@ from zoomzero_plugin.gvqa import gvqa_reward
 from zoomzero_plugin.gvqa.advantages import ANSWER_COMPONENTS, GLUE_COMPONENTS, STD_KINDS
 from zoomzero_plugin.gvqa.prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
 from zoomzero_plugin.gvqa.reward import RewardConfig
-from zoomzero_plugin.gvqa.zoom import NO_SPANS, ZoomBudget, paper_budget
+from zoomzero_plugin.gvqa.zoom import BUDGET_KEYS, NO_SPANS, UNIFORM_FRAMES, ZoomBudget, paper_budget
 from zoomzero_plugin.sections import SectionError, build, one_of, section_of
 from zoomzero_plugin.vision import DEFAULT_GEOMETRY, VisionGeometry
 
@@ -51,16 +51,7 @@ KWARGS = "worker.reward.reward_function_kwargs"
 GVQA, VIDEOZOOMER = "zoomzero:gvqa", "zoomzero:videozoomer"
 VIDEOZOOMER_COMPONENTS = ("accuracy", "format", "tool", "grounding")  # what videozoomer_reward returns per response
 SECTIONS = ("zoom", "tokenadv", "agent")  # the reward_function_kwargs keys this plugin owns
-# ZoomBudget's fields a zoom section gives (not the model's geometry: factor, temporal_patch); the pixel bounds follow
-# the model's geometry unless given
-ZOOM_BUDGET_KEYS = (
-    "max_visual_tokens",
-    "fps",
-    "min_frame_pixels",
-    "max_frame_pixels",
-    "max_frames",
-    "min_clip_seconds",
-)
+# the zoom budget's pixel bounds: when a section leaves them out, the paper's tokens per frame in the model's pixels
 FRAME_PIXELS = ("min_frame_pixels", "max_frame_pixels")
 AGENT_BUDGET_KEYS = tuple(AgentBudget().to_dict())
 
@@ -75,11 +66,11 @@ class ZoomOptions:
     """Tokens the fine pass may generate: a letter, or ``<answer>B`` (read with or without its closing tag)."""
     no_spans: str = "skip"
     """skip: no fine pass without valid spans (zoom reward 0) | uniform: it reads uniform frames (authors' code)."""
-    uniform_frames: int = 16
+    uniform_frames: int = UNIFORM_FRAMES
     """Frames over the whole video for ``no_spans: uniform``."""
     prompt: str = DEFAULT_PROMPT_STYLE
     """paper: the authors' fine-pass prompt | concise: this package's wording."""
-    budget: ZoomBudget = field(default=ZoomBudget(), metadata={"inline": ZOOM_BUDGET_KEYS})
+    budget: ZoomBudget = field(default=ZoomBudget(), metadata={"inline": BUDGET_KEYS})
     """Eq. 3 (L_v ``max_visual_tokens``, s ``fps``, V_min..V_max as ``min_frame_pixels``/``max_frame_pixels``,
     ``max_frames``, ``min_clip_seconds``), given as the section's own keys; the coarse pass gets L_v too."""
     model_pixels: tuple[str, ...] = field(default=FRAME_PIXELS, metadata={"section": False})

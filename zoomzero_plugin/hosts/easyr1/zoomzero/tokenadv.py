@@ -100,22 +100,19 @@ def compute_grpo_sum(data: Any, gamma: float = 1.0, lam: float = 1.0) -> tuple[A
     return grpo_advantage(scores, data.batch["response_mask"], data.non_tensor_batch["uid"], options.eps, options.std)
 
 
-TOKENADV = AdvantageEstimator(
+TOKENADV = AdvantageEstimator(  # reads the reward components; trainer checks as for grpo (the defaults)
     name=NAME,
     compute=compute,
     prepare=prepare,
-    needs_reward_components=True,
-    validate_as="grpo",
     summary="TokenAdv (Zoom-Zero Eq. 4-5): per-component group normalisation; glue tokens learn from "
     "format/zoom/iou, the other tokens from format/zoom/accuracy",
 )
 
 
-GRPO_SUM_ESTIMATOR = AdvantageEstimator(
+GRPO_SUM_ESTIMATOR = AdvantageEstimator(  # reads token_level_rewards only; trainer checks as for grpo
     name=GRPO_SUM,
     compute=compute_grpo_sum,
     prepare=prepare_grpo_sum,
     needs_reward_components=False,
-    validate_as="grpo",
     summary="GRPO on the summed reward with tokenadv's eps and std (population by default): the Table 5 baseline",
 )
