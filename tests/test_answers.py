@@ -254,3 +254,18 @@ def test_every_rule_is_linear_on_a_megabyte_of_repetition(unit):
     for rule in RULES:
         letter_of(text, ABCD, rule)
         assert letter_of(text + "<answer>C</answer>", ABCD, rule) == "C"  # a quadratic scan would not return
+
+
+def test_the_reply_shapes_table_of_docs_metrics_is_what_the_rules_read():
+    """docs/metrics.md's table of reply shapes (each cell the letter a rule reads, – for none) is true."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "metrics.md").read_text(encoding="utf-8")
+    table = text[text.index("| reply | `videomme` |") :].split("\n\n")[0].splitlines()[2:]
+    rules = [VIDEOMME, LONGVIDEOBENCH, MLVU, LVBENCH, CGBENCH, REPLY]
+    assert len(table) == 10
+    for line in table:
+        shapes, *cells = (cell.strip() for cell in line.strip("|").split("|"))
+        for shape in shapes.split(" · "):
+            reply = shape.strip("`").replace("\\\\", "\\")
+            assert [letter_of(reply, ABCD, rule) or "–" for rule in rules] == cells, reply
