@@ -15,6 +15,7 @@ from zoomzero_plugin.answers import (
     TEMPLATE,
     VIDEOMME,
     answer_letter,
+    last_answer,
     letter_of,
     read_letter,
 )
@@ -269,3 +270,25 @@ def test_the_reply_shapes_table_of_docs_metrics_is_what_the_rules_read():
         for shape in shapes.split(" · "):
             reply = shape.strip("`").replace("\\\\", "\\")
             assert [letter_of(reply, ABCD, rule) or "–" for rule in rules] == cells, reply
+
+
+@pytest.mark.parametrize(
+    "reply, letter",
+    [
+        ("B, not A", "B"),  # a capital followed by a comma is set apart: B, though A also stands alone
+        ("B. not A", "B"),
+        ("B: not A", "B"),
+        ("B) not A", "B"),
+        ("B; not A", None),  # a semicolon does not set it apart: two letters stand alone, no single answer
+        ("B - not A", None),
+    ],
+)
+def test_a_capital_is_set_apart_by_exactly_a_period_colon_comma_or_parenthesis(reply, letter):
+    assert letter_of(reply, ABCD, REPLY) == letter
+
+
+def test_the_closed_block_is_the_last_opening_before_the_last_closing_tag():
+    # an <answer> opened after the last </answer> (a reply cut off) is not the closed block: A is, not nothing
+    text = "<answer>A</answer> then <answer>B"
+    assert letter_of(text, rule=CLOSED) == "A" and last_answer(text) == ("A", "A")
+    assert last_answer("<answer>x <answer>C</answer>") == ("C", "C")  # the opening nearest the closing tag

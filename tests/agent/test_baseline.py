@@ -42,6 +42,15 @@ def test_the_prompt_is_the_chat_template_over_the_system_and_the_question(tiny_t
     )
 
 
+def test_a_question_without_a_video_placeholder_gets_the_video_first(tiny_tokenizer):
+    text = no_tool_prompt(tiny_tokenizer.apply_chat_template, "Question: Which?\nOptions:\n(A) a\n(B) b")
+    assert text == (
+        "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
+        "<|vision_start|><|video_pad|><|vision_end|>Question: Which?\nOptions:\n(A) a\n(B) b<|im_end|>\n"
+        "<|im_start|>assistant\n"
+    )
+
+
 @pytest.mark.parametrize(
     "reply, letter",
     [
@@ -50,6 +59,8 @@ def test_the_prompt_is_the_chat_template_over_the_system_and_the_question(tiny_t
         ("(C) the red cup", "C"),
         ("D. It moves left.", "D"),
         ("A: yes", "A"),
+        ("B, red", "B"),  # a comma sets the letter apart too
+        ("B; red", None),  # a semicolon does not
         ("<think>red</think><answer>B</answer>", "B"),
         ("<think>x</think><answer>\\boxed{C}</answer>", "C"),
         ("<answer>A</answer> then <answer>D", "D"),  # the last <answer>, open to the end
