@@ -112,11 +112,13 @@ print("CLUSTER", ray.get_runtime_context().gcs_address)
 """
 
 
-def test_ray_job_submit_with_the_runtime_env_json(ray_cluster, tmp_path):
+def test_ray_job_submit_with_the_runtime_env_json(ray_cluster, tmp_path, monkeypatch):
     """Launch path 3: `ray job submit --runtime-env-json "$(easyr1 runtime-env)" -- <EasyR1-like driver>`, to the
     dashboard of the cluster this test session started (its own port: never a Ray already listening on 8265)."""
     from ray.job_submission import JobStatus, JobSubmissionClient
 
+    for name in ("RAY_API_SERVER_ADDRESS", "RAY_ADDRESS"):  # either would override the address the client is given
+        monkeypatch.delenv(name, raising=False)
     entry = tmp_path / "entry.py"
     entry.write_text(JOB)
     client = JobSubmissionClient(ray_cluster)
