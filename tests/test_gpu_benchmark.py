@@ -126,8 +126,8 @@ def test_sections_past_the_budget_are_listed_not_lost(tmp_path):
     assert "skipped: advantages" in (tmp_path / "gpu_benchmark.md").read_text()
 
 
-def test_carry_check_arithmetic(tmp_path):
-    sys.path.insert(0, str(ROOT / "benchmarks" / "gpu"))
+def test_carry_check_arithmetic(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks" / "gpu"))
     import carry
 
     def files(folder: str, mib: list[float]) -> list[Path]:
@@ -148,8 +148,8 @@ def test_carry_check_arithmetic(tmp_path):
     assert carry.missing_wheels(tmp_path / "wheels") == [name for name, _, _ in carry.PINNED] + ["zoomzero-plugin"]
 
 
-def test_run_header_lists_every_carried_wheel():
-    sys.path.insert(0, str(ROOT / "benchmarks" / "gpu"))
+def test_run_header_lists_every_carried_wheel(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks" / "gpu"))
     import carry
 
     header = SCRIPT.read_text().split('"""')[1]
