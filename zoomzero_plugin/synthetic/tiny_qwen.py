@@ -114,6 +114,20 @@ _MROPE_SECTIONS = {16: [2, 3, 3], 32: [4, 6, 6]}
 CHECKPOINT_MIN_PIXELS, CHECKPOINT_MAX_PIXELS = 3136, 12845056
 
 
+_TINY_VISION = dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64)
+
+
+def _vision_token_ids(tokenizer) -> dict[str, int]:
+    """The config's vision token ids, ``tokenizer``'s ids of Qwen's vision tokens."""
+    ids = tokenizer.convert_tokens_to_ids
+    return dict(
+        image_token_id=ids("<|image_pad|>"),
+        video_token_id=ids("<|video_pad|>"),
+        vision_start_token_id=ids("<|vision_start|>"),
+        vision_end_token_id=ids("<|vision_end|>"),
+    )
+
+
 def build_config(tokenizer, heads: int = 4, kv_heads: int = 2, text: dict | None = None, vision: dict | None = None):
     """A 2-layer, 64-wide Qwen2.5-VL config whose special-token ids match ``tokenizer``.
 
@@ -137,11 +151,7 @@ def build_config(tokenizer, heads: int = 4, kv_heads: int = 2, text: dict | None
         tie_word_embeddings=True,
     ) | (text or {})
     vision_config = dict(
-        depth=2,
-        hidden_size=32,
-        intermediate_size=64,
-        num_heads=2,
-        out_hidden_size=64,
+        **_TINY_VISION,
         fullatt_block_indexes=[1],
         window_size=112,
         tokens_per_second=2,  # released Qwen2.5-VL checkpoints (and EasyR1's get_rope_index) use 2, not 4
@@ -149,10 +159,7 @@ def build_config(tokenizer, heads: int = 4, kv_heads: int = 2, text: dict | None
     return Qwen2_5_VLConfig(
         text_config=text_config,
         vision_config=vision_config,
-        image_token_id=ids("<|image_pad|>"),
-        video_token_id=ids("<|video_pad|>"),
-        vision_start_token_id=ids("<|vision_start|>"),
-        vision_end_token_id=ids("<|vision_end|>"),
+        **_vision_token_ids(tokenizer),
         bos_token_id=None,
         eos_token_id=ids("<|im_end|>"),
         pad_token_id=ids("<|endoftext|>"),
@@ -190,7 +197,6 @@ def build_qwen3_config(tokenizer, text: dict | None = None, vision: dict | None 
     ``text``, ``vision``: entries that replace the tiny sizes (as in :func:`build_config`)."""
     from transformers import Qwen3VLConfig
 
-    ids = tokenizer.convert_tokens_to_ids
     text_config = dict(
         vocab_size=len(tokenizer),
         hidden_size=64,
@@ -204,11 +210,7 @@ def build_qwen3_config(tokenizer, text: dict | None = None, vision: dict | None 
         tie_word_embeddings=True,
     ) | (text or {})
     vision_config = dict(
-        depth=2,
-        hidden_size=32,
-        intermediate_size=64,
-        num_heads=2,
-        out_hidden_size=64,
+        **_TINY_VISION,
         patch_size=16,
         spatial_merge_size=2,
         temporal_patch_size=2,
@@ -218,10 +220,7 @@ def build_qwen3_config(tokenizer, text: dict | None = None, vision: dict | None 
     return Qwen3VLConfig(
         text_config=text_config,
         vision_config=vision_config,
-        image_token_id=ids("<|image_pad|>"),
-        video_token_id=ids("<|video_pad|>"),
-        vision_start_token_id=ids("<|vision_start|>"),
-        vision_end_token_id=ids("<|vision_end|>"),
+        **_vision_token_ids(tokenizer),
         tie_word_embeddings=text_config["tie_word_embeddings"],
     )
 
