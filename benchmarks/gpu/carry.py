@@ -18,8 +18,10 @@ are there. The machine has no ``av``, which the package's synthetic video writer
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -111,7 +113,13 @@ def prepare(videos: int, seconds: float, width: int, height: int, fps: int, clue
     subprocess.run(download_command(WHEELS), check=True)
     for old in WHEELS.glob("zoomzero_plugin-*.whl"):
         old.unlink()
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(WHEELS), str(ROOT)], check=True)
+    with tempfile.TemporaryDirectory() as tmp:  # built from a copy: no build/ or egg-info left in the checkout
+        source = Path(tmp) / "zoomzero-plugin"
+        for path in tree_files():
+            (source / path.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, source / path.relative_to(ROOT))
+        pip_wheel = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(WHEELS), str(source)]
+        subprocess.run(pip_wheel, check=True)
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from bench_inference import long_benchmark
 
