@@ -1,6 +1,6 @@
 """The GPU check: real-size time and memory of the zoom modes, the agent, an actor step and TokenAdv, in one go.
 
-On one H100 80 GB or H200 (Python 3.12, PyTorch 2.11 CUDA 13; about 4–5 minutes; sections not started within
+On one H100 80 GB or H200 (Python 3.12, PyTorch 2.11 CUDA 13; planned for ~5 minutes; sections not started within
 ``budget_s`` = 360 s, the install counted, are skipped and listed), for a Qwen2.5-VL-7B-shaped and a
 Qwen3-VL-8B-shaped model with random bf16 weights built on the GPU from the public config values (``workload.py``;
 no download):
