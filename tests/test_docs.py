@@ -194,6 +194,13 @@ HOW: list[tuple[str, str, str]] = [
     ),
     (r"^git clone https://github\.com/hiyouga/EasyR1 ", "not here", "needs the network (a checkout of EasyR1 main)"),
     (
+        r"^python benchmarks/gpu/carry\.py prepare$",
+        "not here",
+        "downloads wheels from the package registry (tests/test_gpu_benchmark.py checks the carry arithmetic)",
+    ),
+    (r"^python benchmarks/gpu/carry\.py check$", "covered", "tests/test_gpu_benchmark.py::test_carry_check_arithmetic"),
+    (r"^python benchmarks/gpu/run\.py --tiny ", "covered", "tests/test_gpu_benchmark.py::test_structure"),
+    (
         r"^PYTHONPATH=\$PWD:/tmp/easyr1-main \.venv/bin/python -m pytest ",
         "not here",
         "the suite against a checkout of EasyR1 main; run by hand (its tests skip on v0.3.2 with the reason)",
