@@ -4,7 +4,8 @@ Two methods over one shared core. The core is this package's top-level modules, 
 vLLM): ``spans``, ``tags`` (linear-time scanning), ``answers`` (answer letters), ``question``, ``ground_truth``,
 ``rows``, ``video`` and ``video_store`` (decoding, once per video), ``vision`` (the model's geometry), ``mrope``,
 ``token_masks``, ``files``, ``readers``, ``journal`` (resumable runs), ``sections`` (recipe sections as options),
-``shipped`` (the recipes in the wheel), ``errors``, ``cpu_compat`` (CPU torch builds) and ``lazy`` (package faces).
+``shipped`` (the recipes in the wheel), ``hub`` (where a model loads from), ``errors``, ``cpu_compat`` (CPU torch
+builds) and ``lazy`` (package faces).
 Zoom-Zero lives in :mod:`.gvqa`, VideoZoomer in :mod:`.agent`; :mod:`.engine` drives vLLM for both; ``inference``,
 ``eval``, ``data`` and ``synthetic`` are tools over both; ``integrations`` puts them in other tools' plugin systems;
 ``hosts/easyr1`` is the only code that knows EasyR1; ``commands`` (the CLI, the demos) sits on top.
