@@ -91,7 +91,9 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--update-prompts",
         type=int,
         default=1,
-        help="prompts per optimizer step (worker.actor.global_batch_size): --prompts / this many updates per step",
+        help="prompts per optimizer step (worker.actor.global_batch_size): --prompts / this many updates per step;\n"
+        "with 1, each AdamW step sees one group, and a group whose rewards are all equal gives no policy gradient yet\n"
+        "still moves the weights (AdamW's momentum: about 2/3 of the step before it)",
     )
     p.add_argument(
         "--loss-avg",
