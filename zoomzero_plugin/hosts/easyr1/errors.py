@@ -10,15 +10,13 @@ from collections.abc import Sequence
 
 from zoomzero_plugin.errors import ConfigError, DependencyError, UsageError, ZoomzeroError
 
+from ..seams import SeamError
+
 __all__ = ["ConfigError", "DependencyError", "PluginError", "SeamError", "UsageError", "format_problems"]
 
 
 class PluginError(ZoomzeroError, RuntimeError):
     """A plugin could not be loaded, contradicts another one, or the plugins are not active where needed."""
-
-
-class SeamError(ZoomzeroError, RuntimeError):
-    """EasyR1 no longer has what a seam wraps (a missing target or a changed signature); names the version."""
 
 
 def format_problems(problems: Sequence[str], where: str = "") -> str:
