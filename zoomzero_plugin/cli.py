@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "data export-sft": "zoomzero_plugin.data.sft.export",
     "recipes": "zoomzero_plugin.shipped",
     "lmms-eval tasks": "zoomzero_plugin.integrations.lmms_eval.task_folder",
+    "verl train": "zoomzero_plugin.hosts.verl.cli",
 }
 
 

@@ -177,6 +177,22 @@ class CpuCuda(ModuleType):
         return 0
 
     @staticmethod
+    def memory_allocated(device: Any = None) -> int:
+        return 0
+
+    @staticmethod
+    def memory_reserved(device: Any = None) -> int:
+        return 0
+
+    @staticmethod
+    def ipc_collect() -> None:
+        return None
+
+    @staticmethod
+    def set_per_process_memory_fraction(fraction: float, device: Any = None) -> None:
+        return None
+
+    @staticmethod
     def max_memory_reserved(device: Any = None) -> int:
         return 0
 
@@ -201,3 +217,5 @@ class CpuCuda(ModuleType):
         import torch
 
         torch.manual_seed(seed)
+
+    manual_seed_all = manual_seed
