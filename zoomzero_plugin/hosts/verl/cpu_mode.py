@@ -73,7 +73,7 @@ ROLE_SWITCHES = (
 )
 SWITCHES = (
     ("actor_rollout_ref.model.override_config.attn_implementation", "sdpa", "flash-attention needs CUDA"),
-    ("actor_rollout_ref.model.use_remove_padding", False, "the padding-free path runs flash-attention's varlen kernels"),
+    ("actor_rollout_ref.model.use_remove_padding", False, "padding-free runs flash-attention's varlen kernels"),
     ("actor_rollout_ref.actor.use_dynamic_bsz", False, "dynamic batching all-reduces on the accelerator"),
     ("actor_rollout_ref.rollout.dtype", "float32", FP32),
     ("actor_rollout_ref.rollout.enforce_eager", True, "capturing vLLM's graphs for the CPU takes minutes per start"),
