@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "recipes": "zoomzero_plugin.shipped",
     "lmms-eval tasks": "zoomzero_plugin.integrations.lmms_eval.task_folder",
     "verl train": "zoomzero_plugin.hosts.verl.cli",
+    "verl rows": "zoomzero_plugin.hosts.verl.rows",
 }
 
 

@@ -4,7 +4,10 @@
 and reward workers) and hides a failing one at DEBUG level. So :func:`register` says what it did on stderr, one line
 per process, and a plugin that fails says why on stderr before verl swallows the error.
 
-What it registers, each through verl's own extension point: the ``cpu`` platform (``PlatformRegistry``), and the seams
+What it registers, each through verl's own extension point: the ``cpu`` platform (``PlatformRegistry``); the agent
+loops ``zoomzero`` and ``videozoomer`` (``register``), the reward managers ``zoomzero`` and ``videozoomer``
+(``reward_manager.register``) and the advantage estimators ``tokenadv`` and ``grpo_sum`` (``register_adv_est``), each
+when verl imports its registry (importing them with verl would add seconds to every process); and the seams
 (:mod:`.seams`): always, and CPU mode's when ``ZOOMZERO_VERL_CPU=1``.
 """
 
@@ -13,22 +16,55 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from types import ModuleType
 
-from . import cpu_mode
+from ..post_import import when_imported
+from . import cpu_mode, cpu_platform
 from .seams import CPU_SEAMS, SEAMS, TABLE
 
 QUIET_ENV = "ZOOMZERO_VERL_QUIET"  # "1": no registration line (tests that count output lines)
+AGENT_LOOPS = "verl.experimental.agent_loop.agent_loop"
+REWARD_MANAGERS = "verl.experimental.reward_loop.reward_manager.registry"
+ESTIMATORS = "verl.trainer.ppo.core_algos"
 _registered: list[str] = []
+
+
+def _agent_loops(module: ModuleType) -> None:
+    from . import videozoomer_loop, zoom_loop
+
+    for loop in (zoom_loop.ZoomZeroAgentLoop, videozoomer_loop.VideoZoomerAgentLoop):
+        module.register(loop.NAME)(loop)
+
+
+def _reward_managers(module: ModuleType) -> None:
+    from .reward import MANAGERS
+
+    for name, manager in MANAGERS.items():
+        if module.REWARD_MANAGER.get(name) is not manager:
+            module.register(name)(manager)
+
+
+def _estimators(module: ModuleType) -> None:
+    from .tokenadv import register_estimators
+
+    register_estimators(module)
 
 
 def register() -> list[str]:
     """Register everything in this process (once); returns what was registered, in words."""
     if _registered:
         return list(_registered)
-    from . import cpu_platform  # noqa: F401 - registers the platform with verl's registry
-
     TABLE.install(SEAMS)
-    done = [f"platform {cpu_platform.NAME}", f"{len(SEAMS)} seams"]
+    when_imported(AGENT_LOOPS, _agent_loops)
+    when_imported(REWARD_MANAGERS, _reward_managers)
+    when_imported(ESTIMATORS, _estimators)
+    done = [
+        f"platform {cpu_platform.NAME}",
+        "agent loops zoomzero, videozoomer",
+        "reward managers zoomzero, videozoomer",
+        "estimators tokenadv, grpo_sum",
+        f"{len(SEAMS)} seams",
+    ]
     if cpu_mode.requested():
         TABLE.install(CPU_SEAMS)
         done.append(f"CPU mode ({len(CPU_SEAMS)} seams)")

