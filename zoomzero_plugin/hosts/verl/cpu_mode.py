@@ -162,7 +162,7 @@ def lacking(config: Any, declared: str | None) -> list[str]:
     try:
         have = json.loads(declared)
     except ValueError:
-        return [f"{RESOURCES_ENV}={declared!r} is not JSON (e.g. '{{\"GPU\": 1, \"CPU\": 8}}')"]
+        return [f'{RESOURCES_ENV}={declared!r} is not JSON (e.g. \'{{"GPU": 1, "CPU": 8}}\')']
     out = []
     for name, need in ray_resources(config).items():
         if float(have.get(name, 0)) < need:

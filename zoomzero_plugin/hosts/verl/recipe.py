@@ -129,17 +129,20 @@ def plugin_problems(config: Any) -> list[str]:
     out = []
     loop = _select(config, "actor_rollout_ref.rollout.agent.default_agent_loop")
     manager = _select(config, "reward.reward_manager.name")
-    uses = loop in PLUGIN_NAMES["actor_rollout_ref.rollout.agent.default_agent_loop"] or manager in PLUGIN_NAMES[
-        "reward.reward_manager.name"
-    ]
+    uses = (
+        loop in PLUGIN_NAMES["actor_rollout_ref.rollout.agent.default_agent_loop"]
+        or manager in PLUGIN_NAMES["reward.reward_manager.name"]
+    )
     if uses and loop != manager:
         out.append(
-            f"actor_rollout_ref.rollout.agent.default_agent_loop is {loop} but reward.reward_manager.name is {manager}: "
-            "the zoomzero loop goes with the zoomzero reward manager, videozoomer with videozoomer"
+            f"actor_rollout_ref.rollout.agent.default_agent_loop is {loop} but reward.reward_manager.name is "
+            f"{manager}: the zoomzero loop goes with the zoomzero reward manager, videozoomer with videozoomer"
         )
     if str(_select(config, "algorithm.adv_estimator")) in ESTIMATORS and manager not in ("zoomzero", "videozoomer"):
-        out.append("algorithm.adv_estimator tokenadv/grpo_sum reads the reward components of the zoomzero or "
-                   "videozoomer reward manager (reward.reward_manager.name)")
+        out.append(
+            "algorithm.adv_estimator tokenadv/grpo_sum reads the reward components of the zoomzero or "
+            "videozoomer reward manager (reward.reward_manager.name)"
+        )
     if options.zoom.enable and loop == "videozoomer":
         out.append("zoomzero.zoom enables the zoom pass, which is the zoomzero loop's, not videozoomer's")
     return out

@@ -22,7 +22,7 @@ from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.gvqa import reward as gvqa_reward
 
 from .options import recipe_options
-from .zoom_loop import ZOOM_ANSWER
+from .rows import ZOOM_ANSWER
 
 GVQA, VIDEOZOOMER = "zoomzero", "videozoomer"
 
@@ -48,7 +48,8 @@ def gvqa_scores(text: str, truth: Any, extras: Mapping[str, Any], options: Any) 
             "zoomzero.zoom enables the zoom pass but the trajectory carries no zoom_answer: the rows were not rolled "
             "out by the zoomzero agent loop (set actor_rollout_ref.rollout.agent.default_agent_loop: zoomzero)"
         )
-    return gvqa_reward.score_response(text, GroundTruth.parse(truth), options.reward, zoom_answer=extras.get(ZOOM_ANSWER))
+    truth = GroundTruth.parse(truth)
+    return gvqa_reward.score_response(text, truth, options.reward, zoom_answer=extras.get(ZOOM_ANSWER))
 
 
 def videozoomer_scores(text: str, truth: Any, options: Any) -> dict[str, float]:

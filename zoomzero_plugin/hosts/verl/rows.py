@@ -17,11 +17,14 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from zoomzero_plugin import rows as core_rows
+from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.gvqa.zoom import ZoomBudget
-from zoomzero_plugin.rows import ANSWER_KEY, PROMPT_KEY, VIDEO_KEY, read_rows, row_truth, write_rows
+from zoomzero_plugin.rows import ANSWER_KEY, PROMPT_KEY, VIDEO_KEY, read_rows, write_rows
 from zoomzero_plugin.vision import DEFAULT_GEOMETRY
 
 DATA_SOURCE = "zoomzero"
+ZOOM_ANSWER = "zoom_answer"  # extra_fields: the zoom pass's letter (None: no pass, or no letter)
 _PAPER = ZoomBudget()
 
 
@@ -37,7 +40,7 @@ def video_element(path: str, fps: float, min_pixels: int, max_pixels: int, max_v
 
 def verl_row(row: Mapping[str, Any], index: int, video: Mapping[str, Any], agent_loop: str | None = None) -> dict:
     """One row in verl's layout; ``video`` holds the element keys every video gets (fps, pixel limits)."""
-    truth = row_truth(dict(row))  # ValueError naming the fault when the answer column cannot be read
+    truth = core_rows.row_truth(dict(row))  # ValueError naming the fault when the answer column cannot be read
     videos = row[VIDEO_KEY]
     if not isinstance(videos, list) or len(videos) != 1:
         raise ValueError(f"row {index}: needs exactly one video in '{VIDEO_KEY}', got {videos!r}")
@@ -63,6 +66,38 @@ def _answer_json(answer: Any) -> str:
 
 def verl_rows(rows: Iterable[Mapping[str, Any]], video: Mapping[str, Any], agent_loop: str | None = None) -> list:
     return [verl_row(row, i, video, agent_loop) for i, row in enumerate(rows)]
+
+
+def trajectory_truth(kwargs: Mapping[str, Any]) -> GroundTruth:
+    """The row's ground truth (``reward_model.ground_truth``: the answer JSON of a converted row)."""
+    reward_model = kwargs.get("reward_model") or {}
+    if "ground_truth" not in reward_model:
+        raise ValueError("a zoomzero row needs reward_model.ground_truth (its answer JSON)")
+    return GroundTruth.parse(reward_model["ground_truth"])
+
+
+def row_video(messages: Any) -> str:
+    """The one video file of a row's prompt messages (verl's RLHFDataset makes each ``<video>`` a content item)."""
+    videos = [
+        item.get("video")
+        for message in messages
+        for item in (message.get("content") if isinstance(message.get("content"), list) else [])
+        if isinstance(item, Mapping) and item.get("type") == "video"
+    ]
+    if len(videos) != 1 or not isinstance(videos[0], str):
+        raise ValueError(f"the zoom pass needs exactly one video file per row, got {videos!r}")
+    return videos[0]
+
+
+def clip_metadata(frames: int, sample_fps: float) -> dict[str, Any]:
+    """Decoder metadata under which a clip's ``frames`` read at ``sample_fps``: Qwen's processors (vLLM's and the
+    trainer's) take a video's rate as ``len(frames_indices) / total_num_frames · fps``."""
+    return {
+        "fps": float(sample_fps),
+        "frames_indices": list(range(frames)),
+        "total_num_frames": frames,
+        "duration": frames / float(sample_fps),
+    }
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

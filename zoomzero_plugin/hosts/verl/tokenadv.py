@@ -92,8 +92,10 @@ def _current(name: str, response_mask: torch.Tensor) -> Inputs:
             "installed where verl runs? (`zoomzero verl doctor`)"
         )
     if tuple(inputs.grounding.shape) != tuple(response_mask.shape):
-        raise RuntimeError(f"{name}: grounding masks {tuple(inputs.grounding.shape)} for responses "
-                           f"{tuple(response_mask.shape)} (the batch changed between fetch and advantage)")
+        raise RuntimeError(
+            f"{name}: grounding masks {tuple(inputs.grounding.shape)} for responses "
+            f"{tuple(response_mask.shape)} (the batch changed between fetch and advantage)"
+        )
     return inputs
 
 

@@ -34,7 +34,7 @@ from zoomzero_plugin.agent.render import IM_END, QWEN_IMAGE, first_prompt, obser
 from zoomzero_plugin.ground_truth import GroundTruth, truth_letter
 
 from .options import recipe_options
-from .zoom_loop import clip_metadata, row_video
+from .rows import clip_metadata, row_video
 
 NAME = "videozoomer"
 IMAGE_PAD, VIDEO_PAD = "<|image_pad|>", "<|video_pad|>"

@@ -30,41 +30,10 @@ from zoomzero_plugin.video import fetch_clips
 from zoomzero_plugin.vision import VisionGeometry
 
 from .options import recipe_options
+from .rows import ZOOM_ANSWER, clip_metadata, row_video, trajectory_truth
 
 NAME = "zoomzero"
-ZOOM_ANSWER = "zoom_answer"  # extra_fields: the zoom pass's letter (None: no pass, or no letter)
-
-
-def row_truth(kwargs: Mapping[str, Any]) -> GroundTruth:
-    """The row's ground truth (``reward_model.ground_truth``: the answer JSON of a converted row)."""
-    reward_model = kwargs.get("reward_model") or {}
-    if "ground_truth" not in reward_model:
-        raise ValueError("a zoomzero row needs reward_model.ground_truth (its answer JSON)")
-    return GroundTruth.parse(reward_model["ground_truth"])
-
-
-def row_video(messages: Any) -> str:
-    """The one video file of a row's prompt messages (verl's RLHFDataset lays each ``<video>`` out as a content item)."""
-    videos = [
-        item.get("video")
-        for message in messages
-        for item in (message.get("content") if isinstance(message.get("content"), list) else [])
-        if isinstance(item, Mapping) and item.get("type") == "video"
-    ]
-    if len(videos) != 1 or not isinstance(videos[0], str):
-        raise ValueError(f"the zoom pass needs exactly one video file per row, got {videos!r}")
-    return videos[0]
-
-
-def clip_metadata(frames: int, sample_fps: float) -> dict[str, Any]:
-    """Decoder metadata under which a clip's ``frames`` read at ``sample_fps``: Qwen's processors (vLLM's and the
-    trainer's) take a video's rate as ``len(frames_indices) / total_num_frames · fps``."""
-    return {
-        "fps": float(sample_fps),
-        "frames_indices": list(range(frames)),
-        "total_num_frames": frames,
-        "duration": frames / float(sample_fps),
-    }
+GREEDY = {"temperature": 0.0, "top_p": 1.0, "top_k": -1}  # the zoom pass is greedy, as in the EasyR1 host
 
 
 class ZoomZeroAgentLoop(SingleTurnAgentLoop):
@@ -95,7 +64,7 @@ class ZoomZeroAgentLoop(SingleTurnAgentLoop):
 
     async def zoom(self, response_ids: list[int], kwargs: Mapping[str, Any]) -> dict[str, Any]:
         """The zoom pass of one coarse response: its answer and what it read (``extra_fields``)."""
-        truth = row_truth(kwargs)
+        truth = trajectory_truth(kwargs)
         text = self.tokenizer.decode(response_ids, skip_special_tokens=True)  # as the reward manager decodes it
         seconds, plan = self.plan(text, truth)
         out: dict[str, Any] = {ZOOM_ANSWER: None, "zoom_span_seconds": seconds, "zoom_frames": 0}
@@ -115,7 +84,7 @@ class ZoomZeroAgentLoop(SingleTurnAgentLoop):
         generated = await self.server_manager.generate(
             request_id=f"zoom-{uuid.uuid4().hex}",
             prompt_ids=prompt_ids,
-            sampling_params={"temperature": 0.0, "top_p": 1.0, "top_k": -1, "max_tokens": self.options.zoom.max_new_tokens},
+            sampling_params={**GREEDY, "max_tokens": self.options.zoom.max_new_tokens},
             video_data=videos,
         )
         answer = self.tokenizer.decode(generated.token_ids, skip_special_tokens=True)
