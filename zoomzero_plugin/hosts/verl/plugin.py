@@ -29,19 +29,14 @@ ESTIMATORS = "verl.trainer.ppo.core_algos"
 _registered: list[str] = []
 
 
+# Each class registers itself with verl's decorator where it is defined; importing its module is the registration
+# (a module this import finds half-built, because it is what imported verl's registry, finishes and registers then).
 def _agent_loops(module: ModuleType) -> None:
-    from . import videozoomer_loop, zoom_loop
-
-    for loop in (zoom_loop.ZoomZeroAgentLoop, videozoomer_loop.VideoZoomerAgentLoop):
-        module.register(loop.NAME)(loop)
+    from . import videozoomer_loop, zoom_loop  # noqa: F401
 
 
 def _reward_managers(module: ModuleType) -> None:
-    from .reward import MANAGERS
-
-    for name, manager in MANAGERS.items():
-        if module.REWARD_MANAGER.get(name) is not manager:
-            module.register(name)(manager)
+    from . import reward  # noqa: F401
 
 
 def _estimators(module: ModuleType) -> None:

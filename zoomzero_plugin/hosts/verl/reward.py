@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from verl.experimental.reward_loop.reward_manager import register
 from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
 
 from zoomzero_plugin.agent import reward as agent_reward
@@ -72,6 +73,7 @@ class _Manager(RewardManagerBase):
         return {"reward_score": float(scores["overall"]), "reward_extra_info": {k: float(v) for k, v in scores.items()}}
 
 
+@register(GVQA)
 class GvqaRewardManager(_Manager):
     """``reward.reward_manager.name: zoomzero``: format, IoU, accuracy and the zoom reward (Zoom-Zero)."""
 
@@ -79,11 +81,10 @@ class GvqaRewardManager(_Manager):
         return gvqa_scores(text, truth, extras, self.options)
 
 
+@register(VIDEOZOOMER)
 class VideoZoomerRewardManager(_Manager):
     """``reward.reward_manager.name: videozoomer``: accuracy, format and the tool bonus over the whole trajectory."""
 
     def scores(self, text: str, truth: Any, extras: Mapping[str, Any]) -> dict[str, float]:
         return videozoomer_scores(text, truth, self.options)
 
-
-MANAGERS = {GVQA: GvqaRewardManager, VIDEOZOOMER: VideoZoomerRewardManager}

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -81,6 +82,16 @@ def inputs_for(
         glue_components=tuple(options.glue_components),
         answer_components=tuple(options.answer_components),
     )
+
+
+@contextmanager
+def supplying(inputs: Inputs):
+    """Within the block, the registered estimators read ``inputs`` (what verl's interface does not pass them)."""
+    token = _INPUTS.set(inputs)
+    try:
+        yield inputs
+    finally:
+        _INPUTS.reset(token)
 
 
 def _current(name: str, response_mask: torch.Tensor) -> Inputs:
@@ -148,10 +159,7 @@ def wrap_compute_advantage(original: Callable) -> Callable:
         inputs = inputs_for(self.config, self.tokenizer, padded["responses"], padded["response_mask"], extras)
         share = float(inputs.grounding.sum()) / max(float(padded["response_mask"].sum()), 1.0)
         metrics[f"{TOKENADV}/grounding_token_share"] = share
-        token = _INPUTS.set(inputs)
-        try:
+        with supplying(inputs):
             return original(self, batch, metrics)
-        finally:
-            _INPUTS.reset(token)
 
     return _compute_advantage

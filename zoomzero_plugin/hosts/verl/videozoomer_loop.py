@@ -24,7 +24,7 @@ from functools import lru_cache
 from typing import Any
 
 import torch
-from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetrics, AgentLoopOutput
+from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetrics, AgentLoopOutput, register
 
 from zoomzero_plugin.agent import Trajectory, get_prompts, question_text
 from zoomzero_plugin.agent.clips import clip_video
@@ -54,6 +54,7 @@ def user_text(truth: Any, messages: Sequence[Any]) -> str:
     raise ValueError("the row has no user message to take the question from")
 
 
+@register(NAME)
 class VideoZoomerAgentLoop(AgentLoopBase):
     """The ``<video_zoom>`` loop; registered as ``videozoomer``."""
 

@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from verl.experimental.agent_loop.agent_loop import register
 from verl.experimental.agent_loop.single_turn_agent_loop import SingleTurnAgentLoop
 
 from zoomzero_plugin.answers import answer_letter
@@ -36,6 +37,7 @@ NAME = "zoomzero"
 GREEDY = {"temperature": 0.0, "top_p": 1.0, "top_k": -1}  # the zoom pass is greedy, as in the EasyR1 host
 
 
+@register(NAME)
 class ZoomZeroAgentLoop(SingleTurnAgentLoop):
     """verl's single-turn loop (the coarse pass), then the zoom pass; registered as ``zoomzero``."""
 
