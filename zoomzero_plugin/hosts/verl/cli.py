@@ -28,6 +28,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="Hydra overrides, as main_ppo takes them")
     parser.add_argument("--dry-run", action="store_true", help="compose and check the recipe, print it, then exit")
     parser.add_argument(
+        "--metrics-file",
+        metavar="PATH",
+        help="also write every logged step's metrics to PATH, one JSON line per step (verl's file logger)",
+    )
+    parser.add_argument(
         "--cpu",
         action="store_true",
         help="the whole loop on CPU processes (gloo FSDP2, vLLM's CPU build; the recipe's CUDA-only settings switched, "
@@ -59,6 +64,11 @@ def run(args: argparse.Namespace) -> int:
         job = cpu_mode.job_env(config)
         print(f"cpu mode: Ray declares {job[cpu_mode.RESOURCES_ENV]} ({cpu_mode.RESOURCES_ENV})")
         env.update(job)
+    if args.metrics_file:
+        loggers = list(recipes.loggers(config))
+        overrides.append(f"trainer.logger=[{','.join(dict.fromkeys([*loggers, 'file']))}]")
+        env["VERL_FILE_LOGGER_PATH"] = os.path.abspath(args.metrics_file)
+        config = recipes.compose(path, overrides)
     found = recipes.problems(config)
     if found:
         print(f"{len(found)} problem(s) with {path.name}:", file=sys.stderr)

@@ -53,6 +53,12 @@ def compose(recipe: Path, overrides: Sequence[str] = ()) -> Any:
         raise UsageError(f"recipe {recipe.name}: {first}") from None
 
 
+def loggers(config: Any) -> list[str]:
+    """The recipe's ``trainer.logger`` as a list (verl takes one name or a list)."""
+    value = _select(config, "trainer.logger")
+    return [value] if isinstance(value, str) else [str(v) for v in (value or [])]
+
+
 def _files(config: Any) -> list[str]:
     problems = []
     for key in ("data.train_files", "data.val_files"):

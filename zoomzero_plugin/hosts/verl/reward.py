@@ -87,4 +87,3 @@ class VideoZoomerRewardManager(_Manager):
 
     def scores(self, text: str, truth: Any, extras: Mapping[str, Any]) -> dict[str, float]:
         return videozoomer_scores(text, truth, self.options)
-

