@@ -1,4 +1,8 @@
-"""The sampler check, by media: how far vLLM's log-prob of each sampled token is from the actor's, per kind of input.
+"""This package's step metrics, read back from TransferQueue after verl's ``_compute_old_log_prob``.
+
+verl's v1 trainer logs neither the reward manager's components nor an agent loop's ``extra_fields``; the EasyR1 host
+logs both (``reward/*``, ``zoom/*``, ``agent/*``). :func:`extras_metrics` gives the same means here. And the sampler
+check, by media: how far vLLM's log-prob of each sampled token is from the actor's, per kind of input.
 
 verl logs the largest gap over a whole batch (``training/rollout_probs_diff_max``). A batch of this package's loops
 mixes trajectories that show videos (Zoom-Zero's coarse pass), images only (a VideoZoomer trajectory without a clip, or
@@ -36,16 +40,46 @@ def gaps_by_media(
     return out
 
 
+AGENT_STATS = ("turns", "calls", "errors", "clip_frames", "truncated")  # the VideoZoomer loop's extra fields
+REWARD_INFO = "reward_extra_info"
+
+
+def extras_metrics(extras: Sequence[Any]) -> dict[str, float]:
+    """Means over a batch's trajectories: ``reward/<component>`` (the reward manager's), ``zoom/<stat>`` (the zoom
+    pass's ``zoom_*`` fields; ``zoom/answered`` the share with a letter) and ``agent/<stat>``; non-numbers skipped."""
+    sums: dict[str, list[float]] = {}
+
+    def add(key: str, value: Any) -> None:
+        if isinstance(value, (bool, int, float)) and value == value:
+            sums.setdefault(key, []).append(float(value))
+
+    for extra in extras:
+        extra = extra or {}
+        for name, value in (extra.get(REWARD_INFO) or {}).items():
+            add(f"reward/{name}", value)
+        for name, value in extra.items():
+            if name.startswith("zoom_") and name != "zoom_answer":
+                add(f"zoom/{name[5:]}", value)
+            elif name in AGENT_STATS:
+                add(f"agent/{name}", value)
+        if "zoom_answer" in extra:
+            add("zoom/answered", extra["zoom_answer"] is not None)
+    return {k: sum(v) / len(v) for k, v in sums.items()}
+
+
 def wrap_compute_old_log_prob(original: Callable) -> Callable:
     def _compute_old_log_prob(self, batch, metrics):
         out = original(self, batch, metrics)
-        if not self.config.actor_rollout_ref.rollout.get("calculate_log_probs", False):
-            return out
         import transfer_queue as tq
 
-        fields = ["old_log_probs", "rollout_log_probs", "response_mask", "extra_fields"]
+        sampled = bool(self.config.actor_rollout_ref.rollout.get("calculate_log_probs", False))
+        fields = ["extra_fields"] + (["old_log_probs", "rollout_log_probs", "response_mask"] if sampled else [])
         data = tq.kv_batch_get(keys=batch.keys, partition_id=batch.partition_id, select_fields=fields)
-        media = [(e or {}).get(MEDIA) for e in data["extra_fields"]]
+        extras = list(data["extra_fields"])
+        metrics.update(extras_metrics(extras))
+        if not sampled:
+            return out
+        media = [(e or {}).get(MEDIA) for e in extras]
         p = data.select("old_log_probs", "rollout_log_probs", "response_mask").to_padded_tensor()
         metrics.update(gaps_by_media(p["old_log_probs"], p["rollout_log_probs"], p["response_mask"], media))
         return out

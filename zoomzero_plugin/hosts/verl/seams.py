@@ -36,9 +36,10 @@ SEAMS: tuple[Seam, ...] = (
         targets=("PPOTrainer._compute_old_log_prob",),
         params=("self", "batch", "metrics"),
         wrap=sampler_check.wrap_compute_old_log_prob,
-        why="verl logs one trainer-vs-vLLM log-prob gap per batch; this package's loops mix videos, images and clips, "
-        "so the gap is also logged per media kind (zoomzero/logprob_gap_max/<media>) after verl's own pass",
-        breaks="the per-media gap metrics (a clip timed differently in training and sampling would hide in the batch)",
+        why="verl's v1 trainer logs no reward components nor agent-loop fields, and one trainer-vs-vLLM log-prob gap "
+        "per batch; after verl's own pass the step also logs reward/*, zoom/*, agent/* and the gap per media kind "
+        "(zoomzero/logprob_gap_max/<media>: videos, images, clips as videos)",
+        breaks="this package's step metrics (a clip timed differently in training and sampling would hide in a batch)",
     ),
     Seam(
         name="hf_processor.rope_index",
