@@ -114,6 +114,12 @@ _MROPE_SECTIONS = {16: [2, 3, 3], 32: [4, 6, 6]}
 CHECKPOINT_MIN_PIXELS, CHECKPOINT_MAX_PIXELS = 3136, 12845056
 
 
+def _special_ids(ids) -> dict:
+    """The tiny tokenizer's BOS/EOS/pad ids for the text config too (transformers 5 gives a text config Qwen's own
+    151,643.. ids otherwise, outside the tiny vocabulary)."""
+    return dict(bos_token_id=None, eos_token_id=ids("<|im_end|>"), pad_token_id=ids("<|endoftext|>"))
+
+
 def build_config(tokenizer, heads: int = 4, kv_heads: int = 2):
     """A 2-layer, 64-wide Qwen2.5-VL config whose special-token ids match ``tokenizer``.
 
@@ -134,6 +140,7 @@ def build_config(tokenizer, heads: int = 4, kv_heads: int = 2):
             max_position_embeddings=32768,
             rope_scaling={"type": "mrope", "mrope_section": _MROPE_SECTIONS[64 // heads]},
             tie_word_embeddings=True,
+            **_special_ids(ids),
         ),
         vision_config=dict(
             depth=2,
@@ -198,6 +205,7 @@ def build_qwen3_config(tokenizer):
             max_position_embeddings=32768,
             rope_scaling={"rope_type": "default", "mrope_section": _MROPE_SECTIONS[32], "mrope_interleaved": True},
             tie_word_embeddings=True,
+            **_special_ids(ids),
         ),
         vision_config=dict(
             depth=2,

@@ -8,7 +8,8 @@ What it registers, each through verl's own extension point: the ``cpu`` platform
 loops ``zoomzero`` and ``videozoomer`` (``register``), the reward managers ``zoomzero`` and ``videozoomer``
 (``reward_manager.register``) and the advantage estimators ``tokenadv`` and ``grpo_sum`` (``register_adv_est``), each
 when verl imports its registry (importing them with verl would add seconds to every process); and the seams
-(:mod:`.seams`): always, and CPU mode's when ``ZOOMZERO_VERL_CPU=1``.
+(:mod:`.seams`): always, and CPU mode's when ``ZOOMZERO_VERL_CPU=1`` (then, in verl's driver, the watch of
+:mod:`.ray_watch`: a one-line error instead of a run that waits forever for a CPU Ray will not give).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import traceback
 from types import ModuleType
 
 from ..post_import import when_imported
-from . import cpu_mode, cpu_platform
+from . import cpu_mode, cpu_platform, ray_watch
 from .seams import CPU_SEAMS, SEAMS, TABLE
 
 QUIET_ENV = "ZOOMZERO_VERL_QUIET"  # "1": no registration line (tests that count output lines)
@@ -63,6 +64,8 @@ def register() -> list[str]:
     if cpu_mode.requested():
         TABLE.install(CPU_SEAMS)
         done.append(f"CPU mode ({len(CPU_SEAMS)} seams)")
+        if ray_watch.start_if_driver() is not None:
+            done.append(f"Ray's waiting actors watched ({ray_watch.limit():g} s)")
     _registered.extend(done)
     return list(done)
 
