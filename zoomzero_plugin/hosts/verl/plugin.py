@@ -24,8 +24,9 @@ from . import cpu_mode, cpu_platform, ray_watch
 from .seams import CPU_SEAMS, SEAMS, TABLE
 
 QUIET_ENV = "ZOOMZERO_VERL_QUIET"  # "1": no registration line (tests that count output lines)
-AGENT_LOOPS = "verl.experimental.agent_loop.agent_loop"
-REWARD_MANAGERS = "verl.experimental.reward_loop.reward_manager.registry"
+# the packages, not their registry modules: a hook runs once the whole package is imported (never half-built)
+AGENT_LOOPS = "verl.experimental.agent_loop"
+REWARD_MANAGERS = "verl.experimental.reward_loop.reward_manager"
 ESTIMATORS = "verl.trainer.ppo.core_algos"
 _registered: list[str] = []
 

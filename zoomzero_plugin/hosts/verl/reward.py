@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from verl.experimental.reward_loop.reward_manager import register
+from verl.experimental.reward_loop.reward_manager.registry import register
 from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
 
 from zoomzero_plugin.agent import reward as agent_reward
