@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from verl.experimental.reward_loop.reward_manager.registry import register
 from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase
+from verl.experimental.reward_loop.reward_manager.registry import register
 
 from zoomzero_plugin.agent import reward as agent_reward
 from zoomzero_plugin.ground_truth import GroundTruth
