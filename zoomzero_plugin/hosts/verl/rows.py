@@ -89,6 +89,19 @@ def row_video(messages: Any) -> str:
     return videos[0]
 
 
+SEED_STRIDE = 1_000_003  # trajectories per step before two steps' seeds could meet
+
+
+def trajectory_seed(base: int, kwargs: Mapping[str, Any], turn: int = 0) -> int:
+    """vLLM's sampling seed of one trajectory's ``turn``: the rollout's seed, the step, the row and the sample
+    (``rollout.seed + STRIDE · step + 1,009 · (row · n + sample) + turn``): a run is reproducible, a resumed step
+    samples what the first launch sampled, and every trajectory and step draws its own numbers."""
+    step = int(kwargs.get("global_steps", 0) or 0)
+    row = int(kwargs.get("index", 0) or 0)
+    sample = int(kwargs.get("session_id", 0) or 0)
+    return (int(base) + SEED_STRIDE * step + 1009 * (row * 64 + sample) + turn) % (2**31 - 1)
+
+
 def media_kind(multi_modal_data: Mapping[str, Any] | None) -> str:
     """What a trajectory shows the model: ``images``, ``video`` or ``images+video`` (``text`` for none)."""
     data = multi_modal_data or {}

@@ -34,7 +34,7 @@ from zoomzero_plugin.agent.render import IM_END, QWEN_IMAGE, first_prompt, obser
 from zoomzero_plugin.ground_truth import GroundTruth, truth_letter
 
 from .options import recipe_options
-from .rows import clip_metadata, media_kind, row_video
+from .rows import clip_metadata, media_kind, row_video, trajectory_seed
 from .sampler_check import MEDIA
 
 NAME = "videozoomer"
@@ -137,6 +137,8 @@ class VideoZoomerAgentLoop(AgentLoopBase):
             left = self.total - len(response)
             limit = min(self.budget.max_new_tokens, left)
             params = {**sampling_params, "max_tokens": limit, "stop": [STOP], "include_stop_str_in_output": True}
+            if params.get("temperature", 1.0) > 0:  # sampled: a reproducible draw per trajectory and turn
+                params["seed"] = trajectory_seed(self.rollout_config.seed, kwargs, len(trajectory.steps))
             out = await self.server_manager.generate(
                 request_id=uuid.uuid4().hex,
                 prompt_ids=prompt_ids + response,

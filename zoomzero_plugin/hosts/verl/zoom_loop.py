@@ -31,7 +31,7 @@ from zoomzero_plugin.video import fetch_clips
 from zoomzero_plugin.vision import VisionGeometry
 
 from .options import recipe_options
-from .rows import ZOOM_ANSWER, clip_metadata, media_kind, row_video, trajectory_truth
+from .rows import ZOOM_ANSWER, clip_metadata, media_kind, row_video, trajectory_seed, trajectory_truth
 from .sampler_check import MEDIA
 
 NAME = "zoomzero"
@@ -51,6 +51,8 @@ class ZoomZeroAgentLoop(SingleTurnAgentLoop):
         self.budget = self.options.zoom.budget(self.geometry)
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> Any:
+        if sampling_params.get("temperature", 1.0) > 0:  # sampled (not greedy validation): a reproducible draw
+            sampling_params = {**sampling_params, "seed": trajectory_seed(self.rollout_config.seed, kwargs)}
         output = await super().run(sampling_params, **kwargs)
         output.extra_fields[MEDIA] = media_kind(output.multi_modal_data)
         if self.options.zoom.enable:
