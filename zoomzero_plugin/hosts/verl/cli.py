@@ -20,6 +20,8 @@ import sys
 
 from zoomzero_plugin.errors import ConfigError
 
+from . import cpu_mode
+
 ENTRY = "verl.trainer.main_ppo"
 
 
@@ -46,7 +48,7 @@ def launch_command(recipe, overrides: list[str]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from . import cpu_mode, recipe as recipes
+    from . import recipe as recipes  # the recipe check loads torch: `zoomzero --help` stays quick
 
     path = recipes.find(args.recipe)
     overrides = list(args.overrides)

@@ -17,6 +17,9 @@ from typing import Any
 from zoomzero_plugin.errors import UsageError
 from zoomzero_plugin.shipped import folder
 
+from .options import recipe_options
+from .tokenadv import ESTIMATORS
+
 # The sections verl builds dataclasses from as they stand (omega_conf_to_dataclass), checked one by one.
 DATACLASS_SECTIONS = (
     "actor_rollout_ref.actor",
@@ -125,9 +128,6 @@ PLUGIN_NAMES = {
 
 def plugin_problems(config: Any) -> list[str]:
     """What the ``zoomzero`` section says wrong (its option classes' own messages), and how it fits the recipe."""
-    from .options import recipe_options
-    from .tokenadv import ESTIMATORS
-
     try:
         options = recipe_options(config)
     except ValueError as e:
