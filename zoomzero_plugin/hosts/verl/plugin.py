@@ -24,6 +24,7 @@ from . import cpu_mode, cpu_platform, ray_watch
 from .seams import CPU_SEAMS, SEAMS, TABLE
 
 QUIET_ENV = "ZOOMZERO_VERL_QUIET"  # "1": no registration line (tests that count output lines)
+SKIP_ENV = "ZOOMZERO_VERL_SEAMS_SKIP"  # comma list of seam names not to install (diagnosis: is a seam still needed?)
 # the packages, not their registry modules: a hook runs once the whole package is imported (never half-built)
 AGENT_LOOPS = "verl.experimental.agent_loop"
 REWARD_MANAGERS = "verl.experimental.reward_loop.reward_manager"
@@ -51,7 +52,8 @@ def register() -> list[str]:
     """Register everything in this process (once); returns what was registered, in words."""
     if _registered:
         return list(_registered)
-    TABLE.install(SEAMS)
+    skipped = {n.strip() for n in os.environ.get(SKIP_ENV, "").split(",") if n.strip()}
+    TABLE.install([s for s in SEAMS if s.name not in skipped])
     when_imported(AGENT_LOOPS, _agent_loops)
     when_imported(REWARD_MANAGERS, _reward_managers)
     when_imported(ESTIMATORS, _estimators)
@@ -62,8 +64,10 @@ def register() -> list[str]:
         "estimators tokenadv, grpo_sum",
         f"{len(SEAMS)} seams",
     ]
+    if skipped:
+        done.append(f"seams skipped ({SKIP_ENV}): {', '.join(sorted(skipped))}")
     if cpu_mode.requested():
-        TABLE.install(CPU_SEAMS)
+        TABLE.install([s for s in CPU_SEAMS if s.name not in skipped])
         done.append(f"CPU mode ({len(CPU_SEAMS)} seams)")
         if ray_watch.start_if_driver() is not None:
             done.append(f"Ray's waiting actors watched ({ray_watch.limit():g} s)")

@@ -8,11 +8,14 @@ otherwise: a vLLM that does not serve a CPU-mode verl job runs exactly as before
 
 from __future__ import annotations
 
+import os
+
 from . import cpu_mode
 from .seams import TABLE, VLLM_SEAMS
 
 
 def install() -> None:
     """The entry point: install the vLLM seams in CPU mode (idempotent)."""
+    skipped = {n.strip() for n in os.environ.get("ZOOMZERO_VERL_SEAMS_SKIP", "").split(",")}
     if cpu_mode.requested():
-        TABLE.install(VLLM_SEAMS)
+        TABLE.install([s for s in VLLM_SEAMS if s.name not in skipped])
