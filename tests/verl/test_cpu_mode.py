@@ -134,3 +134,60 @@ def test_a_recipe_mistake_is_listed_before_anything_starts(tmp_path):
     problems = [line for line in done.stderr.splitlines() if line.startswith("  - ")]
     assert any(f"data.train_files: {rows} does not exist" in p for p in problems)
     assert any("no_spans" in p and "maybe" in p for p in problems)
+
+
+def test_verl_rows_lay_the_packages_rows_out_for_verls_dataset(tmp_path):
+    """``zoomzero verl rows``: the prompt as one user message, the video as a qwen-vl-utils element carrying the
+    coarse pass's rate and pixel limits (and L_v as total_pixels: 256 tokens of 28-px squares), the answer JSON as
+    the reward's ground truth; then verl's own RLHFDataset reads the file."""
+    from zoomzero_plugin.rows import make_row, read_rows, write_rows
+    from zoomzero_plugin.synthetic.videos import write_video
+
+    path = str(write_video(tmp_path / "a.mp4", duration=2.0, fps=4, width=56, height=56))
+    row = make_row(
+        qid="q1",
+        question="Which?",
+        options=["red", "blue"],
+        answer="B",
+        duration=2.0,
+        video=path,
+        prompt="<video>Which? (A) red (B) blue",
+        spans=[(1.0, 2.0)],
+    )
+    write_rows(tmp_path / "rows.jsonl", [row])
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "zoomzero"),
+            "verl",
+            "rows",
+            str(tmp_path / "rows.jsonl"),
+            str(tmp_path / "verl.parquet"),
+            "--fps",
+            "2",
+            "--min-pixels",
+            "3136",
+            "--max-pixels",
+            "12544",
+            "--max-visual-tokens",
+            "256",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    (out,) = read_rows(tmp_path / "verl.parquet")
+    assert out["prompt"] == [{"role": "user", "content": "<video>Which? (A) red (B) blue"}]
+    video = {"video": path, "fps": 2.0, "min_pixels": 3136, "max_pixels": 12544, "total_pixels": 256 * 28 * 28}
+    assert out["videos"] == [video]
+    assert out["reward_model"]["ground_truth"] == row["answer"] and out["extra_info"] == {"index": 0, "qid": "q1"}
+    from omegaconf import OmegaConf
+    from verl.utils.dataset.rl_dataset import RLHFDataset
+
+    from zoomzero_plugin.synthetic.tiny_qwen import build_processor
+
+    processor = build_processor()
+    config = OmegaConf.create({"max_prompt_length": 512})
+    dataset = RLHFDataset(str(tmp_path / "verl.parquet"), processor.tokenizer, config, processor)
+    messages = dataset[0]["raw_prompt"]
+    assert messages[0]["content"][0] == {"type": "video", **video}
