@@ -35,7 +35,7 @@ def test_the_switches_name_every_cuda_only_setting_once_and_leave_the_rest():
     assert switches["transfer_queue.backend.SimpleStorage.num_data_storage_units"] == (8, 1)
     assert "actor_rollout_ref.rollout.n" not in switches and "data.train_batch_size" not in switches
     # applied, the switched recipe asks for no further switch, and each line names its key, the values and why
-    again = compose("zoomzero", *[s.override() for s in cpu_mode.switches(config)])
+    again = compose("zoomzero", *[s.override(cpu_mode.HYDRA_SET) for s in cpu_mode.switches(config)])
     assert cpu_mode.switches(again) == []
     line = cpu_mode.Switch("a.b", True, False, "why").line()
     assert line == "cpu mode: a.b: true -> false (why)"

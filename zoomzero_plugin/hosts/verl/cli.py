@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         switches = cpu_mode.switches(config)
         for switch in switches:
             print(switch.line())
-        overrides += [s.override() for s in switches]
+        overrides += [s.override(cpu_mode.HYDRA_SET) for s in switches]
         config = recipes.compose(path, overrides)
         job = cpu_mode.job_env(config)
         print(f"cpu mode: Ray declares {job[cpu_mode.RESOURCES_ENV]} ({cpu_mode.RESOURCES_ENV})")

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from typing import Any
+
+from ..switches import FP32, Switch, flag
 
 CPU_ENV = "ZOOMZERO_VERL_CPU"  # "1": CPU mode in every process of the job
 RESOURCES_ENV = "RAY_OVERRIDE_RESOURCES"  # Ray reads it when ray.init starts a local node
@@ -33,32 +34,10 @@ KV_CACHE_ENV = "VLLM_CPU_KVCACHE_SPACE"  # GiB of KV cache vLLM's CPU engine res
 
 def requested() -> bool:
     """Whether this process runs in CPU mode (``ZOOMZERO_VERL_CPU=1``; unset, empty, 0, false, no or off: not)."""
-    return os.environ.get(CPU_ENV, "").strip().lower() not in ("", "0", "false", "no", "off")
+    return flag(CPU_ENV)
 
 
-@dataclass(frozen=True)
-class Switch:
-    """One recipe setting CPU mode changes: its dotted key, the value it had and gets, and why."""
-
-    key: str
-    old: Any
-    new: Any
-    why: str
-
-    def override(self) -> str:
-        return f"++{self.key}={_show(self.new)}"
-
-    def line(self) -> str:
-        return f"cpu mode: {self.key}: {_show(self.old)} -> {_show(self.new)} ({self.why})"
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "null" if value is None else str(value)
-
-
-FP32 = "bf16 is slow on most CPUs; fp32 on both sides keeps vLLM's and the actor's log-probs equal"
+HYDRA_SET = "++"  # add the key or replace its value (verl's config lacks some, e.g. rollout.enable_sleep_mode)
 ROLES = ("actor", "ref")
 # (key under actor_rollout_ref, new value, why): the settings of every role, then the rollout's
 ROLE_SWITCHES = (
