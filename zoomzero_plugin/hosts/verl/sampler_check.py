@@ -30,10 +30,10 @@ def gaps_by_media(
 
     Args:
         old, rollout: (bs, L) log-probs of the actor and of vLLM; mask: (bs, L) 1 on sampled tokens.
-        media: (bs,) each trajectory's kind (None: not one of this package's loops, left out).
+        media: (bs,) each trajectory's kind (None: not one of this package's loops: only in ``all``).
     """
     gap = ((old.float() - rollout.float()).abs() * mask.float()).amax(-1)
-    out: dict[str, float] = {}
+    out: dict[str, float] = {PREFIX + "all": float(gap.max()) if gap.numel() else 0.0}
     for i, kind in enumerate(media):
         if kind is not None:
             out[PREFIX + str(kind)] = max(out.get(PREFIX + str(kind), 0.0), float(gap[i]))
