@@ -93,7 +93,12 @@ HOW: list[tuple[str, str, str]] = [
         "tests/verl/test_train.py::test_zoomzero_recipe_trains_whole_steps",
     ),
     (
-        r"^(zoomzero verl train \S+\.yaml( \S+=\S+)*|python -m verl\.trainer\.main_ppo .*)$",
+        r"^python -m verl\.trainer\.main_ppo --config-path yamls/verl --config-name zoomzero",
+        "covered",
+        "tests/verl/test_ray_watch.py::test_a_ray_too_small_for_transferqueue_is_one_line_not_a_hang",
+    ),
+    (
+        r"^zoomzero verl train \S+\.yaml( \S+=\S+)*$",
         "not here",
         "trains a 7B model on GPUs; the same launch with --cpu on the tiny model runs in tests/verl/test_train.py",
     ),
