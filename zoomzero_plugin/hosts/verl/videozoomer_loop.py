@@ -132,6 +132,7 @@ class VideoZoomerAgentLoop(AgentLoopBase):
         )
         prompt_ids = self.encode(first, images, [])
         response, mask, logprobs = [], [], []
+        served: dict[str, Any] = {}  # what verl's server says of the requests (the weights' steps: staleness checks)
         truncated = False
         while not trajectory.done:
             left = self.total - len(response)
@@ -146,6 +147,7 @@ class VideoZoomerAgentLoop(AgentLoopBase):
                 image_data=list(images) or None,
                 video_data=list(videos) or None,
             )
+            served = _served(served, out.extra_fields)
             tokens = list(out.token_ids)[:limit]
             ended = bool(tokens) and tokens[-1] in self.eos
             text = self.tokenizer.decode(tokens[:-1] if ended else tokens, skip_special_tokens=False)
@@ -179,6 +181,7 @@ class VideoZoomerAgentLoop(AgentLoopBase):
             num_turns=2 * len(trajectory.steps) + 1,
             metrics=AgentLoopMetrics(),
             extra_fields={
+                **served,
                 "turns": len(trajectory.steps),
                 "calls": trajectory.calls,
                 "errors": trajectory.errors,
@@ -188,6 +191,15 @@ class VideoZoomerAgentLoop(AgentLoopBase):
                 MEDIA: media_kind(media),
             },
         )
+
+
+def _served(so_far: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+    """verl's server fields over a trajectory's turns, as verl's tool loop keeps them: the first turn's, then the
+    latest weights' step (``max_global_steps``) of any later turn."""
+    if not so_far:
+        return dict(fields or {})
+    latest = (fields or {}).get("max_global_steps")
+    return {**so_far, "max_global_steps": latest} if latest else so_far
 
 
 def _array(picture: Any) -> Any:
