@@ -145,7 +145,6 @@ def build_config(tokenizer, heads: int = 4, kv_heads: int = 2, text: dict | None
     """
     from transformers import Qwen2_5_VLConfig
 
-    ids = tokenizer.convert_tokens_to_ids
     text_config = dict(
         vocab_size=len(tokenizer),
         hidden_size=64,
