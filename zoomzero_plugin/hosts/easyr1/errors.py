@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from zoomzero_plugin import errors
 from zoomzero_plugin.errors import ConfigError, DependencyError, UsageError, ZoomzeroError
 
 from ..seams import SeamError
@@ -20,6 +21,5 @@ class PluginError(ZoomzeroError, RuntimeError):
 
 
 def format_problems(problems: Sequence[str], where: str = "") -> str:
-    """A :class:`ConfigError` message: a count, then one problem per line."""
-    head = f"{len(problems)} problem(s) with the EasyR1 config{where}:"
-    return "\n".join([head, *(f"  - {p}" for p in problems)])
+    """A :class:`ConfigError` message about the EasyR1 config (``where``: which), one problem per line."""
+    return errors.format_problems(problems, f"the EasyR1 config{where}")

@@ -1,4 +1,4 @@
-"""The recipe's ``zoomzero:`` section, read once per config into one options object.
+"""The recipe's ``zoomzero:`` section, read once per config into the options both hosts share.
 
 ```yaml
 zoomzero:
@@ -8,33 +8,22 @@ zoomzero:
   agent: {prompt: train, max_assistant_turns: 5, max_calls: 4, max_frames_per_call: 16, clip_as: images}
 ```
 verl's config takes a new top-level section (EasyR1's does not, so there the same sections live in
-``worker.reward.reward_function_kwargs``): the sections and their meaning are the EasyR1 host's, read by the same
-option classes, so a setting means one thing on both hosts.
+``worker.reward.reward_function_kwargs``, the reward's own kwargs beside them): the sections are read by the same
+reader into the same :class:`~zoomzero_plugin.hosts.options.RecipeOptions`, so a setting means one thing on both
+hosts; only the place a problem names differs (``zoomzero.zoom.fps``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from zoomzero_plugin.agent.reward import AgentRewardConfig
-from zoomzero_plugin.gvqa.reward import RewardConfig
-
-from ..easyr1.zoomzero.options import AgentOptions, TokenAdvOptions, ZoomOptions
+from ..options import GVQA, SECTIONS, VIDEOZOOMER, RecipeOptions, read_options
 
 SECTION = "zoomzero"
-VIDEOZOOMER = "videozoomer"
+METHODS = {"zoomzero": GVQA, "videozoomer": VIDEOZOOMER}  # a reward manager's name: the reward it computes
 METHOD_KEY = "reward.reward_manager.name"  # which method's reward the recipe trains with
-
-
-@dataclass(frozen=True)
-class VerlOptions:
-    zoom: ZoomOptions
-    tokenadv: TokenAdvOptions
-    agent: AgentOptions
-    reward: RewardConfig
-    agent_reward: AgentRewardConfig
+CONFIG = f"the verl recipe's {SECTION} section"
 
 
 def _plain(value: Any) -> Any:
@@ -48,49 +37,45 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def section(config: Any) -> dict[str, Any]:
+def section(config: Any) -> Any:
     """The recipe's ``zoomzero`` section as plain data ({} when absent)."""
-    value = _plain(config.get(SECTION) if hasattr(config, "get") else None) or {}
-    if not isinstance(value, Mapping):
-        raise ValueError(f"{SECTION} must be a mapping of sections, got {value!r}")
-    return dict(value)
+    return _plain(config.get(SECTION) if hasattr(config, "get") else None) or {}
 
 
 def method(config: Any) -> str:
-    """The recipe's method: its reward manager's name (``videozoomer``, else Zoom-Zero's)."""
+    """The recipe's method: its reward manager's name (``videozoomer``, else Zoom-Zero's ``zoomzero``)."""
     from omegaconf import OmegaConf
 
     try:
         name = OmegaConf.select(config, METHOD_KEY) if OmegaConf.is_config(config) else None
     except Exception:  # noqa: BLE001 - an unresolvable name reads as the default
         name = None
-    return VIDEOZOOMER if name == VIDEOZOOMER else "zoomzero"
+    return name if name in METHODS else "zoomzero"
 
 
-def from_section(values: Mapping[str, Any], method: str = "zoomzero") -> VerlOptions:
-    """Build the options of ``method`` (``zoomzero``: GVQA rewards; ``videozoomer``: the agent's); ValueError names
-    the key that is wrong."""
-    unknown = sorted(set(values) - {"reward", "zoom", "tokenadv", "agent"})
+def from_section(values: Any, method: str = "zoomzero") -> RecipeOptions:
+    """The options of a ``zoomzero`` section for ``method`` (``zoomzero``: GVQA rewards; ``videozoomer``: the
+    agent's); its problems (one line each, naming ``zoomzero.<section>.<key>``) in ``problems``."""
+    if not isinstance(values, Mapping):
+        return RecipeOptions(None, None, None, None, (f"{SECTION} must be a mapping of sections, got {values!r}",))
+    known = ("reward", *SECTIONS)
+    unknown = sorted(set(values) - set(known))
+    reward = values.get("reward") or {}
+    if not isinstance(reward, Mapping):
+        return RecipeOptions(None, None, None, None, (f"{SECTION}.reward must be a mapping, got {reward!r}",))
+    kwargs = {**reward, **{k: values[k] for k in SECTIONS if k in values}}
+    options = read_options(METHODS[method], kwargs, where=SECTION, config=CONFIG)
     if unknown:
-        raise ValueError(f"{SECTION}: unknown section(s) {unknown}; known: ['agent', 'reward', 'tokenadv', 'zoom']")
-    reward = dict(values.get("reward") or {})
-    agent = AgentOptions.from_kwargs(values)
-    gvqa = {k: v for k, v in reward.items() if k in ("components", "weights", "normalize")}
-    videozoomer = method == VIDEOZOOMER
-    return VerlOptions(
-        zoom=ZoomOptions.from_kwargs(values),
-        tokenadv=TokenAdvOptions.from_kwargs(values),
-        agent=agent,
-        reward=RewardConfig() if videozoomer else RewardConfig.from_kwargs(**gvqa),
-        agent_reward=AgentRewardConfig.from_kwargs(reward.get("weights") if videozoomer else None, agent.budget),
-    )
+        head = f"{SECTION}: unknown section(s) {unknown}; known: {sorted(known)}"
+        return RecipeOptions(**{**options.__dict__, "problems": (head, *options.problems)})
+    return options
 
 
-_cache: dict[int, tuple[Any, VerlOptions]] = {}
+_cache: dict[int, tuple[Any, RecipeOptions]] = {}
 
 
-def recipe_options(config: Any) -> VerlOptions:
-    """The options of a verl config (read once per config object)."""
+def recipe_options(config: Any) -> RecipeOptions:
+    """The options of a verl config (read once per config object); ``.checked()`` raises on its problems."""
     hit = _cache.get(id(config))
     if hit is not None and hit[0] is config:
         return hit[1]

@@ -128,11 +128,8 @@ PLUGIN_NAMES = {
 
 def plugin_problems(config: Any) -> list[str]:
     """What the ``zoomzero`` section says wrong (its option classes' own messages), and how it fits the recipe."""
-    try:
-        options = recipe_options(config)
-    except ValueError as e:
-        return [f"zoomzero: {_one_line(e)}"]
-    out = []
+    options = recipe_options(config)
+    out = list(options.problems)
     loop = _select(config, "actor_rollout_ref.rollout.agent.default_agent_loop")
     manager = _select(config, "reward.reward_manager.name")
     uses = (
@@ -149,7 +146,7 @@ def plugin_problems(config: Any) -> list[str]:
             "algorithm.adv_estimator tokenadv/grpo_sum reads the reward components of the zoomzero or "
             "videozoomer reward manager (reward.reward_manager.name)"
         )
-    if options.zoom.enable and loop == "videozoomer":
+    if options.zoom_pass and loop == "videozoomer":
         out.append("zoomzero.zoom enables the zoom pass, which is the zoomzero loop's, not videozoomer's")
     return out
 

@@ -43,26 +43,26 @@ def response_text(tokenizer: Any, data: Any) -> tuple[str, Any, Mapping[str, Any
 
 def gvqa_scores(text: str, truth: Any, extras: Mapping[str, Any], options: Any) -> dict[str, float]:
     """The GVQA components and ``overall`` of one response (``zoom`` from the zoom pass's answer)."""
-    zoom = options.zoom.enable and "zoom" in options.reward.components
+    zoom = options.zoom_pass and "zoom" in options.reward.components
     if zoom and ZOOM_ANSWER not in extras:
         raise RuntimeError(
             "zoomzero.zoom enables the zoom pass but the trajectory carries no zoom_answer: the rows were not rolled "
             "out by the zoomzero agent loop (set actor_rollout_ref.rollout.agent.default_agent_loop: zoomzero)"
         )
     truth = GroundTruth.parse(truth)
-    return gvqa_reward.score_response(text, truth, options.reward, zoom_answer=extras.get(ZOOM_ANSWER))
+    return gvqa_reward.score_response(text, truth, options.reward.config, zoom_answer=extras.get(ZOOM_ANSWER))
 
 
 def videozoomer_scores(text: str, truth: Any, options: Any) -> dict[str, float]:
     """The VideoZoomer components and ``overall`` of one trajectory (every turn, observations included)."""
     letter, spans, duration = agent_reward.read_truth(truth)
-    return agent_reward.score_response(text, letter, options.agent_reward, spans, duration)
+    return agent_reward.score_response(text, letter, options.reward.config, spans, duration)
 
 
 class _Manager(RewardManagerBase):
     def __init__(self, config, tokenizer, compute_score=None, reward_router_address=None, reward_model_tokenizer=None):
         super().__init__(config, tokenizer, compute_score)
-        self.options = recipe_options(config)
+        self.options = recipe_options(config).checked()
 
     def scores(self, text: str, truth: Any, extras: Mapping[str, Any]) -> dict[str, float]:
         raise NotImplementedError

@@ -72,7 +72,7 @@ def inputs_for(
     config: Any, tokenizer: Any, responses: torch.Tensor, response_mask: torch.Tensor, extras: Sequence[Any]
 ) -> Inputs:
     """The estimator's inputs for one batch: components, grounding-token masks and the options."""
-    options = recipe_options(config).tokenadv
+    options = recipe_options(config).checked().tokenadv
     grounding = masker(tokenizer, options.over_turns)(responses, response_mask)
     return Inputs(
         components=components_of(extras),

@@ -63,7 +63,7 @@ class VideoZoomerAgentLoop(AgentLoopBase):
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        options = recipe_options(self.config)
+        options = recipe_options(self.config).checked()
         self.agent, self.budget = options.agent, options.agent.budget
         self.prompts = get_prompts(self.agent.prompt)
         self.total = min(self.budget.max_response_tokens, int(self.rollout_config.response_length))

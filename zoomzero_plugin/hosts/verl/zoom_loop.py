@@ -46,16 +46,16 @@ class ZoomZeroAgentLoop(SingleTurnAgentLoop):
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self.options = recipe_options(self.config)
+        self.options = recipe_options(self.config).checked()
         self.geometry = VisionGeometry.of(self.processor)
-        self.budget = self.options.zoom.budget(self.geometry)
+        self.budget = self.options.zoom.on(self.geometry)
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> Any:
         if sampling_params.get("temperature", 1.0) > 0:  # sampled (not greedy validation): a reproducible draw
             sampling_params = {**sampling_params, "seed": trajectory_seed(self.rollout_config.seed, kwargs)}
         output = await super().run(sampling_params, **kwargs)
         output.extra_fields[MEDIA] = media_kind(output.multi_modal_data)
-        if self.options.zoom.enable:
+        if self.options.zoom_pass:
             output.extra_fields.update(await self.zoom(output.response_ids, kwargs))
         return output
 
