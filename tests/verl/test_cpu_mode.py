@@ -130,10 +130,17 @@ def test_a_recipe_mistake_is_listed_before_anything_starts(tmp_path):
         text=True,
         timeout=300,
     )
-    assert done.returncode == 1
-    problems = [line for line in done.stderr.splitlines() if line.startswith("  - ")]
-    assert any(f"data.train_files: {rows} does not exist" in p for p in problems)
-    assert any("no_spans" in p and "maybe" in p for p in problems)
+    assert done.returncode == 2  # a user mistake, as easyr1 train's
+    lines = done.stderr.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("zoomzero verl train: "))
+    problems = [line.removeprefix("  - ") for line in lines[at + 1 :] if line.startswith("  - ")]
+    assert lines[at] == f"zoomzero verl train: {len(problems)} problem(s) with {RECIPES / 'zoomzero.yaml'}:"
+    assert f"data.train_files: {rows} does not exist" in problems
+    # the sections' mistakes, named where the verl recipe keeps them, by the options reader both hosts share
+    assert "zoomzero.zoom.no_spans must be one of ['skip', 'uniform'], got 'maybe'" in problems
+    weights = "unknown reward weight(s) ['iou', 'zoom']; known: ['accuracy', 'format', 'tool']"  # the recipe's GVQA
+    assert f"zoomzero.reward: {weights}" in problems  # weights, read as the videozoomer reward's
+    assert any(p.startswith("actor_rollout_ref.rollout.agent.default_agent_loop is zoomzero but") for p in problems)
 
 
 def test_verl_rows_lay_the_packages_rows_out_for_verls_dataset(tmp_path):

@@ -254,11 +254,16 @@ class RecipeOptions:
 
 
 def read_options(
-    name: str | None, kwargs: Mapping[str, Any] | None, where: str = KWARGS, config: str = EASYR1_CONFIG
+    name: str | None,
+    kwargs: Mapping[str, Any] | None,
+    where: str = KWARGS,
+    config: str = EASYR1_CONFIG,
+    reward_where: str | None = None,
 ) -> RecipeOptions:
     """Every section of ``kwargs`` (a recipe's ``reward_function_kwargs``, its reward function being ``name``).
-    ``where`` is where the host's recipe keeps them (a verl recipe: ``zoomzero``): each problem names its key
-    there; ``config`` names the whole in :meth:`RecipeOptions.checked`'s message."""
+    ``where`` is where the host's recipe keeps the sections (a verl recipe: ``zoomzero``) and ``reward_where`` the
+    reward's own kwargs (default: beside them, as EasyR1's): each problem names its key there; ``config`` names the
+    whole in :meth:`RecipeOptions.checked`'s message."""
     kwargs = kwargs or {}
     problems: list[str] = []
 
@@ -279,6 +284,9 @@ def read_options(
     zoom = section("zoom", ZoomOptions.from_section)
     tokenadv = section("tokenadv", TokenAdvOptions.from_section)
     agent = section("agent", AgentOptions.from_section)
+    sections = len(problems)
     reward = read(RewardOptions.from_kwargs, name, kwargs, agent)
-    named = tuple(p.replace(KWARGS, where) for p in problems)  # the classes name EasyR1's place: the host's own
-    return RecipeOptions(zoom, tokenadv, agent, reward, named, config)
+    # the classes name EasyR1's places; a host that keeps the sections elsewhere gets its own
+    named = [p.replace(KWARGS, where) for p in problems[:sections]]
+    named += [p.replace(KWARGS, reward_where or where) for p in problems[sections:]]
+    return RecipeOptions(zoom, tokenadv, agent, reward, tuple(named), config)

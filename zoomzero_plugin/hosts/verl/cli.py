@@ -18,7 +18,7 @@ import os
 import subprocess
 import sys
 
-from zoomzero_plugin.errors import ConfigError
+from zoomzero_plugin.errors import ConfigError, format_problems
 
 from . import cpu_mode
 
@@ -72,11 +72,8 @@ def run(args: argparse.Namespace) -> int:
         env["VERL_FILE_LOGGER_PATH"] = os.path.abspath(args.metrics_file)
         config = recipes.compose(path, overrides)
     found = recipes.problems(config)
-    if found:
-        print(f"{len(found)} problem(s) with {path.name}:", file=sys.stderr)
-        for line in found:
-            print(f"  - {line}", file=sys.stderr)
-        return 1
+    if found:  # a user mistake, every one listed: exit 2, as easyr1 train's
+        raise ConfigError(format_problems(found, str(path)))
     command = launch_command(path, overrides)
     if args.dry_run:
         print(f"{path.name}: checked with verl's config classes; no problems")

@@ -64,7 +64,7 @@ def from_section(values: Any, method: str = "zoomzero") -> RecipeOptions:
     if not isinstance(reward, Mapping):
         return RecipeOptions(None, None, None, None, (f"{SECTION}.reward must be a mapping, got {reward!r}",))
     kwargs = {**reward, **{k: values[k] for k in SECTIONS if k in values}}
-    options = read_options(METHODS[method], kwargs, where=SECTION, config=CONFIG)
+    options = read_options(METHODS[method], kwargs, where=SECTION, config=CONFIG, reward_where=f"{SECTION}.reward")
     if unknown:
         head = f"{SECTION}: unknown section(s) {unknown}; known: {sorted(known)}"
         return RecipeOptions(**{**options.__dict__, "problems": (head, *options.problems)})
