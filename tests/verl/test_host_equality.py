@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 import torch
 
+from zoomzero_plugin.hosts.options import GVQA as GVQA_REWARD, VIDEOZOOMER as VIDEOZOOMER_REWARD
+
 DURATION = 12.0
 TRUTHS = {  # one question per group: the right letter, the evidence (3 s to 5 s)
     "p": '{"answer": "B", "options": ["red", "green", "blue"], "spans": [[3.0, 5.0]], "duration": 12.0, '
@@ -129,12 +131,19 @@ def verl_advantages(config, tokenizer, responses, response_mask, uids, results, 
     return done.batch["advantages"]
 
 
-def easyr1_advantages(kwargs, tokenizer, responses, response_mask, uids, scores):
-    """The EasyR1 host's TokenAdv: its prepare (the grounding mask) and compute, on its batch layout."""
+def easyr1_advantages(reward, section, tokenizer, responses, response_mask, uids, scores):
+    """The EasyR1 host's TokenAdv: its prepare (the grounding mask) and compute, on its batch layout; the recipe's
+    reward function is this plugin's ``reward`` (``zoomzero:gvqa``, ``zoomzero:videozoomer``), the verl ``section``'s
+    options laid out as EasyR1's ``reward_function_kwargs`` (the reward's own kwargs beside the sections)."""
     from verl.protocol import DataProto
 
     from zoomzero_plugin.hosts.easyr1.batch_step import COMPONENT_PREFIX
     from zoomzero_plugin.hosts.easyr1.zoomzero import tokenadv as easyr1_tokenadv
+    from zoomzero_plugin.hosts.easyr1.zoomzero.options import reward_targets
+
+    path, function = reward_targets()[reward].rsplit(":", 1)
+    kwargs = {**section.get("reward", {}), **{k: v for k, v in section.items() if k != "reward"}}
+    recipe_reward = SimpleNamespace(reward_function=path, reward_function_name=function, reward_function_kwargs=kwargs)
 
     tensors = {"responses": responses, "response_mask": response_mask}
     tensors["token_level_rewards"] = torch.zeros(responses.shape)
@@ -142,7 +151,7 @@ def easyr1_advantages(kwargs, tokenizer, responses, response_mask, uids, scores)
     tensors.update({COMPONENT_PREFIX + k: torch.tensor([s[k] for s in scores], dtype=torch.float32) for k in names})
     data = DataProto.from_dict(tensors=tensors, non_tensors={"uid": np.array(uids, dtype=object)})
     trainer = SimpleNamespace(
-        config=SimpleNamespace(worker=SimpleNamespace(reward=SimpleNamespace(reward_function_kwargs=kwargs))),
+        config=SimpleNamespace(worker=SimpleNamespace(reward=recipe_reward)),
         tokenizer=tokenizer,
     )
     easyr1_tokenadv.prepare(trainer, data)
@@ -179,7 +188,7 @@ def test_zoomzero_rewards_and_tokenadv_are_the_same_on_both_hosts(tokenizer):
     assert easyr1[0] == {"format": 1.0, "iou": 1.0, "accuracy": 1.0, "zoom": 1.0, "overall": 1.0}
     assert easyr1[2]["format"] == 0.0 and easyr1[2]["iou"] == 0.0 and easyr1[2]["zoom"] == 0.0
     ours = verl_advantages(config, tokenizer, responses, mask, uids, verl)
-    theirs = easyr1_advantages(SECTION, tokenizer, responses, mask, uids, easyr1)
+    theirs = easyr1_advantages(GVQA_REWARD, SECTION, tokenizer, responses, mask, uids, easyr1)
     assert torch.equal(ours, theirs)
     assert (ours[0][mask[0].bool()] != 0).all() and (ours[:, -1] == 0).all()  # every response token, no padding
 
@@ -207,6 +216,6 @@ def test_videozoomer_rewards_and_tokenadv_over_turns_are_the_same_on_both_hosts(
     assert (easyr1[0]["accuracy"], easyr1[0]["format"], easyr1[0]["tool"], easyr1[0]["grounding"]) == (1, 1, 1, 1)
     assert easyr1[0]["overall"] == pytest.approx(1.5)
     ours = verl_advantages(config, tokenizer, responses, mask, uids, verl)
-    theirs = easyr1_advantages(section, tokenizer, responses, mask, uids, easyr1)
+    theirs = easyr1_advantages(VIDEOZOOMER_REWARD, section, tokenizer, responses, mask, uids, easyr1)
     assert torch.equal(ours, theirs)
     assert (ours[mask == 0] == 0).all()  # observation and padding tokens learn nothing
