@@ -19,8 +19,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from zoomzero_plugin.errors import EXIT_USER
+
 WAIT_ENV = "ZOOMZERO_VERL_RAY_WAIT"
-EXIT_USER = 2
 FIX = (
     "declare more (RAY_OVERRIDE_RESOURCES, or let `zoomzero verl train --cpu` declare them) or ask for fewer "
     "(transfer_queue.backend.SimpleStorage.num_data_storage_units, actor_rollout_ref.rollout.agent.num_workers, "
