@@ -53,6 +53,12 @@ class SeamTable:
     doctor: str  # the command that prints every seam's status
     seams: tuple[Seam, ...]
 
+    def __post_init__(self) -> None:
+        names = [s.name for s in self.seams]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:  # a seam is declared once (`named` finds it; the tables and counts list it once)
+            raise ValueError(f"{self.trainer} seam table: {twice} declared more than once")
+
     def version(self) -> str:
         return str(getattr(sys.modules.get(self.version_module), "__version__", "unknown"))
 

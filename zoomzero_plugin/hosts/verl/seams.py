@@ -83,17 +83,6 @@ SEAMS: tuple[Seam, ...] = (
 
 CPU_SEAMS: tuple[Seam, ...] = (
     Seam(
-        name="trainer._compute_advantage",
-        module="verl.trainer.ppo.v1.trainer_base",
-        targets=("PPOTrainer._compute_advantage",),
-        params=("self", "batch", "metrics"),
-        wrap=tokenadv.wrap_compute_advantage,
-        why="verl's estimator interface passes no token ids and no reward components; for tokenadv and grpo_sum the "
-        "trainer fetches them (responses, extra_fields) and hands them to the registered estimator, then runs verl's "
-        "own _compute_advantage (a private method: this seam stops the run if it moves)",
-        breaks="algorithm.adv_estimator: tokenadv / grpo_sum (the estimators stop with a message naming this seam)",
-    ),
-    Seam(
         name="cpu:importlib.metadata.version",
         module="importlib.metadata",
         targets=("version",),
@@ -125,17 +114,6 @@ CPU_SEAMS: tuple[Seam, ...] = (
 )
 
 VLLM_SEAMS: tuple[Seam, ...] = (
-    Seam(
-        name="trainer._compute_advantage",
-        module="verl.trainer.ppo.v1.trainer_base",
-        targets=("PPOTrainer._compute_advantage",),
-        params=("self", "batch", "metrics"),
-        wrap=tokenadv.wrap_compute_advantage,
-        why="verl's estimator interface passes no token ids and no reward components; for tokenadv and grpo_sum the "
-        "trainer fetches them (responses, extra_fields) and hands them to the registered estimator, then runs verl's "
-        "own _compute_advantage (a private method: this seam stops the run if it moves)",
-        breaks="algorithm.adv_estimator: tokenadv / grpo_sum (the estimators stop with a message naming this seam)",
-    ),
     Seam(
         name="vllm:dispatch_cpu_unquantized_gemm",
         module="vllm.model_executor.layers.utils",
