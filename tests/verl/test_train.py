@@ -186,7 +186,16 @@ def zoomzero_run(workspace):
     run = root / "zoomzero"
     run.mkdir()
     metrics = train(
-        "zoomzero.yaml", model, rows, run, ZOOMZERO + ["trainer.total_training_steps=2", "trainer.save_freq=1"]
+        "zoomzero.yaml",
+        model,
+        rows,
+        run,
+        ZOOMZERO
+        + [
+            "trainer.total_training_steps=2",
+            "trainer.save_freq=1",
+            "actor_rollout_ref.actor.checkpoint.save_contents=[model,optimizer,extra,hf_model]",  # the HF export too
+        ],
     )
     return dict(run=run, rows=rows, model=model, metrics=metrics)
 
