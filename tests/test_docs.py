@@ -76,6 +76,32 @@ HOW: list[tuple[str, str, str]] = [
         "needs a trained checkpoint (or the released VideoZoomer) and the benchmark's videos; tests/lmms_eval runs "
         "lmms-eval with the tiny model",
     ),
+    (r"^bash scripts/install-cpu\.sh --verl$", "ci", "install_env verl --verl"),
+    (
+        r"^zoomzero verl rows ",
+        "covered",
+        "tests/verl/test_cpu_mode.py::test_verl_rows_lay_the_packages_rows_out_for_verls_dataset",
+    ),
+    (
+        r"^zoomzero verl train \S+\.yaml --dry-run$",
+        "covered",
+        "tests/verl/test_cpu_mode.py::test_the_shipped_recipes_pass_verls_own_checks_on_a_tiny_model",
+    ),
+    (
+        r"^zoomzero verl train \S+\.yaml --cpu",
+        "covered",
+        "tests/verl/test_train.py::test_zoomzero_recipe_trains_whole_steps",
+    ),
+    (
+        r"^python -m verl\.trainer\.main_ppo --config-path yamls/verl --config-name zoomzero",
+        "covered",
+        "tests/verl/test_ray_watch.py::test_a_ray_too_small_for_transferqueue_is_one_line_not_a_hang",
+    ),
+    (
+        r"^zoomzero verl train \S+\.yaml( \S+=\S+)*$",
+        "not here",
+        "trains a 7B model on GPUs; the same launch with --cpu on the tiny model runs in tests/verl/test_train.py",
+    ),
     (r"^easyr1 train \S+\.yaml .*--dry-run$", "run", "test_documented_dry_runs_run_as_written"),
     (r"^easyr1 train \S+\.yaml", "run", "test_documented_training_commands_stop_cleanly_without_a_gpu_node"),
     (

@@ -429,7 +429,7 @@ def truncated(agent_recipe, agent_rows, easyr1_tokenizer, easyr1_processor, tiny
 
     from zoomzero_plugin.hosts.easyr1.generation import RoutedWorkerGroup, mark_row_fields
     from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import ROLLOUT
-    from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
+    from zoomzero_plugin.hosts.options import AgentOptions
 
     video = json.loads(agent_rows.read_text().splitlines()[0])["videos"][0]
     total = expected_budget(easyr1_tokenizer, video)
@@ -483,7 +483,7 @@ def test_an_observation_is_appended_only_with_room_for_one_more_token(
     max_response_tokens); T + O + 1 leaves exactly one (it is appended, and the next turn may generate 1 token)."""
     from zoomzero_plugin.hosts.easyr1.generation import ROW_FIELDS_KEY
     from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import AgentRollout
-    from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
+    from zoomzero_plugin.hosts.options import AgentOptions
 
     row = json.loads(agent_rows.read_text().splitlines()[0])
     turn = SCRIPTS[0][1][0]  # call(2, 6, 1): 4 frames of 112x84 -> 4 x 3 merged patches = 12 tokens each
@@ -535,7 +535,7 @@ def test_a_bare_letter_truth_shows_the_rows_own_prompt(truth):
 def rollout_of(agent_rows, tokenizer, processor, turn_tokens, total_tokens, response_length=None):
     from zoomzero_plugin.hosts.easyr1.generation import ROW_FIELDS_KEY
     from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import AgentRollout
-    from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
+    from zoomzero_plugin.hosts.options import AgentOptions
 
     row = json.loads(agent_rows.read_text().splitlines()[0])
     options = AgentOptions.from_section(
@@ -608,7 +608,7 @@ def test_a_first_prompt_of_exactly_max_prompt_length_is_accepted(
     agent_rows, easyr1_tokenizer, easyr1_processor, monkeypatch
 ):
     from zoomzero_plugin.hosts.easyr1.zoomzero import agent_rollout, checks
-    from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
+    from zoomzero_plugin.hosts.options import AgentOptions
 
     row = json.loads(agent_rows.read_text().splitlines()[0])
     options = AgentOptions.from_section({"prompt": "train"})

@@ -26,7 +26,7 @@ from zoomzero_plugin.hosts.easyr1.cli import main
 from zoomzero_plugin.hosts.easyr1.errors import ConfigError
 from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
 from zoomzero_plugin.hosts.easyr1.reward_names import FIXUP_ENV
-from zoomzero_plugin.hosts.easyr1.zoomzero.options import GVQA
+from zoomzero_plugin.hosts.options import GVQA
 from zoomzero_plugin.rows import read_rows, write_rows
 
 from .conftest import subprocess_env
@@ -287,7 +287,7 @@ def test_a_holder_that_stopped_importing_easyr1s_process_video_stops_the_run():
     process_video = dataclasses.replace(seam("dataset.process_video"), holders=())  # leave the real holders alone
     seams.apply(process_video, source)
     with pytest.raises(seams.SeamError, match="is not EasyR1's"):
-        seams._rebind(process_video, source, holder)
+        seams.TABLE._rebind(process_video, source, holder)
     holder.process_video = source.process_video.__wrapped__  # imported before the patch: rebound
-    seams._rebind(process_video, source, holder)
+    seams.TABLE._rebind(process_video, source, holder)
     assert holder.process_video is source.process_video

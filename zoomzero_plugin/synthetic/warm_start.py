@@ -34,6 +34,7 @@ from ..agent.render import QWEN_IMAGE, QWEN_VIDEO, first_prompt, prompt_text
 from ..ground_truth import LETTERS, GroundTruth
 from ..gvqa.prompts import zoom_prompt
 from ..gvqa.zoom import ZoomBudget, fetch_plan, plan_pass
+from ..mrope import qwen2_positions
 from ..question import VIDEO_PLACEHOLDER
 from ..video import fetch_element
 from ..vision import fetch_patch_size
@@ -410,13 +411,20 @@ def _loss(model, batch: dict[str, Any], prefix: Sequence[int]):
 
     rows, width = batch["input_ids"].shape
     full = torch.cat([torch.tensor([list(prefix)] * rows, dtype=torch.long), batch["input_ids"]], dim=1)
-    if "image_grid_thw" in batch or "video_grid_thw" in batch:
-        positions, _ = model.model.get_rope_index(
-            full,
-            batch.get("image_grid_thw"),
-            batch.get("video_grid_thw"),
-            batch.get("second_per_grid_ts"),
-            batch["attention_mask"],
+    if "image_grid_thw" in batch or "video_grid_thw" in batch:  # Qwen2.5-VL's rule, as vLLM samples (any transformers)
+        config, grid = model.config, lambda key: None if key not in batch else batch[key].numpy()
+        positions = torch.from_numpy(
+            qwen2_positions(
+                full.numpy(),
+                batch["attention_mask"].numpy(),
+                config.image_token_id,
+                config.video_token_id,
+                grid("image_grid_thw"),
+                grid("video_grid_thw"),
+                grid("second_per_grid_ts"),
+                config.vision_config.tokens_per_second,
+                config.vision_config.spatial_merge_size,
+            )
         )
     else:
         positions = (batch["attention_mask"].cumsum(-1) - 1).clamp(min=0).expand(3, rows, -1)

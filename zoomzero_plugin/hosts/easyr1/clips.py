@@ -28,9 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
 
-import torch
-
-from zoomzero_plugin.video import fetch_element, use_video_store
+from zoomzero_plugin.video import fetch_clips, use_video_store
 from zoomzero_plugin.video_store import decode_pool
 
 from .video_refs import decode_video_ref, is_video_ref
@@ -62,22 +60,9 @@ def decode_clip_spec(spec: Mapping[str, Any], return_fps: bool = False, return_m
     patch = spec.get("image_patch_size")
     if patch is None:
         raise ValueError(f"clip spec for {spec.get('video')!r} has no image_patch_size (make it with make_clip_spec)")
-    patch = int(patch)
-    first = fetch_element(elements[0], image_patch_size=patch)
-    height, width = first.frames.shape[-2:]
-    decoded = [first] + [
-        fetch_element({**e, "resized_height": height, "resized_width": width}, image_patch_size=patch)
-        for e in elements[1:]
-    ]
-    frames = torch.cat([d.frames for d in decoded])
-    seconds = sum(max(float(e["video_end"]) - float(e["video_start"]), 1e-6) for e in elements)
-    sample_fps = frames.shape[0] / seconds
-    out: Any = frames
-    if return_metadata:
-        metadata = dict(decoded[0].metadata)
-        metadata["frames_indices"] = [i for d in decoded for i in d.metadata.get("frames_indices", [])]
-        metadata["total_num_frames"] = sum(int(d.metadata.get("total_num_frames", 0)) for d in decoded)
-        out = (frames, metadata)
+    joined = fetch_clips(elements, int(patch))
+    sample_fps = joined.sample_fps
+    out: Any = (joined.frames, joined.metadata) if return_metadata else joined.frames
     return (out, sample_fps) if return_fps else out
 
 

@@ -14,71 +14,13 @@ from typing import Any
 
 import numpy as np
 
+from zoomzero_plugin.cpu_compat import CpuCuda
+
+from ..seams import Seam
 from . import cpu_mode
 from .errors import ConfigError
 from .multiturn import SAMPLED_LOG_PROBS
-from .post_import import when_imported
-from .seams import Seam, apply
-
-
-class _CpuCuda(ModuleType):
-    """``torch.cuda`` as an EasyR1 module sees it in CPU mode: the calls EasyR1 makes answered for the CPU, the rest
-    torch.cuda's own (so anything else fails exactly as it would on a machine without CUDA)."""
-
-    def __init__(self, real: ModuleType):
-        super().__init__("torch.cuda", "torch.cuda for EasyR1's modules in CPU mode")
-        self._real = real
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._real, name)
-
-    @staticmethod
-    def current_device() -> Any:
-        import torch
-
-        return torch.device("cpu")  # FSDP's device_id and every DataProto.to() in the workers
-
-    @staticmethod
-    def get_device_name(device: Any = None) -> str:
-        return "CPU"  # the base Worker checks for "AMD"; the flops counter knows no such device (MFU 0)
-
-    @staticmethod
-    def set_device(device: Any) -> None:
-        return None
-
-    @staticmethod
-    def empty_cache() -> None:
-        return None
-
-    @staticmethod
-    def max_memory_allocated(device: Any = None) -> int:
-        return 0
-
-    @staticmethod
-    def max_memory_reserved(device: Any = None) -> int:
-        return 0
-
-    @staticmethod
-    def mem_get_info(device: Any = None) -> tuple[int, int]:
-        return 0, 0
-
-    @staticmethod
-    def get_rng_state(device: Any = "cuda") -> Any:
-        import torch
-
-        return torch.get_rng_state()  # the sharding manager's separate generation RNG stream, on the CPU generator
-
-    @staticmethod
-    def set_rng_state(state: Any, device: Any = "cuda") -> None:
-        import torch
-
-        torch.set_rng_state(state)
-
-    @staticmethod
-    def manual_seed(seed: int) -> None:
-        import torch
-
-        torch.manual_seed(seed)
+from .seams import TABLE
 
 
 class _ModuleStandIn(ModuleType):
@@ -94,7 +36,7 @@ class _ModuleStandIn(ModuleType):
 
 
 def wrap_torch(original: ModuleType) -> ModuleType:
-    return _ModuleStandIn(original, cuda=_CpuCuda(original.cuda))
+    return _ModuleStandIn(original, cuda=CpuCuda(original.cuda))
 
 
 def wrap_distributed(original: ModuleType) -> ModuleType:
@@ -312,5 +254,4 @@ CPU_SEAMS: tuple[Seam, ...] = (
 
 def install() -> None:
     """Apply every CPU seam now or when its module is imported (idempotent)."""
-    for seam in CPU_SEAMS:
-        when_imported(seam.module, lambda m, s=seam: apply(s, m))
+    TABLE.install(CPU_SEAMS)

@@ -47,13 +47,14 @@ from zoomzero_plugin.question import VIDEO_PLACEHOLDER
 from zoomzero_plugin.token_masks import decode_rows
 from zoomzero_plugin.vision import merged_grid
 
+from ...options import AgentOptions
 from .. import frame_refs
 from ..conversation import Conversation, Piece, SegmentEncoder
 from ..generation import row_fields
 from ..hookspecs import Rollout
 from ..multiturn import Layout, assemble
 from .clip_videos import ClipVideos
-from .options import AgentOptions, recipe_options
+from .options import recipe_options
 
 NAME = "videozoomer"
 STATS_KEY = "agent_stats"  # non_tensor_batch: one dict per sample (see RolloutSample.stats)
