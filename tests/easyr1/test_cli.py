@@ -227,6 +227,18 @@ def test_train_without_vllm_stops_before_anything_and_says_how_to_check(recipe_p
     assert err.startswith("easyr1 train: vLLM is not installed") and "--dry-run" in err and len(err.splitlines()) == 1
 
 
+def test_train_cpu_without_vllm_names_the_script_that_installs_the_vllm_environment(
+    recipe_path, capsys, no_ray, monkeypatch
+):
+    monkeypatch.setattr(vllm_stub, "real_vllm_importable", lambda: False)
+    monkeypatch.delenv("EASYR1_PLUGINS_CPU", raising=False)
+    assert main(["train", str(recipe_path), "--cpu"]) == EXIT_USER
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "bash scripts/install-cpu.sh --vllm" in err and "--dry-run" in err
+    assert "for your CUDA" not in err, "--cpu asks for no GPU build"
+    assert "EASYR1_PLUGINS_CPU" not in __import__("os").environ, "nothing was set up before the refusal"
+
+
 def test_plugins_lists_what_each_plugin_adds(capsys):
     assert main(["plugins"]) == 0
     out = capsys.readouterr().out

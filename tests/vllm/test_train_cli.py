@@ -26,6 +26,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,33 @@ CALLS = 1  # VideoZoomer: calls that return frames in the two steps (16 trajecto
 CALL_TOKENS = 16  # tokens of a call that returns frames, at least (tiny tokenizer; worked out below)
 REPO = Path(__file__).resolve().parents[2]
 
-TINY = [  # what makes a recipe fit the tiny model and a CPU; everything else is the recipe's
+
+def _on_easyr1_main() -> bool:
+    from verl.models.monkey_patch import SUPPORTED_MODEL_TYPE
+
+    return "qwen3_vl" in SUPPORTED_MODEL_TYPE
+
+
+@dataclass(frozen=True)
+class Family:
+    """A tiny model family and its recipes: the base model's fixture, the recipes' suffix, pixels per token side."""
+
+    model: str
+    recipes: str
+    token: int
+
+    def pixels(self, tokens: int) -> int:
+        return tokens * self.token**2
+
+
+FAMILIES = {"qwen2_5_vl": Family("vllm_model_dir", "", 28), "qwen3_vl": Family("tiny_qwen3_dir", "_qwen3vl", 32)}
+NEEDS_MAIN = pytest.mark.skipif(
+    not _on_easyr1_main(),
+    reason="Qwen3-VL trains on EasyR1 main only (v0.3.2 has no qwen3_vl patches): python -m pytest --easyr1 main",
+)
+FAMILY_PARAMS = [pytest.param("qwen2_5_vl"), pytest.param("qwen3_vl", marks=NEEDS_MAIN)]
+
+TINY = [  # what makes a recipe fit the tiny model and a CPU; everything else is the recipe's (pixels: per family)
     "trainer.n_gpus_per_node=1",
     "trainer.nnodes=1",
     "trainer.logger=[console]",
@@ -46,8 +73,6 @@ TINY = [  # what makes a recipe fit the tiny model and a CPU; everything else is
     "data.val_batch_size=2",
     "data.shuffle=false",
     "data.max_prompt_length=2048",
-    "data.min_pixels=3136",
-    "data.max_pixels=12544",
     "data.filter_overlong_prompts=false",
     "worker.rollout.n=2",
     "worker.actor.global_batch_size=2",
@@ -57,20 +82,17 @@ TINY = [  # what makes a recipe fit the tiny model and a CPU; everything else is
     "worker.reward.num_cpus=0",
 ]
 ZOOM = "worker.reward.reward_function_kwargs.zoom."
-ZOOM_BUDGET = dict(max_visual_tokens=256, fps=2.0, min_frame_pixels=3136, max_frame_pixels=50176)  # the zoom pass's
-ZOOMZERO = TINY + [  # 4 responses per prompt: with 2, both groups of a step tie now and then (no update)
+ZOOMZERO = [  # 4 responses per prompt: with 2, both groups of a step tie now and then (no update)
     "worker.rollout.n=4",
     "worker.actor.micro_batch_size_per_device_for_update=2",
     "worker.actor.micro_batch_size_per_device_for_experience=4",
     "data.max_response_length=160",
     "worker.rollout.max_num_batched_tokens=8192",
     "data.video_fps=1.0",
-    *(f"{ZOOM}{k}={v}" for k, v in ZOOM_BUDGET.items()),
     f"{ZOOM}prompt=concise",
 ]
 AGENT = "worker.reward.reward_function_kwargs.agent."
-AGENT_PIXELS = dict(max_frame_pixels=12544, min_frame_pixels=3136)
-VIDEOZOOMER = TINY + [
+VIDEOZOOMER = [
     "worker.rollout.n=4",
     "data.max_response_length=1536",
     "data.mini_rollout_batch_size=null",
@@ -81,8 +103,31 @@ VIDEOZOOMER = TINY + [
     f"{AGENT}max_response_tokens=1536",
     f"{AGENT}max_images=64",
     f"{AGENT}sampling_logprobs=true",
-    *(f"{AGENT}{k}={v}" for k, v in AGENT_PIXELS.items()),
 ]
+
+
+def data_pixels(family: Family) -> list[str]:
+    """The coarse pass's frames: 4 to 16 tokens each."""
+    return [f"data.min_pixels={family.pixels(4)}", f"data.max_pixels={family.pixels(16)}"]
+
+
+def zoom_budget(family: Family) -> dict:
+    """The zoom pass's budget: 256 visual tokens, 4 to 64 a frame, at 2 fps."""
+    return dict(max_visual_tokens=256, fps=2.0, min_frame_pixels=family.pixels(4), max_frame_pixels=family.pixels(64))
+
+
+def agent_pixels(family: Family) -> dict:
+    """The agent's frames: 4 to 16 tokens each."""
+    return dict(max_frame_pixels=family.pixels(16), min_frame_pixels=family.pixels(4))
+
+
+def zoomzero_overrides(family: Family) -> list[str]:
+    return TINY + data_pixels(family) + ZOOMZERO + [f"{ZOOM}{k}={v}" for k, v in zoom_budget(family).items()]
+
+
+def videozoomer_overrides(family: Family, clip_as: str) -> list[str]:
+    pixels = [f"{AGENT}{k}={v}" for k, v in agent_pixels(family).items()]
+    return TINY + data_pixels(family) + VIDEOZOOMER + pixels + [f"{AGENT}clip_as={clip_as}"]
 
 
 def run_cli(program: str, *args: str, cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess:
@@ -130,35 +175,44 @@ def trained_steps(metrics: dict[int, dict]) -> list[int]:
 
 
 # The agent's warm start (~1 min alone) runs beside the Zoom-Zero launches: they keep one core busy, it the other.
-AGENT_WARM_START = (
-    """
-import sys
+AGENT_WARM_START = """
+import json, sys
 from zoomzero_plugin.agent import AgentBudget
 from zoomzero_plugin.rows import read_rows
 from zoomzero_plugin.synthetic.warm_start import warm_start
-base, out, rows = sys.argv[1:4]
-warm_start(base, out, read_rows(rows), "agent", steps=150, batch_size=8, budget=AgentBudget(**%r))
+base, out, rows, pixels, clip_as = sys.argv[1:6]
+budget = AgentBudget(**json.loads(pixels))
+warm_start(base, out, read_rows(rows), "agent", steps=150, batch_size=8, budget=budget, clip_as=clip_as)
 """
-    % AGENT_PIXELS
-)
 
 
-@pytest.fixture(scope="module")
-def workspace(vllm_model_dir, tmp_path_factory):
-    """Synthetic videos and rows (the 8 training rows); the agent's warm start started in the background."""
+@pytest.fixture(scope="module", params=FAMILY_PARAMS)
+def workspace(request, tmp_path_factory):
+    """One family's tiny model, synthetic videos and rows (the 8 training rows); the agent's warm start (clips as
+    :data:`CLIP_AS` of the family) started in the background."""
     from zoomzero_plugin.synthetic.benchmark import make_benchmark
 
-    root = tmp_path_factory.mktemp("train-cli")
+    family = FAMILIES[request.param]
+    base = request.getfixturevalue(family.model)
+    root = tmp_path_factory.mktemp(f"train-cli-{request.param}")
     rows = make_benchmark(root / "bench", n_videos=ROWS, seed=3)
     agent_model = root / "model-agent"
     log = open(root / "agent-warm-start.log", "w")
+    pixels, clip_as = json.dumps(agent_pixels(family)), CLIP_AS[request.param]
     teaching = subprocess.Popen(
-        [sys.executable, "-c", AGENT_WARM_START, str(vllm_model_dir), str(agent_model), str(rows)],
+        [sys.executable, "-c", AGENT_WARM_START, str(base), str(agent_model), str(rows), pixels, clip_as],
         env=subprocess_env(OMP_NUM_THREADS="1"),
         stdout=log,
         stderr=log,
     )
-    yield {"root": root, "rows": rows, "base": vllm_model_dir, "agent": (teaching, agent_model)}
+    yield {
+        "name": request.param,
+        "family": family,
+        "root": root,
+        "rows": rows,
+        "base": base,
+        "agent": (teaching, agent_model, clip_as),
+    }
     teaching.kill()
     teaching.wait()
     log.close()
@@ -166,30 +220,28 @@ def workspace(vllm_model_dir, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def zoomzero_run(workspace):
-    """yamls/zoomzero.yaml (tokenadv, zoom pass, zoomzero:gvqa) on the model taught the template (short prompts, the
-    videos shown as the rollout shows them): 2 steps, a checkpoint and a validation after each."""
+    """yamls/zoomzero.yaml (tokenadv, zoom pass, zoomzero:gvqa; Qwen3-VL: yamls/zoomzero_qwen3vl.yaml) on the model
+    taught the template (short prompts, the videos shown as the rollout shows them): 2 steps, a checkpoint and a
+    validation after each."""
     from zoomzero_plugin.gvqa.zoom import ZoomBudget
     from zoomzero_plugin.rows import read_rows
     from zoomzero_plugin.synthetic.warm_start import VideoInput, short_prompts, warm_start
+    from zoomzero_plugin.vision import load_geometry
 
-    root = workspace["root"]
+    root, family = workspace["root"], workspace["family"]
     short = short_prompts(read_rows(workspace["rows"]))
     rows = root / "grounded.jsonl"
     rows.write_text("".join(json.dumps(r) + "\n" for r in short))
-    shown = VideoInput(fps=1.0, min_pixels=3136, max_pixels=12544, zoom=ZoomBudget(**ZOOM_BUDGET))  # as ZOOMZERO
+    budget = ZoomBudget(**zoom_budget(family)).with_geometry(load_geometry(str(workspace["base"])))
+    shown = VideoInput(fps=1.0, min_pixels=family.pixels(4), max_pixels=family.pixels(16), zoom=budget)  # as launched
     model = warm_start(
         workspace["base"], root / "model-grounded", short, "grounded", steps=120, batch_size=16, shown=shown
     )
     run = root / "zoomzero"
     run.mkdir()
-    metrics = train(
-        "zoomzero.yaml",
-        model,
-        rows,
-        run,
-        ZOOMZERO + ["trainer.max_steps=2", "trainer.save_freq=1", "trainer.val_freq=1"],
-    )
-    return dict(run=run, rows=rows, model=model, metrics=metrics)
+    overrides = zoomzero_overrides(family) + ["trainer.max_steps=2", "trainer.save_freq=1", "trainer.val_freq=1"]
+    metrics = train(f"zoomzero{family.recipes}.yaml", model, rows, run, overrides)
+    return dict(run=run, rows=rows, model=model, metrics=metrics, family=family)
 
 
 def test_zoomzero_recipe_trains_whole_steps(zoomzero_run):
@@ -232,21 +284,21 @@ def test_each_update_changes_the_actor_and_merge_gives_a_model_zoomzero_eval_run
     """The actor shards of steps 1 and 2 differ from the model before them; ``easyr1 merge`` turns step 2's shards
     into a HF folder that equals them; ``zoomzero eval`` loads it and runs both Zoom-Zero modes."""
     import torch
-    from transformers import Qwen2_5_VLForConditionalGeneration
+    from transformers import AutoModelForImageTextToText
 
-    run, rows = zoomzero_run["run"], zoomzero_run["rows"]
+    run, rows, family = zoomzero_run["run"], zoomzero_run["rows"], zoomzero_run["family"]
     shards = {
         step: run / "checkpoints" / f"global_step_{step}" / "actor" / "model_world_size_1_rank_0.pt" for step in (1, 2)
     }
     state = {step: torch.load(path, map_location="cpu", weights_only=False) for step, path in shards.items()}
     state = {k: {name: getattr(t, "_local_tensor", t) for name, t in v.items()} for k, v in state.items()}  # 1 rank
-    state[0] = Qwen2_5_VLForConditionalGeneration.from_pretrained(zoomzero_run["model"]).state_dict()
+    state[0] = AutoModelForImageTextToText.from_pretrained(zoomzero_run["model"]).state_dict()
     for before, after in ((0, 1), (1, 2)):
         moved = [k for k in state[before] if not torch.equal(state[before][k], state[after][k])]
         assert any("language_model.layers" in k for k in moved), f"update_actor of step {after} changed no weight"
     out = run / "merged"
     run_cli("easyr1", "merge", str(shards[2].parent), "--out", str(out), cwd=run)
-    merged = Qwen2_5_VLForConditionalGeneration.from_pretrained(out).state_dict()
+    merged = AutoModelForImageTextToText.from_pretrained(out).state_dict()
     assert set(merged) == set(state[2]) and all(torch.equal(merged[k], v) for k, v in state[2].items())
     for mode in ("one-stage", "coarse-to-fine"):
         done = run / f"eval-{mode}"
@@ -269,9 +321,9 @@ def test_each_update_changes_the_actor_and_merge_gives_a_model_zoomzero_eval_run
             "--max-visual-tokens",
             "256",
             "--min-frame-pixels",
-            "3136",
+            str(family.pixels(4)),
             "--max-frame-pixels",
-            "50176",
+            str(family.pixels(64)),
             "--prompt",
             "concise",
             cwd=run,
@@ -288,16 +340,16 @@ def test_a_second_launch_resumes_from_the_step_1_checkpoint(zoomzero_run):
     loader where it was, the step-2 record equals the first launch's (its rewards, lengths, losses, gradient norm).
     Starting weights, a data loader started over or stale weights in vLLM each change it."""
     run, rows, model = zoomzero_run["run"], zoomzero_run["rows"], zoomzero_run["model"]
-    first = zoomzero_run["metrics"]
+    first, family = zoomzero_run["metrics"], zoomzero_run["family"]
     assert first[1]["prompt_length/mean"] != first[2]["prompt_length/mean"], "steps 1 and 2 read different rows"
     again = run / "resumed"
     again.mkdir()
     resumed = train(
-        "zoomzero.yaml",
+        f"zoomzero{family.recipes}.yaml",
         model,
         rows,
         again,
-        ZOOMZERO
+        zoomzero_overrides(family)
         + [
             "trainer.max_steps=2",
             "trainer.save_freq=-1",
@@ -322,20 +374,26 @@ def test_a_second_launch_resumes_from_the_step_1_checkpoint(zoomzero_run):
     assert {k: resumed[2][k] for k in same} == pytest.approx({k: first[2][k] for k in same}, rel=1e-4, abs=1e-7)
 
 
+# How each family's VideoZoomer launch shows a call's clip: as one video with its timing (agent.clip_as: video) on
+# both; the authors' labelled images are what tests/vllm/test_agent_rollout_vllm.py checks on vLLM for both families.
+CLIP_AS = {"qwen2_5_vl": "video", "qwen3_vl": "video"}
+
+
 @pytest.fixture(scope="module")
 def videozoomer_run(workspace):
-    """yamls/videozoomer.yaml (the multi-turn <video_zoom> rollout, zoomzero:videozoomer) with TokenAdv over turns,
-    on the model taught the agent's two turns (a call on one of three segments, then a letter): 2 steps."""
-    teaching, model = workspace["agent"]
+    """yamls/videozoomer.yaml (the multi-turn <video_zoom> rollout, zoomzero:videozoomer; Qwen3-VL:
+    yamls/videozoomer_qwen3vl.yaml) with TokenAdv over turns and clips as :data:`CLIP_AS`, on the model taught the
+    agent's two turns (a call on one of three segments, then a letter): 2 steps."""
+    teaching, model, clip_as = workspace["agent"]
     assert teaching.wait(timeout=900) == 0, (workspace["root"] / "agent-warm-start.log").read_text()[-3000:]
     run = workspace["root"] / "videozoomer"
     run.mkdir()
     metrics = train(
-        "videozoomer.yaml",
+        f"videozoomer{workspace['family'].recipes}.yaml",
         model,
         workspace["rows"],
         run,
-        VIDEOZOOMER
+        videozoomer_overrides(workspace["family"], clip_as)
         + [
             "algorithm.adv_estimator=tokenadv",
             "worker.reward.reward_function_kwargs.tokenadv.over_turns=true",
@@ -344,7 +402,7 @@ def videozoomer_run(workspace):
             "trainer.val_freq=-1",
         ],
     )
-    return dict(run=run, metrics=metrics)
+    return dict(run=run, metrics=metrics, clip_as=clip_as)
 
 
 def test_videozoomer_recipe_trains_whole_steps_with_tool_calls(videozoomer_run):
@@ -385,6 +443,12 @@ def test_videozoomer_recipe_trains_whole_steps_with_tool_calls(videozoomer_run):
     called = [metrics[step] for step in (1, 2) if metrics[step]["agent/calls"] > 0]
     assert sum(m["agent/calls"] * samples for m in called) >= CALLS, "no <video_zoom> call returned frames"
     assert all(m["agent/observation_tokens"] > 0 and m["tokenadv/grounding_token_share"] > 0 for m in called)
+    # a clip shown as one video adds no image to the conversation (its frames are a video's): every trajectory holds
+    # the overview's images only; shown as images, the overview's and the clips' frames
+    as_images = videozoomer_run["clip_as"] == "images"
+    overview = [metrics[step]["agent/images"] - as_images * metrics[step]["agent/clip_frames"] for step in (1, 2)]
+    assert overview[0] == pytest.approx(overview[1]) and overview[0] > 0
+    assert all(m["agent/clip_frames"] > 0 for m in called), "calls that returned frames returned a clip"
     assert metrics[1]["actor/grad_norm"] > 0 and metrics[2]["actor/kl_loss"] > 1e-6
     assert "val/accuracy_reward" in metrics[2] and "val/agent/calls" in metrics[2], "the final validation ran"
     assert os.environ.get("EASYR1_PLUGINS_CPU") is None, "CPU mode stays in the launched processes"

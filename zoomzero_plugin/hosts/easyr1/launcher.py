@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from omegaconf import OmegaConf
 
+from zoomzero_plugin.cpu_compat import VLLM_ENV_INSTALL
 from zoomzero_plugin.shipped import find_recipe
 
 from . import cpu_mode, vllm_stub
@@ -142,9 +143,15 @@ def train(
     require_easyr1()
     vllm_missing = not vllm_stub.real_vllm_importable()
     if vllm_missing and not dry_run:
+        how = (
+            f"--cpu trains on vLLM's CPU build: {VLLM_ENV_INSTALL}"
+            if cpu or cpu_mode.requested()
+            else "install vLLM as its docs say for your CUDA (on a machine without a GPU, --cpu trains in the vLLM "
+            "environment of `bash scripts/install-cpu.sh --vllm`)"
+        )
         raise DependencyError(
-            "vLLM is not installed: EasyR1 generates with it, so training cannot start on this machine. "
-            "`easyr1 train RECIPE --dry-run` checks a recipe without it; install vLLM as its docs say for your CUDA"
+            "vLLM is not installed: EasyR1 generates with it, so training cannot start in this environment; "
+            f"{how}. `easyr1 train RECIPE --dry-run` checks a recipe without it"
         )
     if vllm_missing:
         print(

@@ -22,6 +22,7 @@ from . import (
     advantage,
     batch_step,
     clips,
+    dataset_videos,
     frame_refs,
     generation,
     loss_average,
@@ -51,6 +52,7 @@ class Seam:
     breaks: str
     any_of: bool = False  # targets are alternatives for different EasyR1 versions: at least one must exist
     holders: tuple[str, ...] = ()  # modules that import the target by name and must see the wrapper too
+    since: str = ""  # the EasyR1 that added ``module`` (an older one lacks it and needs no seam); "" = all have it
 
 
 def _reward_inputs(original: Callable) -> Callable:
@@ -108,6 +110,18 @@ SEAMS: tuple[Seam, ...] = (
         why="a multi_modal_data image may be a frame reference (video, frame group, index), decoded where EasyR1 "
         "reads images, so multi-turn batches carry no pixels through Ray",
         breaks="multi-turn video rollouts (workers would try to open a dict as image bytes)",
+    ),
+    Seam(
+        name="dataset.RLHFDataset.__init__",
+        module="verl.utils.dataset",
+        targets=("RLHFDataset.__init__",),
+        params=("self", "data_path", "tokenizer", "processor"),
+        wrap=dataset_videos.wrap_dataset_init,
+        why="EasyR1 main hands Qwen3-VL's processor a row's video frames without their metadata in the dataset (its "
+        "rollout passes it): the processor then assumes 24 fps, samples the frames again and writes other timestamps; "
+        "a Qwen3-VL processor gets each video's recorded metadata and do_sample_frames=False",
+        breaks="Qwen3-VL video rows (the prompt's temporal patches and timestamps differ from the frames the actor and "
+        "vLLM see: the actor's forward stops, or trains on other timestamps)",
     ),
     Seam(
         name="dataset.RLHFDataset.__getitem__",
@@ -349,7 +363,8 @@ def install() -> None:
 
 
 def status(seam: Seam, import_modules: bool = False) -> tuple[str, str]:
-    """(state, detail) for ``easyr1 doctor``: patched | unpatched | not imported | missing | import failed.
+    """(state, detail) for ``easyr1 doctor``: patched | unpatched | not imported | missing | import failed, or
+    not needed (a seam whose module the installed EasyR1 does not have yet: :attr:`Seam.since`).
 
     Never patches anything itself; with ``import_modules`` it imports the seam's module (which applies the
     seam if the plugins are active in this process).
@@ -360,6 +375,10 @@ def status(seam: Seam, import_modules: bool = False) -> tuple[str, str]:
             module = importlib.import_module(seam.module)
         except SeamError as e:
             return "missing", str(e)
+        except ModuleNotFoundError as e:
+            if seam.since and e.name == seam.module:
+                return "not needed", f"EasyR1 {_version()} has no {seam.module} (EasyR1 {seam.since} added it)"
+            return "import failed", f"{type(e).__name__}: {e}"
         except Exception as e:  # noqa: BLE001 - reported, not raised
             return "import failed", f"{type(e).__name__}: {e}"
     if module is None:
