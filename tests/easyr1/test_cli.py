@@ -147,6 +147,20 @@ def test_train_hands_over_to_easyr1_main_with_the_runtime_env_hook(recipe_path, 
     assert name == "verl.trainer.main" and not adapted.adapted and adapted.config.trainer.total_epochs == 2
 
 
+def test_an_adapted_recipe_keeps_small_numbers(tmp_path):
+    """EasyR1 (both versions) makes PyYAML write a float like 2e-4 as 0.0 (its float representer rounds to 3
+    decimals unless the number prints in scientific notation): the adapted copy EasyR1 main is given must keep the
+    recipe's learning rate and KL coefficient exactly."""
+    import verl.utils.py_functional  # noqa: F401 - registers EasyR1's float representer, as any launch does
+    from omegaconf import OmegaConf
+
+    from zoomzero_plugin.hosts.easyr1.launcher import _save_adapted
+
+    raw = OmegaConf.create({"worker": {"actor": {"optim": {"lr": 2e-4}}}, "algorithm": {"kl_coef": 0.00015, "g": 1.0}})
+    saved = OmegaConf.load(_save_adapted(raw, str(tmp_path / "zoomzero.yaml")))
+    assert saved.worker.actor.optim.lr == 2e-4 and saved.algorithm.kl_coef == 0.00015 and saved.algorithm.g == 1.0
+
+
 def test_runtime_env_hook_validates_the_recipe_of_python_m_verl_trainer_main(recipe_path, monkeypatch, capsys):
     """Launch path 2: EasyR1's driver built its config without plugins; its ray.init brings them."""
     monkeypatch.setattr(

@@ -32,6 +32,7 @@ from pathlib import Path
 import pytest
 
 from tests.easyr1.conftest import subprocess_env
+from zoomzero_plugin.synthetic.train_demo import TinyRun, tiny_overrides
 
 GAP = 1e-3  # max |vLLM log-prob - actor log-prob| of a sampled token when the weights agree (fp32: ~3e-5 measured)
 ROWS, BATCH = 8, 2  # rows in the train file, prompts per step (data.rollout_batch_size)
@@ -41,93 +42,44 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _on_easyr1_main() -> bool:
-    from verl.models.monkey_patch import SUPPORTED_MODEL_TYPE
-
+    try:
+        from verl.models.monkey_patch import SUPPORTED_MODEL_TYPE
+    except ImportError:  # no EasyR1 here (the module's tests skip without vLLM anyway)
+        return False
     return "qwen3_vl" in SUPPORTED_MODEL_TYPE
 
 
 @dataclass(frozen=True)
 class Family:
-    """A tiny model family and its recipes: the base model's fixture, the recipes' suffix, pixels per token side."""
+    """A tiny model family: the base model's fixture, its recipes' suffix, and its run's pixel budgets
+    (:class:`~zoomzero_plugin.synthetic.train_demo.TinyRun`: tokens of 28 px a side for Qwen2.5-VL, 32 for Qwen3-VL)."""
 
     model: str
     recipes: str
-    token: int
+    run: TinyRun
 
     def pixels(self, tokens: int) -> int:
-        return tokens * self.token**2
+        return self.run.pixels(tokens)
 
 
-FAMILIES = {"qwen2_5_vl": Family("vllm_model_dir", "", 28), "qwen3_vl": Family("tiny_qwen3_dir", "_qwen3vl", 32)}
+FAMILIES = {
+    "qwen2_5_vl": Family("vllm_model_dir", "", TinyRun(28)),
+    "qwen3_vl": Family("tiny_qwen3_dir", "_qwen3vl", TinyRun(32)),
+}
 NEEDS_MAIN = pytest.mark.skipif(
     not _on_easyr1_main(),
     reason="Qwen3-VL trains on EasyR1 main only (v0.3.2 has no qwen3_vl patches): python -m pytest --easyr1 main",
 )
 FAMILY_PARAMS = [pytest.param("qwen2_5_vl"), pytest.param("qwen3_vl", marks=NEEDS_MAIN)]
 
-TINY = [  # what makes a recipe fit the tiny model and a CPU; everything else is the recipe's (pixels: per family)
-    "trainer.n_gpus_per_node=1",
-    "trainer.nnodes=1",
-    "trainer.logger=[console]",
-    f"data.rollout_batch_size={BATCH}",
-    "data.val_batch_size=2",
-    "data.shuffle=false",
-    "data.max_prompt_length=2048",
-    "data.filter_overlong_prompts=false",
-    "worker.rollout.n=2",
-    "worker.actor.global_batch_size=2",
-    "worker.actor.micro_batch_size_per_device_for_update=1",
-    "worker.actor.micro_batch_size_per_device_for_experience=2",
-    "worker.actor.optim.lr=2e-4",
-    "worker.reward.num_cpus=0",
-]
-ZOOM = "worker.reward.reward_function_kwargs.zoom."
-ZOOMZERO = [  # 4 responses per prompt: with 2, both groups of a step tie now and then (no update)
-    "worker.rollout.n=4",
-    "worker.actor.micro_batch_size_per_device_for_update=2",
-    "worker.actor.micro_batch_size_per_device_for_experience=4",
-    "data.max_response_length=160",
-    "worker.rollout.max_num_batched_tokens=8192",
-    "data.video_fps=1.0",
-    f"{ZOOM}prompt=concise",
-]
-AGENT = "worker.reward.reward_function_kwargs.agent."
-VIDEOZOOMER = [
-    "worker.rollout.n=4",
-    "data.max_response_length=1536",
-    "data.mini_rollout_batch_size=null",
-    "algorithm.online_filtering=false",
-    "worker.rollout.limit_images=64",
-    "worker.rollout.max_num_batched_tokens=16384",
-    f"{AGENT}max_new_tokens=64",
-    f"{AGENT}max_response_tokens=1536",
-    f"{AGENT}max_images=64",
-    f"{AGENT}sampling_logprobs=true",
-]
-
-
-def data_pixels(family: Family) -> list[str]:
-    """The coarse pass's frames: 4 to 16 tokens each."""
-    return [f"data.min_pixels={family.pixels(4)}", f"data.max_pixels={family.pixels(16)}"]
-
-
-def zoom_budget(family: Family) -> dict:
-    """The zoom pass's budget: 256 visual tokens, 4 to 64 a frame, at 2 fps."""
-    return dict(max_visual_tokens=256, fps=2.0, min_frame_pixels=family.pixels(4), max_frame_pixels=family.pixels(64))
-
-
-def agent_pixels(family: Family) -> dict:
-    """The agent's frames: 4 to 16 tokens each."""
-    return dict(max_frame_pixels=family.pixels(16), min_frame_pixels=family.pixels(4))
-
 
 def zoomzero_overrides(family: Family) -> list[str]:
-    return TINY + data_pixels(family) + ZOOMZERO + [f"{ZOOM}{k}={v}" for k, v in zoom_budget(family).items()]
+    """What fits yamls/zoomzero*.yaml to the tiny model on a CPU (``zoomzero demo --train`` uses the same)."""
+    return tiny_overrides(family.run.factor, agent=False)
 
 
 def videozoomer_overrides(family: Family, clip_as: str) -> list[str]:
-    pixels = [f"{AGENT}{k}={v}" for k, v in agent_pixels(family).items()]
-    return TINY + data_pixels(family) + VIDEOZOOMER + pixels + [f"{AGENT}clip_as={clip_as}"]
+    return tiny_overrides(family.run.factor, agent=True, clip_as=clip_as)
 
 
 def run_cli(program: str, *args: str, cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess:
@@ -198,7 +150,7 @@ def workspace(request, tmp_path_factory):
     rows = make_benchmark(root / "bench", n_videos=ROWS, seed=3)
     agent_model = root / "model-agent"
     log = open(root / "agent-warm-start.log", "w")
-    pixels, clip_as = json.dumps(agent_pixels(family)), CLIP_AS[request.param]
+    pixels, clip_as = json.dumps(family.run.agent_pixels()), CLIP_AS[request.param]
     teaching = subprocess.Popen(
         [sys.executable, "-c", AGENT_WARM_START, str(base), str(agent_model), str(rows), pixels, clip_as],
         env=subprocess_env(OMP_NUM_THREADS="1"),
@@ -232,7 +184,7 @@ def zoomzero_run(workspace):
     short = short_prompts(read_rows(workspace["rows"]))
     rows = root / "grounded.jsonl"
     rows.write_text("".join(json.dumps(r) + "\n" for r in short))
-    budget = ZoomBudget(**zoom_budget(family)).with_geometry(load_geometry(str(workspace["base"])))
+    budget = ZoomBudget(**family.run.zoom_budget()).with_geometry(load_geometry(str(workspace["base"])))
     shown = VideoInput(fps=1.0, min_pixels=family.pixels(4), max_pixels=family.pixels(16), zoom=budget)  # as launched
     model = warm_start(
         workspace["base"], root / "model-grounded", short, "grounded", steps=120, batch_size=16, shown=shown

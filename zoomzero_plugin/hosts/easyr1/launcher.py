@@ -191,8 +191,12 @@ def _cpu_overrides(config, dry_run: bool) -> list[str]:
 
 
 def _save_adapted(raw, recipe: str) -> str:
+    """Write the adapted recipe EasyR1 is given instead of ``recipe``. As JSON (which YAML reads): EasyR1's
+    ``verl.utils.py_functional`` registers a YAML float representer that rounds a float not printed in scientific
+    notation to 3 decimals, so ``OmegaConf.save`` would write a learning rate of 2e-4 as 0.0."""
     path = os.path.join(tempfile.mkdtemp(prefix="easyr1-recipe-"), os.path.basename(recipe))
-    OmegaConf.save(raw, path)
+    with open(path, "w", encoding="utf-8") as out:
+        json.dump(OmegaConf.to_container(raw, resolve=False), out, indent=2)
     print(f"note: EasyR1 runs the adapted recipe {path}")
     return path
 
