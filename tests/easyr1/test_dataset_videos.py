@@ -10,6 +10,7 @@ import copy
 import pickle
 import re
 
+import numpy as np
 import pytest
 import torch
 
@@ -83,3 +84,54 @@ def dataset_videos_frames(row, config):
 
     video = row["multi_modal_data"]["videos"][0]
     return process_video(video, config.data.min_pixels, config.data.max_pixels, config.data.video_fps)
+
+
+@pytest.fixture(scope="module")
+def released_bounds_dir(tiny_qwen3_dir, tmp_path_factory):
+    """The tiny Qwen3-VL with a released checkpoint's image-processor bounds: at least 65,536 pixels per image (its
+    video processor bounds whole clips: at least 4,096)."""
+    import json
+    import shutil
+
+    path = tmp_path_factory.mktemp("qwen3-released-bounds")
+    shutil.copytree(tiny_qwen3_dir, path, dirs_exist_ok=True)
+    config = json.loads((path / "preprocessor_config.json").read_text())
+    config["size"] = {"shortest_edge": 65536, "longest_edge": 16777216}
+    (path / "preprocessor_config.json").write_text(json.dumps(config))
+    return path
+
+
+@needs_main
+def test_the_actor_reads_a_qwen3_vl_rows_video_as_the_prompt_counts_it(qwen3_dataset_config, released_bounds_dir):
+    """EasyR1's ``_process_multi_modal_inputs`` reads a row's frames with the image processor, which upscales frames
+    under 65,536 pixels (a released Qwen3-VL's bound): more vision tokens than the prompt holds. Through the seam the
+    video processor reads them, as the dataset and vLLM do: as many tokens as the prompt's video pads."""
+    from verl.protocol import DataProto
+    from verl.utils.tokenizer import get_processor, get_tokenizer
+    from verl.workers import fsdp_workers
+
+    from zoomzero_plugin.hosts.easyr1.seams import MARK
+
+    tokenizer, processor = get_tokenizer(str(released_bounds_dir)), get_processor(str(released_bounds_dir))
+    row = rlhf_dataset(qwen3_dataset_config, tokenizer, processor)[0]
+    pads = int((row["input_ids"] == tokenizer.convert_tokens_to_ids("<|video_pad|>")).sum())
+    data = qwen3_dataset_config.data
+    meta = {"min_pixels": data.min_pixels, "max_pixels": data.max_pixels, "video_fps": data.video_fps}
+
+    def vision_tokens(process) -> int:
+        worker = type("Worker", (), {"processor": processor, "_cache": {}})()
+        batch = DataProto.from_dict(
+            non_tensors={
+                "uid": np.array(["u0"], dtype=object),
+                "multi_modal_data": np.array([dict(row["multi_modal_data"])], dtype=object),
+            },
+            meta_info=meta,
+        )
+        process(worker, batch)
+        grid = batch.non_tensor_batch["multi_modal_inputs"][0]["video_grid_thw"]
+        return int(grid.prod()) // 4  # merged 2x2
+
+    seam = fsdp_workers.FSDPWorker._process_multi_modal_inputs
+    assert getattr(seam, MARK, None), "the plugins' seam is in place"
+    assert pads > 0 and vision_tokens(seam) == pads
+    assert vision_tokens(seam.__wrapped__) > pads, "EasyR1's own reading upscales the frames (the failure it fixes)"

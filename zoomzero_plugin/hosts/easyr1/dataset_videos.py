@@ -12,12 +12,21 @@ The ``RLHFDataset.__init__`` seam gives a dataset whose processor is Qwen3-VL's 
 recorded metadata (the ``process_video`` seam records it: :func:`~.vllm_engine.record_sample_fps`) and
 ``do_sample_frames=False``, as vLLM's processor gets them. Other processors, and a call that brings its own metadata,
 are left as they are.
+
+The actor, too: EasyR1's ``FSDPWorker._process_multi_modal_inputs`` processes a row's video frames with the *image*
+processor, whose normalisation and pixel bounds are the image's (a released Qwen3-VL's image processor takes frames of
+at least 65,536 pixels, its video processor whole clips of at least 4,096: a small frame is upscaled for the actor
+alone, and its tokens no longer match the prompt's). For a Qwen3-VL processor (:func:`timed_videos`) the seam of that
+method (:func:`~.multiturn.wrap_process_multi_modal_inputs`) processes videos with the video processor, with their
+metadata, as vLLM and the dataset do.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from zoomzero_plugin.vision import VisionGeometry
 
 from .vllm_engine import recorded_metadata
 
@@ -69,3 +78,14 @@ def wrap_dataset_init(original: Callable) -> Callable:
         original(self, data_path, tokenizer, timed_processor(processor), *args, **kwargs)
 
     return __init__
+
+
+def timed_videos(processor: Any, data: Any) -> bool:
+    """Whether an EasyR1 batch holds videos and ``processor`` writes their timestamps into the prompt (Qwen3-VL): the
+    actor must then process them with the video processor, as the engine does."""
+    if processor is None or getattr(processor, "video_processor", None) is None:
+        return False
+    media = data.non_tensor_batch.get("multi_modal_data")
+    if media is None or not any((m or {}).get("videos") for m in media):
+        return False
+    return VisionGeometry.of(processor).timestamps
