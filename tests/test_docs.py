@@ -1,8 +1,10 @@
-"""The documented commands, as a newcomer meets them: every shell command shown in README.md, docs/ and the example
-scripts' usage lines is either run here on CPU (as written, on fixture files named as the docs name them) or covered
-by a named test, or listed with the reason it cannot run on this machine. A new command in the docs that is none
-of these fails the suite, so docs and code cannot drift apart silently. Also: every `zoomzero`/`easyr1` command
-line parses with the real parsers, links and anchors resolve, and the data guide's paths flow from step to step."""
+"""The documented commands, as a newcomer meets them: every shell command shown in README.md, docs/,
+benchmarks/README.md and the example scripts' usage lines is either run here on CPU (as written, on fixture files
+named as the docs name them) or covered by a named test, or listed with the reason it cannot run on this machine. A
+new command in the docs that is none of these fails the suite, and so does a listed command no page shows any more
+(a page moved out of sight of this test), so docs and code cannot drift apart silently. Also: every
+`zoomzero`/`easyr1` command line parses with the real parsers, every `benchmarks/*.py` command names a script and
+flags it has, links and anchors resolve, and the data guide's paths flow from step to step."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from zoomzero_plugin.rows import write_rows
 from .eval.conftest import cgbench_rows, nextgqa_rows
 
 REPO = Path(__file__).resolve().parents[1]
-DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / "benchmarks").glob("*.md"))]
 EXAMPLES = sorted((REPO / "examples").glob("*.sh"))
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 INLINE = re.compile(r"`((?:zoomzero|easyr1) [a-z][^`]*)`")
@@ -149,6 +151,7 @@ HOW: list[tuple[str, str, str]] = [
         "the data guide's file housekeeping (its paths are checked: test_the_data_guide_paths_flow_from_step_to_step)",
     ),
     (r"^python3 scripts/model_merger\.py ", "not here", "EasyR1's own script, on a trained checkpoint"),
+    (r"^\.venv/bin/python -m pytest tests/\S+\.py -q$", "ci", "python -m pytest"),  # a part of the suite CI runs
     (
         r"^\.venv-vllm/bin/python -m pytest -m vllm tests/vllm/test_train_cli\.py ",
         "ci",
@@ -211,6 +214,11 @@ def strip_comment(line: str) -> str:
     return line
 
 
+def page(path: Path) -> str:
+    """A page's name in messages: its path in the repository (README.md and benchmarks/README.md are two pages)."""
+    return path.relative_to(REPO).as_posix()
+
+
 def documented() -> list[tuple[str, str]]:
     """(where, command) for every shell command in fenced bash blocks and the examples' usage lines."""
     out = []
@@ -219,13 +227,13 @@ def documented() -> list[tuple[str, str]]:
             if match.group(1) in ("bash", "sh"):
                 for line in match.group(2).replace("\\\n", " ").splitlines():
                     if command := " ".join(strip_comment(line).split()):
-                        out.append((path.name, command))
+                        out.append((page(path), command))
     for path in EXAMPLES:
         header = "\n".join(t[1:] for t in path.read_text(encoding="utf-8").splitlines() if t.startswith("#   "))
         for line in header.replace("\\\n", " ").splitlines():
             if "bash examples/" in line:
                 out.append(
-                    (path.name, " ".join(strip_comment(line).replace("[extra zoomzero eval flags]", "").split()))
+                    (page(path), " ".join(strip_comment(line).replace("[extra zoomzero eval flags]", "").split()))
                 )
     return out
 
@@ -242,6 +250,13 @@ def test_every_documented_command_is_run_covered_or_explained():
     assert len(COMMANDS) > 40 and unexplained == [], "add these to HOW in tests/test_docs.py:\n" + "\n".join(
         unexplained
     )
+
+
+def test_every_listed_command_is_still_shown_somewhere():
+    """A command that moves between pages stays checked: an entry of HOW that no documented command matches any more
+    means its page dropped out of DOCS (or the command was deleted: then delete the entry too)."""
+    unmatched = [pattern for pattern, _, _ in HOW if not any(re.search(pattern, c) for _, c in COMMANDS)]
+    assert unmatched == []
 
 
 def test_the_tests_named_as_covering_commands_exist():
@@ -280,6 +295,50 @@ def test_every_documented_zoomzero_and_easyr1_command_parses():
         with pytest.raises(SystemExit) as e:
             (zoomzero_cli if program == "zoomzero" else easyr1_cli).main([*path, "--help"])
         assert e.value.code == 0, command
+
+
+def benchmark_mentions() -> list[tuple[str, str, list[str]]]:
+    """(page, script, flags) for every `benchmarks/NAME.py …` in a command or in a prose code span of the docs."""
+    lines = [(where, c) for where, c in COMMANDS if "benchmarks/" in c]
+    lines += [
+        (page(path), span)
+        for path in DOCS
+        for span in re.findall(r"`([^`]+)`", FENCE.sub("", path.read_text(encoding="utf-8")))
+        if re.search(r"benchmarks/\w+\.py", span)
+    ]
+    out = []
+    for where, text in lines:
+        for match in re.finditer(r"benchmarks/(\w+)\.py((?:(?!benchmarks/\w+\.py).)*)", " ".join(text.split())):
+            out.append((where, match.group(1), re.findall(r"(?<![\w-])--[a-z][\w-]*", match.group(2))))
+    return out
+
+
+def test_documented_benchmark_commands_name_scripts_and_flags_they_have():
+    """The benchmark lines (mostly timings, run by hand) cannot drift: each script exists and takes each flag shown."""
+    mentions = benchmark_mentions()
+    assert {"learning_curve", "learning_curve_videozoomer", "bench_core", "bench_easyr1", "bench_inference"} <= {
+        script for _, script, _ in mentions
+    }
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    helps: dict[str, str] = {}
+    wrong = []
+    for where, script, flags in mentions:
+        path = REPO / "benchmarks" / f"{script}.py"
+        if not path.is_file():
+            wrong.append(f"{where}: benchmarks/{script}.py does not exist")
+            continue
+        if script not in helps:
+            done = subprocess.run(
+                [sys.executable, str(path), "--help"], cwd=REPO, capture_output=True, text=True, env=env, timeout=300
+            )
+            assert done.returncode == 0, (script, done.stderr[-2000:])
+            helps[script] = done.stdout
+        wrong += [
+            f"{where}: benchmarks/{script}.py has no {flag}"
+            for flag in flags
+            if not re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", helps[script])
+        ]
+    assert wrong == []
 
 
 def test_documented_dry_runs_run_as_written(capsys, monkeypatch):
@@ -372,7 +431,7 @@ def test_the_data_guide_paths_flow_from_step_to_step():
     """Every data/… file a later step reads was written by an earlier one (converted, filtered, linked or cut)."""
     guide = next(p for p in DOCS if p.name == "preparing-data.md")
     made: set[str] = set()
-    for command in [c for w, c in COMMANDS if w == guide.name]:
+    for command in [c for w, c in COMMANDS if w == page(guide)]:
         argv = shlex.split(command)
         reads = [
             argv[i + 1]
@@ -424,11 +483,11 @@ def test_links_and_anchors_resolve():
             file, _, anchor = target.partition("#")
             doc = (path.parent / file).resolve() if file else path
             if not doc.exists():
-                broken.append(f"{path.name}: {target}")
+                broken.append(f"{page(path)}: {target}")
             elif anchor and anchor not in {
                 slug(h) for h in re.findall(r"^#+ (.+)$", doc.read_text(encoding="utf-8"), re.M)
             }:
-                broken.append(f"{path.name}: {target} (no such heading)")
+                broken.append(f"{page(path)}: {target} (no such heading)")
     assert broken == []
 
 
