@@ -2,17 +2,19 @@
 
 Real, all of it: the ``easyr1`` console script, EasyR1's ``verl.trainer.main`` with its Runner, FSDPWorker (FSDP over
 gloo), its vLLMRollout on vLLM's CPU engine, the sharding manager's weight sync, the reward actors, checkpoints and
-resume; ``yamls/zoomzero.yaml`` and ``yamls/videozoomer.yaml`` as shipped, with overrides for a tiny model. The model
-is the tiny random Qwen2.5-VL (head size 32, for vLLM) after a few seconds of format teaching
-(:mod:`zoomzero_plugin.synthetic.warm_start`: random letters, spans and called segments), so rewards differ within a
-group and updates are real. What the checks read: EasyR1's own logged metrics (``--metrics-file``), its checkpoints
-(``easyr1 merge``), and ``zoomzero eval`` on the merged model.
+resume; ``yamls/zoomzero.yaml`` and ``yamls/videozoomer.yaml`` (Qwen3-VL: ``zoomzero_qwen3vl.yaml``,
+``videozoomer_qwen3vl.yaml``) as shipped, with the overrides for a tiny model that ``zoomzero demo --train`` uses
+(:func:`zoomzero_plugin.synthetic.train_demo.tiny_overrides`). Each model family's tiny random model (head size 32,
+for vLLM) after a few seconds of format teaching (:mod:`zoomzero_plugin.synthetic.warm_start`: random letters, spans
+and called segments), so rewards differ within a group and updates are real. What the checks read: EasyR1's own
+logged metrics (``--metrics-file``), its checkpoints (``easyr1 merge``), and ``zoomzero eval`` on the merged model.
 
-Three training launches share the work (CI time): Zoom-Zero for 2 steps with a checkpoint after each and validation
-at each; the same command resumed from the step-1 checkpoint, which runs step 2 again and must log the same step-2
-record; VideoZoomer with TokenAdv over turns for 2 steps. ``easyr1 merge`` and ``zoomzero eval`` (both Zoom-Zero
-modes) run on the step-2 checkpoint. (VideoZoomer as shipped, with EasyR1's
-own ``grpo``, differs from that launch only in ``compute_advantage``, which reads the same batch:
+Per family, three training launches share the work (CI time): Zoom-Zero for 2 steps with a checkpoint after each and
+validation at each; the same command resumed from the step-1 checkpoint, which runs step 2 again and must log the
+same step-2 record; VideoZoomer with TokenAdv over turns for 2 steps, clips as :data:`CLIP_AS` says. ``easyr1 merge``
+and ``zoomzero eval`` (both Zoom-Zero modes) run on the step-2 checkpoint. Qwen2.5-VL runs on whichever EasyR1 the
+session has (CI: v0.3.2, then ``--easyr1 main``), Qwen3-VL on EasyR1 main only. (VideoZoomer as shipped, with
+EasyR1's own ``grpo``, differs from that launch only in ``compute_advantage``, which reads the same batch:
 tests/easyr1/test_agent_rollout.py runs it on the agent's multi-turn batch.)
 
 Weight sync: in CPU mode EasyR1's rollout keeps vLLM's log-prob of every sampled token and the step logs how far it
@@ -71,6 +73,11 @@ NEEDS_MAIN = pytest.mark.skipif(
     reason="Qwen3-VL trains on EasyR1 main only (v0.3.2 has no qwen3_vl patches): python -m pytest --easyr1 main",
 )
 FAMILY_PARAMS = [pytest.param("qwen2_5_vl"), pytest.param("qwen3_vl", marks=NEEDS_MAIN)]
+# How each family's VideoZoomer launch shows a call's clip (agent.clip_as). CI runs this module on both EasyR1s: the
+# Qwen2.5-VL launch trains the authors' labelled images on v0.3.2 and one video per clip on main, so both layouts
+# train in every CI run; Qwen3-VL (main only) one video per clip. tests/vllm/test_agent_rollout_vllm.py checks both
+# layouts' log-probs on vLLM for both families.
+CLIP_AS = {"qwen2_5_vl": "video" if _on_easyr1_main() else "images", "qwen3_vl": "video"}
 
 
 def zoomzero_overrides(family: Family) -> list[str]:
@@ -324,11 +331,6 @@ def test_a_second_launch_resumes_from_the_step_1_checkpoint(zoomzero_run):
         "actor/grad_norm",
     )
     assert {k: resumed[2][k] for k in same} == pytest.approx({k: first[2][k] for k in same}, rel=1e-4, abs=1e-7)
-
-
-# How each family's VideoZoomer launch shows a call's clip: as one video with its timing (agent.clip_as: video) on
-# both; the authors' labelled images are what tests/vllm/test_agent_rollout_vllm.py checks on vLLM for both families.
-CLIP_AS = {"qwen2_5_vl": "video", "qwen3_vl": "video"}
 
 
 @pytest.fixture(scope="module")

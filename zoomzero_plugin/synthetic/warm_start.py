@@ -372,7 +372,7 @@ def warm_start(
 
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    processor = AutoProcessor.from_pretrained(model_dir)
+    processor = AutoProcessor.from_pretrained(model_dir, use_fast=True)
     examples = (grounded_examples if kind == "grounded" else agent_examples)(
         rows, n, processor.tokenizer.apply_chat_template, seed=seed, **options
     )
@@ -470,7 +470,7 @@ def _train(model_dir, processor, examples: Sequence[Example], steps: int, batch_
     import torch
     from transformers import AutoModelForImageTextToText
 
-    model = AutoModelForImageTextToText.from_pretrained(model_dir, torch_dtype=torch.float32)  # Qwen2.5-VL, Qwen3-VL
+    model = AutoModelForImageTextToText.from_pretrained(model_dir, dtype=torch.float32)  # Qwen2.5-VL, Qwen3-VL
     encoded = _encode(processor, examples)
     tokens = processor.tokenizer.convert_tokens_to_ids([processor.image_token, processor.video_token])
     skip = shared_prefix(encoded, tokens)
