@@ -37,7 +37,7 @@ def demo(tmp_path_factory):
     cwd = tmp_path_factory.mktemp("demo-train")
     done = zoomzero("demo", "--train", "--steps", "1", cwd=cwd)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    return cwd, cwd / "zoomzero-demo" / "train" / "qwen2.5-vl", done.stdout
+    return cwd, (cwd / "zoomzero-demo" / "train" / "qwen2.5-vl").resolve(), done.stdout
 
 
 def test_the_demo_prints_a_line_per_step_and_where_everything_is(demo):
@@ -53,6 +53,7 @@ def test_the_demo_prints_a_line_per_step_and_where_everything_is(demo):
     assert float(step.group(4)) == pytest.approx(record["actor/pg_loss"], abs=1e-4)
     assert float(step.group(3)) == pytest.approx(record["reward/overall"], abs=5e-3)
     files = ("tiny-model/", "warm-start/", "data/", "metrics.jsonl", "train.log", "checkpoints/", "model/", "eval/")
+    files += ("resume.sh",)
     for name in files:
         assert f"  {name}" in out and (workdir / name).exists(), name
     assert (workdir / "checkpoints" / "global_step_1" / "actor").is_dir()
@@ -62,16 +63,21 @@ def test_the_demo_prints_a_line_per_step_and_where_everything_is(demo):
 
 
 def test_the_printed_command_resumes_from_the_checkpoint(demo):
+    """The last line printed is ``bash …/resume.sh``: the demo's own ``easyr1 train`` with twice the steps, which
+    EasyR1 resumes from the last checkpoint. Run from another folder, as printed."""
     cwd, workdir, out = demo
-    printed = out.split("run:\n", 1)[1].strip()
-    command = shlex.split(printed.replace("\\\n", " "))
-    assert Path(command[0]).name == "easyr1" and command[1:4] == ["train", command[2], "--cpu"]
-    assert "trainer.max_steps=2" in command
+    printed = shlex.split(out.strip().splitlines()[-1])
+    assert printed == ["bash", str(workdir / "resume.sh")]
+    command = shlex.split((workdir / "resume.sh").read_text().replace("\\\n", " "), comments=True)
+    assert Path(command[0]).name == "easyr1" and command[1] == "train" and "--cpu" in command
+    assert command[-1] == "trainer.max_steps=2"
     env = subprocess_env(OMP_NUM_THREADS="1")
     env.pop("EASYR1_PLUGINS_CPU", None)
-    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    elsewhere = cwd / "elsewhere"
+    elsewhere.mkdir()
+    done = subprocess.run(printed, cwd=elsewhere, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     logged = [json.loads(line) for line in (workdir / "metrics.jsonl").read_text().splitlines()]
-    trained = sorted({r["step"] for r in logged if "actor/pg_loss" in r})
+    trained = sorted(r["step"] for r in logged if "actor/pg_loss" in r)
     assert trained == [1, 2], "the resumed launch ran step 2 only (the demo's step 1 is in the same file)"
     assert (workdir / "checkpoints" / "global_step_2" / "actor").is_dir()

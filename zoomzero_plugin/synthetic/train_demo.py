@@ -140,6 +140,7 @@ def run_train_demo(workdir: Path, family: str, agent: bool, steps: int, seed: in
     """Everything of the module docstring, in ``workdir``; returns the exit status (0: trained, merged, evaluated)."""
     launcher = check_can_train(family)
     start = time.perf_counter()
+    workdir = workdir.resolve()  # the printed commands work from any folder
     workdir.mkdir(parents=True, exist_ok=True)
     base = build_tiny_qwen(workdir / "tiny-model", seed=seed, for_vllm=True, family=family)
     run = TinyRun(load_geometry(str(base)).factor)
@@ -181,13 +182,26 @@ def run_train_demo(workdir: Path, family: str, agent: bool, steps: int, seed: in
     _run([launcher, "merge", str(checkpoints / f"global_step_{steps}" / "actor"), "--out", str(merged)], log)
     print(f"Merged the step-{steps} checkpoint into {merged} ({_since(start)})")
     code = _evaluate(merged, train_rows, workdir / "eval", run, agent, clip_as)
-    resume = [*command, f"trainer.max_steps={2 * steps}"]
+    resume = workdir / RESUME
+    resume.write_text(resume_script([*command, f"trainer.max_steps={2 * steps}"], steps))
     print(f"\nDone in {_since(start)}. Files in {workdir}:")
     for name, what in FILES:
         print(f"  {name:<16} {what}")
     print(f"To train {steps} more steps from the step-{steps} checkpoint (EasyR1 finds the last one), run:")
-    print("  " + " \\\n    ".join(shlex.quote(part) for part in resume))
+    print(f"  bash {shlex.quote(str(resume))}")
     return code
+
+
+RESUME = "resume.sh"
+
+
+def resume_script(command: Sequence[str], steps: int) -> str:
+    """The shell script that runs ``command`` (the demo's ``easyr1 train`` with more steps) from any folder."""
+    lines = " \\\n    ".join(shlex.quote(part) for part in command)
+    return (
+        f"#!/usr/bin/env bash\n# The demo's easyr1 train command with trainer.max_steps={2 * steps}: EasyR1 loads the "
+        f"step-{steps} checkpoint (trainer.find_last_checkpoint) and trains {steps} more steps.\n{lines}\n"
+    )
 
 
 FILES = (
@@ -199,6 +213,7 @@ FILES = (
     ("checkpoints/", "EasyR1's checkpoints (global_step_N/actor: FSDP shards)"),
     ("model/", "the last checkpoint merged into a Hugging Face folder (easyr1 merge)"),
     ("eval/", "zoomzero eval of the merged model: predictions, metrics.json, report.md"),
+    (RESUME, "the command that resumes the run from its last checkpoint"),
 )
 
 
@@ -217,7 +232,9 @@ def _warm_start(base: Path, out: Path, rows: Sequence[dict], run: TinyRun, agent
         return warm_start(base, out, rows, "agent", steps=150, batch_size=8, budget=budget, clip_as=clip_as, seed=seed)
     zoom = ZoomBudget(**run.zoom_budget()).with_geometry(load_geometry(str(base)))
     shown = VideoInput(fps=1.0, min_pixels=run.pixels(4), max_pixels=run.pixels(16), zoom=zoom)
-    return warm_start(base, out, rows, "grounded", steps=120, batch_size=16, shown=shown, seed=seed)
+    return warm_start(  # one span in whole seconds: a 2-layer model then writes the format (docs: warm_start)
+        base, out, rows, "grounded", steps=120, batch_size=16, shown=shown, seed=seed, whole_seconds=True
+    )
 
 
 class TrainFailed(ZoomzeroError):
