@@ -16,7 +16,7 @@ import torch
 
 from zoomzero_plugin.hosts.easyr1 import dataset_videos, vllm_engine
 
-from .helpers import rlhf_dataset
+from .helpers import model_with_sizes, rlhf_dataset
 from .test_qwen3_recipes import needs_main
 
 STAMP = re.compile(r"<(\d+\.\d) seconds>")
@@ -90,15 +90,8 @@ def dataset_videos_frames(row, config):
 def released_bounds_dir(tiny_qwen3_dir, tmp_path_factory):
     """The tiny Qwen3-VL with a released checkpoint's image-processor bounds: at least 65,536 pixels per image (its
     video processor bounds whole clips: at least 4,096)."""
-    import json
-    import shutil
-
-    path = tmp_path_factory.mktemp("qwen3-released-bounds")
-    shutil.copytree(tiny_qwen3_dir, path, dirs_exist_ok=True)
-    config = json.loads((path / "preprocessor_config.json").read_text())
-    config["size"] = {"shortest_edge": 65536, "longest_edge": 16777216}
-    (path / "preprocessor_config.json").write_text(json.dumps(config))
-    return path
+    dest = tmp_path_factory.mktemp("qwen3-released-bounds")
+    return model_with_sizes(tiny_qwen3_dir, dest, "preprocessor_config.json", 65536, 16777216)
 
 
 @needs_main
