@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import shlex
 import shutil
 import subprocess
@@ -249,8 +250,11 @@ def _run(command: Sequence[str], log: Path) -> None:
 
 
 def _tail(log: Path) -> str:
-    text = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
-    return f"its last line: {text[-1].strip()[:300]} (all of it in {log})" if text else f"see {log}"
+    """The log's last error line (a Python exception's ``SomeError: …``), else its last line, and where the log is."""
+    text = [re.sub(r"\x1b\[[0-9;]*m", "", line).strip() for line in log.read_text(errors="replace").splitlines()]
+    errors = [line for line in text if re.search(r"\b\w*(Error|Exception): ", line)]
+    shown = (errors or [line for line in text if line])[-1:]
+    return f"{shown[0][:300]} (all of it in {log})" if shown else f"see {log}"
 
 
 def _train(command: Sequence[str], log: Path, metrics: Path, steps: int) -> int:
