@@ -54,10 +54,9 @@ from zoomzero_plugin.video_store import shared  # noqa: E402
 def long_benchmark(
     directory: Path, n: int, seconds: float, width: int, height: int, fps: int, clue: float, seed: int = 0
 ) -> Path:
-    """``n`` videos of ``seconds`` with one ``clue``-second evidence span each; cached in ``directory``."""
+    """``n`` videos of ``seconds`` with one ``clue``-second evidence span each, and their rows; the videos are cached
+    in ``directory`` (written only where missing), the rows written afresh (they hold the videos' absolute paths)."""
     rows_path = directory / f"rows-{n}x{seconds:g}s-{width}x{height}@{fps}.jsonl"
-    if rows_path.exists():
-        return rows_path
     rng, names, rows = random.Random(seed), sorted(COLORS), []
     for i in range(n):
         start = round(rng.uniform(0.05 * seconds, 0.95 * seconds - clue), 1)
@@ -81,18 +80,23 @@ def long_benchmark(
 
 
 def oracle(truths: dict[str, object]):
-    """Script: every grounding pass names the true clue (shifted into a window's own seconds)."""
+    """Script: every grounding pass names the true clue where the pass sees it, in the times its prompt asks for;
+    a pass that does not see it answers with low confidence and no span.
+
+    A prompt that names the seconds it shows (``part_prompt``: refinement rounds, absolute windows) asks for times of
+    the whole video; any other prompt (the coarse pass, a relative window) presents its clip as a video from 0."""
 
     def script(request, _):
         if request.choices:
             return None
-        video = request.videos[0]["video"]
-        truth = truths[video]
-        if "seconds long" not in request.prompt:  # a refinement pass: absolute seconds
-            return template(truth.answer, truth.spans)
-        start, end = request.videos[0]["video_start"], request.videos[0]["video_end"]
-        inside = [(max(s, start) - start, min(e, end) - start) for s, e in truth.spans if min(e, end) > max(s, start)]
-        return (template(truth.answer, inside), 0.9) if inside else ("<answer>B</answer>", 0.1)
+        truth = truths[request.videos[0]["video"]]
+        shown = [(v["video_start"], v["video_end"]) for v in request.videos]
+        inside = [(max(s, a), min(e, b)) for s, e in truth.spans for a, b in shown if min(e, b) > max(s, a)]
+        if not inside:
+            return "<answer>B</answer>", 0.1
+        if "of the whole video" not in request.prompt:  # times from the clip's own 0
+            inside = [(s - shown[0][0], e - shown[0][0]) for s, e in inside]
+        return template(truth.answer, inside), 0.9
 
     return script
 

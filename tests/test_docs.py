@@ -200,6 +200,13 @@ HOW: list[tuple[str, str, str]] = [
     ),
     (r"^bash scripts/install-cpu\.sh --easyr1-main$", "ci", 'bash scripts/install-cpu.sh "$EASYR1_MAIN_OPTION"'),
     (r"^\.venv-vllm/bin/python -m pytest -m vllm --easyr1 main tests/vllm/", "ci", "test_env vllm vllm --easyr1 main"),
+    (
+        r"^python benchmarks/gpu/carry\.py prepare$",
+        "not here",
+        "downloads wheels from the package registry (tests/test_gpu_benchmark.py checks the carry arithmetic)",
+    ),
+    (r"^python benchmarks/gpu/carry\.py check$", "covered", "tests/test_gpu_benchmark.py::test_carry_check_arithmetic"),
+    (r"^python benchmarks/gpu/run\.py --tiny ", "covered", "tests/test_gpu_benchmark.py::test_structure"),
 ]
 
 

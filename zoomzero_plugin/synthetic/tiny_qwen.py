@@ -114,45 +114,56 @@ _MROPE_SECTIONS = {16: [2, 3, 3], 32: [4, 6, 6]}
 CHECKPOINT_MIN_PIXELS, CHECKPOINT_MAX_PIXELS = 3136, 12845056
 
 
-def build_config(tokenizer, heads: int = 4, kv_heads: int = 2):
-    """A 2-layer, 64-wide Qwen2.5-VL config whose special-token ids match ``tokenizer``.
+_TINY_VISION = dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64)
 
-    ``heads``: attention heads of the language model (head size 64 / heads: 16 or 32). vLLM's CPU attention
-    takes head sizes 32..512 only, so a model for vLLM uses 2 heads and 1 KV head.
-    """
-    from transformers import Qwen2_5_VLConfig
 
+def _vision_token_ids(tokenizer) -> dict[str, int]:
+    """The config's vision token ids, ``tokenizer``'s ids of Qwen's vision tokens."""
     ids = tokenizer.convert_tokens_to_ids
-    return Qwen2_5_VLConfig(
-        text_config=dict(
-            vocab_size=len(tokenizer),
-            hidden_size=64,
-            intermediate_size=128,
-            num_hidden_layers=2,
-            num_attention_heads=heads,
-            num_key_value_heads=kv_heads,
-            max_position_embeddings=32768,
-            rope_scaling={"type": "mrope", "mrope_section": _MROPE_SECTIONS[64 // heads]},
-            tie_word_embeddings=True,
-        ),
-        vision_config=dict(
-            depth=2,
-            hidden_size=32,
-            intermediate_size=64,
-            num_heads=2,
-            out_hidden_size=64,
-            fullatt_block_indexes=[1],
-            window_size=112,
-            tokens_per_second=2,  # released Qwen2.5-VL checkpoints (and EasyR1's get_rope_index) use 2, not 4
-        ),
+    return dict(
         image_token_id=ids("<|image_pad|>"),
         video_token_id=ids("<|video_pad|>"),
         vision_start_token_id=ids("<|vision_start|>"),
         vision_end_token_id=ids("<|vision_end|>"),
+    )
+
+
+def build_config(tokenizer, heads: int = 4, kv_heads: int = 2, text: dict | None = None, vision: dict | None = None):
+    """A 2-layer, 64-wide Qwen2.5-VL config whose special-token ids match ``tokenizer``.
+
+    ``heads``: attention heads of the language model (head size 64 / heads: 16 or 32). vLLM's CPU attention
+    takes head sizes 32..512 only, so a model for vLLM uses 2 heads and 1 KV head.
+    ``text``, ``vision``: entries that replace the tiny sizes of the text and vision configs (a real checkpoint's
+    shape, say; a ``vocab_size`` larger than the tokenizer's leaves the rows past it unused).
+    """
+    from transformers import Qwen2_5_VLConfig
+
+    ids = tokenizer.convert_tokens_to_ids
+    text_config = dict(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        max_position_embeddings=32768,
+        rope_scaling={"type": "mrope", "mrope_section": _MROPE_SECTIONS[64 // heads]},
+        tie_word_embeddings=True,
+    ) | (text or {})
+    vision_config = dict(
+        **_TINY_VISION,
+        fullatt_block_indexes=[1],
+        window_size=112,
+        tokens_per_second=2,  # released Qwen2.5-VL checkpoints (and EasyR1's get_rope_index) use 2, not 4
+    ) | (vision or {})
+    return Qwen2_5_VLConfig(
+        text_config=text_config,
+        vision_config=vision_config,
+        **_vision_token_ids(tokenizer),
         bos_token_id=None,
         eos_token_id=ids("<|im_end|>"),
         pad_token_id=ids("<|endoftext|>"),
-        tie_word_embeddings=True,
+        tie_word_embeddings=text_config["tie_word_embeddings"],
     )
 
 
@@ -186,46 +197,60 @@ def build_qwen3_processor(tokenizer=None):
     )
 
 
-def build_qwen3_config(tokenizer):
+def build_qwen3_config(tokenizer, text: dict | None = None, vision: dict | None = None):
     """A 2-layer, 64-wide Qwen3-VL config (head size 32, which vLLM's CPU attention takes) whose special-token ids
-    match ``tokenizer``: interleaved M-RoPE, a 2-block vision tower of 16-px patches with one DeepStack layer."""
+    match ``tokenizer``: interleaved M-RoPE, a 2-block vision tower of 16-px patches with one DeepStack layer.
+    ``text``, ``vision``: entries that replace the tiny sizes (as in :func:`build_config`)."""
     from transformers import Qwen3VLConfig
 
-    ids = tokenizer.convert_tokens_to_ids
-    return Qwen3VLConfig(
-        text_config=dict(
-            vocab_size=len(tokenizer),
-            hidden_size=64,
-            intermediate_size=128,
-            num_hidden_layers=2,
-            num_attention_heads=2,
-            num_key_value_heads=1,
-            head_dim=32,
-            max_position_embeddings=32768,
-            rope_scaling={"rope_type": "default", "mrope_section": _MROPE_SECTIONS[32], "mrope_interleaved": True},
-            tie_word_embeddings=True,
-        ),
-        vision_config=dict(
-            depth=2,
-            hidden_size=32,
-            intermediate_size=64,
-            num_heads=2,
-            out_hidden_size=64,
-            patch_size=16,
-            spatial_merge_size=2,
-            temporal_patch_size=2,
-            deepstack_visual_indexes=[0],
-            num_position_embeddings=256,
-        ),
-        image_token_id=ids("<|image_pad|>"),
-        video_token_id=ids("<|video_pad|>"),
-        vision_start_token_id=ids("<|vision_start|>"),
-        vision_end_token_id=ids("<|vision_end|>"),
+    text_config = dict(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=32,
+        max_position_embeddings=32768,
+        rope_scaling={"rope_type": "default", "mrope_section": _MROPE_SECTIONS[32], "mrope_interleaved": True},
         tie_word_embeddings=True,
+    ) | (text or {})
+    vision_config = dict(
+        **_TINY_VISION,
+        patch_size=16,
+        spatial_merge_size=2,
+        temporal_patch_size=2,
+        deepstack_visual_indexes=[0],
+        num_position_embeddings=256,
+    ) | (vision or {})
+    return Qwen3VLConfig(
+        text_config=text_config,
+        vision_config=vision_config,
+        **_vision_token_ids(tokenizer),
+        tie_word_embeddings=text_config["tie_word_embeddings"],
     )
 
 
 FAMILIES = ("qwen2_5_vl", "qwen3_vl")  # the model families build_tiny_qwen builds (their config's model_type)
+
+
+def family_parts(
+    family: str = "qwen2_5_vl", for_vllm: bool = False, text: dict | None = None, vision: dict | None = None
+):
+    """(processor, config, model class) of ``family`` (:data:`FAMILIES`), as :func:`build_tiny_qwen` builds them;
+    ``text`` and ``vision`` replace entries of the tiny sizes (:func:`build_config`). Nothing is built or written."""
+    if family not in FAMILIES:
+        raise ValueError(f"unknown model family {family!r}; choose from {FAMILIES}")
+    ensure_torchvision_importable()
+    from transformers import Qwen2_5_VLForConditionalGeneration, Qwen3VLForConditionalGeneration
+
+    if family == "qwen3_vl":
+        processor = build_qwen3_processor()
+        return processor, build_qwen3_config(processor.tokenizer, text, vision), Qwen3VLForConditionalGeneration
+    processor = build_processor(pixel_bounds=(CHECKPOINT_MIN_PIXELS, CHECKPOINT_MAX_PIXELS) if for_vllm else None)
+    heads = dict(heads=2, kv_heads=1) if for_vllm else {}
+    config = build_config(processor.tokenizer, **heads, text=text, vision=vision)
+    return processor, config, Qwen2_5_VLForConditionalGeneration
 
 
 def build_tiny_qwen(path: str | Path, seed: int = 0, for_vllm: bool = False, family: str = "qwen2_5_vl") -> Path:
@@ -236,22 +261,13 @@ def build_tiny_qwen(path: str | Path, seed: int = 0, for_vllm: bool = False, fam
     The Qwen3-VL is always one vLLM serves (head size 32; pixel bounds :data:`QWEN3_IMAGE_PIXELS`,
     :data:`QWEN3_VIDEO_PIXELS`).
     """
-    if family not in FAMILIES:
-        raise ValueError(f"unknown model family {family!r}; choose from {FAMILIES}")
-    ensure_torchvision_importable()
     import torch
-    from transformers import Qwen2_5_VLForConditionalGeneration, Qwen3VLForConditionalGeneration
 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)
-    if family == "qwen3_vl":
-        processor = build_qwen3_processor()
-        model = Qwen3VLForConditionalGeneration(build_qwen3_config(processor.tokenizer))
-    else:
-        processor = build_processor(pixel_bounds=(CHECKPOINT_MIN_PIXELS, CHECKPOINT_MAX_PIXELS) if for_vllm else None)
-        heads = dict(heads=2, kv_heads=1) if for_vllm else {}
-        model = Qwen2_5_VLForConditionalGeneration(build_config(processor.tokenizer, **heads))
+    processor, config, model_class = family_parts(family, for_vllm)
+    model = model_class(config)
     model.generation_config.eos_token_id = processor.tokenizer.eos_token_id
     model.generation_config.pad_token_id = processor.tokenizer.pad_token_id
     model.save_pretrained(path)
