@@ -31,6 +31,7 @@ from .gvqa.zoom import fetch_plan
 from .rows import read_rows, row_truth
 from .synthetic.benchmark import make_benchmark
 from .synthetic.tiny_qwen import build_tiny_qwen
+from .synthetic.train_demo import check_can_train, run_train_demo
 from .vision import VisionGeometry
 
 EVAL_WORKDIR = "zoomzero-demo"  # --eval's default work folder, relative to the current directory
@@ -107,8 +108,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from .synthetic.train_demo import check_can_train, run_train_demo
-
     if args.steps < 1:
         raise UsageError("--steps must be at least 1")
     check_can_train(MODELS[args.model])  # before anything is built: one line where this environment cannot train

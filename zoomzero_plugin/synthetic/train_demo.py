@@ -31,8 +31,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..agent import AgentBudget
+from ..cli import main as zoomzero
 from ..cpu_compat import EASYR1_MAIN_INSTALL, VLLM_ENV_INSTALL
 from ..errors import DependencyError, ZoomzeroError
+from ..gvqa.zoom import ZoomBudget
 from ..rows import read_rows
 from ..shipped import find_recipe
 from ..vision import load_geometry
@@ -225,9 +228,6 @@ def _since(start: float) -> str:
 def _warm_start(base: Path, out: Path, rows: Sequence[dict], run: TinyRun, agent: bool, clip_as: str, seed: int):
     """The warm start of :mod:`.warm_start` as the tests make it: the agent's two turns, or Zoom-Zero's template with
     the videos shown as the rollout shows them."""
-    from ..agent import AgentBudget
-    from ..gvqa.zoom import ZoomBudget
-
     if agent:
         budget = AgentBudget(**run.agent_pixels())
         return warm_start(base, out, rows, "agent", steps=150, batch_size=8, budget=budget, clip_as=clip_as, seed=seed)
@@ -302,8 +302,6 @@ def progress_line(step: int, steps: int, m: dict[str, Any]) -> str:
 
 def _evaluate(model: Path, rows: Path, out: Path, run: TinyRun, agent: bool, clip_as: str) -> int:
     """``zoomzero eval`` of the merged model on the training rows (coarse-to-fine; the agent's mode with --agent)."""
-    from ..cli import main as zoomzero
-
     common = ["eval", "--benchmark", "rows", "--model", str(model), "--data", str(rows), "--out", str(out)]
     if agent:
         budget = [f"--agent-{k.replace('_', '-')}={v}" for k, v in run.agent_pixels().items()]
