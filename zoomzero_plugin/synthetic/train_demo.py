@@ -70,6 +70,8 @@ ZOOMZERO = (
     f"{ZOOM}prompt=concise",
 )
 VIDEOZOOMER = (
+    "worker.actor.micro_batch_size_per_device_for_update=1",  # multi-turn sequences of ~1,500 tokens: one at a time
+    "worker.actor.micro_batch_size_per_device_for_experience=2",
     "data.max_response_length=1536",
     "data.mini_rollout_batch_size=null",
     "algorithm.online_filtering=false",
