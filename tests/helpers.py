@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import socket
+import threading
 
 from zoomzero_plugin.agent import response_text
 from zoomzero_plugin.agent.render import QWEN_IMAGE
@@ -25,6 +27,34 @@ def within_seconds(seconds: float):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@contextlib.contextmanager
+def no_network():
+    """A Hugging Face Hub endpoint on a machine without network, made deterministic: a local port that accepts each
+    connection and closes it at once (what a refused or dropped connection gives the client). Yields
+    ``(endpoint, connections)``; ``connections()`` counts the connections made so far (each request, each retry)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(64)
+    count = [0]
+
+    def serve():
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:  # closed: done
+                return
+            count[0] += 1
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}", lambda: count[0]
+    finally:
+        server.close()
+        thread.join(timeout=5)
 
 
 def covered_length(spans, lo: float = float("-inf"), hi: float = float("inf")) -> float:

@@ -74,8 +74,16 @@ def test_switched_off_components_drop_out_of_the_means():
 
 
 def test_token_adv_requires_a_component_for_each_token_class():
+    glue, mask = torch.zeros(2, 3, dtype=torch.bool), torch.ones(2, 3)
     with pytest.raises(ValueError, match="glue tokens"):
-        token_adv({"accuracy": torch.ones(2)}, torch.zeros(2, 3, dtype=torch.bool), torch.ones(2, 3), ["a", "a"])
+        token_adv({"accuracy": torch.ones(2)}, glue, mask, ["a", "a"])  # no glue-side component
+    with pytest.raises(ValueError, match="for the other tokens; got components \\['iou'\\]"):
+        token_adv({"iou": torch.tensor([1.0, 0.0])}, glue, mask, ["a", "a"])  # no answer-side one: NaN, were it kept
+    # exactly one on each side: answer tokens learn from accuracy alone, (1 - 0.5) / 0.5 = +1 and -1
+    adv, _ = token_adv(
+        {"iou": torch.tensor([1.0, 0.0]), "accuracy": torch.tensor([0.0, 1.0])}, glue, mask, ["a", "a"], eps=0.0
+    )
+    assert torch.equal(adv, torch.tensor([[-1.0] * 3, [1.0] * 3]))
 
 
 def test_grpo_baseline_broadcasts_one_advantage_per_response():

@@ -15,6 +15,7 @@ from zoomzero_plugin.answers import (
     TEMPLATE,
     VIDEOMME,
     answer_letter,
+    last_answer,
     letter_of,
     read_letter,
 )
@@ -48,8 +49,10 @@ TABLE = {
     # lmms-eval longvideobench: "Best answer:" / "Best option:" removed, then the first capital A-E; E is read
     # (and is wrong); none -> a random letter there, none here.
     LONGVIDEOBENCH: ["B", None, None, "B", "B", "C", "C", "B", "A", None, "E", "A", "C", "B", "B"],
-    # MLVU check_ans: the character before the first ")", else the whole reply must be the letter.
-    MLVU: ["B", None, None, "B", None, None, None, None, None, None, None, None, None, None, None],
+    # lmms-eval 0.7.3's MLVU (extract_mcq_answer, capitals A-D): a letter opening the reply set apart wins ("A person"
+    # too), then one ending it ("... is C", "it's B", "Answer: D"), then the later letter after an answer phrase
+    # ("answer is B. A is wrong" -> A); lower case and E are no letter.
+    MLVU: ["B", None, None, "B", "B", "C", "C", "B", "D", None, None, "A", "C", "C", "A"],
     # LVBench polish_answer: cut at ")", after "(", the first word's first character ("The" -> T, "I" -> I,
     # "Answer:" -> A, "none" -> n, "Based" -> B).
     LVBENCH: ["B", None, None, "B", "B", None, None, None, "A", None, None, "A", "B", "B", None],
@@ -84,17 +87,35 @@ def test_longvideobench_reads_its_five_letters_whatever_the_options():
 @pytest.mark.parametrize(
     "reply, letter",
     [
+        # the shapes ordinary replies take, each read as lmms-eval reads it
+        ("A", "A"),
+        ("A.", "A"),
+        ("(A)", "A"),
+        ("A. the chef", "A"),
+        ("A) the chef", "A"),
+        ("A: the chef", "A"),
+        (" A ", "A"),
+        ('"A".', "A"),  # quotes and periods stripped from both ends first
+        # a reply to MLVU's own "Best option: (" pre-fill reads as its check_ans reads it
         ("B) the cup", "B"),
-        ("Best Option: (C) red", "C"),
-        ("(B", None),
-        (")B", None),
-        (" B", None),
-        ("B ", None),
-        ("C", None),  # three options: C is none of them (the script would compare it and count it wrong)
+        ("B", "B"),
+        # ranks: opening (10) > ending (9) > after a phrase (7) > (B) (6) > B. (5) > B: (4) > B) (3) > "B " (2)
+        ("The answer is C", "C"),  # ends with C
+        ("Maybe (B) or C.", "C"),  # ends with C (the period stripped)
+        ("It is (B), not C!", "C"),
+        ("Options (B) and D. here", "B"),  # (B) outranks D.
+        ("Options D. and B: here", "D"),  # D. outranks B:
+        ("So B) or D here", "B"),  # B) outranks "D "
+        ("The answer is B because of D here", "D"),  # after the phrase both: the later wins
+        ("Xyz Cab", "C"),  # nothing else: the last capital A-D anywhere (fallback)
+        ("b", None),  # capitals only
+        ("E. the chef", None),  # lmms-eval's MLVU reads A-D whatever the question
+        ("", None),
+        ("?!", None),
     ],
 )
-def test_mlvu_takes_the_character_before_the_first_parenthesis(reply, letter):
-    assert letter_of(reply, "AB" if reply == "C" else ABCD, MLVU) == letter
+def test_mlvu_reads_replies_as_lmms_eval_does(reply, letter):
+    assert letter_of(reply, "ABCDE", MLVU) == letter
 
 
 @pytest.mark.parametrize(
@@ -171,7 +192,8 @@ def test_the_index_is_where_the_letter_stands_in_the_reply():
     assert read_letter("So the answer is C.", ABCD, REPLY) == ("C", 17)
     assert read_letter("The best answer is D", ABCD, VIDEOMME) == ("D", 19)
     assert read_letter("I think (C) fits", ABCD, LVBENCH) == ("C", 9)  # cut at ")", from after "("
-    assert read_letter("x B) y", ABCD, MLVU) == ("B", 2)
+    assert read_letter(' "(B)" ', ABCD, MLVU) == ("B", 3)  # spaces and quotes stripped, then inside "(B)"
+    assert read_letter("x D) y C.", ABCD, MLVU) == ("C", 7)  # "C." ends the reply once its period is stripped
 
 
 RULES = [*TABLE, TEMPLATE, CLOSED]
@@ -233,3 +255,40 @@ def test_every_rule_is_linear_on_a_megabyte_of_repetition(unit):
     for rule in RULES:
         letter_of(text, ABCD, rule)
         assert letter_of(text + "<answer>C</answer>", ABCD, rule) == "C"  # a quadratic scan would not return
+
+
+def test_the_reply_shapes_table_of_docs_metrics_is_what_the_rules_read():
+    """docs/metrics.md's table of reply shapes (each cell the letter a rule reads, – for none) is true."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "metrics.md").read_text(encoding="utf-8")
+    table = text[text.index("| reply | `videomme` |") :].split("\n\n")[0].splitlines()[2:]
+    rules = [VIDEOMME, LONGVIDEOBENCH, MLVU, LVBENCH, CGBENCH, REPLY]
+    assert len(table) == 10
+    for line in table:
+        shapes, *cells = (cell.strip() for cell in line.strip("|").split("|"))
+        for shape in shapes.split(" · "):
+            reply = shape.strip("`").replace("\\\\", "\\")
+            assert [letter_of(reply, ABCD, rule) or "–" for rule in rules] == cells, reply
+
+
+@pytest.mark.parametrize(
+    "reply, letter",
+    [
+        ("B, not A", "B"),  # a capital followed by a comma is set apart: B, though A also stands alone
+        ("B. not A", "B"),
+        ("B: not A", "B"),
+        ("B) not A", "B"),
+        ("B; not A", None),  # a semicolon does not set it apart: two letters stand alone, no single answer
+        ("B - not A", None),
+    ],
+)
+def test_a_capital_is_set_apart_by_exactly_a_period_colon_comma_or_parenthesis(reply, letter):
+    assert letter_of(reply, ABCD, REPLY) == letter
+
+
+def test_the_closed_block_is_the_last_opening_before_the_last_closing_tag():
+    # an <answer> opened after the last </answer> (a reply cut off) is not the closed block: A is, not nothing
+    text = "<answer>A</answer> then <answer>B"
+    assert letter_of(text, rule=CLOSED) == "A" and last_answer(text) == ("A", "A")
+    assert last_answer("<answer>x <answer>C</answer>") == ("C", "C")  # the opening nearest the closing tag

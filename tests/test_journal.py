@@ -30,6 +30,22 @@ def test_a_torn_last_line_repeating_a_finished_key_is_dropped(tmp_path):
 
 
 @pytest.mark.parametrize(
+    "lines, first, more, readable",
+    [
+        ('{"qid": "a"}\nnot json\n{"qid": "b"}\n', 2, "", 2),  # one bad line: nothing more to count
+        ('{"qid": "a"}\nnot json\n[1]\n{"qid": "b"}\n', 2, " (and 1 more bad line(s))", 2),  # two: one more
+        ('x\ny\nz\n{"qid": "b"}\n', 1, " (and 2 more bad line(s))", 1),
+    ],
+)
+def test_a_damaged_journal_names_its_first_bad_line_and_counts_the_others(tmp_path, lines, first, more, readable):
+    path = tmp_path / "j.jsonl"
+    path.write_text(lines)
+    with pytest.raises(ResumeError) as e:
+        Journal(path, way_out="WAY OUT")
+    assert str(e.value) == f"{path}:{first}: not JSON (Expecting value){more}; {readable} line(s) are readable. WAY OUT"
+
+
+@pytest.mark.parametrize(
     "before, now, named",
     [
         ({"benchmark": "rows", "fps": 1.0}, {"benchmark": "rows"}, "fps (1.0 there, 'unset' now)"),  # removed

@@ -69,6 +69,7 @@ def test_weights_and_normalisation():
     "kwargs, message",
     [
         (dict(components=("format", "bogus")), "unknown reward components"),
+        (dict(components=("format", "accuracy"), weights={"acuracy": 0.9}), r"unknown reward components \['acuracy'\]"),
         (dict(components=()), "at least one"),
         (dict(components=("format",), weights={"format": -1}), ">= 0"),
         (dict(components=("format",), weights={"format": 0}), "sum to 0"),
@@ -77,6 +78,12 @@ def test_weights_and_normalisation():
 def test_bad_reward_config_is_rejected(kwargs, message):
     with pytest.raises(ValueError, match=message):
         RewardConfig(**kwargs)
+
+
+def test_a_components_string_drops_empty_names():
+    assert RewardConfig.from_kwargs("format,iou,").components == ("format", "iou")  # a trailing comma
+    assert RewardConfig.from_kwargs(" format , ,accuracy").components == ("format", "accuracy")
+    assert RewardConfig.from_kwargs("").components == ("format", "iou", "accuracy")  # nothing named: the default
 
 
 def test_ground_truth_round_trip_and_errors():

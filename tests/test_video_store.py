@@ -100,6 +100,53 @@ def test_threads_reading_one_video_each_get_their_own_reader(evidence_video):
     assert 1 <= stats.opens <= 4 and stats.decodes == 12 and stats.hits == 0 and store.held_bytes == 0
 
 
+class Gated:
+    """A real decord reader whose reads wait at a barrier (``gate[0]``): the n threads of a round each hold a reader at
+    the same moment, so the store must have n of them."""
+
+    def __init__(self, reader, gate):
+        self.reader, self.gate = reader, gate
+
+    def __len__(self):
+        return len(self.reader)
+
+    def get_avg_fps(self):
+        return self.reader.get_avg_fps()
+
+    def get_batch(self, indices):
+        self.gate[0].wait(timeout=60)
+        return self.reader.get_batch(indices)
+
+
+def test_up_to_four_idle_readers_are_kept_per_video(evidence_video, monkeypatch):
+    store = video_store.VideoStore(max_bytes=0)  # nothing kept: every read decodes
+    gate, opened = [None], store._open
+    monkeypatch.setattr(store, "_open", lambda path: Gated(opened(path), gate))
+    store.info(str(evidence_video))  # one reader, idle
+    errors = []
+
+    def read(k):
+        try:
+            store.frames(str(evidence_video), [k])
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    def round_of(n: int) -> int:
+        gate[0] = threading.Barrier(n)
+        threads = [threading.Thread(target=read, args=(k,)) for k in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors
+        return store.stats().opens
+
+    assert round_of(4) == 4  # four readers busy at once: three more opened
+    assert round_of(4) == 4  # all four were kept idle: none opened
+    assert round_of(5) == 5  # one more than are kept: one opened
+    assert round_of(4) == 5  # four kept, the fifth let go: none opened
+
+
 def test_the_store_holds_at_most_its_bytes_least_recently_used_out(evidence_video):
     frame = 224 * 168 * 3
     store = video_store.VideoStore(max_bytes=3 * frame)
@@ -225,3 +272,27 @@ def test_a_video_written_again_under_its_name_is_read_again(tmp_path):
     blue = store.frames(str(path), [2])
     assert store.info(str(path)) == (12, 4.0) and not np.array_equal(red, blue)
     assert np.array_equal(blue, fresh_frames(path, [2])) and store.stats().opens == 2
+
+
+def test_a_video_rewritten_with_the_same_size_is_read_again(tmp_path):
+    """Known by path, size and modification time: the same path and size with a later mtime is another video."""
+    import os
+
+    path, red, blue = tmp_path / "v.mp4", tmp_path / "red.mp4", tmp_path / "blue.mp4"
+    write_video(red, duration=2.0, fps=4, width=64, height=48, evidence=[Evidence(0.0, 2.0, "red")])
+    write_video(blue, duration=2.0, fps=4, width=64, height=48, evidence=[Evidence(0.0, 2.0, "blue")])
+    size = max(red.stat().st_size, blue.stat().st_size) + 16
+    for video in (red, blue):  # padded to one size with an MP4 "free" box, which readers skip
+        pad = size - video.stat().st_size
+        with video.open("ab") as f:
+            f.write(pad.to_bytes(4, "big") + b"free" + bytes(pad - 8))
+    store = video_store.VideoStore()
+    path.write_bytes(red.read_bytes())
+    os.utime(path, ns=(10**18, 10**18))
+    first = store.frames(str(path), [2])
+    path.write_bytes(blue.read_bytes())
+    os.utime(path, ns=(10**18 + 10**9, 10**18 + 10**9))  # one second later
+    assert path.stat().st_size == size
+    second = store.frames(str(path), [2])
+    assert np.array_equal(first, fresh_frames(red, [2])) and np.array_equal(second, fresh_frames(blue, [2]))
+    assert not np.array_equal(first, second) and store.stats().opens == 2

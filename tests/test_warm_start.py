@@ -219,19 +219,44 @@ def test_whole_second_spans_are_one_valid_citation(seed, duration):
     assert parsed.format_ok and parsed.spans == ((float(start), float(end)),) and parsed.answer in "ABCD"
 
 
-def test_whole_second_spans_cover_every_start_and_length():
-    """Over many draws on a 12-s video every start 0..11 and every length 1..4 appears, and nothing else."""
+@pytest.mark.parametrize(
+    "duration, starts, lengths, spans_at_the_end",
+    [
+        (12.0, range(12), {1, 2, 3, 4}, {(11, 12), (10, 12), (9, 12)}),  # 12 / 3 = 4 exactly
+        (11.0, range(11), {1, 2, 3}, {(10, 11), (9, 11)}),  # 11 / 3 = 3.67: floored to 3, not rounded to 4
+        (0.6, range(1), {1}, {(0, 1)}),  # under a second: the one whole second, clamped to the video when parsed
+    ],
+)
+def test_whole_second_spans_cover_every_start_and_length(duration, starts, lengths, spans_at_the_end):
+    """Over many draws every start 0 .. L - 1 and every length 1 .. floor(duration / 3) appears (L the last whole
+    second, at least 1), and nothing else; no span ends past L."""
     import random
 
-    truth = GroundTruth(answer="A", options=("a", "b"), spans=((1.0, 2.0),), duration=12.0, qid="q")
+    truth = GroundTruth(answer="A", options=("a", "b"), spans=((0.0, 0.5),), duration=duration, qid="q")
     rng = random.Random(0)
     spans = set()
     for _ in range(2000):
         glue = grounded_response(rng, truth, whole_seconds=True).split("<glue>[(")[1].split(")]")[0]
         spans.add(tuple(int(x) for x in glue.split(", ")))
-    assert {s for s, _ in spans} == set(range(12))
-    assert {e - s for s, e in spans} == {1, 2, 3, 4}
-    assert (11, 12) in spans and not any(e > 12 for _, e in spans)
+    last = max(1, int(duration))
+    assert {s for s, _ in spans} == set(starts)
+    assert {e - s for s, e in spans} == lengths
+    assert spans_at_the_end <= spans and not any(e > last for _, e in spans)
+
+
+def test_a_video_under_a_second_gets_the_span_0_1_which_reads_as_the_whole_video():
+    """(0, 0), the end clamped to the last whole second, would be zero-length: an invalid span, format 0, no glue.
+    (0, 1) is the one whole-second span there is; the parser clamps it to the video: (0, 0.6)."""
+    import random
+
+    from zoomzero_plugin.gvqa.parsing import parse_response
+
+    truth = GroundTruth(answer="A", options=("a", "b"), spans=((0.0, 0.5),), duration=0.6, qid="q")
+    text = grounded_response(random.Random(1), truth, whole_seconds=True)
+    assert text.endswith("<glue>[(0, 1)]</glue>")
+    parsed = parse_response(text, 0.6)
+    assert parsed.format_ok and parsed.spans == ((0.0, 0.6),)
+    assert not parse_response(text.replace("(0, 1)", "(0, 0)"), 0.6).format_ok
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,10 @@ or only a closed block), whether ``\\boxed{B}`` names it, which phrases are remo
   C", "answer: (c)"), a letter opening the reply set apart (``B.``, ``(B)``, ``b.`` too), else the only option letter
   standing alone ("I think it's B" → B: ``I`` is not an option). Only the question's own letters count.
 - :data:`VIDEOMME`, :data:`LONGVIDEOBENCH`, :data:`MLVU`, :data:`LVBENCH`, :data:`CGBENCH` — the benchmarks'
-  official reply readers (``eval_your_results.py``, lmms-eval's LongVideoBench task, ``choice_bench.py``,
-  ``polish_answer``, ``post_process``), quoted in docs/metrics.md; ``eval.metrics`` names each benchmark's rule.
+  reply readers (``eval_your_results.py``, lmms-eval's LongVideoBench task, lmms-eval 0.7.3's MLVU task
+  (``extract_mcq_answer``: MLVU's own ``choice_bench.py`` reads a reply to its ``Best option: (`` pre-fill, a prompt
+  this package never writes), ``polish_answer``, ``post_process``), quoted in docs/metrics.md with the reply shapes
+  each reads; ``eval.metrics`` names each benchmark's rule.
 
 Every reader accepts any input, never raises and runs in time linear in the text's length (``str.find``/``rfind``
 scans, one pass per removed phrase, regular expressions of single anchored tokens).
@@ -141,12 +143,78 @@ def _first(text: str, start: int, end: int, rule: LetterRule, letters: str) -> F
     return (kept[at], start + where(at)) if at >= 0 else None
 
 
-def _paren(text: str, start: int, end: int, rule: LetterRule, letters: str) -> Found | None:
-    """MLVU ``check_ans``: the character before the first ``)``; without one, the whole reply must be the letter."""
-    close = text.find(")", start, end)
-    if close < 0:
-        return (text[start:end], start) if end - start == 1 and text[start] in letters else None
-    return (text[close - 1], close - 1) if close > start and text[close - 1] in letters else None
+# lmms-eval 0.7.3 tasks/_task_utils/mcq_extract.py, the reader of its MLVU task (and of its Video-MME, LVBench): the
+# punctuation stripped from both ends in this order, the answer phrases (English, Korean, Chinese, Japanese) and
+# the priority of each shape, verbatim
+_MCQ_STRIPPED = (",", ".", "!", "?", ";", ":", "'", '"')
+_MCQ_PHRASES = (
+    "the answer is",
+    "answer is",
+    "the correct answer is",
+    "correct answer is",
+    "the best answer is",
+    "best answer is",
+    "the correct option is",
+    "correct option is",
+    "the best option is",
+    "best option is",
+    "the choice is",
+    "choice is",
+    "the correct choice is",
+    "correct choice is",
+    "i choose",
+    "i select",
+    "i pick",
+    "my answer is",
+    "my choice is",
+    "옵션",
+    "정답은",
+    "답은",
+    "답:",
+    "答案是",
+    "答案为",
+    "选",
+    "答えは",
+)
+# (priority, the pattern around the letter, the letter's offset in it): (B), B., B:, B), "B "; the other shapes'
+# priorities: opening the reply 10, ending it 9, after a phrase 7, anywhere (only when nothing else is found) 0
+_MCQ_SHAPES = ((6, "({})", 1), (5, "{}.", 0), (4, "{}:", 0), (3, "{})", 0), (2, "{} ", 0))
+_MCQ_START, _MCQ_END, _MCQ_PHRASE = 10, 9, 7
+
+
+def _mcq(text: str, start: int, end: int, rule: LetterRule, letters: str) -> Found | None:
+    """lmms-eval's ``extract_mcq_answer`` (MLVU): every shape each letter takes — the reply opening with it set
+    apart (``B``, ``B. red``, ``B) red``), ending with it, after an answer phrase, ``(B)``, ``B.``, ``B:``, ``B)``,
+    ``B `` — ranked by shape, then the later position; without any, the last capital among ``letters`` anywhere."""
+    reply = text[start:end]
+    body = reply.strip()
+    if not body:
+        return None
+    at = start + len(reply) - len(reply.lstrip())  # where body[0] stands in text
+    for char in _MCQ_STRIPPED:
+        kept = body.lstrip(char)
+        at, body = at + len(body) - len(kept), kept.rstrip(char)
+    padded = f" {body} "  # padded[i] is text[at + i - 1]
+    found: list[tuple[int, int, str, int]] = []  # (priority, position, letter, the letter's index in padded)
+    for priority, pattern, offset in _MCQ_SHAPES:
+        found += [(priority, p, ch, p + offset) for ch in letters if (p := padded.rfind(pattern.format(ch))) >= 0]
+    lowered = padded.lower()
+    for phrase in _MCQ_PHRASES:
+        if (hit := lowered.find(phrase)) >= 0:
+            found += [(_MCQ_PHRASE, p, ch, p) for ch in letters if (p := padded.find(ch, hit + len(phrase))) >= 0]
+    stripped = padded.strip()
+    lead = len(padded) - len(padded.lstrip())
+    for ch in letters:
+        if stripped.startswith(ch) and (len(stripped) == 1 or not stripped[1].isalpha()):
+            found.append((_MCQ_START, 0, ch, lead))
+        if stripped.endswith(ch) and (len(stripped) == 1 or not stripped[-2].isalpha()):
+            found.append((_MCQ_END, len(padded) - 1, ch, lead + len(stripped) - 1))
+    if not found:
+        found = [(0, p, ch, p) for ch in letters if (p := padded.rfind(ch)) >= 0]
+    if not found:
+        return None
+    _, _, letter, index = max(found, key=lambda c: c[:2])
+    return letter, at + index - 1
 
 
 def _polish(text: str, start: int, end: int, rule: LetterRule, letters: str) -> Found | None:
@@ -187,7 +255,7 @@ FINDERS: dict[str, Finder] = {
     "marked": _marked,
     "reply": _reply,
     "first": _first,
-    "paren": _paren,
+    "mcq": _mcq,
     "polish": _polish,
     "cgbench": _cgbench,
 }
@@ -325,7 +393,7 @@ VIDEOMME = LetterRule("Video-MME eval_your_results.py", find="first", phrases=VI
 LONGVIDEOBENCH = LetterRule(
     "lmms-eval longvideobench utils.py", find="first", phrases=LONGVIDEOBENCH_PHRASES, letters="ABCDE"
 )
-MLVU = LetterRule("MLVU choice_bench.py check_ans", find="paren")
+MLVU = LetterRule("lmms-eval 0.7.3 mlvu utils.py (extract_mcq_answer)", find="mcq", letters="ABCD")
 LVBENCH = LetterRule("LVBench answer_util.py polish_answer", find="polish")
 CGBENCH = LetterRule("CG-Bench run/utils.py post_process", find="cgbench", letters="ABCDEFGH")
 

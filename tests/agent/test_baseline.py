@@ -33,12 +33,22 @@ def test_frames_follow_the_authors_sampler_at_a_fifth_of_a_frame_per_second():
     assert len(long) == 120 and [f.frame for f in long[:3]] == [0, 907, 1815] and long[-1].frame == 107999
 
 
-def test_the_prompt_is_the_chat_template_over_the_system_and_the_question(tiny_tokenizer):
-    text = no_tool_prompt(tiny_tokenizer.apply_chat_template, "<video>Question: Which?\nOptions:\n(A) a\n(B) b")
-    assert text == (
+QUESTION = "Question: Which?\nOptions:\n(A) a\n(B) b"
+VIDEO = "<|vision_start|><|video_pad|><|vision_end|>"
+
+
+@pytest.mark.parametrize(
+    "user, shown",
+    [
+        (f"<video>{QUESTION}", f"{VIDEO}{QUESTION}"),
+        (QUESTION, f"{VIDEO}{QUESTION}"),  # no <video> in the text: the video first, not after the text
+        (f"{QUESTION}<video>", f"{QUESTION}{VIDEO}"),  # where the placeholder stands
+    ],
+)
+def test_the_prompt_is_the_chat_template_over_the_system_and_the_question(tiny_tokenizer, user, shown):
+    assert no_tool_prompt(tiny_tokenizer.apply_chat_template, user) == (
         "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
-        "<|vision_start|><|video_pad|><|vision_end|>Question: Which?\nOptions:\n(A) a\n(B) b<|im_end|>\n"
-        "<|im_start|>assistant\n"
+        f"{shown}<|im_end|>\n<|im_start|>assistant\n"
     )
 
 
@@ -50,6 +60,8 @@ def test_the_prompt_is_the_chat_template_over_the_system_and_the_question(tiny_t
         ("(C) the red cup", "C"),
         ("D. It moves left.", "D"),
         ("A: yes", "A"),
+        ("B, red", "B"),  # a comma sets the letter apart too
+        ("B; red", None),  # a semicolon does not
         ("<think>red</think><answer>B</answer>", "B"),
         ("<think>x</think><answer>\\boxed{C}</answer>", "C"),
         ("<answer>A</answer> then <answer>D", "D"),  # the last <answer>, open to the end

@@ -25,14 +25,16 @@ def subprocess_env(
     stand_in: bool = False, drop: tuple[str, ...] = ("RAY_RUNTIME_ENV_HOOK",), **extra: str
 ) -> dict[str, str]:
     """This process's environment for a test's subprocess: the user's PYTHONPATH kept (EasyR1 main is tested
-    through it) but never the vLLM stand-in, unless ``stand_in`` puts it first; ``drop`` removed, ``extra`` set."""
+    through it) but never the vLLM stand-in, unless ``stand_in`` puts it first; ``drop`` removed, ``extra`` set.
+    ``RAY_ADDRESS=local`` unless ``extra`` says otherwise: a Ray the subprocess starts (EasyR1's plain ``ray.init()``)
+    is its own, never a cluster already running on the machine (``RAY_ADDRESS``, or the one ``ray start`` left)."""
     env = {k: v for k, v in os.environ.items() if k not in drop}
     paths = [p for p in env.pop("PYTHONPATH", "").split(os.pathsep) if p and p != SHIMS]
     if stand_in:
         paths.insert(0, SHIMS)
     if paths:
         env["PYTHONPATH"] = os.pathsep.join(paths)
-    return {**env, **extra}
+    return {**env, "RAY_ADDRESS": "local", **extra}
 
 
 # Evidence windows stay clear of these spans; the guide uses them as "wrong" predictions.
@@ -180,10 +182,19 @@ def agent_port(port: int):
 
 @pytest.fixture(scope="package")
 def ray_cluster(easyr1_host):
-    """A real local Ray, started like EasyR1 starts it: a plain ray.init() with RAY_RUNTIME_ENV_HOOK exported.
+    """A real local Ray of this test session's own, started like EasyR1 starts it (``ray.init(runtime_env=…)`` with
+    RAY_RUNTIME_ENV_HOOK exported), on ports and a temp dir of its own: ``address="local"`` starts a new one whatever
+    runs on the machine (a plain ``ray.init()`` would attach to ``RAY_ADDRESS`` or to the cluster ``ray start`` left);
+    the dashboard and its job agent get free ports (not 8265 and 52365, where another Ray may listen); and its temp dir
+    names its own address as the current cluster, since a submitted job's driver is sent to the cluster its
+    supervisor finds there (without one, to any Ray running on the machine).
 
     Yields the dashboard's address (it serves `ray job submit`)."""
+    import shutil
+    import tempfile
+
     import ray
+    from ray._private import utils as ray_utils, worker
 
     saved = {k: os.environ.get(k) for k in ("RAY_RUNTIME_ENV_HOOK", "PYTHONPATH")}
     os.environ["RAY_RUNTIME_ENV_HOOK"] = ENV_HOOK
@@ -191,16 +202,22 @@ def ray_cluster(easyr1_host):
     os.environ["PYTHONPATH"] = os.pathsep.join(
         p for p in (shims, saved["PYTHONPATH"]) if p
     )  # not the repo: workers must find it installed
+    dashboard, temp_dir = free_port(), tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's sockets live there
     with agent_port(free_port()):
         context = ray.init(
+            address="local",
             num_cpus=4,
             include_dashboard=True,
-            dashboard_port=free_port(),
+            dashboard_port=dashboard,
             log_to_driver=False,
             runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}},
+            _temp_dir=temp_dir,
         )
+    assert worker._global_node.head and context.dashboard_url.endswith(f":{dashboard}"), "not the Ray this test started"
+    ray_utils.write_ray_address(context.address_info["gcs_address"], temp_dir)  # what `ray start` writes
     yield f"http://{context.dashboard_url}"
     ray.shutdown()
+    shutil.rmtree(temp_dir, ignore_errors=True)
     for key, value in saved.items():
         if value is None:
             os.environ.pop(key, None)

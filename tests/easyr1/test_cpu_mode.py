@@ -185,3 +185,61 @@ def test_a_split_seeded_prompt_is_refused_with_the_setting_to_change():
     with pytest.raises(RuntimeError, match="something else"):
         cpu_seams.split_seeded_prompt_refused(other, SimpleNamespace(max_num_batched_tokens=4096))()
     assert cpu_seams.split_seeded_prompt_refused(lambda x: x + 1, None)(1) == 2
+
+
+@pytest.fixture
+def cpu_workers(monkeypatch):
+    """EasyR1's own fsdp_workers module with the CPU seams on its mesh builder and model loaders (restored after)."""
+    import verl.workers.fsdp_workers as workers
+
+    chosen = [
+        s
+        for s in cpu_seams.CPU_SEAMS
+        if s.name in ("cpu:fsdp_workers.init_device_mesh", "cpu:fsdp_workers.auto_classes")
+    ]
+    assert len(chosen) == 2
+    for seam in chosen:
+        for target in seam.targets:
+            monkeypatch.setattr(workers, target, getattr(workers, target))  # undone after the test
+        seams.apply(seam, workers)
+    return workers
+
+
+def test_the_device_mesh_easyr1_asks_on_cuda_is_built_on_the_cpu(cpu_workers):
+    """EasyR1: ``init_device_mesh("cuda", mesh_shape=(world_size,), mesh_dim_names=("fsdp",))``. torch builds a CUDA
+    mesh lazily even without a GPU (FSDP then fails on it): the seam must hand it "cpu"."""
+    import socket
+
+    import torch.distributed as dist
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+    try:
+        mesh = cpu_workers.init_device_mesh("cuda", mesh_shape=(1,), mesh_dim_names=("fsdp",))
+        assert mesh.device_type == "cpu" and mesh.mesh_dim_names == ("fsdp",)
+    finally:
+        dist.destroy_process_group()
+
+
+def test_the_model_easyr1_loads_for_cuda_with_flash_attention_loads_on_the_cpu_with_sdpa(cpu_workers, tiny_model_dir):
+    """EasyR1 (rank-0 init off): ``from_pretrained(path, config=…, torch_dtype=…, attn_implementation=
+    "flash_attention_2", device_map="cuda", low_cpu_mem_usage=True)``; with rank-0 init, ``from_config`` too."""
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(tiny_model_dir)
+    model = cpu_workers.AutoModelForImageTextToText.from_pretrained(
+        tiny_model_dir,
+        config=config,
+        torch_dtype=torch.float32,
+        attn_implementation="flash_attention_2",
+        device_map="cuda",
+        low_cpu_mem_usage=True,
+    )
+    assert {p.device.type for p in model.parameters()} == {"cpu"}
+    assert model.config._attn_implementation == "sdpa"
+    empty = cpu_workers.AutoModelForImageTextToText.from_config(
+        config, torch_dtype=torch.float32, attn_implementation="flash_attention_2"
+    )
+    assert empty.config._attn_implementation == "sdpa"

@@ -108,13 +108,17 @@ def probe():
     return record.where if record else None, os.environ.get("NCCL_DEBUG")
 print("DRIVER", activation.activation().where)
 print("WORKER", ray.get(probe.remote()))
+print("CLUSTER", ray.get_runtime_context().gcs_address)
 """
 
 
-def test_ray_job_submit_with_the_runtime_env_json(ray_cluster, tmp_path):
-    """Launch path 3: `ray job submit --runtime-env-json "$(easyr1 runtime-env)" -- <EasyR1-like driver>`."""
+def test_ray_job_submit_with_the_runtime_env_json(ray_cluster, tmp_path, monkeypatch):
+    """Launch path 3: `ray job submit --runtime-env-json "$(easyr1 runtime-env)" -- <EasyR1-like driver>`, to the
+    dashboard of the cluster this test session started (its own port: never a Ray already listening on 8265)."""
     from ray.job_submission import JobStatus, JobSubmissionClient
 
+    for name in ("RAY_API_SERVER_ADDRESS", "RAY_ADDRESS"):  # either would override the address the client is given
+        monkeypatch.delenv(name, raising=False)
     entry = tmp_path / "entry.py"
     entry.write_text(JOB)
     client = JobSubmissionClient(ray_cluster)
@@ -127,6 +131,8 @@ def test_ray_job_submit_with_the_runtime_env_json(ray_cluster, tmp_path):
     assert client.get_job_status(job) == JobStatus.SUCCEEDED, logs
     assert "DRIVER driver (RAY_RUNTIME_ENV_HOOK)" in logs, "the job's driver must get the hook through env_vars"
     assert "WORKER ('ray worker', 'WARN')" in logs, "workers: plugins active and EasyR1's own env vars kept"
+    ours = ray.get_runtime_context().gcs_address  # the cluster the fixture started, on its own ports
+    assert f"CLUSTER {ours}" in logs.splitlines(), "the job must run in the cluster this test started"
 
 
 def submit_when_the_agent_is_up(client, timeout: float = 180, **job) -> str:

@@ -165,3 +165,36 @@ def test_videozoomer_refuses_estimators_that_discount_along_the_mask(benchmark_r
     ]
     assert main(["train", str(REPO / "yamls" / "videozoomer.yaml"), *overrides, "--dry-run"]) == EXIT_USER
     assert "reinforce_plus_plus discounts returns along response_mask" in capsys.readouterr().err
+
+
+def test_a_model_path_neither_here_nor_reachable_is_a_problem_at_once(tmp_path):
+    """`easyr1 train yamls/videozoomer.yaml --dry-run` where checkpoints/videozoomer_sft (the SFT output) does not
+    exist yet, on a machine without network and without HF_HUB_OFFLINE: the problem is said after one request to the
+    Hub (once eleven retries, ~30 s). No real network: the endpoint is a local port that drops every connection."""
+    import subprocess
+    import sys
+
+    from tests.helpers import no_network
+
+    from .conftest import subprocess_env
+
+    script = Path(sys.executable).with_name("easyr1")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "zoomzero_plugin.hosts.easyr1.cli"]
+    recipe = REPO / "yamls" / "videozoomer.yaml"
+    with no_network() as (endpoint, connections):
+        env = subprocess_env(
+            drop=("RAY_RUNTIME_ENV_HOOK", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"),
+            HF_ENDPOINT=endpoint,
+            HF_HOME=str(tmp_path / "hf-home"),  # an empty cache
+            RAY_ADDRESS="127.0.0.1:1",  # a dry run never connects to a cluster
+        )
+        done = subprocess.run(
+            [*command, "train", str(recipe), "--dry-run"], cwd=tmp_path, env=env, capture_output=True, text=True
+        )
+        asked = connections()
+    assert done.returncode == EXIT_USER, done.stdout[-3000:] + done.stderr[-3000:]
+    assert (
+        "  - worker.actor.model.model_path checkpoints/videozoomer_sft: no such folder, and the Hugging Face Hub "
+        f"({endpoint}) cannot be reached (no connection); without network, pass a local model folder"
+    ) in done.stderr.splitlines()
+    assert asked == 1 and "Retrying" not in done.stdout + done.stderr  # one request, no retry

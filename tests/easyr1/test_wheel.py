@@ -78,7 +78,10 @@ def venv(wheel, tmp_path_factory) -> Path:
     python = root / "bin" / "python"
     site = Path(run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
     (site / "_test_venv_packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", str(wheel)])
+    # without PYTHONPATH: a worktree on it holding an editable install's zoomzero_plugin.egg-info makes pip take the
+    # wheel for installed already, and install nothing
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", str(wheel)], env=clean)
     return root
 
 

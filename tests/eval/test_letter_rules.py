@@ -49,9 +49,21 @@ def test_the_package_rule_reads_phrases_and_lower_case():
     assert m["no_answer"] == 1 and m["Acc"] == 75.0  # E is not an option
 
 
-def test_mlvu_wants_the_letter_alone_or_before_a_parenthesis():
-    m = score_predictions("mlvu", records(["A", "A) w", "A. w", "(A"]), truths())
-    assert m["Acc"] == 50.0 and m["no_answer"] == 2
+def test_mlvu_reads_ordinary_replies_as_lmms_eval_does():
+    # "A", "A.", "(A)", "A. w", "A) w" all read A (right); "b" and "(E)" name no letter A-D: counted wrong, over all six
+    m = score_predictions("mlvu", records(["A", "A.", "(A)", "A. w", "A) w", "b"]), truths(n=6))
+    assert (m["Acc"], m["no_answer"], m["scored_accuracy"]) == (pytest.approx(500 / 6), 1, 6)
+
+
+def test_mlvu_m_avg_is_the_mean_of_its_task_types():
+    # count: A (right), "B. x" (wrong) -> 50 %; order: "(A)" (right) -> 100 %; M-Avg 75, the micro Acc 2 of 3
+    kinds = ["count", "count", "order"]
+    given = {
+        qid: GroundTruth.parse({**json.loads(t.to_json()), "task_type": kind})
+        for (qid, t), kind in zip(truths(n=3).items(), kinds)
+    }
+    m = score_predictions("mlvu", records(["A", "B. x", "(A)"]), given)
+    assert (m["M-Avg"], m["Acc"]) == (75.0, pytest.approx(200 / 3))
 
 
 def test_lvbench_polishes_and_counts_every_predicted_question():

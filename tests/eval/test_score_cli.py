@@ -95,6 +95,9 @@ def test_scoring_rows_of_another_benchmark_says_so(score_only, tmp_path, capsys)
     assert f"warning: {len(rows)} of {len(rows)} rows come from cgbench" in err and "--benchmark cgbench" in err
     assert cli.main(["score", "--benchmark", "cgbench", str(path), "--data", str(data)]) == 0
     assert "warning" not in capsys.readouterr().err
+    # rows: the package's own metrics over any rows, whatever their source: nothing to warn about
+    assert cli.main(["score", "--benchmark", "rows", str(path), "--data", str(data)]) == 0
+    assert "warning" not in capsys.readouterr().err
 
 
 def test_a_cut_last_line_and_an_empty_file_are_said(score_only, files, tmp_path, capsys):
@@ -131,3 +134,15 @@ def test_rows_without_answers_are_named_by_file_row_and_what_is_missing(score_on
     assert err.startswith(
         f"zoomzero score: {data}: 2 bad row(s): row 1: no 'answer' column; row 3: question id 'q1' repeats row 2"
     )
+
+
+def test_only_the_last_line_of_a_file_without_a_final_newline_is_taken_for_cut(tmp_path):
+    from zoomzero_plugin.eval.predictions import load_predictions
+
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"qid": "a"}\nnot json')  # the last line, no newline: cut by a killed writer, skipped
+    read = load_predictions(path)
+    assert (read.records, read.torn) == ([{"qid": "a"}], 1)
+    path.write_text('{"qid": "a"}\nnot json\n{"qid": "b"}')  # line 2 of 3 is damage, newline at the end or not
+    with pytest.raises(ValueError, match=r"p\.jsonl:2: not JSON"):
+        load_predictions(path)

@@ -135,3 +135,25 @@ def test_a_task_gets_the_budget_of_the_benchmark_its_name_starts_with():
     args = parse_model_args({"model": "m"})
     assert args.values(benchmark_of("cgbench_grounding"))["max_visual_tokens"] == 16384  # CG-Bench: long videos
     assert args.values(benchmark_of("mmmu_val"))["max_visual_tokens"] == 8192  # unknown: the short-video budget
+
+
+def test_keys_are_read_without_the_spaces_around_them():
+    # "model=m, mode=agent, fps=1" split at the commas only: the keys " mode" and " fps" are mode and fps
+    args = parse_model_args({"model": "m", " mode": "agent", " fps ": 2})
+    assert args.mode == "agent" and args.values("nextgqa")["fps"] == 2.0
+
+
+def test_a_task_name_in_any_case_gets_its_benchmarks_budget():
+    assert [benchmark_of(t) for t in ("NExTGQA_test", "LongVideoBench_val_v", "MLVU_dev", "CGBench")] == [
+        "nextgqa",
+        "longvideobench",
+        "mlvu",
+        "cgbench",
+    ]
+
+
+def test_benchmark_given_wins_over_the_tasks_own():
+    # the paper's budgets: 8,192 visual tokens for NExT-GQA (short videos), 16,384 for the long-video benchmarks
+    assert parse_model_args({"model": "m"}).values("lvbench")["max_visual_tokens"] == 16384  # the task's own
+    assert parse_model_args({"model": "m", "benchmark": "nextgqa"}).values("lvbench")["max_visual_tokens"] == 8192
+    assert parse_model_args({"model": "m", "benchmark": "lvbench"}).values("nextgqa")["max_visual_tokens"] == 16384

@@ -122,7 +122,8 @@ def rollout(easyr1_setup, vllm_model_dir, vllm_hf_model):
 
 @pytest.fixture(scope="module")
 def ray_local():
-    """A local Ray whose workers activate the plugins (EasyR1's reward manager actor runs there)."""
+    """A local Ray of this module's own (``address="local"``: never a cluster already running on the machine) whose
+    workers activate the plugins (EasyR1's reward manager actor runs there)."""
     import os
 
     import ray
@@ -131,7 +132,11 @@ def ray_local():
 
     os.environ["RAY_RUNTIME_ENV_HOOK"] = ENV_HOOK
     ray.init(
-        num_cpus=4, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}}
+        address="local",
+        num_cpus=4,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}},
     )
     yield
     ray.shutdown()

@@ -15,8 +15,9 @@ Denominators follow each official script (docs/metrics.md has the table):
 - rows: every question (missing = wrong, IoU 0).
 
 A prediction's answer is read when it is scored, among the question's own options, by the benchmark's letter rule
-(:attr:`Benchmark.letter_rule`): its official script's reply reader where it has one (Video-MME, LongVideoBench,
-MLVU, LVBench, CG-Bench), this package's :data:`~zoomzero_plugin.answers.REPLY` otherwise.
+(:attr:`Benchmark.letter_rule`): its official script's reply reader where it has one that fits this package's
+prompts (Video-MME, LongVideoBench, LVBench, CG-Bench), lmms-eval 0.7.3's for MLVU (whose own script reads replies
+to a ``Best option: (`` pre-fill), this package's :data:`~zoomzero_plugin.answers.REPLY` otherwise.
 """
 
 from __future__ import annotations
@@ -300,7 +301,7 @@ register(
         accuracy_population=everyone,
         grounding_population=nobody,
         metrics=mlvu_metrics,
-        source="JUNJIE99/MLVU choice_bench.py",
+        source="JUNJIE99/MLVU (M-Avg, as lmms-eval's mlvu_dev)",
         columns=("M-Avg", "Acc"),
         letter_rule=MLVU,
     )

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -32,6 +31,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..agent.clips import ClipVideo
 from ..errors import DependencyError, ModelError, UsageError, ZoomzeroError
+from ..hub import FOLDER, locate
 from ..question import VIDEO_PLACEHOLDER
 from ..video import DecodedClip, fetch_element
 from ..vision import VisionGeometry
@@ -191,80 +191,20 @@ BACKENDS: dict[str, str] = {
 }
 
 
-def _offline() -> bool:
-    import huggingface_hub.constants as hub
-
-    flags = (os.environ.get("HF_HUB_OFFLINE", ""), os.environ.get("TRANSFORMERS_OFFLINE", ""))
-    return bool(hub.HF_HUB_OFFLINE) or any(f.strip().upper() in ("1", "ON", "YES", "TRUE") for f in flags)
-
-
-def _looks_like_path(model: str) -> bool:
-    return (
-        model.startswith(("/", "./", "../", "~", ".\\"))
-        or model.count("/") > 1
-        or "\\" in model
-        or model in (".", "..")
-    )
-
-
 def check_model(model: str, timeout: float = 10.0) -> str:
     """Where ``model`` comes from, checked at once (before any video is decoded or weights are read).
 
     A local folder must hold ``config.json``; anything else that exists, or looks like a path, is an
     error. A Hugging Face hub id must be in the local cache or, online, known to the hub (one request,
     ``timeout`` seconds); offline (``HF_HUB_OFFLINE``) or unreachable, it is an error at once instead of
-    minutes of retries. Returns the local folder or the hub id. Raises :class:`ModelError`.
+    minutes of retries (:func:`zoomzero_plugin.hub.locate`). Returns the local folder or the hub id. Raises
+    :class:`ModelError`.
     """
-    path = Path(model).expanduser()
-    if path.exists():
-        if not path.is_dir():
-            raise ModelError(
-                f"--model {model}: a file; expected a model folder (config.json, weights, processor files)"
-            )
-        if not (path / "config.json").is_file():
-            raise ModelError(f"--model {model}: this folder has no config.json: not a Hugging Face model folder")
-        return str(path)
-    if _looks_like_path(model):
-        raise ModelError(f"--model {model}: no such folder")
-    from huggingface_hub import HfApi, try_to_load_from_cache
-    from huggingface_hub.errors import HFValidationError
-
     try:
-        cached = try_to_load_from_cache(model, "config.json")
-    except HFValidationError:
-        raise ModelError(f"--model {model}: no such folder, and not a hub id (org/name)") from None
-    if isinstance(cached, str):
-        return model  # in the local cache: loads offline too
-    if _offline():
-        raise ModelError(
-            f"--model {model}: no such folder, and not in the local Hugging Face cache while "
-            f"HF_HUB_OFFLINE is set; download it first (huggingface-cli download {model}) or pass its folder"
-        )
-    import requests
-    from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError
-
-    try:
-        HfApi().model_info(model, timeout=timeout)
-    except GatedRepoError:
-        raise ModelError(
-            f"--model {model}: a gated model: accept its licence on the hub and log in (huggingface-cli login)"
-        ) from None
-    except RepositoryNotFoundError:
-        raise ModelError(
-            f"--model {model}: no such folder, and no such model on the Hugging Face Hub (or it is private: log in)"
-        ) from None
-    except (requests.RequestException, OSError) as e:
-        import huggingface_hub.constants as hub
-
-        if isinstance(e, requests.Timeout):
-            reason = f"no answer in {timeout:g} s"
-        else:
-            reason = "no connection" if isinstance(e, requests.ConnectionError) else type(e).__name__
-        raise ModelError(
-            f"--model {model}: no such folder, and the Hugging Face Hub ({hub.ENDPOINT}) cannot be "
-            f"reached ({reason}); without network, pass a local model folder"
-        ) from None
-    return model
+        where = locate(model, timeout)
+    except ModelError as e:
+        raise ModelError(f"--model {model}: {e}") from None
+    return str(Path(model).expanduser()) if where == FOLDER else model
 
 
 def load_backend(name: str, model: str, **kwargs: Any) -> Backend:

@@ -73,8 +73,9 @@ def _span(rng: random.Random, duration: float) -> tuple[float, float]:
 
 
 def _whole_span(rng: random.Random, duration: float) -> tuple[int, int]:
-    """A span of whole seconds inside ``duration``: the start uniform over ``0 .. floor(duration) - 1``, the length
-    uniform over ``1 .. max(1, floor(duration / 3))``, the end clamped to ``floor(duration)``."""
+    """A span of whole seconds: with ``last = max(1, floor(duration))``, the start uniform over ``0 .. last - 1``, the
+    length uniform over ``1 .. max(1, floor(duration / 3))``, the end clamped to ``last``. A video under a second gets
+    ``(0, 1)``, which the parser clamps to the whole video; ``(0, 0)`` would be a zero-length span, invalid."""
     last = max(1, math.floor(duration))
     start = rng.randrange(last)
     return start, min(last, start + rng.randint(1, max(1, math.floor(duration / 3))))

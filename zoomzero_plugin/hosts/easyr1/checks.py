@@ -11,6 +11,8 @@ import os
 from functools import lru_cache
 from typing import Any
 
+from ...errors import ModelError
+from ...hub import CACHE, locate
 from .registry import PluginHost
 
 
@@ -88,14 +90,33 @@ NEEDS_NEWER_EASYR1 = {
 }
 
 
+HUB_TIMEOUT = 5.0  # seconds the check waits for the Hub's answer about a model id that is not cached here
+
+
+@lru_cache(maxsize=16)
+def model_source(model_path: str) -> tuple[str | None, str]:
+    """``(where, why)``: where the recipe's model loads from (``folder``, ``cache``, ``hub``: :func:`~zoomzero_plugin.
+    hub.locate`) and ``""``, or None and why it cannot be loaded here — at once, never the Hub client's retries."""
+    try:
+        return locate(model_path, HUB_TIMEOUT), ""
+    except ModelError as e:
+        return None, str(e)
+
+
 @lru_cache(maxsize=16)
 def model_type(model_path: str, trust_remote_code: bool = False) -> str | None:
-    """The ``model_type`` of a model folder or hub id, from its own config (a hub id is looked up as any loader
-    would); None when the config cannot be read (EasyR1's loader then reports it)."""
+    """The ``model_type`` of a model folder or hub id, from its own config (a hub id from the local cache, else
+    downloaded); None when the config cannot be read (:func:`model_source` says why; EasyR1's loader reports it)."""
+    where, _ = model_source(model_path)
+    if where is None:
+        return None
     try:
         from transformers import AutoConfig
 
-        return str(AutoConfig.from_pretrained(model_path, trust_remote_code=trust_remote_code).model_type)
+        config = AutoConfig.from_pretrained(
+            model_path, trust_remote_code=trust_remote_code, local_files_only=where == CACHE
+        )
+        return str(config.model_type)
     except Exception:  # noqa: BLE001 - unreadable here: EasyR1 reports it when it loads the model
         return None
 

@@ -22,10 +22,11 @@ import yaml
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from zoomzero_plugin.hub import FOLDER
 from zoomzero_plugin.video import _qwen_vl_utils, probe_duration
 
 from . import cpu_mode
-from .checks import check_config, declared_reward_type, easyr1_version
+from .checks import check_config, declared_reward_type, easyr1_version, model_source
 from .errors import ConfigError, format_problems
 from .registry import PluginHost
 from .reward_names import FIXUP_ENV, resolve
@@ -159,19 +160,36 @@ def check_files(config: Any, raw: Any, host: PluginHost) -> tuple[list[str], lis
             f"worker.reward.reward_function: '{asked}' is neither an existing file nor a plugin reward name "
             f"(installed: {names or 'none'})"
         )
-    for key in ("data.train_files", "data.val_files", "worker.actor.model.model_path"):
+    for key in ("data.train_files", "data.val_files"):
         value = _get(config, key)
         if not value:
             problems.append(f"{key} is not set")
             continue
-        path = data_path(str(value)) if key.startswith("data.") else str(value)
+        path = data_path(str(value))
         if os.path.exists(os.path.expanduser(path)):
             continue
         if _looks_local(path) or os.path.isdir(path.split("/")[0]):
             problems.append(f"{key}: {path} not found")
         else:
             notes.append(f"{key}: '{path}' does not exist here, so EasyR1 will try it as a Hugging Face Hub id")
-    return problems, notes
+    model_problems, model_notes = _model_path(str(config.worker.actor.model.model_path or ""))
+    return problems + model_problems, notes + model_notes
+
+
+def _model_path(path: str) -> tuple[list[str], list[str]]:
+    """(problems, notes) about the recipe's model: a folder with a ``config.json``, or a hub id in the local cache or
+    known to the Hub (asked once, for a few seconds at most: never the Hub client's retries without network)."""
+    key = "worker.actor.model.model_path"
+    if not path:
+        return [f"{key} is not set"], []
+    if not os.path.exists(os.path.expanduser(path)) and os.path.isdir(path.split("/")[0]):
+        return [f"{key}: {path} not found"], []  # a relative path whose first folder is here
+    where, why = model_source(path)
+    if where is None:
+        return [f"{key} {path}: {why}"], []
+    if where != FOLDER:
+        return [], [f"{key}: '{path}' is not a folder here: EasyR1 loads it from the Hugging Face {where}"]
+    return [], []
 
 
 def video_path(data: Any, name: str) -> str:
