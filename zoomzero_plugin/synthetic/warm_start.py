@@ -311,9 +311,8 @@ MEDIA_KEYS = ("pixel_values", "image_grid_thw", "pixel_values_videos", "video_gr
 def _video_kwargs(example: Example, timestamps: bool) -> dict[str, Any]:
     """The processor's video arguments: the frames and, where it writes timestamps (Qwen3-VL), their metadata without a
     second sampling, as the rollout gives them (Qwen2.5-VL's time is ``second_per_grid_ts``, added after)."""
-    if not example.videos or not timestamps:
-        return {"videos": list(example.videos) or None}
-    return {"videos": list(example.videos), "video_metadata": list(example.video_metadata), "do_sample_frames": False}
+    timing = {"video_metadata": list(example.video_metadata), "do_sample_frames": False} if timestamps else {}
+    return {"videos": list(example.videos), **timing} if example.videos else {"videos": None}
 
 
 def _encode(processor, examples: Sequence[Example]) -> list[dict[str, Any]]:
