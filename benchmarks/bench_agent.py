@@ -277,7 +277,7 @@ def schedule_comparison(model_dir: Path, rows, args) -> tuple[list[tuple], bool,
 
     from vllm.sampling_params import StructuredOutputsParams
 
-    from zoomzero_plugin.inference.engine_stream import EngineMeter, metered
+    from zoomzero_plugin.engine.stream import EngineMeter, metered
     from zoomzero_plugin.inference.vllm_backend import VLLMBackend
 
     backend = VLLMBackend(

@@ -157,7 +157,7 @@ def zoom_rows(tokenizer, processor, n, length, group, repeats):
     from zoomzero_plugin.hosts.easyr1.zoomzero.zoom_hook import ZoomHook
 
     batches = [make_batch(tokenizer, n, length, group, seed=s) for s in range(repeats + 3)]
-    options = ZoomOptions(enable=True)
+    options = ZoomOptions.from_section({})
     kwargs = {"components": ["format", "iou", "accuracy", "zoom"], "zoom": {"enable": True}}
     answer = tokenizer.encode("B", add_special_tokens=False) + [tokenizer.eos_token_id]
     phases = {"decode + parse glue + plan": [], "build zoom batch": [], "read answers + stats": []}
@@ -318,8 +318,8 @@ def rollout_rows(repeats: int) -> list[tuple[str, str]]:
             batch.meta_info.update(structured_outputs=letters)
             return FSDPWorker.generate_sequences(worker, batch)
 
-    options = ZoomOptions(
-        enable=True, fps=2.0, max_visual_tokens=480, min_frame_pixels=3136, max_frame_pixels=50176, max_new_tokens=4
+    options = ZoomOptions.from_section(
+        {"fps": 2.0, "max_visual_tokens": 480, "min_frame_pixels": 3136, "max_frame_pixels": 50176, "max_new_tokens": 4}
     )
     hook = ZoomHook(options, tokenizer, processor, coarse_fps=data.video_fps)
     trainer = SimpleNamespace(actor_rollout_ref_wg=WorkerGroup())
@@ -528,7 +528,7 @@ def mt_step(tokenizer, processor, videos, prompts, n, timings=None, schedule="co
     from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
 
     batch = mt_prompts(tokenizer, videos, prompts)
-    options = AgentOptions.from_kwargs({"agent": {"schedule": schedule}})
+    options = AgentOptions.from_section({"schedule": schedule})
     assemble = agent_rollout.assemble
 
     def timed(*args, **kwargs):

@@ -19,7 +19,7 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 # module -> arguments that are a user's mistake, and the one line it must print
 ENTRY_POINTS = {
-    "zoomzero_plugin.cli": (
+    "zoomzero_plugin.commands.cli": (
         ["score", "/nonexistent.jsonl", "--benchmark", "rows", "--data", "x"],
         "zoomzero score: predictions file not found: /nonexistent.jsonl",
     ),
@@ -59,13 +59,13 @@ def test_module_entry_points_print_one_line(module):
 @pytest.mark.parametrize(
     "argv, codes",
     [
-        (["-m", "zoomzero_plugin.cli", "recipes"], {EXIT_PIPE}),  # returns normally
+        (["-m", "zoomzero_plugin.commands.cli", "recipes"], {EXIT_PIPE}),  # returns normally
         (["-m", "zoomzero_plugin.hosts.easyr1.cli", "runtime-env"], {EXIT_PIPE}),
         # argparse prints help and exits 0 itself; it ignores a failed write of its own (exit 0), and a failed flush
         # of what it left in the buffer ends here (141): which one depends on the help's length
-        (["-m", "zoomzero_plugin.cli", "eval", "--help"], {0, EXIT_PIPE}),
+        (["-m", "zoomzero_plugin.commands.cli", "eval", "--help"], {0, EXIT_PIPE}),
         (["-m", "zoomzero_plugin.eval.runner", "--help"], {0, EXIT_PIPE}),
-        (["-m", "zoomzero_plugin.cli", "--help"], {0, EXIT_PIPE}),
+        (["-m", "zoomzero_plugin.commands.cli", "--help"], {0, EXIT_PIPE}),
     ],
     ids=["recipes", "easyr1-runtime-env", "eval-help", "runner-help", "help"],
 )

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from zoomzero_plugin.cli import main
+from zoomzero_plugin.commands.cli import main
 
 from .helpers import iou_oracle
 
@@ -32,7 +32,7 @@ def test_the_readme_demo_prints_what_the_readme_shows(tmp_path):
     third-party chatter, nothing left behind, and every number of the table recomputed from its printed spans
     and letters by the definitions in DESIGN: iou by elementary segments, overall = mean of 4 components, GRPO
     and TokenAdv with population std."""
-    exe = shutil.which("zoomzero") or f"{sys.executable} -m zoomzero_plugin.cli"
+    exe = shutil.which("zoomzero") or f"{sys.executable} -m zoomzero_plugin.commands.cli"
     proc = subprocess.run(f"{exe} demo".split(), capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     for noise in ("qwen-vl-utils using", "fast processor", "slow image processor"):  # third-party chatter, silenced

@@ -5,7 +5,7 @@ import importlib.util
 
 import pytest
 
-from zoomzero_plugin.cli import main
+from zoomzero_plugin.commands.cli import main
 from zoomzero_plugin.errors import EXIT_USER
 
 

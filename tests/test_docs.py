@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from zoomzero_plugin import cli as zoomzero_cli
+from zoomzero_plugin.commands import cli as zoomzero_cli
 from zoomzero_plugin.errors import EXIT_USER
 from zoomzero_plugin.hosts.easyr1 import cli as easyr1_cli, vllm_stub
 from zoomzero_plugin.rows import write_rows

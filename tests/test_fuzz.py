@@ -92,15 +92,14 @@ def test_parser_is_total_and_spans_are_sane(text, duration):
 
 
 @settings(max_examples=5000, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.one_of(RESPONSES, TEMPLATED), st.one_of(st.none(), st.sampled_from("ABZ")), st.integers(0, 3))
-def test_every_reward_is_in_unit_interval(text, zoom_answer, tool_calls):
-    scores = score_response(text, TRUTH, ALL, zoom_answer=zoom_answer, valid_tool_calls=tool_calls)
+@given(st.one_of(RESPONSES, TEMPLATED), st.one_of(st.none(), st.sampled_from("ABZ")))
+def test_every_reward_is_in_unit_interval(text, zoom_answer):
+    scores = score_response(text, TRUTH, ALL, zoom_answer=zoom_answer)
     assert set(scores) == set(COMPONENTS) | {"overall"}
     assert all(0.0 <= v <= 1.0 and math.isfinite(v) for v in scores.values())
     assert scores["format"] in (0.0, 1.0) and scores["accuracy"] in (0.0, 1.0)
-    # zoom and tool depend on nothing but the zoom answer, the tool calls and accuracy (DESIGN: Rewards)
+    # zoom depends on nothing but the zoom answer (DESIGN: Rewards)
     assert scores["zoom"] == float(zoom_answer == "B")
-    assert scores["tool"] == float(scores["accuracy"] == 1.0 and tool_calls > 0)
     assert scores["overall"] == pytest.approx(sum(scores[k] for k in COMPONENTS) / len(COMPONENTS))
 
 
@@ -112,23 +111,20 @@ HALVES = st.integers(0, 23).map(lambda k: k / 2)  # starts 0 … 11.5 s in the 1
     st.lists(st.tuples(HALVES, st.integers(1, 16).map(lambda k: k / 2)), max_size=5),
     st.sampled_from("ABCZ"),
     st.one_of(st.none(), st.sampled_from("ABZ")),
-    st.integers(0, 2),
 )
-def test_rewards_of_templated_responses_follow_their_definitions(spans, letter, zoom_answer, tool_calls):
+def test_rewards_of_templated_responses_follow_their_definitions(spans, letter, zoom_answer):
     """Expected values from DESIGN's definitions with an independent IoU (elementary segments, not the
     project's merge-and-sweep): spans that start inside the video are valid and clamped to it."""
     spans = [(s, s + w) for s, w in spans]
     text = _template("looking", letter, spans)
-    scores = score_response(text, TRUTH, ALL, zoom_answer=zoom_answer, valid_tool_calls=tool_calls)
-    accuracy = float(letter == "B")
+    scores = score_response(text, TRUTH, ALL, zoom_answer=zoom_answer)
     expected = {
         "format": float(bool(spans)),  # an empty list is glue_empty
         "iou": iou_oracle(spans, TRUTH.spans, TRUTH.duration),
-        "accuracy": accuracy,
+        "accuracy": float(letter == "B"),
         "zoom": float(zoom_answer == "B"),
-        "tool": float(accuracy == 1.0 and tool_calls > 0),
     }
-    expected["overall"] = sum(expected.values()) / 5
+    expected["overall"] = sum(expected.values()) / 4
     assert scores == pytest.approx(expected, abs=1e-12)
 
 

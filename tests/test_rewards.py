@@ -16,8 +16,8 @@ def resp(letter="B", glue="[(3, 5)]"):
 
 
 def test_perfect_response_scores_one_everywhere():
-    s = score_response(resp(), TRUTH, RewardConfig(components=COMPONENTS), zoom_answer="B", valid_tool_calls=1)
-    assert s == {"format": 1.0, "iou": 1.0, "accuracy": 1.0, "zoom": 1.0, "tool": 1.0, "overall": 1.0}
+    s = score_response(resp(), TRUTH, RewardConfig(components=COMPONENTS), zoom_answer="B")
+    assert s == {"format": 1.0, "iou": 1.0, "accuracy": 1.0, "zoom": 1.0, "overall": 1.0}
 
 
 def test_components_are_independent():
@@ -46,15 +46,12 @@ def test_zoom_reward_is_the_zoom_passs_own_answer(zoom_answer, zoom):
     assert wrong_coarse == {"accuracy": 0.0, "zoom": zoom, "overall": zoom / 2}
 
 
-def test_zoom_without_answer_and_tool_without_accuracy_are_zero():
-    cfg = RewardConfig(components=("accuracy", "zoom", "tool"))
-    assert score_response(resp("A"), TRUTH, cfg, zoom_answer=None, valid_tool_calls=3) == {
-        "accuracy": 0.0,
-        "zoom": 0.0,
-        "tool": 0.0,
-        "overall": 0.0,
-    }
-    assert score_response(resp("B"), TRUTH, cfg, valid_tool_calls=0)["tool"] == 0.0
+def test_zoom_without_answer_is_zero_and_tool_is_no_zoom_zero_component():
+    """The tool bonus is VideoZoomer's (zoomzero.agent.reward); Zoom-Zero's reward has no producer of tool calls."""
+    cfg = RewardConfig(components=("accuracy", "zoom"))
+    assert score_response(resp("A"), TRUTH, cfg, zoom_answer=None) == {"accuracy": 0.0, "zoom": 0.0, "overall": 0.0}
+    with pytest.raises(ValueError, match=r"unknown reward components \['tool'\]"):
+        RewardConfig(components=("accuracy", "tool"))
 
 
 def test_weights_and_normalisation():
@@ -112,27 +109,3 @@ def test_batch_reward_function_follows_easyr1_convention():
     assert out[1]["overall"] == 0.0 and set(out[1]) == {"format", "iou", "accuracy", "zoom", "overall"}
     with pytest.raises(ValueError, match="reward input 0"):
         compute_score([{"response": "x", "ground_truth": json.dumps({"answer": "A"})}])
-
-
-@pytest.mark.parametrize(
-    "old, new",
-    [
-        ("gvqa_reward.py", "zoomzero_plugin.gvqa.gvqa_reward"),
-        ("videozoomer_reward.py", "zoomzero_plugin.agent.videozoomer_reward"),
-    ],
-)
-def test_a_reward_file_path_recipes_named_still_loads_as_easyr1_loads_it(old, new):
-    """EasyR1 executes the file a recipe names (``spec_from_file_location``); the old path serves the moved reward."""
-    import importlib
-    import importlib.util
-    from pathlib import Path
-
-    import zoomzero_plugin
-
-    spec = importlib.util.spec_from_file_location("custom_reward_fn", Path(zoomzero_plugin.__file__).parent / old)
-    module = importlib.util.module_from_spec(spec)
-    new_path = new.replace(".", "/") + ".py"
-    with pytest.warns(FutureWarning, match=f"zoomzero_plugin/{old} moved to {new_path}: name it "):
-        spec.loader.exec_module(module)
-    moved = importlib.import_module(new)
-    assert module.compute_score is moved.compute_score and module.REWARD_TYPE == "batch"

@@ -1,9 +1,14 @@
 """zoomzero-plugin: evidence-grounded RL for video LLMs (Zoom-Zero, VideoZoomer) as an EasyR1 plugin.
 
-Two methods over one shared core: the core (this package's top-level modules: spans, tags, answers, question,
-ground truth, rows, video, files, readers, errors, journal, sections, renames, M-RoPE, token masks) is host-free
-and never imports EasyR1, Ray or vLLM; Zoom-Zero lives in :mod:`.gvqa`, VideoZoomer in :mod:`.agent`; ``inference``,
-``eval``, ``data`` and ``synthetic`` are tools over both; ``hosts/easyr1`` is the only code that knows EasyR1.
+Two methods over one shared core. The core is this package's top-level modules, host-free (never EasyR1, Ray or
+vLLM): ``spans``, ``tags`` (linear-time scanning), ``answers`` (answer letters), ``question``, ``ground_truth``,
+``rows``, ``video`` and ``video_store`` (decoding, once per video), ``vision`` (the model's geometry), ``mrope``,
+``token_masks``, ``files``, ``readers``, ``journal`` (resumable runs), ``sections`` (recipe sections as options),
+``shipped`` (the recipes in the wheel), ``hub`` (where a model loads from), ``errors``, ``cpu_compat`` (CPU torch
+builds) and ``lazy`` (package faces).
+Zoom-Zero lives in :mod:`.gvqa`, VideoZoomer in :mod:`.agent`; :mod:`.engine` drives vLLM for both; ``inference``,
+``eval``, ``data`` and ``synthetic`` are tools over both; ``integrations`` puts them in other tools' plugin systems;
+``hosts/easyr1`` is the only code that knows EasyR1; ``commands`` (the CLI, the demos) sits on top.
 Every public name loads its module on first use: importing the package (every process of a CPU venv does, through
 the torchvision start-up hook of ``scripts/install-cpu.sh``) costs almost nothing.
 """
@@ -33,41 +38,4 @@ _NAMES = {
 }
 __getattr__, __dir__ = lazy_names(__name__, _NAMES)
 
-__all__ = [
-    "COMPONENTS",
-    "AgentBudget",
-    "Clip",
-    "GlueTokenMasker",
-    "GroundTruth",
-    "LetterRule",
-    "ParsedResponse",
-    "RewardConfig",
-    "Span",
-    "Trajectory",
-    "ZoomBudget",
-    "ZoomPlan",
-    "answer_letter",
-    "clean_spans",
-    "extract_letter",
-    "glue_char_ranges",
-    "group_normalize",
-    "grounding_prompt",
-    "grpo_advantage",
-    "intersection_length",
-    "iog",
-    "iop",
-    "iou",
-    "merge_spans",
-    "parse_response",
-    "parse_turn",
-    "plan_coarse",
-    "plan_pass",
-    "plan_zoom",
-    "read_letter",
-    "score_parsed",
-    "score_response",
-    "score_turns",
-    "token_adv",
-    "total_length",
-    "zoom_prompt",
-]
+__all__ = sorted(_NAMES)

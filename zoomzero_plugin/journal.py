@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -142,7 +141,6 @@ def check_settings(
     results: bool = False,
     repair: bool = False,
     name: Callable[[str], str] = str,
-    upgrade: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> None:
     """Store ``settings`` (JSON) at ``path`` on the first run; a later run must pass the same.
 
@@ -150,9 +148,7 @@ def check_settings(
     and they are refused (``repair``: the caller vouches for them and this run's settings are stored). A
     damaged ``path`` is refused (``repair``: rewritten with this run's settings). A difference raises
     :class:`~zoomzero_plugin.errors.ResumeError` naming each setting (``name(dotted key)``, e.g. ``--fps``)
-    with both values. ``upgrade`` turns stored settings (flattened: ``config.budget.fps``) written under the
-    names of the release before into this release's; stored settings that then match are rewritten in the new
-    names (one line says so).
+    with both values.
     """
     path = Path(path)
     settings = json.loads(json.dumps(settings))  # tuples as lists, as they are stored
@@ -180,11 +176,6 @@ def check_settings(
         write_text(path, json.dumps(settings, indent=2) + "\n")
         return
     old, new = _flatten(before), _flatten(settings)
-    renamed = upgrade(old) if upgrade is not None else old
-    if renamed != old and renamed == new:
-        write_text(path, json.dumps(settings, indent=2) + "\n")
-        print(f"zoomzero: {path}: settings renamed to this release's names", file=sys.stderr)
-    old = renamed
     changed = [k for k in dict.fromkeys([*old, *new]) if old.get(k) != new.get(k)]
     if changed:
         shown = ", ".join(f"{name(k)} ({old.get(k, 'unset')!r} there, {new.get(k, 'unset')!r} now)" for k in changed)

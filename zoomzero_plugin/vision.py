@@ -7,7 +7,8 @@ merge_size``), and a video frame of ``P`` pixels costs ``P / (factor² · tempor
 ``P / factor²``). A model may also write each frame pair's time into the prompt as text (``timestamps``; Qwen3-VL's
 ``<4.0 seconds>``), where an older one encodes time only in its rotary positions.
 
-:meth:`VisionGeometry.of` reads a loaded processor, :func:`load_geometry` a model folder or hub id. Every path that
+:meth:`VisionGeometry.of` reads a loaded processor, :func:`load_geometry` a model folder or hub id; :func:`merged_grid`
+is an image's token grid under a processor's own resizing. Every path that
 has a model uses the model's own geometry; :data:`DEFAULT_GEOMETRY` serves only what is written before any model is
 known (the budgets' defaults, stated per frame in tokens so that they keep their meaning on any model).
 """
@@ -70,6 +71,19 @@ class VisionGeometry:
             int(getattr(vision, "temporal_patch_size", 1) or 1),
             hasattr(processor, "_calculate_timestamps"),
         )
+
+
+def merged_grid(image_processor: Any, width: int, height: int) -> tuple[int, int]:
+    """The merged-patch grid ``(h, w)`` a Qwen-VL image processor gives a ``width × height`` image (its own
+    ``smart_resize`` and size bounds), computed without processing pixels: the image's ``h · w`` tokens."""
+    from transformers.models.qwen2_vl.image_processing_qwen2_vl import smart_resize
+
+    patch, merge = int(image_processor.patch_size), int(image_processor.merge_size)
+    size = image_processor.size
+    h, w = smart_resize(
+        int(height), int(width), factor=patch * merge, min_pixels=size["shortest_edge"], max_pixels=size["longest_edge"]
+    )
+    return h // (patch * merge), w // (patch * merge)
 
 
 # Qwen2.5-VL's geometry: the budgets' defaults before a model is known (each path with a model uses the model's).

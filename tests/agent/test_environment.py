@@ -256,11 +256,11 @@ def test_budgets_may_equal_their_bounds():
             AgentBudget(**bad)
 
 
-def test_budget_round_trips_and_rejects_unknown_keys():
+def test_budget_round_trips_through_a_recipe_section_whose_other_keys_it_leaves():
     b = AgentBudget(max_calls=2, max_assistant_turns=3)
-    assert AgentBudget.from_dict(b.to_dict()) == b
-    with pytest.raises(ValueError, match="unknown agent budget key"):
-        AgentBudget.from_dict({"frames": 3})
+    assert AgentBudget.from_section({**b.to_dict(), "prompt": "train"}, "agent") == b
+    with pytest.raises(ValueError, match=r"^agent\.max_calls: 'two' is not a valid int$"):
+        AgentBudget.from_section({"max_calls": "two"}, "agent")
 
 
 def test_a_video_needs_frames():

@@ -37,7 +37,7 @@ def videos(tmp_path, clip):
 @pytest.fixture
 def zoomzero(monkeypatch):
     """Run ``zoomzero data …`` through the real command-line parser; returns the exit code."""
-    from zoomzero_plugin import cli
+    from zoomzero_plugin.commands import cli
 
     monkeypatch.setattr(cli, "COMMANDS", {k: v for k, v in cli.COMMANDS.items() if k.startswith("data ")})
     return lambda *argv: cli.main([str(a) for a in argv])

@@ -12,7 +12,7 @@ from omegaconf import OmegaConf
 
 from zoomzero_plugin.gvqa.prompts import grounding_row
 from zoomzero_plugin.gvqa.reward import RewardConfig
-from zoomzero_plugin.gvqa.zoom import ZoomBudget
+from zoomzero_plugin.gvqa.zoom import UNIFORM_FRAMES, ZoomBudget
 from zoomzero_plugin.hosts.easyr1.vllm_stub import stand_in
 from zoomzero_plugin.rows import write_rows
 
@@ -195,6 +195,7 @@ def test_paper_numbers(PPOConfig):
             16 * 28 * 28,
             768 * 28 * 28,
         )
+        assert zoom["uniform_frames"] == UNIFORM_FRAMES == 20  # the authors' ~20, in evaluation and RL alike
         assert (zoom["max_visual_tokens"], zoom["fps"], zoom["min_frame_pixels"], zoom["max_frame_pixels"]) == (
             paper.max_visual_tokens,
             paper.fps,
@@ -365,7 +366,7 @@ def test_recipes_state_tokens_per_frame_in_one_unit(path):
 
 @pytest.mark.parametrize("path", VIDEOZOOMER, ids=lambda p: p.name)
 def test_videozoomer_recipe_is_a_complete_easyr1_config(path, PPOConfig):
-    from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
+    from zoomzero_plugin.hosts.easyr1.zoomzero.options import recipe_options
 
     config = load(path, PPOConfig)
     data, actor, rollout = config.data, config.worker.actor, config.worker.rollout
@@ -373,7 +374,7 @@ def test_videozoomer_recipe_is_a_complete_easyr1_config(path, PPOConfig):
         config.worker.reward.reward_function == "zoomzero:videozoomer"
         and "zoom" not in config.worker.reward.reward_function_kwargs
     )
-    agent = AgentOptions.from_kwargs(config.worker.reward.reward_function_kwargs)
+    agent = recipe_options(config).checked().agent
     assert agent.enable and agent.prompt == "train"
     budget = agent.budget
     assert budget.max_response_tokens <= data.max_response_length and budget.max_images <= rollout.limit_images
@@ -388,10 +389,10 @@ def test_videozoomer_recipe_is_a_complete_easyr1_config(path, PPOConfig):
 
 def test_videozoomer_authors_rl_numbers(PPOConfig):
     """scripts/train_video.sh of the released code, on EasyR1 keys (docs/easyr1.md lists what EasyR1 lacks)."""
-    from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
+    from zoomzero_plugin.hosts.easyr1.zoomzero.options import recipe_options
 
     c = load(Path(__file__).parents[2] / "yamls" / "videozoomer.yaml", PPOConfig)
-    b = AgentOptions.from_kwargs(c.worker.reward.reward_function_kwargs).budget
+    b = recipe_options(c).checked().agent.budget
     assert (c.algorithm.adv_estimator, c.worker.rollout.n, c.data.rollout_batch_size) == ("grpo", 16, 128)
     assert (c.worker.actor.optim.lr, c.worker.actor.clip_ratio_low, c.worker.actor.clip_ratio_high) == (1e-6, 0.2, 0.27)
     assert (c.algorithm.kl_coef, c.algorithm.kl_penalty, c.worker.actor.global_batch_size) == (1e-3, "low_var_kl", 32)

@@ -122,15 +122,18 @@ def test_without_the_host_easyr1_rejects_tokenadv_rather_than_training_grpo(ppo_
         ({"worker.reward.reward_function_kwargs.zoom.max_visual_tokens": 4096}, "do not fit the rollout context"),
         (
             {"worker.reward.reward_function_kwargs.zoom.no_spans": "blank"},
-            "no_spans must be one of ('skip', 'uniform')",
+            "no_spans must be one of ['skip', 'uniform']",
         ),
         ({"worker.reward.reward_function_kwargs.zoom.fsp": 2}, "unknown option(s) ['fsp']"),
         ({"worker.reward.reward_function_kwargs.tokenadv.eps": 0}, "eps must be > 0"),
         (
             {"worker.reward.reward_function_kwargs.tokenadv.std": "unbiased"},
-            "std must be one of ('population', 'sample')",
+            "std must be one of ['population', 'sample']",
         ),
-        ({"worker.reward.reward_function_kwargs.zoom.prompt": "fancy"}, "zoom.prompt: prompt style must be one of"),
+        (
+            {"worker.reward.reward_function_kwargs.zoom.prompt": "fancy"},
+            "zoom.prompt must be one of ['paper', 'concise']",
+        ),
         ({"worker.reward.reward_function_kwargs.bonus": 1}, "not parameters of gvqa_reward.py:compute_score"),
         ({"worker.reward.reward_type": "sequential"}, "'batch'"),
         ({"algorithm.adv_estimator": "tokenad"}, "'tokenad' is unknown"),

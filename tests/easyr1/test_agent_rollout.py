@@ -461,10 +461,10 @@ def truncated(agent_recipe, agent_rows, easyr1_tokenizer, easyr1_processor, tiny
         meta_info_keys=["min_pixels", "max_pixels", "video_fps"],
     )
     engine = TinyEngine(tiny_model, easyr1_processor, AgentGuide())
-    options = AgentOptions.from_kwargs(
-        {"agent": {"max_new_tokens": 160, "max_response_tokens": total, "sampling_logprobs": True}}
+    options = AgentOptions.from_section(
+        {"max_new_tokens": 160, "max_response_tokens": total, "sampling_logprobs": True}
     )
-    group = RoutedWorkerGroup(TinyRolloutWorkerGroup(config, easyr1_tokenizer, engine), ROLLOUT, options.to_dict())
+    group = RoutedWorkerGroup(TinyRolloutWorkerGroup(config, easyr1_tokenizer, engine), ROLLOUT, options.to_section())
     return SimpleNamespace(batch=group.generate_sequences(gen), total=total, model=tiny_model)
 
 
@@ -503,7 +503,7 @@ def test_an_observation_is_appended_only_with_room_for_one_more_token(
     turn = SCRIPTS[0][1][0]  # call(2, 6, 1): 4 frames of 112x84 -> 4 x 3 merged patches = 12 tokens each
     total = expected_turn_and_observation(easyr1_tokenizer, row["videos"][0], turn, frame_tokens=12) + spare
     section = {"prompt": "train", "max_new_tokens": 160, "max_response_tokens": total}
-    options = AgentOptions.from_kwargs({"agent": section})
+    options = AgentOptions.from_section(section)
     worker = SimpleNamespace(
         tokenizer=easyr1_tokenizer, processor=easyr1_processor, prompt_length=2048, response_length=total
     )
@@ -552,8 +552,8 @@ def rollout_of(agent_rows, tokenizer, processor, turn_tokens, total_tokens, resp
     from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
 
     row = json.loads(agent_rows.read_text().splitlines()[0])
-    options = AgentOptions.from_kwargs(
-        {"agent": {"prompt": "train", "turn_tokens": turn_tokens, "total_tokens": total_tokens}}
+    options = AgentOptions.from_section(
+        {"prompt": "train", "max_new_tokens": turn_tokens, "max_response_tokens": total_tokens}
     )
     worker = SimpleNamespace(
         tokenizer=tokenizer, processor=processor, prompt_length=2048, response_length=response_length or total_tokens
@@ -621,24 +621,21 @@ def test_a_prompt_must_show_exactly_one_video():
 def test_a_first_prompt_of_exactly_max_prompt_length_is_accepted(
     agent_rows, easyr1_tokenizer, easyr1_processor, monkeypatch
 ):
-    from zoomzero_plugin.hosts.easyr1.zoomzero import agent_rollout
+    from zoomzero_plugin.hosts.easyr1.zoomzero import agent_rollout, checks
     from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
 
     row = json.loads(agent_rows.read_text().splitlines()[0])
-    options = AgentOptions.from_kwargs({"agent": {"prompt": "train"}})
+    options = AgentOptions.from_section({"prompt": "train"})
     text = agent_rollout.user_text(row["answer"], lambda: row["prompt"])
-    tokens = agent_rollout.measure_first_prompt(
-        easyr1_tokenizer, easyr1_processor, row["videos"][0], text, options
-    ).tokens
-    monkeypatch.setattr(agent_rollout, "local_processor", lambda config: (easyr1_tokenizer, easyr1_processor))
+    tokens = checks.measure_first_prompt(easyr1_tokenizer, easyr1_processor, row["videos"][0], text, options).tokens
+    monkeypatch.setattr(checks, "local_processor", lambda config: (easyr1_tokenizer, easyr1_processor))
 
     def config(limit):
         data = SimpleNamespace(
             prompt_key="prompt", video_key="videos", answer_key="answer", max_prompt_length=limit, image_dir=None
         )
-        reward = SimpleNamespace(reward_function_kwargs={"agent": {"prompt": "train"}})
-        return SimpleNamespace(data=data, worker=SimpleNamespace(reward=reward))
+        return SimpleNamespace(data=data)
 
-    assert agent_rollout.row_problems(config(tokens), [row], "train") == []
-    (problem,) = agent_rollout.row_problems(config(tokens - 1), [row], "train")
+    assert checks.agent_row_problems(config(tokens), [row], "train", options) == []
+    (problem,) = checks.agent_row_problems(config(tokens - 1), [row], "train", options)
     assert f"is {tokens} tokens" in problem and f"max_prompt_length={tokens - 1}" in problem

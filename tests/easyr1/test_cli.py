@@ -26,7 +26,7 @@ from zoomzero_plugin.hosts.easyr1.cli import main
 from zoomzero_plugin.hosts.easyr1.errors import ConfigError
 from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
 from zoomzero_plugin.hosts.easyr1.reward_names import FIXUP_ENV
-from zoomzero_plugin.hosts.easyr1.zoomzero.plugin import GVQA
+from zoomzero_plugin.hosts.easyr1.zoomzero.options import GVQA
 from zoomzero_plugin.rows import read_rows, write_rows
 
 from .conftest import subprocess_env

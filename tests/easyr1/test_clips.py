@@ -6,7 +6,7 @@ from hypothesis import example, given, settings, strategies as st
 
 from zoomzero_plugin.gvqa.zoom import ZoomBudget, plan_zoom
 from zoomzero_plugin.hosts.easyr1.clips import decode_clip_spec, make_clip_spec
-from zoomzero_plugin.hosts.easyr1.zoomzero.options import TokenAdvOptions, ZoomOptions
+from zoomzero_plugin.hosts.easyr1.zoomzero.options import GVQA, ZoomOptions, read_options
 from zoomzero_plugin.synthetic.videos import dominant_color
 from zoomzero_plugin.vision import fetch_patch_size
 
@@ -75,7 +75,7 @@ def test_a_batchs_videos_decode_ahead_in_threads_to_the_same_frames(evidence_vid
 
 
 def test_uniform_budget_gives_the_requested_frames():
-    zoom = ZoomOptions(enable=True, no_spans="uniform", uniform_frames=16, fps=0.5)
+    zoom = ZoomOptions.from_section({"no_spans": "uniform", "uniform_frames": 16, "fps": 0.5})
     from zoomzero_plugin.gvqa.zoom import plan_pass
 
     plan = plan_pass([(0.0, 300.0)], 300.0, zoom.uniform_budget(300.0))
@@ -96,6 +96,8 @@ SECTION = st.dictionaries(
             "uniform_frames",
             "eps",
             "glue_components",
+            "max_calls",
+            "schedule",
             "typo",
         ]
     ),
@@ -105,19 +107,26 @@ SECTION = st.dictionaries(
 
 
 @settings(max_examples=300, deadline=None)
-@example(zoom={"max_visual_tokens": float("inf")}, tokenadv={"eps": float("nan")})
-@given(zoom=st.one_of(st.none(), SECTION, SCALARS), tokenadv=st.one_of(st.none(), SECTION, SCALARS))
-def test_option_parsing_is_total(zoom, tokenadv):
-    """Any recipe input gives valid options or a ValueError naming the key; never another exception."""
-    kwargs = {"zoom": zoom, "tokenadv": tokenadv}
-    for parse in (ZoomOptions.from_kwargs, TokenAdvOptions.from_kwargs):
-        try:
-            options = parse(kwargs)
-        except ValueError as e:
-            assert "worker.reward.reward_function_kwargs" in str(e)
-            continue
-        if isinstance(options, ZoomOptions):
-            options.budget()
-            assert options.no_spans in ("skip", "uniform") and options.max_new_tokens >= 1
-        else:
-            assert options.eps > 0 and options.glue_components
+@example(zoom={"max_visual_tokens": float("inf")}, tokenadv={"eps": float("nan")}, agent=None)
+@given(
+    zoom=st.one_of(st.none(), SECTION, SCALARS),
+    tokenadv=st.one_of(st.none(), SECTION, SCALARS),
+    agent=st.one_of(st.none(), SECTION, SCALARS),
+)
+def test_option_reading_is_total(zoom, tokenadv, agent):
+    """Any recipe input gives valid options for each section, or problems naming the section's keys: never an
+    exception, and a section is None exactly when it has problems."""
+    kwargs = {"zoom": zoom, "tokenadv": tokenadv, "agent": agent}
+    options = read_options(GVQA, kwargs)
+    assert all(p.startswith("worker.reward.reward_function_kwargs") for p in options.problems)
+    for name in ("zoom", "tokenadv", "agent"):
+        section = getattr(options, name)
+        named = [p for p in options.problems if p.startswith(f"worker.reward.reward_function_kwargs.{name}")]
+        assert (section is None) == bool(named), (name, options.problems)
+    if options.zoom is not None:
+        options.zoom.on()
+        assert options.zoom.no_spans in ("skip", "uniform") and options.zoom.max_new_tokens >= 1
+    if options.tokenadv is not None:
+        assert options.tokenadv.eps > 0 and options.tokenadv.glue_components
+    if options.agent is not None:
+        assert options.agent.schedule in ("continuous", "rounds") and options.agent.budget.max_calls >= 0

@@ -8,7 +8,7 @@ import pytest
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.hosts.easyr1.reward_extras import DELIVERED, add_reward_extras
 from zoomzero_plugin.hosts.easyr1.reward_names import FIXUP_ENV, apply_fixup
-from zoomzero_plugin.hosts.easyr1.zoomzero.plugin import GVQA, gvqa_target
+from zoomzero_plugin.hosts.easyr1.zoomzero.options import GVQA, reward_targets
 from zoomzero_plugin.rows import read_rows
 
 from .helpers import padded_responses, reward_manager_class, rlhf_dataset
@@ -73,7 +73,8 @@ def manager(config, tokenizer):
 
 def test_reward_manager_runs_gvqa_by_plugin_name_with_zoom_answers(ppo_config, easyr1_tokenizer):
     assert (
-        f"{ppo_config.worker.reward.reward_function}:{ppo_config.worker.reward.reward_function_name}" == gvqa_target()
+        f"{ppo_config.worker.reward.reward_function}:{ppo_config.worker.reward.reward_function_name}"
+        == reward_targets()[GVQA]
     )
     data = reward_data(easyr1_tokenizer, [GOOD, HALF, "junk"], TRUTH, {"zoom_answer": ["B", "B", None]})
     reward_tensor, metrics = manager(ppo_config, easyr1_tokenizer).compute_reward(data)
@@ -138,7 +139,7 @@ def test_a_reward_name_dropped_by_a_plain_driver_is_restored_in_workers(monkeypa
     assert config.reward_function is None, "nothing to restore without the driver's note"
     monkeypatch.setenv(FIXUP_ENV, GVQA)
     apply_fixup(config)
-    assert f"{config.reward_function}:{config.reward_function_name}" == gvqa_target()
+    assert f"{config.reward_function}:{config.reward_function_name}" == reward_targets()[GVQA]
     other = RewardConfig(reward_function="./missing.py:score")
     RewardConfig.post_init.__wrapped__(other)
     apply_fixup(other)

@@ -9,11 +9,13 @@ import torch
 
 from zoomzero_plugin.agent.frames import FrameReader
 from zoomzero_plugin.hosts.easyr1 import frame_refs
+from zoomzero_plugin.hosts.easyr1.conversation import Conversation, Piece
 from zoomzero_plugin.hosts.easyr1.errors import PluginError
 from zoomzero_plugin.hosts.easyr1.generation import ROLLOUT_KEY, RoutedWorkerGroup, routed, unrouted
 from zoomzero_plugin.hosts.easyr1.hookspecs import Rollout, hookimpl
-from zoomzero_plugin.hosts.easyr1.multiturn import Conversation, Layout, Piece, assemble, merged_grid
+from zoomzero_plugin.hosts.easyr1.multiturn import Layout, assemble
 from zoomzero_plugin.hosts.easyr1.registry import PluginHost
+from zoomzero_plugin.vision import merged_grid
 
 from .helpers import reward_manager_class
 
@@ -344,7 +346,7 @@ def test_a_recipe_may_enable_one_rollout_only():
 def test_segment_encoder_equals_the_tokenizer_on_observation_texts(easyr1_tokenizer):
     from hypothesis import given, settings, strategies as st
 
-    from zoomzero_plugin.hosts.easyr1.multiturn import SegmentEncoder
+    from zoomzero_plugin.hosts.easyr1.conversation import SegmentEncoder
 
     pieces = st.sampled_from(
         [
@@ -374,7 +376,7 @@ def test_segment_encoder_equals_the_tokenizer_on_observation_texts(easyr1_tokeni
 def test_segment_encoder_cache_is_bounded(easyr1_tokenizer):
     """A run's first prompts are all distinct: the cache is emptied when it would pass its bound, and the ids stay
     exactly the tokenizer's, the entries of the call that emptied it included."""
-    from zoomzero_plugin.hosts.easyr1.multiturn import SegmentEncoder
+    from zoomzero_plugin.hosts.easyr1.conversation import SegmentEncoder
 
     encoder = SegmentEncoder(easyr1_tokenizer, max_cached_ids=40)
     for k in range(30):

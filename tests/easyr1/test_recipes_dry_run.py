@@ -70,55 +70,151 @@ def test_videozoomer_dry_run_prints_the_rollout_and_its_budgets(recipe, benchmar
     assert "first prompt" in out and "overview frames x" in out
 
 
-# The recipe keys of the release before, typed here: old -> new
-OLD_KEYS = {
-    "zoomzero": {"max_tokens": "max_visual_tokens"},
-    "videozoomer": {
-        "overview_frames": "max_overview_frames",
-        "call_frames": "max_frames_per_call",
-        "calls": "max_calls",
-        "rounds": "max_assistant_turns",
-        "images": "max_images",
-        "turn_tokens": "max_new_tokens",
-        "total_tokens": "max_response_tokens",
-        "frame_max_pixels": "max_frame_pixels",
-        "frame_min_pixels": "min_frame_pixels",
-    },
-}
+KWARGS = "worker.reward.reward_function_kwargs"
+# The keys each section knows, typed here as the docs list them (a mistake's line names them all).
+ZOOM_KEYS = (
+    "['enable', 'fps', 'max_frame_pixels', 'max_frames', 'max_new_tokens', 'max_visual_tokens', 'min_clip_seconds', "
+    "'min_frame_pixels', 'no_spans', 'prompt', 'uniform_frames']"
+)
+TOKENADV_KEYS = "['answer_components', 'eps', 'glue_components', 'over_turns', 'std']"
+AGENT_KEYS = (
+    "['clip_as', 'enable', 'frame_cache_mb', 'max_assistant_turns', 'max_calls', 'max_frame_pixels', "
+    "'max_frames_per_call', 'max_images', 'max_new_tokens', 'max_overview_frames', 'max_response_tokens', "
+    "'min_frame_pixels', 'overview_fps', 'prompt', 'sampling_logprobs', 'schedule']"
+)
+# (section, mistake kind, recipe, overrides, the one problem line). "old and new together": with no renames before
+# the first release, an old name is an unknown key beside the known one, which is read as given.
+MISTAKES = [
+    (
+        "zoom",
+        "bad value",
+        "zoomzero",
+        ["zoom.max_visual_tokens=-5"],
+        f"{KWARGS}.zoom: invalid zoom budget: max_visual_tokens must be > 0, got -5",
+    ),
+    ("zoom", "bad type", "zoomzero", ["zoom.fps=abc"], f"{KWARGS}.zoom.fps: 'abc' is not a valid float"),
+    (
+        "zoom",
+        "unknown key",
+        "zoomzero",
+        ["zoom.max_visual_tokenz=8192"],
+        f"{KWARGS}.zoom: unknown option(s) ['max_visual_tokenz']; known: {ZOOM_KEYS}",
+    ),
+    (
+        "zoom",
+        "old and new together",
+        "zoomzero",
+        ["zoom.max_tokens=4096", "zoom.max_visual_tokens=4096"],
+        f"{KWARGS}.zoom: unknown option(s) ['max_tokens']; known: {ZOOM_KEYS}",
+    ),
+    ("tokenadv", "bad value", "zoomzero", ["tokenadv.eps=0"], f"{KWARGS}.tokenadv.eps must be > 0, got 0.0"),
+    (
+        "tokenadv",
+        "unknown key",
+        "zoomzero",
+        ["tokenadv.epsilon=1e-6"],
+        f"{KWARGS}.tokenadv: unknown option(s) ['epsilon']; known: {TOKENADV_KEYS}",
+    ),
+    (
+        "tokenadv",
+        "old and new together",
+        "zoomzero",
+        ["tokenadv.std_kind=sample", "tokenadv.std=sample"],
+        f"{KWARGS}.tokenadv: unknown option(s) ['std_kind']; known: {TOKENADV_KEYS}",
+    ),
+    (
+        "agent",
+        "bad value",
+        "videozoomer",
+        ["agent.max_calls=-1"],
+        f"{KWARGS}.agent: invalid agent budget: max_calls must be an integer >= 0, got -1",
+    ),
+    (
+        "agent",
+        "unknown key",
+        "videozoomer",
+        ["agent.max_callz=2"],
+        f"{KWARGS}.agent: unknown option(s) ['max_callz']; known: {AGENT_KEYS}",
+    ),
+    (
+        "agent",
+        "old and new together",
+        "videozoomer",
+        ["agent.calls=2", "agent.max_calls=3"],
+        f"{KWARGS}.agent: unknown option(s) ['calls']; known: {AGENT_KEYS}",
+    ),
+    (
+        "reward",
+        "bad value",
+        "zoomzero",
+        ["weights.zoom=-1"],
+        f"{KWARGS}: reward weight zoom=-1 must be a finite number >= 0",
+    ),
+    (
+        "reward",
+        "unknown key",
+        "zoomzero",
+        ["weights.zooom=1.0"],
+        f"{KWARGS}: unknown reward components ['zooom']; known: ['format', 'iou', 'accuracy', 'zoom']",
+    ),
+    (
+        "reward",
+        "old and new together",
+        "videozoomer",
+        ["weights.acc=0.9", "weights.accuracy=0.9"],
+        f"{KWARGS}: unknown reward weight(s) ['acc']; known: ['accuracy', 'format', 'tool']",
+    ),
+]
 
 
-@pytest.mark.parametrize("recipe", ["zoomzero", "videozoomer"])
-def test_a_recipe_in_the_old_names_still_dry_runs_and_names_the_new_ones(
-    recipe, benchmark_rows, easyr1_model_dir, tmp_path, capsys, monkeypatch
+@pytest.mark.parametrize(
+    "section, kind, recipe, mistake, line", MISTAKES, ids=lambda v: v if isinstance(v, str) else ""
+)
+def test_a_sections_mistake_is_one_collected_line(
+    section, kind, recipe, mistake, line, benchmark_rows, easyr1_model_dir, capsys
 ):
-    from zoomzero_plugin import renames
-
-    monkeypatch.setattr(renames, "_said", set())
-    text = (REPO / "yamls" / f"{recipe}.yaml").read_text().replace("no_spans: skip", "no_spans: zero")
-    for old, new in OLD_KEYS[recipe].items():
-        text = text.replace(f"        {new}: ", f"        {old}: ")
-    assert text.count("        rounds: 5") == (recipe == "videozoomer") and "max_visual_tokens:" not in text
-    old_recipe = tmp_path / f"{recipe}.yaml"
-    old_recipe.write_text(text)
+    """Each kind of mistake in each of the plugin's sections (zoom, tokenadv, agent, the reward's own kwargs): the
+    dry run prints its settings, then one problem line naming the key (and the known keys), exit 2, no traceback."""
     overrides = [
         f"data.train_files={benchmark_rows}",
         f"data.val_files={benchmark_rows}",
         f"worker.actor.model.model_path={easyr1_model_dir}",
+        *(f"{KWARGS}.{m}" for m in mistake),
     ]
-    assert main(["train", str(old_recipe), *overrides, "--dry-run"]) == 0
-    err = capsys.readouterr().err
-    kwargs = "worker.reward.reward_function_kwargs"
-    if recipe == "videozoomer":
-        assert (
-            f"{kwargs}.agent.rounds is deprecated (accepted until the next release): use "
-            f"{kwargs}.agent.max_assistant_turns" in err
-        )
-    else:
-        assert (
-            f"{kwargs}.zoom.max_tokens is deprecated (accepted until the next release): use "
-            f"{kwargs}.zoom.max_visual_tokens" in err
-        )
-        assert f"{kwargs}.zoom.no_spans: zero is deprecated" in err
+    code = main(["train", str(REPO / "yamls" / f"{recipe}.yaml"), *overrides, "--dry-run"])
+    out, err = capsys.readouterr()
+    assert code == EXIT_USER, out + err
+    head, *problems = err.strip().splitlines()
+    assert head == f"easyr1 train: 1 problem(s) with the EasyR1 config {REPO / 'yamls' / f'{recipe}.yaml'}:"
+    assert problems == [f"  - [zoomzero] {line}"]
+    assert (out + err).count(line) == 1 and "Traceback" not in out + err
+    assert "not shown" in out and "dry run: the recipe is valid" not in out
+
+
+ISSUE_COMMANDS = [  # the agent section's mistakes as a new user typed them (EasyR1 v0.3.2)
+    ["agent.max_calls=-1"],
+    ["agent.max_callz=2"],
+    ["agent.calls=2", "agent.max_calls=3"],
+]
+
+
+@pytest.mark.parametrize("mistake", ISSUE_COMMANDS, ids=["bad-value", "unknown-key", "old-and-new"])
+def test_the_agent_sections_mistakes_exit_2_from_the_console_script(mistake, tmp_path):
+    """`easyr1 train yamls/videozoomer.yaml --dry-run KEY=VALUE` as typed (placeholders left: their notes and
+    problems are listed too): the agent's mistake is one of the listed lines, exit 2, and no traceback."""
+    import subprocess
+    import sys
+
+    from .conftest import subprocess_env
+
+    script = Path(sys.executable).with_name("easyr1")
+    command = [str(script), "train", "yamls/videozoomer.yaml", "--dry-run", *(f"{KWARGS}.{m}" for m in mistake)]
+    env = subprocess_env(HF_HUB_OFFLINE="1")
+    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == EXIT_USER, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    lines = [x for x in done.stderr.splitlines() if x.startswith("  - [zoomzero] ")]
+    assert len(lines) == 1 and lines[0].startswith(f"  - [zoomzero] {KWARGS}.agent: "), done.stderr
 
 
 def test_videozoomer_checks_stop_what_cannot_train(benchmark_rows, easyr1_model_dir, capsys):

@@ -1,6 +1,7 @@
 """The package's shape, read from its source with ast: imports run one way (shared core at the bottom, the two
-methods as siblings over it, tools over both, the EasyR1 host on top, zoomzero's plugin a wing of it), every
-subpackage has a face, and host lookups have no effects.
+methods as siblings over it, the engine that drives vLLM beside them, tools over both, the EasyR1 host on top of the
+methods and the engine, zoomzero's plugin a wing of it, the commands at the very top), every subpackage has a face and
+a map naming all its modules, no module is over 500 lines and no function over 80, and host lookups have no effects.
 
 Function-level imports count as edges too: hidden imports are how an 8-file import circle once went unseen.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -32,11 +34,12 @@ def module_name(path: Path) -> str:
 MODULES = {module_name(p): p for p in sorted(ROOT_DIR.rglob("*.py"))}
 HOST = {m for m in MODULES if m == PACKAGE or m.startswith(PACKAGE + ".")}
 
-# The shared core: the package's top-level modules, but for its face (__init__), the two commands at the top (cli,
-# demo: tools over both methods) and the reward files' old paths, kept for one release (they serve the moved files).
-OLD_REWARD_PATHS = {f"{ROOT}.gvqa_reward", f"{ROOT}.videozoomer_reward"}
-CORE = {m for m in MODULES if m.count(".") == 1 and MODULES[m].name != "__init__.py"} - {f"{ROOT}.cli", f"{ROOT}.demo"}
-CORE -= OLD_REWARD_PATHS
+# The shared core: the package's top-level modules, but for its face (__init__).
+CORE = {m for m in MODULES if m.count(".") == 1 and MODULES[m].name != "__init__.py"}
+COMMANDS = f"{ROOT}.commands"
+ENGINE = f"{ROOT}.engine"
+TOOLS = tuple(f"{ROOT}.{t}" for t in ("inference", "eval", "data", "synthetic", "integrations"))
+MAX_MODULE_LINES, MAX_FUNCTION_LINES = 500, 80
 
 
 def resolve(importer: str, node: ast.ImportFrom | ast.Import) -> list[str]:
@@ -107,7 +110,7 @@ def test_the_graph_reader_sees_a_circle_when_there_is_one():
     assert find_cycle({"a": ["b", "c"], "b": ["c"], "c": []}) is None
     assert f"{PACKAGE}.state" in GRAPH[f"{PACKAGE}.advantage"]  # relative imports resolve
     assert f"{PACKAGE}.hookspecs" in GRAPH[f"{WING}.plugin"]  # `from ..hookspecs import` resolves
-    assert f"{ROOT}.gvqa.gvqa_reward" in GRAPH[f"{WING}.plugin"]  # `from zoomzero_plugin.gvqa import gvqa_reward`
+    assert f"{ROOT}.gvqa.gvqa_reward" in GRAPH[f"{WING}.options"]  # `from zoomzero_plugin.gvqa import gvqa_reward`
     assert f"{ROOT}.agent.protocol" in GRAPH[f"{ROOT}.agent"]  # a package's own relative imports
     assert f"{WING}.plugin" in MODULES and f"{PACKAGE}.activation" in MODULES
     assert {f"{ROOT}.spans", f"{ROOT}.answers", f"{ROOT}.journal"} <= CORE and f"{ROOT}.gvqa.zoom" not in CORE
@@ -124,6 +127,70 @@ def test_nothing_outside_hosts_imports_hosts():
 
 def test_the_shared_core_imports_only_the_core():
     assert arrows(lambda a: a in CORE, lambda b: b in CORE) == []
+
+
+def test_the_flat_top_level_holds_only_the_core():
+    """Every top-level module is core: it imports only the core (above), and none is a command (a module with
+    ``add_arguments`` and ``run``) or the target of an entry point: those live in their layers' packages."""
+    import tomllib
+
+    project = tomllib.loads((ROOT_DIR.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    targets = [v.split(":")[0] for v in project["scripts"].values()]
+    targets += [v.split(":")[0] for group in project["entry-points"].values() for v in group.values()]
+    assert not [t for t in targets if t in CORE], "an entry point's module in the flat top level"
+    commands = []
+    for name in CORE:
+        defined = {n.name for n in ast.parse(MODULES[name].read_text(encoding="utf-8")).body if hasattr(n, "name")}
+        if {"add_arguments", "run"} <= defined:
+            commands.append(name)
+    assert commands == []
+    assert f"{COMMANDS}.cli" in MODULES and f"{ENGINE}.stream" in MODULES  # the homes the flat level's others moved to
+
+
+def test_hosts_import_no_tool_layer_and_the_engine_only_the_core():
+    """hosts/ stands on the core, the two methods and the engine (what drives vLLM), never on a tool; the engine
+    serves both methods and both hosts and stands on the core alone."""
+    assert arrows(lambda a: a in HOST, lambda b: not any(inside(b, t) for t in (*TOOLS, COMMANDS))) == []
+    assert arrows(lambda a: inside(a, ENGINE), lambda b: b in CORE or inside(b, ENGINE)) == []
+
+
+def test_nothing_but_the_commands_imports_the_commands():
+    assert arrows(lambda a: not inside(a, COMMANDS), lambda b: not inside(b, COMMANDS)) == []
+
+
+def test_no_module_is_over_500_lines_and_no_function_over_80():
+    long_modules, long_functions = [], []
+    for name, path in MODULES.items():
+        source = path.read_text(encoding="utf-8")
+        if len(source.splitlines()) > MAX_MODULE_LINES:
+            long_modules.append(name)
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
+                    long_functions.append(f"{name}.{node.name}")
+    assert long_modules == [] and long_functions == []
+
+
+def map_misses(package: str) -> list[str]:
+    """The modules and subpackages of ``package`` its ``__init__`` docstring does not name (as a word)."""
+    folder = MODULES[package].parent
+    doc = ast.get_docstring(ast.parse(MODULES[package].read_text(encoding="utf-8"))) or ""
+    children = [p.stem for p in folder.glob("*.py") if p.name != "__init__.py"]
+    children += [d.name for d in folder.iterdir() if (d / "__init__.py").is_file()]
+    return sorted(c for c in children if not re.search(rf"(?<!\w){re.escape(c)}(?!\w)", doc))
+
+
+def test_every_package_map_names_all_its_modules():
+    packages = [m for m, p in MODULES.items() if p.name == "__init__.py" and not str(p.parent).endswith(SHIPPED_DATA)]
+    assert {name: map_misses(name) for name in packages if map_misses(name)} == {}
+
+
+def test_the_map_check_sees_a_module_its_map_does_not_name(tmp_path, monkeypatch):
+    (tmp_path / "__init__.py").write_text('"""The faces: :mod:`.shown`, and ``also``."""\n')
+    for name in ("shown", "also", "hidden"):
+        (tmp_path / f"{name}.py").write_text("")
+    monkeypatch.setitem(MODULES, "fake", tmp_path / "__init__.py")
+    assert map_misses("fake") == ["hidden"]
 
 
 def test_each_method_imports_only_itself_and_the_shared_core():
@@ -147,9 +214,9 @@ def test_host_modules_import_each_other_only_at_the_top():
 # Imports of the package's own modules inside functions, each with its reason: only modules that import torch (the
 # commands stay quick to start, `zoomzero --help` included). Every other module imports its own modules at the top.
 DEFERRED = {
-    (f"{ROOT}.demo", ROOT): "the face's TokenAdv, reward and masker names load torch",
-    (f"{ROOT}.demo", f"{ROOT}.synthetic.agent_demo"): "imports torch",
-    (f"{ROOT}.demo", f"{ROOT}.synthetic.template_sampler"): "imports torch",
+    (f"{COMMANDS}.demo", ROOT): "the face's TokenAdv, reward and masker names load torch",
+    (f"{COMMANDS}.demo", f"{COMMANDS}.agent_demo"): "imports torch",
+    (f"{COMMANDS}.demo", f"{ROOT}.synthetic.template_sampler"): "imports torch",
 }
 
 

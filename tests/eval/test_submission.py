@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from zoomzero_plugin import cli
+from zoomzero_plugin.commands import cli
 from zoomzero_plugin.data.formats import FORMATS
 from zoomzero_plugin.data.pipeline import Options, convert
 from zoomzero_plugin.eval.metrics import truths_from_rows

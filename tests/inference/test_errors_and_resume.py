@@ -11,7 +11,7 @@ import shutil
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from zoomzero_plugin.cli import main as zoomzero
+from zoomzero_plugin.commands.cli import main as zoomzero
 from zoomzero_plugin.errors import DataError, ModelError, ResumeError, VideoError
 from zoomzero_plugin.eval.runner import evaluate
 from zoomzero_plugin.inference.backend import check_model

@@ -3,7 +3,7 @@ import json
 import pytest
 from hypothesis import given, strategies as st
 
-from zoomzero_plugin.cli import main as zoomzero
+from zoomzero_plugin.commands.cli import main as zoomzero
 from zoomzero_plugin.data.filter import FilterConfig, decide, filter_rows
 from zoomzero_plugin.errors import ResumeError
 from zoomzero_plugin.rows import read_rows, row_truth

@@ -208,7 +208,7 @@ def test_zoomzero_eval_plans_every_mode_on_the_tiny_qwen3_vl_geometry(mode, tiny
     (On Qwen2.5-VL's 28-px tokens the same budget gives other sizes: the geometry is the model's.)"""
     import json
 
-    from zoomzero_plugin.cli import main
+    from zoomzero_plugin.commands.cli import main
 
     out = tmp_path / "out"
     assert (

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from zoomzero_plugin.cli import main as zoomzero
+from zoomzero_plugin.commands.cli import main as zoomzero
 from zoomzero_plugin.errors import ResumeError, VideoError
 from zoomzero_plugin.eval.runner import evaluate, main as eval_main
 from zoomzero_plugin.inference.modes import ModeConfig
@@ -66,26 +66,6 @@ def test_a_finished_question_is_never_asked_again(tiny_backend, bench_rows, tmp_
         evaluate(backend, rows, tmp_path, benchmark="rows", mode="coarse-to-fine", cfg=CFG, progress=False)
     with pytest.raises(ResumeError, match="not in the data"):
         evaluate(backend, rows[2:], tmp_path, benchmark="rows", mode="one-stage", cfg=CFG, progress=False)
-
-
-def test_a_run_folder_of_the_release_before_resumes(tiny_backend, bench_rows, tmp_path, capsys):
-    rows = read_rows(bench_rows)
-    evaluate(tiny_backend, rows[:2], tmp_path, benchmark="rows", mode="iterative", cfg=CFG, progress=False)
-    before = (tmp_path / "predictions.jsonl").read_text()
-    run = json.loads((tmp_path / "run.json").read_text())
-    config = run["config"]  # as the release before stored it: its names, typed here
-    config["budget"]["max_tokens"] = config["budget"].pop("max_visual_tokens")
-    config["rounds"] = config.pop("max_fine_passes")
-    config["no_spans"] = "coarse"
-    (tmp_path / "run.json").write_text(json.dumps(run))
-    evaluate(tiny_backend, rows, tmp_path, benchmark="rows", mode="iterative", cfg=CFG, progress=False)
-    after = (tmp_path / "predictions.jsonl").read_text()
-    assert after.startswith(before)  # resumed: the two done questions kept, not asked again (ResumeError otherwise)
-    records = [json.loads(line) for line in after.splitlines()]
-    assert len(records) == len(rows) == len({r["qid"] for r in records})
-    stored = json.loads((tmp_path / "run.json").read_text())["config"]
-    assert (stored["budget"]["max_visual_tokens"], stored["max_fine_passes"], stored["no_spans"]) == (64, 3, "skip")
-    assert "settings renamed to this release's names" in capsys.readouterr().err
 
 
 def test_killed_run_resumes_to_the_same_predictions(tiny_model_dir, tmp_path):
@@ -257,7 +237,7 @@ def test_no_tool_takes_the_authors_no_tool_budget_unless_a_flag_is_given(capsys,
     assert plain.tool and plain.budget.overview_fps == 0.5 and plain.budget.max_assistant_turns == 5
     assert not baseline.tool and (baseline.budget.overview_fps, baseline.budget.max_overview_frames) == (0.2, 120)
     assert (baseline.budget.min_frame_pixels, baseline.budget.max_new_tokens) == (12544, 2048)
-    assert agent("--no-tool", "--agent-overview-frames", "32").budget.max_overview_frames == 32  # a flag wins
+    assert agent("--no-tool", "--agent-max-overview-frames", "32").budget.max_overview_frames == 32  # a flag wins
     common = [
         "eval",
         "--benchmark",

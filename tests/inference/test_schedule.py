@@ -5,7 +5,7 @@ from concurrent.futures import Future
 
 import pytest
 
-from zoomzero_plugin.inference.schedule import continuous
+from zoomzero_plugin.engine.schedule import continuous
 
 
 class StepEngine:

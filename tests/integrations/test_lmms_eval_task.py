@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from zoomzero_plugin.cli import main as zoomzero
+from zoomzero_plugin.commands.cli import main as zoomzero
 from zoomzero_plugin.errors import DataError, UsageError
 from zoomzero_plugin.gvqa.prompts import grounding_row
 from zoomzero_plugin.integrations.lmms_eval import task

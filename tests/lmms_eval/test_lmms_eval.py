@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.lmms_eval.conftest import LMMS_TASKS, demo_args
-from zoomzero_plugin.cli import main as zoomzero
+from zoomzero_plugin.commands.cli import main as zoomzero
 from zoomzero_plugin.eval.predictions import read_predictions
 from zoomzero_plugin.eval.runner import add_arguments, evaluate
 from zoomzero_plugin.inference.hf_backend import TransformersBackend

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from zoomzero_plugin.answers import LONGVIDEOBENCH, LVBENCH, MLVU, VIDEOMME, letter_of
-from zoomzero_plugin.cli import main as zoomzero
+from zoomzero_plugin.commands.cli import main as zoomzero
 from zoomzero_plugin.rows import make_row, write_rows
 
 LETTERS = "ABCD"

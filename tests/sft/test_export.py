@@ -11,7 +11,7 @@ from tests.sft.conftest import transcript, write_predictions
 from tests.sft.helpers import ANSWER, CALL, ScriptedTeacher, user_text
 from tests.sft.teacher_server import TeacherServer
 from zoomzero_plugin.agent.prompts import PROMPTS, REFLECTION_SYSTEM
-from zoomzero_plugin.cli import main
+from zoomzero_plugin.commands.cli import main
 from zoomzero_plugin.question import question_block
 
 NATIVE_FPS, FRAMES = 4.0, 48  # the fixture videos: 12 s at 4 fps

@@ -13,7 +13,7 @@ import yaml
 
 from tests.sft.conftest import transcript, write_predictions
 from tests.sft.helpers import ANSWER, CALL
-from zoomzero_plugin.cli import main
+from zoomzero_plugin.commands.cli import main
 
 REPO = Path(__file__).parents[2]
 IGNORE = -100

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from zoomzero_plugin.data.sft.export import CHECK_DEFAULTS
+from zoomzero_plugin.data.sft.llamafactory import CHECK_DEFAULTS
 
 RECIPE = Path(__file__).parents[2] / "yamls" / "videozoomer_sft.yaml"
 

@@ -28,7 +28,7 @@ def test_killed_export_resumes_from_its_journal(tmp_path, sft_rows):
         argv = [
             sys.executable,
             "-m",
-            "zoomzero_plugin.cli",
+            "zoomzero_plugin.commands.cli",
             "data",
             "export-sft",
             "--format",

@@ -8,7 +8,8 @@ import pytest
 from PIL import Image
 
 from zoomzero_plugin.agent import AgentBudget, VideoInfo
-from zoomzero_plugin.data.sft.export import _ids, _select, check_with_llamafactory
+from zoomzero_plugin.data.sft.export import _ids, _select
+from zoomzero_plugin.data.sft.llamafactory import check_with_llamafactory
 from zoomzero_plugin.data.sft.sharegpt import Sample, dataset_info, structure_problems
 from zoomzero_plugin.data.sft.sources import Candidate
 from zoomzero_plugin.data.sft.verify import Verdict, judge, replay

@@ -259,7 +259,7 @@ def generate_counted(setup, batch):
     """FSDPWorker.generate_sequences on ``batch``, its ``LLM.generate`` calls and engine steps counted."""
     from verl.workers.fsdp_workers import FSDPWorker
 
-    from zoomzero_plugin.inference.engine_stream import EngineMeter, metered
+    from zoomzero_plugin.engine.stream import EngineMeter, metered
 
     engine = setup.rollout.inference_engine
     calls, generate = [], engine.generate

@@ -39,8 +39,8 @@ def test_agent_mode_without_a_round_barrier_predicts_word_for_word_as_round_by_r
     from vllm.sampling_params import StructuredOutputsParams
 
     from zoomzero_plugin.agent import AgentBudget
+    from zoomzero_plugin.engine.stream import EngineMeter, metered
     from zoomzero_plugin.inference.agent import AgentConfig
-    from zoomzero_plugin.inference.engine_stream import EngineMeter, metered
     from zoomzero_plugin.inference.modes import ModeConfig, predict
     from zoomzero_plugin.inference.passes import Question
     from zoomzero_plugin.rows import read_rows
@@ -86,7 +86,7 @@ def _tokens(n):
 def test_a_stream_leaves_no_parent_request_in_the_engine(backend):
     """A prompt sampled twice comes back as two requests, each when it ends; afterwards (and after a close that
     aborts such a prompt) vLLM's engine holds nothing of it, as after ``LLM.generate``: no request, no parent."""
-    from zoomzero_plugin.inference.engine_stream import EngineStream
+    from zoomzero_plugin.engine.stream import EngineStream
 
     engine = backend.llm.llm_engine
     stream = EngineStream(backend.llm)
@@ -104,7 +104,7 @@ def test_a_stream_leaves_no_parent_request_in_the_engine(backend):
 def test_meters_nest_and_leave_the_engine_as_it_was(backend):
     """Two meters on one engine both count its steps (3 tokens: the prompt's step gives the first, then one a step),
     and the engine's own step is back afterwards."""
-    from zoomzero_plugin.inference.engine_stream import EngineMeter, metered
+    from zoomzero_plugin.engine.stream import EngineMeter, metered
 
     engine = backend.llm.llm_engine
     with metered(backend.llm, EngineMeter()) as outer:

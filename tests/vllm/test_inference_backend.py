@@ -18,7 +18,7 @@ import json
 
 import pytest
 
-from zoomzero_plugin.cli import main as zoomzero
+from zoomzero_plugin.commands.cli import main as zoomzero
 from zoomzero_plugin.inference.scripted import ScriptedBackend, template
 from zoomzero_plugin.synthetic.benchmark import make_benchmark
 

@@ -4,7 +4,7 @@ Real, all of it: the ``easyr1`` console script, EasyR1's ``verl.trainer.main`` w
 gloo), its vLLMRollout on vLLM's CPU engine, the sharding manager's weight sync, the reward actors, checkpoints and
 resume; ``yamls/zoomzero.yaml`` and ``yamls/videozoomer.yaml`` (Qwen3-VL: ``zoomzero_qwen3vl.yaml``,
 ``videozoomer_qwen3vl.yaml``) as shipped, with the overrides for a tiny model that ``zoomzero demo --train`` uses
-(:func:`zoomzero_plugin.synthetic.train_demo.tiny_overrides`). Each model family's tiny random model (head size 32,
+(:func:`zoomzero_plugin.commands.train_demo.tiny_overrides`). Each model family's tiny random model (head size 32,
 for vLLM) after a few seconds of format teaching (:mod:`zoomzero_plugin.synthetic.warm_start`: random letters, spans
 and called segments), so rewards differ within a group and updates are real. What the checks read: EasyR1's own
 logged metrics (``--metrics-file``), its checkpoints (``easyr1 merge``), and ``zoomzero eval`` on the merged model.
@@ -34,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from tests.easyr1.conftest import subprocess_env
-from zoomzero_plugin.synthetic.train_demo import TinyRun, tiny_overrides
+from zoomzero_plugin.commands.train_demo import TinyRun, tiny_overrides
 
 GAP = 1e-3  # max |vLLM log-prob - actor log-prob| of a sampled token when the weights agree (fp32: ~3e-5 measured)
 ROWS, BATCH = 8, 2  # rows in the train file, prompts per step (data.rollout_batch_size)
@@ -54,7 +54,7 @@ def _on_easyr1_main() -> bool:
 @dataclass(frozen=True)
 class Family:
     """A tiny model family: the base model's fixture, its recipes' suffix, and its run's pixel budgets
-    (:class:`~zoomzero_plugin.synthetic.train_demo.TinyRun`: tokens of 28 px a side for Qwen2.5-VL, 32 for Qwen3-VL)."""
+    (:class:`~zoomzero_plugin.commands.train_demo.TinyRun`: tokens of 28 px a side for Qwen2.5-VL, 32 for Qwen3-VL)."""
 
     model: str
     recipes: str

@@ -1,5 +1,12 @@
-"""VideoZoomer's ``<video_zoom>`` agent, host-free: protocol, budgets, environment, prompts, frames, transcript,
-rendering and reward. One implementation serves agent evaluation, SFT export and the RL rollout.
+"""VideoZoomer's ``<video_zoom>`` agent, host-free. One implementation serves agent evaluation, SFT export and the RL
+rollout:
+
+- :mod:`.protocol` (one turn: a call, an answer, or neither), :mod:`.budget` (what a trajectory may see and say),
+  :mod:`.environment` (the state machine), :mod:`.prompts` (the authors' strings), :mod:`.frames` (decoding the frames
+  a trajectory names), :mod:`.clips` (a clip as one video), :mod:`.render` (a trajectory as model inputs and back),
+  :mod:`.transcript` (its JSON record);
+- :mod:`.reward` (one trajectory's reward) and :mod:`.videozoomer_reward` (the EasyR1 reward file,
+  ``zoomzero:videozoomer``); :mod:`.baseline` (the authors' no-tool baseline).
 
 Never imports EasyR1, Ray or vLLM; decord and PIL are imported by :mod:`.frames` only when frames are read.
 """

@@ -4,8 +4,7 @@ authors' released scripts'): a 64-frame overview at 0.5 fps, ≤16 frames a call
 
 This is the one home of the agent's defaults: the rollout's recipe section, ``zoomzero eval``'s ``--agent-*`` flags,
 ``data export-sft``'s budget flags, the reward and the frame reader take theirs from here. A limit says what it
-limits (``max_…``/``min_…``, as verl's ``max_assistant_turns``); :data:`AGENT_BUDGET_RENAMED` lists the names of the
-release before.
+limits (``max_…``/``min_…``, as verl's ``max_assistant_turns``).
 """
 
 from __future__ import annotations
@@ -104,41 +103,12 @@ class AgentBudget:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
-    def from_dict(cls, values: dict[str, Any]) -> AgentBudget:
-        """Build from a mapping; unknown keys are an error naming them and the known ones."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"unknown agent budget key(s) {unknown}; known: {sorted(known)}")
-        return cls(**values)
-
-    @classmethod
     def from_section(cls, section: Mapping[str, Any] | None, where: str) -> AgentBudget:
         """The budget a recipe section gives (the rollout's ``agent:`` section, read by the rollout and the reward
-        alike): its budget keys, old names (:data:`AGENT_BUDGET_RENAMED`) read as new ones; the section's other keys
-        are its owner's. ValueError names ``where.key``."""
-        names = {f.name for f in fields(cls)} | set(AGENT_BUDGET_RENAMED)
+        alike): its budget keys; the section's other keys are its owner's. ValueError names ``where.key``."""
+        names = {f.name for f in fields(cls)}
         picked = {k: v for k, v in (section or {}).items() if k in names}
-        return build(cls, picked, where, renamed=AGENT_BUDGET_RENAMED)
-
-    @staticmethod
-    def is_key(name: str) -> bool:
-        """Whether ``name`` is a budget key of a recipe section (a field, or the old name of one)."""
-        return name in AGENT_BUDGET_RENAMED or name in {f.name for f in fields(AgentBudget)}
-
-
-# The names of the release before (recipe keys, flags, stored settings): old -> new, accepted for one release.
-AGENT_BUDGET_RENAMED = {
-    "overview_frames": "max_overview_frames",
-    "call_frames": "max_frames_per_call",
-    "calls": "max_calls",
-    "rounds": "max_assistant_turns",
-    "images": "max_images",
-    "turn_tokens": "max_new_tokens",
-    "total_tokens": "max_response_tokens",
-    "frame_max_pixels": "max_frame_pixels",
-    "frame_min_pixels": "min_frame_pixels",
-}
+        return build(cls, picked, where)
 
 
 def field_help() -> dict[str, str]:

@@ -12,14 +12,4 @@ _NAMES = {
 }
 __getattr__, __dir__ = lazy_names(__name__, _NAMES)
 
-__all__ = [
-    "FORMATS",
-    "Draft",
-    "FilterConfig",
-    "Format",
-    "Skip",
-    "check_row",
-    "decide",
-    "filter_rows",
-    "probe_video",
-]
+__all__ = sorted(_NAMES)

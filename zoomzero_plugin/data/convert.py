@@ -27,8 +27,14 @@ from .formats import FORMATS
 from .formats.mcq_table import parse_columns
 from .pipeline import Options, convert, video_roots_exist
 
-# CLI flag -> the key a Format's `files` uses
-_FILE_FLAGS = {"input": "--input", "gsub": "--gsub", "video_map": "--video-map", "options": "--options"}
+# the upstream files a format may read (each flag repeatable): the key a Format's `files` uses -> (flag, help)
+_FILES = {
+    "input": ("--input", "the format's main annotation file (repeat for several, e.g. MLVU task files)"),
+    "gsub": ("--gsub", "nextgqa: gsub_{val,test}.json grounding spans"),
+    "video_map": ("--video-map", "nextgqa: map_vid_vidorID.json (video_id -> VidOR folder/stem)"),
+    "options": ("--options", "rextime: a Hugging Face release file with qid + options"),
+}
+_FILE_FLAGS = {key: flag for key, (flag, _) in _FILES.items()}
 
 
 def _formats_epilog() -> str:
@@ -46,52 +52,28 @@ def _formats_epilog() -> str:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = _formats_epilog()
     parser.add_argument("--from", dest="format", required=True, choices=sorted(FORMATS), help="upstream format")
-    parser.add_argument(
-        "--input",
-        action="append",
-        type=Path,
-        default=[],
-        metavar="FILE",
-        help="the format's main annotation file (repeat for several, e.g. MLVU task files)",
-    )
-    parser.add_argument(
-        "--gsub",
-        action="append",
-        type=Path,
-        default=[],
-        metavar="FILE",
-        help="nextgqa: gsub_{val,test}.json grounding spans",
-    )
-    parser.add_argument(
-        "--video-map",
-        action="append",
-        type=Path,
-        default=[],
-        metavar="FILE",
-        help="nextgqa: map_vid_vidorID.json (video_id -> VidOR folder/stem)",
-    )
-    parser.add_argument(
-        "--options",
-        action="append",
-        type=Path,
-        default=[],
-        metavar="FILE",
-        help="rextime: a Hugging Face release file with qid + options",
-    )
-    parser.add_argument(
+    upstream = parser.add_argument_group("the upstream annotations")
+    for flag, help in _FILES.values():
+        upstream.add_argument(flag, action="append", type=Path, default=[], metavar="FILE", help=help)
+    upstream.add_argument(
         "--columns",
         metavar="KEY=COLUMN,...",
         help="mcq-table: which column holds what (video, question, options, answer, qid, start, end, "
         "spans, duration); e.g. video=video_id,question=question,options=options,answer=answer",
     )
-    parser.add_argument(
+    upstream.add_argument(
         "--durations",
         type=Path,
         metavar="FILE",
         help="JSON {video id: seconds} for formats whose annotations lack durations "
         "(videomme, plm-video); otherwise they are probed from the videos",
     )
-    parser.add_argument(
+    _add_video_arguments(parser.add_argument_group("the videos and what rows keep"))
+    _add_output_arguments(parser.add_argument_group("the rows written"))
+
+
+def _add_video_arguments(group: argparse._ArgumentGroup) -> None:
+    group.add_argument(
         "--video-root",
         action="append",
         type=Path,
@@ -100,26 +82,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         required=True,
         help="folder holding the videos (repeat: the first root that has the file wins)",
     )
-    parser.add_argument(
+    group.add_argument(
         "--video-ext",
         default="mp4",
         metavar="EXTS",
         help="extensions tried, in order, for ids without one (default: mp4; e.g. mp4,mkv,webm)",
     )
-    parser.add_argument(
+    group.add_argument(
         "--no-video-check",
         action="store_true",
         help="do not look for the video files (not downloaded yet): paths are written under the "
         "first --video-root and nothing is probed",
     )
-    parser.add_argument(
+    group.add_argument(
         "--min-duration",
         type=float,
         default=0.0,
         metavar="SEC",
         help="skip videos shorter than this (the paper keeps QVHighlights videos > 120 s)",
     )
-    parser.add_argument(
+    group.add_argument(
         "--span-tolerance",
         type=float,
         default=1.0,
@@ -127,36 +109,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a span may end this far past the video end (or start this far below 0) and is "
         "clamped; further, the row is skipped (default: 1.0)",
     )
-    parser.add_argument(
+    group.add_argument(
         "--ambiguous",
         choices=("first", "skip"),
         default="first",
         help="an answer text equal to several options: keep the first such option, as the "
         "benchmarks' own loaders do (default), or skip the row (cleaner training data)",
     )
-    parser.add_argument("--source", help="value stored as 'source' in each answer (default: the format name)")
-    parser.add_argument(
-        "--prompt",
-        choices=PROMPT_STYLES,
-        default=DEFAULT_PROMPT_STYLE,
-        help="the rows' grounding prompt: paper (Zoom-Zero's words, default) or concise "
-        "(this package's shorter wording)",
-    )
-    parser.add_argument("--out", required=True, type=Path, metavar="ROWS", help="output .jsonl or .parquet")
-    parser.add_argument(
-        "--report",
-        type=Path,
-        metavar="FILE",
-        help="also write the skip report as JSON (keep it out of a training data folder)",
-    )
-    parser.add_argument("--show", type=int, default=3, metavar="N", help="example ids shown per skip reason")
-    parser.add_argument(
+    group.add_argument(
         "--workers",
         type=int,
         default=4,
         metavar="N",
         help="videos probed in parallel for durations the annotations lack (default 4)",
     )
+
+
+def _add_output_arguments(group: argparse._ArgumentGroup) -> None:
+    group.add_argument("--source", help="value stored as 'source' in each answer (default: the format name)")
+    group.add_argument(
+        "--prompt",
+        choices=PROMPT_STYLES,
+        default=DEFAULT_PROMPT_STYLE,
+        help="the rows' grounding prompt: paper (Zoom-Zero's words, default) or concise "
+        "(this package's shorter wording)",
+    )
+    group.add_argument("--out", required=True, type=Path, metavar="ROWS", help="output .jsonl or .parquet")
+    group.add_argument(
+        "--report",
+        type=Path,
+        metavar="FILE",
+        help="also write the skip report as JSON (keep it out of a training data folder)",
+    )
+    group.add_argument("--show", type=int, default=3, metavar="N", help="example ids shown per skip reason")
 
 
 def _durations(path: Path) -> dict[str, float]:

@@ -39,12 +39,20 @@ from typing import Any
 from ..errors import DataError, UsageError
 from ..files import check_writable, write_text
 from ..gvqa.parsing import parse_response
-from ..gvqa.zoom import ZOOM_BUDGET_RENAMED, plan_coarse, plan_zoom
+from ..gvqa.zoom import plan_coarse, plan_zoom
 from ..inference.backend import Request, SamplingParams, load_backend
-from ..inference.options import add_budget_arguments, add_flag, budget_from, check_values, resolve
+from ..inference.options import (
+    add_backend_arguments,
+    add_budget_arguments,
+    add_flag,
+    add_resume_arguments,
+    budget_from,
+    check_values,
+    flag,
+    resolve,
+)
 from ..inference.passes import Question, answer_pass
 from ..journal import Journal, check_settings
-from ..renames import flag, upgrade_settings
 from ..rows import label_hidden, read_rows, write_rows
 from ..spans import iou
 
@@ -206,9 +214,6 @@ def filter_rows(
         results=journal.is_file() and journal.stat().st_size > 0,
         repair=repair,
         name=lambda key: flag(key.rsplit(".", 1)[-1]),
-        upgrade=lambda flat: upgrade_settings(
-            flat, {f"budget.{o}": f"budget.{n}" for o, n in ZOOM_BUDGET_RENAMED.items()}
-        ),
     )
     decisions = Journal(journal, repair=repair)
     todo = [i for i, q in enumerate(qids) if q not in decisions.done]
@@ -287,19 +292,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "weak_grounding (stage II's PLM-Video rows)",
     )
     parser.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
-    parser.add_argument("--backend", choices=("transformers", "vllm"), default="transformers")
-    parser.add_argument("--batch-size", type=int, default=1, help="rows per model call (default: 1)")
-    parser.add_argument("--device", help="e.g. cpu, cuda (default: cuda when available)")
-    parser.add_argument("--dtype", default="auto")
+    add_backend_arguments(parser, "rows")
     parser.add_argument("--limit", type=int, help="filter only the first N rows")
-    parser.add_argument("--no-progress", action="store_true")
-    parser.add_argument("--restart", action="store_true", help="discard the decisions of an earlier run for --out")
-    parser.add_argument(
-        "--repair",
-        action="store_true",
-        help="resume from damaged decisions: keep their readable lines (the other rows are judged "
-        "again), and store this run's settings where OUT.filter.json is missing or damaged",
-    )
+    add_resume_arguments(parser, "decisions (OUT.decisions.jsonl)", "OUT.filter.json")
     add_budget_arguments(parser)
     add_flag(parser, "max_new_tokens", "response tokens per sample", type=int)
 

@@ -1,6 +1,13 @@
-"""Evaluation over both methods: the benchmark runner (``zoomzero eval``), each benchmark's official metrics,
-``zoomzero score`` for any system's predictions, reports, plots and submission files. Names load their modules on
-first use."""
+"""Evaluation over both methods:
+
+- :mod:`.runner` (``zoomzero eval``: resumable predictions, then metrics, report and plots), :mod:`.score`
+  (``zoomzero score`` for any system's predictions), :mod:`.predictions` (the records' format);
+- :mod:`.metrics` (each benchmark's official metrics), :mod:`.reductions` (how several predicted spans are measured),
+  :mod:`.agent_stats` (tool statistics of agent predictions);
+- :mod:`.report` (``metrics.json``, ``report.md``), :mod:`.plots`, :mod:`.submission` (test-split files).
+
+Names load their modules on first use.
+"""
 
 from ..lazy import lazy_names
 
@@ -14,14 +21,4 @@ _NAMES = {
 }
 __getattr__, __dir__ = lazy_names(__name__, _NAMES)
 
-__all__ = [
-    "Prediction",
-    "aggregate",
-    "evaluate",
-    "get_benchmark",
-    "read_predictions",
-    "score_predictions",
-    "score_questions",
-    "truths_from_rows",
-    "write_report",
-]
+__all__ = sorted(_NAMES)

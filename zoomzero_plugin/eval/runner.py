@@ -38,32 +38,31 @@ from ..inference.backend import load_backend
 from ..inference.modes import MODES, ModeOutput, predict
 from ..inference.options import (
     DEFAULTS,
-    RENAMED_SETTINGS,
-    RENAMED_VALUES,
     add_agent_arguments,
+    add_backend_arguments,
     add_budget_arguments,
     add_mode_arguments,
+    add_resume_arguments,
     check_values,
+    flag,
     mode_config,
     resolve,
 )
 from ..inference.passes import Question
 from ..journal import Journal, check_settings
-from ..renames import flag, upgrade_settings
 from ..rows import label_hidden, read_rows
-from .demo import prepare_demo
-from .metrics import BENCHMARKS as METRIC_SETS, get_benchmark
+from ..synthetic.benchmark import prepare_demo
+from .metrics import BENCHMARKS, get_benchmark
 from .predictions import SETTINGS_FILE
 from .report import finalize, metric_table
 
-BENCHMARKS = tuple(METRIC_SETS)
 MODE_NAMES = tuple(MODES)
 PREDICTIONS, TIMINGS, SETTINGS = "predictions.jsonl", "timings.jsonl", SETTINGS_FILE
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     io = parser.add_argument_group("what to evaluate")
-    io.add_argument("--benchmark", choices=BENCHMARKS, help="metric set to report (rows: generic grounded QA)")
+    io.add_argument("--benchmark", choices=list(BENCHMARKS), help="metric set to report (rows: generic grounded QA)")
     io.add_argument("--model", help="checkpoint path or hub id (Qwen2-VL / Qwen2.5-VL / Qwen3-VL with processor)")
     io.add_argument("--data", help="dataset rows, .jsonl or .parquet (see `zoomzero data convert`)")
     io.add_argument("--out", required=True, help="output directory (predictions, metrics, report, plots)")
@@ -75,21 +74,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="official",
         help="how several predicted spans are scored (default: each benchmark's official rule)",
     )
-    io.add_argument("--restart", action="store_true", help="discard earlier predictions in --out and start over")
-    io.add_argument(
-        "--repair",
-        action="store_true",
-        help="resume from damaged results: keep the readable lines of predictions.jsonl (the other "
-        "questions are asked again), and store this run's settings where run.json is missing or "
-        "damaged (you vouch that the results were made with them)",
-    )
+    add_resume_arguments(io, "predictions (OUT/predictions.jsonl)", "OUT/run.json")
     io.add_argument(
         "--demo",
         action="store_true",
         help="build the tiny random model and a synthetic benchmark under OUT/demo-inputs and "
         "evaluate them on CPU (no --model/--data needed; small budgets unless given)",
     )
-    io.add_argument("--no-progress", action="store_true", help="no progress bar")
     io.add_argument(
         "--skip-errors",
         action="store_true",
@@ -98,15 +89,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
     run = parser.add_argument_group("backend")
-    run.add_argument(
-        "--backend",
-        choices=("transformers", "vllm"),
-        default="transformers",
-        help="transformers (CPU/GPU) or vllm (GPU; needs vLLM installed)",
-    )
-    run.add_argument("--batch-size", type=int, default=1, help="questions per step and requests per model call")
-    run.add_argument("--device", help="e.g. cpu, cuda, cuda:1 (default: cuda when available)")
-    run.add_argument("--dtype", default="auto", help="auto (bf16 on GPU, fp32 on CPU), bfloat16, float16, float32")
+    add_backend_arguments(run, "questions")
     run.add_argument("--attn-implementation", help="transformers attention, e.g. flash_attention_2 or sdpa")
 
     add_budget_arguments(parser)
@@ -147,35 +130,8 @@ def evaluate(
     out_dir = Path(out_dir)
     rule = get_benchmark(benchmark).letter_rule  # replies are read as the benchmark's own script reads them
     questions = [replace(q, letter_rule=rule) for q in Question.from_rows(rows, source, videos=not skip_errors)]
-    qids = [q.qid for q in questions]
-    config = asdict(cfg)
-    if mode != "agent":  # the agent's knobs do not change other modes' results
-        config.pop("agent", None)
-    else:  # when turns run, not what they say: a run may resume under the other schedule
-        config["agent"].pop("schedule", None)
-    held = any((out_dir / name).is_file() and (out_dir / name).stat().st_size for name in (PREDICTIONS, TIMINGS))
-    check_settings(
-        out_dir / SETTINGS,
-        {"benchmark": benchmark, "mode": mode, "config": config, **(settings or {})},
-        results=held,
-        repair=repair,
-        name=setting_flag,
-        upgrade=upgrade_run_settings,
-    )
-    predictions = Journal(out_dir / PREDICTIONS, repair=repair)
-    timings = Journal(out_dir / TIMINGS, repair=repair)
-    foreign = predictions.done - set(qids)
-    if foreign:
-        raise ResumeError(
-            f"{out_dir / PREDICTIONS} has questions that are not in {source}, e.g. {sorted(foreign)[:3]}: "
-            "was it made from other data? Use another --out, or --restart to discard it"
-        )
-    failed = {str(r["qid"]) for r in predictions.records if r.get("error")}
-    # a timing whose prediction was lost (repair, kill) or is asked again, in one rewrite
-    timings.drop((timings.done - predictions.done) | failed)
-    if failed:  # asked again: perhaps the video has been fixed
-        predictions.drop(failed)
-        print(f"asking again {len(failed)} question(s) that failed before", file=sys.stderr)
+    run = {"benchmark": benchmark, "mode": mode, "config": run_config(cfg, mode), **(settings or {})}
+    predictions, timings = open_run(out_dir, run, {q.qid for q in questions}, source, repair)
     todo = [q for q in questions if q.qid not in predictions.done]
     bar = tqdm(
         total=len(questions),
@@ -202,17 +158,37 @@ def evaluate(
     return finalize(out_dir, benchmark, truths, reduction)
 
 
-def upgrade_run_settings(flat: dict[str, Any]) -> dict[str, Any]:
-    """Settings of run.json (flattened) stored under the names of the release before, in this release's (a run
-    from before ``--agent-clip-as`` showed its clips as images)."""
-    out = upgrade_settings(
-        flat,
-        {f"config.{o}": f"config.{n}" for o, n in RENAMED_SETTINGS.items()},
-        {f"config.{k}": v for k, v in RENAMED_VALUES.items()},
-    )
-    if any(k.startswith("config.agent.") for k in out):
-        out.setdefault("config.agent.clip_as", "images")
-    return out
+def run_config(cfg, mode: str) -> dict[str, Any]:
+    """The mode's settings as run.json stores them: the agent's knobs for the agent mode only, and not when its turns
+    run (a run may resume under the other schedule)."""
+    config = asdict(cfg)
+    if mode != "agent":
+        config.pop("agent", None)
+    else:
+        config["agent"].pop("schedule", None)
+    return config
+
+
+def open_run(out_dir: Path, run: dict[str, Any], qids: set[str], source: str, repair: bool) -> tuple[Journal, Journal]:
+    """The run folder's predictions and timings journals, once its settings (``run``) match the stored ones; the
+    questions that failed before are dropped from both, to be asked again."""
+    held = any((out_dir / name).is_file() and (out_dir / name).stat().st_size for name in (PREDICTIONS, TIMINGS))
+    check_settings(out_dir / SETTINGS, run, results=held, repair=repair, name=setting_flag)
+    predictions = Journal(out_dir / PREDICTIONS, repair=repair)
+    timings = Journal(out_dir / TIMINGS, repair=repair)
+    foreign = predictions.done - qids
+    if foreign:
+        raise ResumeError(
+            f"{out_dir / PREDICTIONS} has questions that are not in {source}, e.g. {sorted(foreign)[:3]}: "
+            "was it made from other data? Use another --out, or --restart to discard it"
+        )
+    failed = {str(r["qid"]) for r in predictions.records if r.get("error")}
+    # a timing whose prediction was lost (repair, kill) or is asked again, in one rewrite
+    timings.drop((timings.done - predictions.done) | failed)
+    if failed:  # asked again: perhaps the video has been fixed
+        predictions.drop(failed)
+        print(f"asking again {len(failed)} question(s) that failed before", file=sys.stderr)
+    return predictions, timings
 
 
 def setting_flag(key: str) -> str:

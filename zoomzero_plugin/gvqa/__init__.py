@@ -1,6 +1,9 @@
-"""Zoom-Zero, host-free: zoom planning (Eq. 3), the response template's parser, the grounding and zoom prompts, the
-rewards, TokenAdv (Eq. 4–5) and its glue token masks, and the EasyR1 batch reward file (``gvqa_reward.py``,
-``zoomzero:gvqa``). Imports only itself and the shared core; names load their modules on first use."""
+"""Zoom-Zero, host-free: :mod:`.zoom` (zoom planning, Eq. 3), :mod:`.parsing` (the response template's total parser),
+:mod:`.prompts` (grounding and zoom prompts), :mod:`.reward` (the reward components), :mod:`.advantages` (TokenAdv,
+Eq. 4–5, and GRPO) and :mod:`.glue_masks` (its glue token masks), and the EasyR1 batch reward file
+:mod:`.gvqa_reward` (``zoomzero:gvqa``). Imports only itself and the shared core; names load their modules on first
+use.
+"""
 
 from ..lazy import lazy_names
 
@@ -32,33 +35,4 @@ _NAMES = {
 }
 __getattr__, __dir__ = lazy_names(__name__, _NAMES)
 
-__all__ = [
-    "COMPONENTS",
-    "DEFAULT_PROMPT_STYLE",
-    "PAPER_BUDGETS",
-    "PROMPT_STYLES",
-    "Clip",
-    "GlueTokenMasker",
-    "ParsedResponse",
-    "RewardConfig",
-    "ZoomBudget",
-    "ZoomPlan",
-    "fetch_plan",
-    "glue_char_ranges",
-    "glue_spans",
-    "grounding_prompt",
-    "grounding_row",
-    "group_normalize",
-    "grpo_advantage",
-    "matches_template",
-    "paper_budget",
-    "parse_response",
-    "parse_span_list",
-    "plan_coarse",
-    "plan_pass",
-    "plan_zoom",
-    "score_parsed",
-    "score_response",
-    "token_adv",
-    "zoom_prompt",
-]
+__all__ = sorted(_NAMES)

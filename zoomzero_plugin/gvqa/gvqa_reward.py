@@ -5,8 +5,8 @@ calls ``compute_score(inputs, **worker.reward.reward_function_kwargs)`` with dic
 ``response``, ``response_length`` and ``ground_truth`` (the JSON string of the row's answer column),
 and expects one dict per response with ``overall``; every other key is logged as ``reward/<key>``.
 
-The zoom rollout hook may add ``zoom_answer`` (the fine pass's letter) and ``valid_tool_calls`` to each
-input; without them the zoom and tool components are 0. When ``zoom`` enables the zoom pass and ``zoom``
+The zoom rollout hook adds ``zoom_answer`` (the fine pass's letter) to each input; without it the zoom
+component is 0. When ``zoom`` enables the zoom pass and ``zoom``
 is a component, every input must carry ``zoom_answer`` (None when the pass had no spans to look at):
 a batch without it means the hook never ran, and scoring zoom as 0 would silently train without it.
 """
@@ -45,15 +45,7 @@ def compute_score(
             truth = _truth(item["ground_truth"], truths)
         except (KeyError, ValueError) as e:
             raise ValueError(f"reward input {i}: unusable ground truth ({e})") from None
-        scores.append(
-            score_response(
-                item.get("response", ""),
-                truth,
-                config,
-                zoom_answer=item.get("zoom_answer"),
-                valid_tool_calls=int(item.get("valid_tool_calls", 0) or 0),
-            )
-        )
+        scores.append(score_response(item.get("response", ""), truth, config, zoom_answer=item.get("zoom_answer")))
     return scores
 
 

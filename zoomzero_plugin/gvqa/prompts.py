@@ -23,7 +23,6 @@ from typing import Any
 from ..ground_truth import LETTERS
 from ..question import VIDEO_PLACEHOLDER, option_texts, question_block
 from ..rows import PROMPT_KEY, make_row
-from ..spans import Span
 
 PROMPT_STYLES = ("paper", "concise")
 DEFAULT_PROMPT_STYLE = "paper"
@@ -113,29 +112,10 @@ def zoom_prompt(question: str, options: Sequence[str], video: bool = True, style
     return f"{head}{question_block(question, options)}\n{ZOOM_INSTRUCTION}"
 
 
-def grounding_row(
-    *,
-    qid: str,
-    question: str,
-    options: Sequence[str],
-    answer: str,
-    duration: float,
-    video: str,
-    spans: Sequence[Span] = (),
-    style: str = DEFAULT_PROMPT_STYLE,
-    **extra: Any,
-) -> dict[str, Any]:
-    """A dataset row (:func:`~zoomzero_plugin.rows.make_row`) whose prompt is the grounding prompt of ``style``
-    (``paper``: the paper's words, ``concise``: this package's), stating the video's duration."""
-    row = make_row(
-        qid=qid,
-        question=question,
-        options=options,
-        answer=answer,
-        duration=duration,
-        video=video,
-        prompt="",
-        spans=spans,
-        **extra,
-    )  # validates the fields first
-    return {**row, PROMPT_KEY: grounding_prompt(question, [str(o) for o in options], float(duration), style=style)}
+def grounding_row(*, style: str = DEFAULT_PROMPT_STYLE, **fields: Any) -> dict[str, Any]:
+    """A dataset row of :func:`~zoomzero_plugin.rows.make_row`'s keyword ``fields`` (all but ``prompt``) whose prompt
+    is the grounding prompt of ``style`` (``paper``: the paper's words, ``concise``: this package's), stating the
+    video's duration."""
+    row = make_row(prompt="", **fields)  # validates the fields first
+    options = [str(o) for o in fields["options"]]
+    return {**row, PROMPT_KEY: grounding_prompt(fields["question"], options, float(fields["duration"]), style=style)}

@@ -4,7 +4,8 @@
 - iou:      IoU of the merged predicted glue spans with the merged ground-truth spans; 0 without glue.
 - accuracy: the ``<answer>`` letter equals the ground-truth letter (coarse pass).
 - zoom:     the fine pass, shown only the predicted spans, answered correctly (``zoom_answer``).
-- tool:     VideoZoomer's bonus: accuracy is 1 and at least one valid tool call was made.
+
+(VideoZoomer's trajectory reward, with its tool term, is :mod:`zoomzero_plugin.agent.reward`.)
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ..ground_truth import GroundTruth
 from ..spans import iou
 from .parsing import ParsedResponse, parse_response
 
-COMPONENTS = ("format", "iou", "accuracy", "zoom", "tool")
+COMPONENTS = ("format", "iou", "accuracy", "zoom")
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class RewardConfig:
     def __post_init__(self) -> None:
         unknown = set(self.components) - set(COMPONENTS) | set(self.weights) - set(COMPONENTS)
         if unknown:
-            raise ValueError(f"unknown reward components {sorted(unknown)}; known: {COMPONENTS}")
+            raise ValueError(f"unknown reward components {sorted(unknown)}; known: {list(COMPONENTS)}")
         if not self.components:
             raise ValueError("at least one reward component must be enabled")
         for k, w in self.weights.items():
@@ -61,7 +62,6 @@ def score_parsed(
     truth: GroundTruth,
     config: RewardConfig = RewardConfig(),
     zoom_answer: str | None = None,
-    valid_tool_calls: int = 0,
 ) -> dict[str, float]:
     """Components named in ``config`` plus ``overall``, for an already parsed response."""
     accuracy = float(parsed.answer is not None and parsed.answer == truth.answer)
@@ -70,7 +70,6 @@ def score_parsed(
         "iou": iou(parsed.spans, truth.spans),
         "accuracy": accuracy,
         "zoom": float(zoom_answer is not None and zoom_answer == truth.answer),
-        "tool": float(accuracy == 1.0 and valid_tool_calls > 0),
     }
     out = {k: values[k] for k in config.components}
     total = sum(config.weight(k) * out[k] for k in config.components)
@@ -85,7 +84,6 @@ def score_response(
     truth: GroundTruth,
     config: RewardConfig = RewardConfig(),
     zoom_answer: str | None = None,
-    valid_tool_calls: int = 0,
 ) -> dict[str, float]:
     """Parse ``response`` against ``truth.duration`` and score it."""
-    return score_parsed(parse_response(response, truth.duration), truth, config, zoom_answer, valid_tool_calls)
+    return score_parsed(parse_response(response, truth.duration), truth, config, zoom_answer)

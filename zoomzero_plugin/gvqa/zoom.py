@@ -60,12 +60,23 @@ class ZoomBudget:
     """Seconds: shorter spans are widened to this, so every clip has ≥ 2 source frames."""
 
     def __post_init__(self) -> None:
-        if not (0 < self.min_frame_pixels <= self.max_frame_pixels):
-            raise ValueError(
-                f"need 0 < min_frame_pixels <= max_frame_pixels, got {self.min_frame_pixels}, {self.max_frame_pixels}"
+        problems = [
+            f"{name} must be {rule}, got {getattr(self, name)!r}"
+            for name, rule, ok in (
+                ("max_visual_tokens", "> 0", self.max_visual_tokens > 0),
+                ("fps", "> 0", self.fps > 0),
+                ("max_frames", ">= 2", self.max_frames >= 2),
+                ("min_clip_seconds", "> 0", self.min_clip_seconds > 0),
+                ("min_frame_pixels", "> 0", self.min_frame_pixels > 0),
             )
-        if self.max_visual_tokens <= 0 or self.fps <= 0 or self.max_frames < 2 or self.min_clip_seconds <= 0:
-            raise ValueError(f"max_visual_tokens, fps, min_clip_seconds must be > 0 and max_frames >= 2: {self}")
+            if not ok
+        ]
+        if not problems and self.min_frame_pixels > self.max_frame_pixels:
+            problems.append(
+                f"min_frame_pixels ({self.min_frame_pixels}) must be <= max_frame_pixels ({self.max_frame_pixels})"
+            )
+        if problems:
+            raise ValueError("invalid zoom budget: " + "; ".join(problems))
 
     def frame_tokens(self, pixels: float) -> float:
         """Context tokens one frame of ``pixels`` costs."""
@@ -75,6 +86,9 @@ class ZoomBudget:
         """This budget on a model of ``geometry`` (its token size and temporal patch; the pixel bounds as given)."""
         return replace(self, factor=geometry.factor, temporal_patch=geometry.temporal_patch)
 
+
+# The fields of ZoomBudget a user sets (flags, recipe keys); factor and temporal_patch are the model's geometry.
+BUDGET_KEYS = ("max_visual_tokens", "fps", "min_frame_pixels", "max_frame_pixels", "max_frames", "min_clip_seconds")
 
 # The paper's budgets (Zoom-Zero App. B, as issue 13 states it; the authors' evaluation scripts use the same
 # numbers): short grounded-QA videos 8,192 tokens at 1 fps; long videos 16,384 tokens, at most 256 frames.
@@ -86,8 +100,7 @@ PAPER_BUDGETS: dict[str, ZoomBudget] = {
 # coarse answer stands; in RL the zoom reward is 0) | uniform: it reads uniform frames over the whole video (the
 # authors' released code).
 NO_SPANS = ("skip", "uniform")
-NO_SPANS_RENAMED = {"coarse": "skip", "zero": "skip"}  # the release before: evaluation's coarse, RL's zero
-ZOOM_BUDGET_RENAMED = {"max_tokens": "max_visual_tokens"}  # ZoomBudget's fields, the release before: old -> new
+UNIFORM_FRAMES = 20  # frames of no_spans=uniform over the whole video: the authors' eval and RL code read ~20
 BENCHMARK_BUDGETS: dict[str, str] = {
     "nextgqa": "short",
     "rextime": "short",

@@ -1,6 +1,14 @@
-"""Inference over both methods: backends (transformers; vLLM when installed) behind one ``Backend`` protocol, and the
-modes (one-stage, coarse-to-fine, divide-and-conquer, iterative zoom, and VideoZoomer's ``agent``). Names load their
-modules on first use (the backends import torch)."""
+"""Inference over both methods:
+
+- :mod:`.backend` (the one ``Backend`` protocol, requests in, generations out): :mod:`.hf_backend` (transformers),
+  :mod:`.vllm_backend` (vLLM, when installed), :mod:`.scripted` (a real backend whose words a script chooses);
+- :mod:`.modes` (one-stage, coarse-to-fine, divide-and-conquer, iterative zoom) over :mod:`.passes` (one model pass
+  over a zoom plan) with :mod:`.prompts` (prompts of passes over part of a video); :mod:`.agent` (VideoZoomer's
+  ``agent`` mode); :mod:`.prediction` (what a mode returns per question);
+- :mod:`.options` (the flags ``zoomzero eval`` and ``data filter`` share).
+
+Names load their modules on first use (the backends import torch).
+"""
 
 from ..lazy import lazy_names
 
@@ -16,21 +24,4 @@ _NAMES = {
 }
 __getattr__, __dir__ = lazy_names(__name__, _NAMES)
 
-__all__ = [
-    "MODES",
-    "AgentConfig",
-    "Backend",
-    "Generation",
-    "ModeConfig",
-    "ModeOutput",
-    "Question",
-    "Request",
-    "SamplingParams",
-    "ScriptedBackend",
-    "TransformersBackend",
-    "VLLMBackend",
-    "answer_pass",
-    "grounding_pass",
-    "load_backend",
-    "predict",
-]
+__all__ = sorted(_NAMES)

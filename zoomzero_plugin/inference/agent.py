@@ -8,7 +8,7 @@ prompt and the question with its labelled overview frames, then every turn so fa
 
 When turns are generated (``AgentConfig.schedule``): ``continuous`` (the default, on a backend with a request-level
 engine: vLLM) sends each question's next turn to the engine as soon as its observation is ready, while other turns
-are still generating (:func:`~zoomzero_plugin.inference.schedule.continuous`); ``rounds`` (and every backend without
+are still generating (:func:`~zoomzero_plugin.engine.schedule.continuous`); ``rounds`` (and every backend without
 such an engine: transformers) runs one ``backend.generate`` per round over the trajectories still going. Both give
 the same predictions (greedy decoding: the same words).
 
@@ -49,11 +49,11 @@ from ..agent.clips import clip_video
 from ..agent.frames import FrameReader
 from ..agent.protocol import STOP
 from ..agent.render import check_clip_as, observation_text
+from ..engine.schedule import check_schedule, continuous
 from ..video_store import decode_pool
 from .backend import Backend, FrameVideo, Generation, Request, SamplingParams, open_stream
 from .passes import Question
 from .prediction import ModeOutput
-from .schedule import check_schedule, continuous
 
 
 @dataclass(frozen=True)

@@ -21,13 +21,24 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from ..gvqa.prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
-from ..gvqa.zoom import NO_SPANS, ZoomBudget, ZoomPlan, plan_coarse, plan_pass, plan_zoom
+from ..gvqa.zoom import NO_SPANS, UNIFORM_FRAMES, ZoomBudget, ZoomPlan, plan_coarse, plan_pass, plan_zoom
+from ..sections import one_of
 from ..spans import Span, merge_spans, total_length
 from .agent import AgentConfig, agent_mode
 from .backend import Backend, SamplingParams
 from .passes import PassResult, Question, answer_pass, grounding_pass
 from .prediction import ModeOutput
 from .prompts import part_prompt, window_prompt
+
+# The modes' knobs that name one of a few ways (the flags of `zoomzero eval` offer the same choices).
+CHOICES: dict[str, tuple[str, ...]] = {
+    "prompt": PROMPT_STYLES,
+    "fine_answer": ("letters", "generate"),
+    "no_spans": NO_SPANS,
+    "window_times": ("auto", "relative", "absolute"),
+    "window_budget": ("full", "split"),
+    "dc_final": ("fine", "confident"),
+}
 
 
 @dataclass(frozen=True)
@@ -39,7 +50,7 @@ class ModeConfig:
     max_new_tokens: int = 512  # grounding passes (responses ≤ 512 tokens in the paper)
     fine_answer: str = "letters"  # letters: next-token argmax over the option letters | generate
     no_spans: str = "skip"  # no valid span: skip the fine pass (the coarse answer stands) | uniform (zoom.NO_SPANS)
-    uniform_frames: int = 20  # frames of no_spans=uniform over the whole video (authors' eval code: ~20)
+    uniform_frames: int = UNIFORM_FRAMES  # frames of no_spans=uniform over the whole video
     window_seconds: float = 256.0
     window_times: str = "auto"  # relative: a window is shown as a video from 0 (spans shifted back) | absolute |
     # auto: absolute for models that read frame timestamps as text (Qwen3-VL), relative otherwise (Qwen2.5-VL)
@@ -51,17 +62,8 @@ class ModeConfig:
     agent: AgentConfig = field(default_factory=AgentConfig)  # the agent mode's budgets, prompt and sampling
 
     def __post_init__(self) -> None:
-        choices = {
-            "prompt": PROMPT_STYLES,
-            "fine_answer": ("letters", "generate"),
-            "no_spans": NO_SPANS,
-            "window_times": ("auto", "relative", "absolute"),
-            "window_budget": ("full", "split"),
-            "dc_final": ("fine", "confident"),
-        }
-        for key, allowed in choices.items():
-            if getattr(self, key) not in allowed:
-                raise ValueError(f"{key} must be one of {allowed}, got {getattr(self, key)!r}")
+        for key, allowed in CHOICES.items():
+            one_of(getattr(self, key), allowed, key)
         if self.window_seconds <= 0 or self.top_k < 1 or self.max_fine_passes < 1 or self.uniform_frames < 2:
             raise ValueError(
                 f"window_seconds > 0, top_k >= 1, max_fine_passes >= 1, uniform_frames >= 2 required: {self}"
@@ -71,9 +73,6 @@ class ModeConfig:
 
     def grounding_params(self) -> SamplingParams:
         return SamplingParams(max_new_tokens=self.max_new_tokens, logprobs=True)
-
-
-MODE_RENAMED = {"rounds": "max_fine_passes"}  # ModeConfig's fields, the release before: old -> new
 
 
 def _predict(

@@ -5,7 +5,7 @@ value, or the CPU demo's (``DEMO_DEFAULTS``) when the command runs as a demo. Th
 budget flags take :class:`~zoomzero_plugin.gvqa.zoom.ZoomBudget`'s (the benchmark's preset,
 :func:`~zoomzero_plugin.gvqa.zoom.paper_budget`), mode flags :class:`~zoomzero_plugin.inference.modes.ModeConfig`'s.
 A flag is its field's name (``--max-visual-tokens`` is ``ZoomBudget.max_visual_tokens``; ``--agent-max-calls`` is
-``AgentBudget.max_calls``); the flags of the release before (:data:`RENAMED_FLAGS`) still work, with a message.
+``AgentBudget.max_calls``).
 """
 
 from __future__ import annotations
@@ -16,30 +16,19 @@ from typing import Any
 
 from ..agent import DEFAULT_PROMPT, PROMPTS, AgentBudget
 from ..agent.baseline import NO_TOOL_BUDGET
-from ..agent.budget import AGENT_BUDGET_RENAMED, field_help
+from ..agent.budget import field_help
 from ..agent.render import CLIP_AS
+from ..engine.schedule import SCHEDULES
 from ..errors import UsageError
-from ..gvqa.prompts import PROMPT_STYLES
-from ..gvqa.zoom import (
-    NO_SPANS,
-    NO_SPANS_RENAMED,
-    PAPER_BUDGETS,
-    V_MAX_TOKENS,
-    V_MIN_TOKENS,
-    ZOOM_BUDGET_RENAMED,
-    ZoomBudget,
-    paper_budget,
-)
-from ..renames import add_renamed_flags, flag, value_type
+from ..gvqa.zoom import BUDGET_KEYS, PAPER_BUDGETS, V_MAX_TOKENS, V_MIN_TOKENS, ZoomBudget, paper_budget
 from ..vision import DEFAULT_GEOMETRY, VisionGeometry
 from .agent import AgentConfig
-from .modes import MODE_RENAMED, ModeConfig
-from .schedule import SCHEDULES
+from .backend import BACKENDS
+from .modes import CHOICES, ModeConfig
 
-_BUDGET_KEYS = ("max_visual_tokens", "fps", "min_frame_pixels", "max_frame_pixels", "max_frames", "min_clip_seconds")
 _MODE_KEYS = tuple(f.name for f in fields(ModeConfig) if f.name not in ("budget", "agent"))
 DEFAULTS: dict[str, Any] = {
-    **{k: getattr(ZoomBudget(), k) for k in _BUDGET_KEYS},
+    **{k: getattr(ZoomBudget(), k) for k in BUDGET_KEYS},
     **{k: getattr(ModeConfig(), k) for k in _MODE_KEYS},
 }
 # The agent mode's knobs: agent_<AgentBudget field> (defaults from AgentBudget, the one source), prompt, sampling.
@@ -54,21 +43,6 @@ DEFAULTS.update(
 )
 # --no-tool: the budget defaults of the authors' no-tool evaluation
 NO_TOOL_DEFAULTS = {key: getattr(NO_TOOL_BUDGET, name) for key, name in AGENT_BUDGET_KEYS.items()}
-# The flags (as dests) of the release before: old -> new, accepted with a message for one release.
-RENAMED_FLAGS = {
-    **ZOOM_BUDGET_RENAMED,
-    **MODE_RENAMED,
-    **{f"agent_{o}": f"agent_{n}" for o, n in AGENT_BUDGET_RENAMED.items()},
-}
-
-# ModeConfig as stored (dataclasses.asdict, dotted) in the names of the release before: old -> new, and old values.
-RENAMED_SETTINGS = {
-    **{f"budget.{o}": f"budget.{n}" for o, n in ZOOM_BUDGET_RENAMED.items()},
-    **MODE_RENAMED,
-    **{f"agent.budget.{o}": f"agent.budget.{n}" for o, n in AGENT_BUDGET_RENAMED.items()},
-}
-RENAMED_VALUES = {"no_spans": NO_SPANS_RENAMED}
-
 # A small visual budget and short responses keep the demo to seconds on a CPU; the random model writes no
 # spans, so its fine pass reads uniform frames (the authors' code's fallback). Frames as small as 2 tokens each
 # (DEMO_MIN_FRAME_TOKENS, in the model's pixels).
@@ -89,35 +63,102 @@ def _default_text(name: str) -> str:
         tokens = _FRAME_TOKENS[name]
         pixels = DEFAULT_GEOMETRY.frame_pixels(tokens)
         return f"{tokens} tokens per frame in the model's pixels: {pixels} for {DEFAULT_GEOMETRY.factor}-px tokens"
-    values = sorted({getattr(b, name) for b in PAPER_BUDGETS.values()}) if name in _BUDGET_KEYS else [DEFAULTS[name]]
+    values = sorted({getattr(b, name) for b in PAPER_BUDGETS.values()}) if name in BUDGET_KEYS else [DEFAULTS[name]]
     if len(values) == 1:
         return str(values[0])
     return " or ".join(f"{getattr(b, name)} ({kind} videos)" for kind, b in PAPER_BUDGETS.items()) + ", by --benchmark"
+
+
+def flag(dest: str) -> str:
+    """The flag of an argparse ``dest`` (``max_visual_tokens`` → ``--max-visual-tokens``)."""
+    return "--" + dest.replace("_", "-")
 
 
 def add_flag(parser: argparse._ActionsContainer, name: str, help: str, **kwargs: Any) -> None:
     parser.add_argument(flag(name), dest=name, default=None, help=f"{help} (default: {_default_text(name)})", **kwargs)
 
 
-def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group(
-        "visual token budget (Zoom-Zero Eq. 3; the same for every pass; defaults: the paper's for the benchmark)"
+def add_agent_budget_flags(group: argparse._ActionsContainer, prefix: str) -> None:
+    """One flag per :class:`~zoomzero_plugin.agent.AgentBudget` field, ``--<prefix><field>`` (dest ``<prefix><field>``,
+    None when not given), its help the field's docstring and its default: the one generator of the agent's budget
+    flags (``zoomzero eval``'s ``--agent-max-calls``, ``data export-sft``'s ``--max-calls``)."""
+    helps = field_help()
+    for f in fields(AgentBudget):
+        help = f"{helps.get(f.name, f.name)} (default: {f.default})"
+        group.add_argument(flag(prefix + f.name), dest=prefix + f.name, type=type(f.default), default=None, help=help)
+
+
+# Each flag's help; its type is its default's (ZoomBudget's, ModeConfig's), its choices the mode's (CHOICES).
+BUDGET_HELP = {
+    "max_visual_tokens": "L_v: visual tokens per pass",
+    "fps": "s: frames per second sampled over the seconds a pass reads",
+    "min_frame_pixels": "V_min as pixels per frame",
+    "max_frame_pixels": "V_max as pixels per frame",
+    "max_frames": "frames per pass at most (the paper's coarse pass: 256)",
+    "min_clip_seconds": "shorter predicted spans are widened to this",
+}
+MODE_HELP = {
+    "prompt": "prompt style of the fine-pass and window prompts (the coarse pass uses the row's own)",
+    "max_new_tokens": "response tokens of grounding passes",
+    "fine_answer": "fine pass: score the option letters (authors' judge) or generate",
+    "no_spans": "no valid spans: skip the fine pass (the coarse answer stands), or run it on uniform frames",
+    "uniform_frames": "frames of the uniform fallback (--no-spans uniform)",
+    "window_seconds": "divide-and-conquer window length",
+    "window_times": "windows shown from 0 s (spans shifted back) or told their absolute range; auto: absolute for "
+    "models that read timestamps (Qwen3-VL)",
+    "window_budget": "every window gets L_v (full) or the windows share it (split)",
+    "top_k": "windows whose spans the fine pass reads",
+    "dc_final": "final answer: the fine pass's, or the more confident of it and the top window",
+    "max_fine_passes": "iterative: fine passes in all at most (1 = coarse-to-fine)",
+    "min_shrink": "iterative: a round must cut the span length by more than this fraction",
+}
+
+
+def _add_flags(group: argparse._ActionsContainer, helps: dict[str, str]) -> None:
+    for name, help in helps.items():
+        kind = {"choices": CHOICES[name]} if name in CHOICES else {"type": type(DEFAULTS[name])}
+        add_flag(group, name, help, **kind)
+
+
+def add_backend_arguments(group: argparse._ActionsContainer, unit: str) -> None:
+    """How the model runs (``zoomzero eval``, ``data filter``): ``--backend``, ``--batch-size`` (``unit`` per model
+    call), ``--device``, ``--dtype``."""
+    group.add_argument(
+        "--backend",
+        choices=sorted(BACKENDS),
+        default="transformers",
+        help="transformers (CPU/GPU) or vllm (GPU; needs vLLM installed)",
     )
-    add_flag(group, "max_visual_tokens", "L_v: visual tokens per pass", type=int)
-    add_flag(group, "fps", "s: frames per second sampled over the seconds a pass reads", type=float)
-    add_flag(group, "min_frame_pixels", "V_min as pixels per frame", type=int)
-    add_flag(group, "max_frame_pixels", "V_max as pixels per frame", type=int)
-    add_flag(group, "max_frames", "frames per pass at most (the paper's coarse pass: 256)", type=int)
-    add_flag(group, "min_clip_seconds", "shorter predicted spans are widened to this", type=float)
-    add_renamed_flags(group, ZOOM_BUDGET_RENAMED)
+    group.add_argument("--batch-size", type=int, default=1, help=f"{unit} per step and requests per model call")
+    group.add_argument("--device", help="e.g. cpu, cuda, cuda:1 (default: cuda when available)")
+    group.add_argument("--dtype", default="auto", help="auto (bf16 on GPU, fp32 on CPU), bfloat16, float16, float32")
+
+
+def add_resume_arguments(group: argparse._ActionsContainer, results: str, settings: str) -> None:
+    """A resumable run's flags (``zoomzero eval``, ``data filter``): ``--restart``, ``--repair`` (of the ``results``
+    journal and the ``settings`` file beside it), ``--no-progress``."""
+    group.add_argument("--restart", action="store_true", help=f"discard the {results} of an earlier run and start over")
+    group.add_argument(
+        "--repair",
+        action="store_true",
+        help=f"resume from damaged {results}: keep their readable lines (the rest is done again), and store this "
+        f"run's settings where {settings} is missing or damaged (you vouch that the {results} were made with them)",
+    )
+    group.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
+    _add_flags(
+        parser.add_argument_group(
+            "visual token budget (Zoom-Zero Eq. 3; the same for every pass; defaults: the paper's for the benchmark)"
+        ),
+        BUDGET_HELP,
+    )
 
 
 def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("agent mode (VideoZoomer's <video_zoom> tool loop; defaults are the paper's)")
-    helps = field_help()
-    for key, name in AGENT_BUDGET_KEYS.items():
-        kind = type(getattr(AgentBudget(), name))
-        add_flag(group, key, helps.get(name, name), type=kind)
+    add_agent_budget_flags(group, "agent_")
     add_flag(
         group,
         "agent_prompt",
@@ -157,56 +198,11 @@ def add_agent_arguments(parser: argparse.ArgumentParser) -> None:
         'helpful assistant.", the video as one video of frames at 0.2 fps (<= 120, '
         "12,544..100,352 px), one reply of <= 2,048 tokens; the --agent-* budget flags still apply",
     )
-    add_renamed_flags(group, AGENT_BUDGET_RENAMED, prefix="agent_")
 
 
 def add_mode_arguments(group: argparse._ActionsContainer) -> None:
     """The modes' own knobs (ModeConfig's fields but the budgets)."""
-    add_flag(
-        group,
-        "prompt",
-        "prompt style of the fine-pass and window prompts (the coarse pass uses the row's own)",
-        choices=PROMPT_STYLES,
-    )
-    add_flag(group, "max_new_tokens", "response tokens of grounding passes", type=int)
-    add_flag(
-        group,
-        "fine_answer",
-        "fine pass: score the option letters (authors' judge) or generate",
-        choices=("letters", "generate"),
-    )
-    add_flag(
-        group,
-        "no_spans",
-        "no valid spans: skip the fine pass (the coarse answer stands), or run it on uniform frames",
-        choices=NO_SPANS,
-        type=value_type(NO_SPANS_RENAMED, "--no-spans"),
-    )
-    add_flag(group, "uniform_frames", "frames of the uniform fallback (--no-spans uniform)", type=int)
-    add_flag(group, "window_seconds", "divide-and-conquer window length", type=float)
-    add_flag(
-        group,
-        "window_times",
-        "windows shown from 0 s (spans shifted back) or told their absolute range; "
-        "auto: absolute for models that read timestamps (Qwen3-VL)",
-        choices=("auto", "relative", "absolute"),
-    )
-    add_flag(
-        group,
-        "window_budget",
-        "every window gets L_v (full) or the windows share it (split)",
-        choices=("full", "split"),
-    )
-    add_flag(group, "top_k", "windows whose spans the fine pass reads", type=int)
-    add_flag(
-        group,
-        "dc_final",
-        "final answer: the fine pass's, or the more confident of it and the top window",
-        choices=("fine", "confident"),
-    )
-    add_flag(group, "max_fine_passes", "iterative: fine passes in all at most (1 = coarse-to-fine)", type=int)
-    add_flag(group, "min_shrink", "iterative: a round must cut the span length by more than this fraction", type=float)
-    add_renamed_flags(group, MODE_RENAMED)
+    _add_flags(group, MODE_HELP)
 
 
 def resolve(
@@ -217,7 +213,7 @@ def resolve(
 ) -> dict[str, Any]:
     """Every option's value: given, else the demo's (when ``demo``), else the paper's (budget: ``benchmark``'s,
     its per-frame bounds in the pixels of a model of ``geometry``, the loaded model's once it is known)."""
-    paper = {**DEFAULTS, **{k: getattr(paper_budget(benchmark, geometry), k) for k in _BUDGET_KEYS}}
+    paper = {**DEFAULTS, **{k: getattr(paper_budget(benchmark, geometry), k) for k in BUDGET_KEYS}}
     if getattr(args, "agent_no_tool", None):
         paper.update(NO_TOOL_DEFAULTS)
     demo_values = {**DEMO_DEFAULTS, "min_frame_pixels": geometry.frame_pixels(DEMO_MIN_FRAME_TOKENS)}
@@ -261,7 +257,7 @@ def check_values(values: dict[str, Any]) -> None:
 
 
 def budget_from(values: dict[str, Any], geometry: VisionGeometry = DEFAULT_GEOMETRY) -> ZoomBudget:
-    return ZoomBudget(**{k: values[k] for k in _BUDGET_KEYS}).with_geometry(geometry)
+    return ZoomBudget(**{k: values[k] for k in BUDGET_KEYS}).with_geometry(geometry)
 
 
 def agent_config(values: dict[str, Any]) -> AgentConfig:

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..cpu_compat import ensure_torchvision_importable
+from ..engine.cpu_platform import CPU_ENGINE_DEFAULTS, on_cpu
+from ..engine.stream import EngineStream
 from ..gvqa.glue_masks import GlueTokenMasker
 from ..video_store import decode_pool
 from ..vision import VisionGeometry
@@ -27,8 +29,6 @@ from .backend import (
     decode_videos,
     takes_fps_kwarg,
 )
-from .engine_stream import EngineStream
-from .vllm_platform import CPU_ENGINE_DEFAULTS, on_cpu
 
 
 class VLLMBackend:
@@ -169,9 +169,9 @@ class VLLMBackend:
 
 
 class VLLMStream:
-    """:class:`~.engine_stream.EngineStream` over a :class:`VLLMBackend`: requests built as ``generate`` builds them,
-    each with ``params`` (``n`` must be 1); :meth:`step` returns ``(key, Generation)`` of the requests it finished,
-    their ``generate_s`` their share of the engine steps they were in flight for."""
+    """:class:`~zoomzero_plugin.engine.stream.EngineStream` over a :class:`VLLMBackend`: requests built as
+    ``generate`` builds them, each with ``params`` (``n`` must be 1); :meth:`step` returns ``(key, Generation)`` of the
+    requests it finished, their ``generate_s`` their share of the engine steps they were in flight for."""
 
     def __init__(self, backend: VLLMBackend, params: SamplingParams):
         if params.n != 1:

@@ -1,5 +1,9 @@
-"""Synthetic inputs for tests, demos and benchmarks, built offline: tiny random Qwen2.5-VL models, videos whose
-evidence sits in known spans, small benchmarks and adversarial responses. Names load their modules on first use."""
+"""Synthetic inputs for tests, demos and benchmarks, built offline: :mod:`.tiny_qwen` (tiny random Qwen2.5-VL and
+Qwen3-VL models with real processors), :mod:`.videos` (mp4s whose evidence sits in known spans), :mod:`.benchmark`
+(small benchmarks and the learning curves' task), :mod:`.adversarial` (degenerate model outputs),
+:mod:`.template_sampler` (template-shaped responses from a tiny model) and :mod:`.warm_start` (teaching a tiny model
+the formats). Names load their modules on first use.
+"""
 
 from ..lazy import lazy_names
 
@@ -11,13 +15,4 @@ _NAMES = {
 }
 __getattr__, __dir__ = lazy_names(__name__, _NAMES)
 
-__all__ = [
-    "Evidence",
-    "adversarial_responses",
-    "build_processor",
-    "build_tiny_qwen",
-    "build_tokenizer",
-    "dominant_color",
-    "make_benchmark",
-    "write_video",
-]
+__all__ = sorted(_NAMES)

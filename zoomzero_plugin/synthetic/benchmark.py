@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..gvqa.prompts import grounding_row
 from ..rows import write_rows
+from .tiny_qwen import build_tiny_qwen
 from .videos import COLORS, Evidence, write_video
 
 QUESTION = "What colour is the square that appears in the video?"
@@ -29,89 +30,76 @@ def make_benchmark(
     rows_name: str = "rows.jsonl",
 ) -> Path:
     """Write ``n_videos`` mp4s and one row per video to ``out_dir/rows_name``; returns the rows path."""
-    out_dir = Path(out_dir)
     rng = random.Random(seed)
     names = sorted(COLORS)
-    rows = []
-    for i in range(n_videos):
+    videos = []
+    for _ in range(n_videos):
         length = rng.choice([1.5, 2.0, 3.0])
         start = round(rng.uniform(0.5, duration - length - 0.5), 1)
         options = rng.sample(names, n_options)
         letter = rng.randrange(n_options)
-        video = write_video(
-            out_dir / "videos" / f"synth{i:03d}.mp4",
-            duration=duration,
-            fps=fps,
-            width=width,
-            height=height,
-            evidence=[Evidence(start, start + length, options[letter])],
-        )
-        rows.append(
-            grounding_row(
-                qid=f"synth{i:03d}",
-                question=QUESTION,
-                options=options,
-                answer="ABCDEFGH"[letter],
-                spans=[(start, start + length)],
-                duration=duration,
-                video=str(video.resolve()),
-                source="synthetic",
-            )
-        )
-    path = out_dir / rows_name
-    write_rows(path, rows)
-    return path
+        row = dict(question=QUESTION, options=options, answer="ABCDEFGH"[letter], spans=[(start, start + length)])
+        videos.append(([Evidence(start, start + length, options[letter])], row))
+    return _write_task(Path(out_dir), "synth", videos, duration, fps, (width, height), rows_name)
 
 
 SQUARES_KEY = "squares"  # rows of make_grounding_task: every square of the video, [start, end, colour]
 TASK_COLORS = ("red", "green", "blue", "yellow")  # the options of every make_grounding_task row, in this order
+TASK_DURATION, TASK_FPS, TASK_SIZE = 12.0, 4, (112, 84)  # make_grounding_task's videos: seconds, frame rate, pixels
 
 
-def make_grounding_task(
-    out_dir: str | Path,
-    n_videos: int = 16,
-    duration: float = 12.0,
-    fps: int = 4,
-    width: int = 112,
-    height: int = 84,
-    seed: int = 0,
-    rows_name: str = "rows.jsonl",
-) -> Path:
-    """A grounded-QA task where grounding pays: ``n_videos`` videos, each cut in thirds with one coloured square in
-    each (0.5 s inside the third's edges); the question asks for the colour of the square in the middle third, the
-    ground-truth span. The other two squares are distractors in other option colours, so the whole video shows three
-    answers and only its middle third the right one: a pass over the right span can answer, a pass over the whole
-    video cannot tell which. Options are :data:`TASK_COLORS` in that order (the letter names the colour); rows also
-    carry every square (``squares``). Writes the videos and ``out_dir/rows_name``; returns the rows path."""
-    out_dir = Path(out_dir)
+def make_grounding_task(out_dir: str | Path, n_videos: int = 16, seed: int = 0, rows_name: str = "rows.jsonl") -> Path:
+    """A grounded-QA task where grounding pays: ``n_videos`` videos of 12 s, each cut in thirds with one coloured
+    square in each (0.5 s inside the third's edges); the question asks for the colour of the square in the middle
+    third, the ground-truth span. The other two squares are distractors in other option colours, so the whole video
+    shows three answers and only its middle third the right one: a pass over the right span can answer, a pass over
+    the whole video cannot tell which. Options are :data:`TASK_COLORS` in that order (the letter names the colour);
+    rows also carry every square (``squares``). Writes the videos and ``out_dir/rows_name``; returns the rows path."""
     rng = random.Random(seed)
-    third = duration / 3
+    third = TASK_DURATION / 3
     windows = [(round(k * third + 0.5, 2), round((k + 1) * third - 0.5, 2)) for k in range(3)]
-    rows = []
-    for i in range(n_videos):
+    question = "What colour is the square in the middle of the video?"
+    videos = []
+    for _ in range(n_videos):
         colours = rng.sample(TASK_COLORS, 3)  # [distractor, answer, distractor]
         squares = [(s, e, c) for (s, e), c in zip(windows, colours)]
+        answer = "ABCD"[TASK_COLORS.index(colours[1])]
+        row = dict(question=question, options=list(TASK_COLORS), answer=answer, spans=[windows[1]])
+        videos.append(([Evidence(s, e, c) for s, e, c in squares], {**row, SQUARES_KEY: squares}))
+    return _write_task(Path(out_dir), "task", videos, TASK_DURATION, TASK_FPS, TASK_SIZE, rows_name)
+
+
+def _write_task(
+    out_dir: Path, name: str, videos: list[tuple[list[Evidence], dict]], duration: float, fps: int, size, rows_name: str
+) -> Path:
+    """Each video (its evidence) under ``out_dir/videos/<name>NNN.mp4`` and its grounding row (the row's own
+    fields) in ``out_dir/rows_name``; returns the rows path."""
+    rows = []
+    for i, (evidence, fields) in enumerate(videos):
+        qid = f"{name}{i:03d}"
         video = write_video(
-            out_dir / "videos" / f"task{i:03d}.mp4",
+            out_dir / "videos" / f"{qid}.mp4",
             duration=duration,
             fps=fps,
-            width=width,
-            height=height,
-            evidence=[Evidence(s, e, c) for s, e, c in squares],
+            width=size[0],
+            height=size[1],
+            evidence=evidence,
         )
-        rows.append(
-            grounding_row(
-                qid=f"task{i:03d}",
-                question="What colour is the square in the middle of the video?",
-                options=list(TASK_COLORS),
-                answer="ABCD"[TASK_COLORS.index(colours[1])],
-                spans=[windows[1]],
-                duration=duration,
-                video=str(video.resolve()),
-                source="synthetic",
-                **{SQUARES_KEY: squares},
-            )
-        )
+        rows.append(grounding_row(qid=qid, duration=duration, video=str(video.resolve()), source="synthetic", **fields))
     path = out_dir / rows_name
     write_rows(path, rows)
     return path
+
+
+def prepare_demo(directory: str | Path, n_videos: int = 8, seed: int = 0) -> tuple[Path, Path]:
+    """The inputs of a CPU evaluation demo, built once under ``directory``: the tiny random Qwen2.5-VL and a synthetic
+    grounded-QA benchmark; returns their paths. The weights are random, so the model's answers are chance-level and
+    it writes no valid spans: such a demo shows the pipeline (passes, frames, budgets, metrics, report), not
+    accuracy."""
+    directory = Path(directory)
+    model, rows = directory / "tiny-qwen", directory / "synthetic" / "rows.jsonl"
+    if not (model / "config.json").exists():
+        build_tiny_qwen(model, seed=seed)
+    if not rows.exists():
+        make_benchmark(rows.parent, n_videos=n_videos, seed=seed)
+    return model, rows

@@ -173,7 +173,7 @@ class TemplateAgentBackend:
             round_ = int(request.tag.rsplit("#", 1)[1]) if "#" in request.tag else 0
             kind = self.plan[min(round_, len(self.plan) - 1)]
             text, ids = self._turn(ctx, kind)
-            merge = self.processor.image_processor.merge_size**2
+            merge = self.geometry.merge_size**2
             grid = ctx.inputs.get("image_grid_thw")
             out.append(
                 Generation(

@@ -1,4 +1,8 @@
-"""Upstream annotation formats, one module each, registered by name for ``zoomzero data convert --from``."""
+"""Upstream annotation formats, one module each, registered by name for ``zoomzero data convert --from``:
+:mod:`.nextgqa`, :mod:`.rextime`, :mod:`.cgbench`, :mod:`.videomme`, :mod:`.mlvu`, :mod:`.lvbench`,
+:mod:`.longvideobench`, :mod:`.plm`, :mod:`.gqa_json` (the Zoom-Zero/VideoChat-R1 releases' JSON) and
+:mod:`.mcq_table` (any MCQ table); :mod:`.base` holds what they share (the draft of a row, the skip reasons).
+"""
 
 from __future__ import annotations
 

@@ -44,13 +44,12 @@ from pathlib import Path
 from typing import Any
 
 from ...agent import AgentBudget, VideoInfo
-from ...agent.budget import AGENT_BUDGET_RENAMED, field_help
 from ...agent.frames import probe
 from ...errors import DataError, UsageError, VideoError
 from ...files import write_json, write_text
-from ...renames import add_renamed_flags, flag
+from ...inference.options import add_agent_budget_flags
 from ...rows import read_rows
-from .llamafactory import LlamaFactoryCheck
+from .llamafactory import CHECK_DEFAULTS, check_with_llamafactory
 from .sharegpt import (
     DATASET_NAME,
     OBSERVATION_ROLES,
@@ -76,9 +75,6 @@ from .sources import (
 )
 from .teacher import TeacherClient, TeacherConfig
 
-# LLaMA-Factory settings the length check uses; the defaults are yamls/videozoomer_sft.yaml's (a test keeps
-# them equal): its images are the agent's frames, so image_max_pixels is the agent's frame limit.
-CHECK_DEFAULTS = {"template": "qwen2_vl", "cutoff_len": 32768, "image_max_pixels": AgentBudget.max_frame_pixels}
 SUMMARY, FILE = "summary.json", DATASET_NAME + ".jsonl"
 
 
@@ -132,7 +128,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     t.add_argument("--journal", help="teacher reply journal (default: OUT.journal.jsonl beside --out)")
     t.add_argument("--restart", action="store_true", help="discard the journal and ask the teacher again")
-    add_renamed_flags(t, {"teacher_max_tokens": "teacher_max_new_tokens"})
 
     c = parser.add_argument_group("LLaMA-Factory check (measured with its own template and tokenizer)")
     c.add_argument(
@@ -153,11 +148,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="skip the check (role order and image counts are still checked)",
     )
 
-    b = parser.add_argument_group("agent budgets (the paper's defaults)")
-    helps = field_help()
-    for f in fields(AgentBudget):
-        b.add_argument(flag(f.name), type=type(f.default), help=f"{helps.get(f.name, '')} ({f.default})")
-    add_renamed_flags(b, AGENT_BUDGET_RENAMED)
+    add_agent_budget_flags(parser.add_argument_group("agent budgets (the paper's defaults)"), "")
 
 
 def _budget(args: argparse.Namespace) -> AgentBudget:
@@ -279,58 +270,6 @@ def write_dataset(samples: Sequence[Sample], stage: Path, budget: AgentBudget, n
     write_json(stage / "dataset_info.json", dataset_info(name, FILE))
 
 
-def check_with_llamafactory(
-    samples: list[Sample],
-    stage: Path,
-    name: str,
-    recipe: dict[str, Any],
-    model: str | None,
-    drop_long: bool,
-    progress: bool,
-) -> tuple[list[Sample], dict[str, Any]]:
-    """Measure every sample with LLaMA-Factory; DataError naming the samples it would drop, refuse or cut."""
-    from tqdm import tqdm
-
-    check = LlamaFactoryCheck(recipe, stage, name, model=model)
-    lengths, refused, long = {}, [], []
-    for s in tqdm(samples, desc="llamafactory check", unit="sample", disable=not progress):
-        try:
-            lengths[s.id] = check.length(s.row())
-        except ValueError as e:
-            refused.append(f"{s.id}: {e}")
-            continue
-        if lengths[s.id] > check.cutoff_len:
-            long.append(s.id)
-    if refused:
-        raise DataError(
-            f"LLaMA-Factory {check.version} would not train on {len(refused)} sample(s): " + "; ".join(refused[:5])
-        )
-    if long and not drop_long:
-        worst = sorted(long, key=lambda i: -lengths[i])[:5]
-        raise DataError(
-            f"{len(long)} sample(s) exceed cutoff_len {check.cutoff_len} with template "
-            f"{check.template_name} (LLaMA-Factory would cut them, through image tokens): "
-            + ", ".join(f"{i} ({lengths[i]} tokens)" for i in worst)
-            + "; raise --cutoff-len (and the recipe's), lower --images/--frame-max-pixels, "
-            "or pass --drop-long"
-        )
-    too_long = set(long)
-    kept = [s for s in samples if s.id not in too_long]
-    for s in samples:
-        if s.id in too_long:
-            shutil.rmtree(stage / "images" / s.id, ignore_errors=True)
-    values = [lengths[s.id] for s in kept]
-    info = {
-        "llamafactory": check.version,
-        "template": check.template_name,
-        "cutoff_len": check.cutoff_len,
-        "over_cutoff": len(long),
-        "tokens_max": max(values, default=0),
-        "tokens_mean": round(sum(values) / len(values), 1) if values else 0,
-    }
-    return kept, info
-
-
 def _publish(stage: Path, out: Path) -> None:
     """Move the finished staging folder to ``out`` (replacing an old one only now)."""
     old = None
@@ -343,8 +282,6 @@ def _publish(stage: Path, out: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     _check_usage(args)
     budget = _budget(args)
     recipe, model = _check_settings(args)
@@ -361,47 +298,9 @@ def run(args: argparse.Namespace) -> int:
         else {q: questions[q] for q, _ in transcripts}
     )
 
-    candidates: list[Candidate] = []
-    skipped: dict[str, int] = {}
-    session = None
-    if set(args.source) & {"teacher", "reflection"}:
-        cfg = TeacherConfig(
-            url=args.teacher_url,
-            model=args.teacher_model,
-            api_key_env=args.teacher_api_key_env,
-            temperature=args.teacher_temperature,
-            max_new_tokens=args.teacher_max_new_tokens or budget.max_new_tokens,
-            timeout=args.teacher_timeout,
-            retries=args.teacher_retries,
-            rpm=args.teacher_rpm,
-        )
-        journal_path = Path(args.journal or out.with_name(out.name + ".journal.jsonl"))
-        if args.restart:
-            journal_path.unlink(missing_ok=True)
-        session = TeacherSession(TeacherClient(cfg), ReplyJournal(journal_path), budget)
+    session = _session(args, budget, out)
     progress = not args.no_progress
-    for source in dict.fromkeys(args.source):
-        if source == "teacher":
-            jobs = len(questions) * args.samples
-            with tqdm(total=jobs, desc="teacher", unit="traj", disable=not progress) as bar:
-                candidates += teacher_candidates(
-                    session,
-                    questions.values(),
-                    videos,
-                    args.samples,
-                    args.prompt,
-                    args.min_calls,
-                    args.teacher_workers,
-                    bar.update,
-                )
-        elif source == "predictions":
-            candidates += prediction_candidates(transcripts, questions, budget, args.min_calls)
-        else:
-            with tqdm(desc="reflection", unit="traj", disable=not progress) as bar:
-                found, skipped = reflection_candidates(
-                    session, transcripts, questions, args.min_calls, args.teacher_workers, bar.update
-                )
-            candidates += found
+    candidates, skipped = _gather(args, session, questions, videos, transcripts, budget, progress)
 
     kept, dropped = _select(candidates, args.per_question)
     samples = build_samples(kept, args.observation_role)
@@ -430,6 +329,57 @@ def run(args: argparse.Namespace) -> int:
             shutil.rmtree(stage, ignore_errors=True)
     _print(summary, out)
     return 0
+
+
+def _session(args: argparse.Namespace, budget: AgentBudget, out: Path) -> TeacherSession | None:
+    """The teacher's session over its reply journal, when a source needs the teacher."""
+    if not set(args.source) & {"teacher", "reflection"}:
+        return None
+    cfg = TeacherConfig(
+        url=args.teacher_url,
+        model=args.teacher_model,
+        api_key_env=args.teacher_api_key_env,
+        temperature=args.teacher_temperature,
+        max_new_tokens=args.teacher_max_new_tokens or budget.max_new_tokens,
+        timeout=args.teacher_timeout,
+        retries=args.teacher_retries,
+        rpm=args.teacher_rpm,
+    )
+    journal_path = Path(args.journal or out.with_name(out.name + ".journal.jsonl"))
+    if args.restart:
+        journal_path.unlink(missing_ok=True)
+    return TeacherSession(TeacherClient(cfg), ReplyJournal(journal_path), budget)
+
+
+def _gather(args, session, questions, videos, transcripts, budget, progress) -> tuple[list[Candidate], dict[str, int]]:
+    """Every --source's candidate trajectories, in the order given; and the reflection's ineligible counts."""
+    from tqdm import tqdm
+
+    candidates: list[Candidate] = []
+    skipped: dict[str, int] = {}
+    for source in dict.fromkeys(args.source):
+        if source == "teacher":
+            jobs = len(questions) * args.samples
+            with tqdm(total=jobs, desc="teacher", unit="traj", disable=not progress) as bar:
+                candidates += teacher_candidates(
+                    session,
+                    questions.values(),
+                    videos,
+                    args.samples,
+                    args.prompt,
+                    args.min_calls,
+                    args.teacher_workers,
+                    bar.update,
+                )
+        elif source == "predictions":
+            candidates += prediction_candidates(transcripts, questions, budget, args.min_calls)
+        else:
+            with tqdm(desc="reflection", unit="traj", disable=not progress) as bar:
+                found, skipped = reflection_candidates(
+                    session, transcripts, questions, args.min_calls, args.teacher_workers, bar.update
+                )
+            candidates += found
+    return candidates, skipped
 
 
 def _transcripts(args: argparse.Namespace, questions: dict[str, AgentQuestion]):

@@ -8,20 +8,28 @@ supervised processor with the model's tokenizer and processor — and turns each
 names the sample. It needs ``llamafactory`` (0.9.x) and the model's tokenizer/processor files, not its weights.
 
 Settings come from a LLaMA-Factory recipe (``template``, ``cutoff_len``, ``image_max_pixels`` …), parsed with
-LLaMA-Factory's own argument classes, so the check measures what training will see.
+LLaMA-Factory's own argument classes, so the check measures what training will see. :func:`check_with_llamafactory`
+runs it over an export's samples and names those LLaMA-Factory would drop, refuse or cut.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import os
+import shutil
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from ...agent import AgentBudget
 from ...cpu_compat import ensure_torchaudio_importable, ensure_torchvision_importable
-from ...errors import DependencyError, ModelError
+from ...errors import DataError, DependencyError, ModelError
+from .sharegpt import Sample
 
 SUPPORTED = "0.9."
+# LLaMA-Factory settings the length check uses; the defaults are yamls/videozoomer_sft.yaml's (a test keeps
+# them equal): its images are the agent's frames, so image_max_pixels is the agent's frame limit.
+CHECK_DEFAULTS = {"template": "qwen2_vl", "cutoff_len": 32768, "image_max_pixels": AgentBudget.max_frame_pixels}
 _TRAIN_ONLY_KEYS = ("deepspeed",)  # TrainingArguments keys that need GPU-side packages to even parse
 
 
@@ -122,3 +130,55 @@ class LlamaFactoryCheck:
     def length(self, row: Mapping[str, Any]) -> int:
         """Tokens of the whole sample (image tokens expanded); ValueError when it would be dropped."""
         return len(self.tokenize(row)["input_ids"])
+
+
+def check_with_llamafactory(
+    samples: list[Sample],
+    stage: Path,
+    name: str,
+    recipe: dict[str, Any],
+    model: str | None,
+    drop_long: bool,
+    progress: bool,
+) -> tuple[list[Sample], dict[str, Any]]:
+    """Measure every sample with LLaMA-Factory; DataError naming the samples it would drop, refuse or cut."""
+    from tqdm import tqdm
+
+    check = LlamaFactoryCheck(recipe, stage, name, model=model)
+    lengths, refused, long = {}, [], []
+    for s in tqdm(samples, desc="llamafactory check", unit="sample", disable=not progress):
+        try:
+            lengths[s.id] = check.length(s.row())
+        except ValueError as e:
+            refused.append(f"{s.id}: {e}")
+            continue
+        if lengths[s.id] > check.cutoff_len:
+            long.append(s.id)
+    if refused:
+        raise DataError(
+            f"LLaMA-Factory {check.version} would not train on {len(refused)} sample(s): " + "; ".join(refused[:5])
+        )
+    if long and not drop_long:
+        worst = sorted(long, key=lambda i: -lengths[i])[:5]
+        raise DataError(
+            f"{len(long)} sample(s) exceed cutoff_len {check.cutoff_len} with template "
+            f"{check.template_name} (LLaMA-Factory would cut them, through image tokens): "
+            + ", ".join(f"{i} ({lengths[i]} tokens)" for i in worst)
+            + "; raise --cutoff-len (and the recipe's), lower --max-images/--max-frame-pixels, "
+            "or pass --drop-long"
+        )
+    too_long = set(long)
+    kept = [s for s in samples if s.id not in too_long]
+    for s in samples:
+        if s.id in too_long:
+            shutil.rmtree(stage / "images" / s.id, ignore_errors=True)
+    values = [lengths[s.id] for s in kept]
+    info = {
+        "llamafactory": check.version,
+        "template": check.template_name,
+        "cutoff_len": check.cutoff_len,
+        "over_cutoff": len(long),
+        "tokens_max": max(values, default=0),
+        "tokens_mean": round(sum(values) / len(values), 1) if values else 0,
+    }
+    return kept, info

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +27,6 @@ from typing import Any
 
 from ...agent import AgentBudget, Trajectory, VideoInfo, get_prompts, question_text
 from ...agent.baseline import NO_TOOL
-from ...agent.budget import AGENT_BUDGET_RENAMED
 from ...agent.frames import FrameReader
 from ...agent.prompts import REFLECTION_SYSTEM
 from ...agent.transcript import IMAGE, Transcript
@@ -87,12 +86,12 @@ class ReplyJournal:
         self._lock = threading.Lock()
         self.replayed = 0
 
-    def get(self, key: str, digest: str, *also: str) -> str | None:
-        """The reply journalled under ``key``, if its request's digest is ``digest`` (or one of ``also``)."""
+    def get(self, key: str, digest: str) -> str | None:
+        """The reply journalled under ``key``, if its request's digest is ``digest``."""
         record = self._by_key.get(key)
         if record is None:
             return None
-        if record.get("digest") not in (digest, *also):
+        if record.get("digest") != digest:
             raise ResumeError(
                 f"{self._journal.path}: the request {key} differs from the one journalled (another "
                 "teacher model, temperature, prompt or budget?); use another --journal or --restart"
@@ -130,10 +129,10 @@ class TeacherSession:
     def __init__(self, client: TeacherClient, journal: ReplyJournal, budget: AgentBudget):
         self.client, self.journal, self.budget = client, journal, budget
 
-    def _settings(self, names: Mapping[str, str] = {}) -> dict[str, Any]:  # noqa: B006 - read only
-        """What a reply depends on besides the messages; the budget's fields named by ``names`` (new -> old)."""
+    def _settings(self) -> dict[str, Any]:
+        """What a reply depends on besides the messages."""
         cfg = self.client.cfg
-        budget = {names.get(k, k): v for k, v in self.budget.to_dict().items()}
+        budget = self.budget.to_dict()
         return {"model": cfg.model, "temperature": cfg.temperature, "max_tokens": cfg.max_new_tokens, "budget": budget}
 
     def reply(
@@ -141,9 +140,7 @@ class TeacherSession:
     ) -> str:
         """The teacher's reply to ``messages`` (``<image>`` k shows native frame ``frames[k]``)."""
         digest = _digest(self._settings(), messages, frames)
-        # a journal of the release before digested the budget under its old field names: still valid
-        before = _digest(self._settings({new: old for old, new in AGENT_BUDGET_RENAMED.items()}), messages, frames)
-        known = self.journal.get(key, digest, before)
+        known = self.journal.get(key, digest)
         if known is not None:
             return known
         text = self.client.chat(openai_messages(messages, cache().get(frames)))

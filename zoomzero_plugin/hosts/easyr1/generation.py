@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from zoomzero_plugin.inference.engine_stream import EngineStream
+from zoomzero_plugin.engine.stream import EngineStream
 
 from . import clips
 from .errors import PluginError
@@ -270,7 +270,7 @@ class _Capture:
 
 
 class RolloutStream:
-    """Trajectory turns to EasyR1's engine one request at a time (:class:`~zoomzero_plugin.inference.engine_stream.
+    """Trajectory turns to EasyR1's engine one request at a time (:class:`~zoomzero_plugin.engine.stream.
     EngineStream`), each built exactly as EasyR1's ``vLLMRollout.generate_sequences`` builds a prompt for vLLM (its
     media through ``process_image``/``process_video``, its sampling parameters from ``meta_info``); each request
     then gets its own ``max_tokens``, and a prompt sampled ``n`` times is added once (vLLM fans it out, sample ``k``

@@ -24,7 +24,7 @@ from zoomzero_plugin.shipped import find_recipe
 from . import cpu_mode, vllm_stub
 from .activation import CHECKED_ENV, ENV_HOOK, activate, export_job_env
 from .checks import check_config, unsupported_model
-from .errors import ConfigError, DependencyError, UsageError, format_problems
+from .errors import ConfigError, DependencyError, UsageError, ZoomzeroError, format_problems
 from .metrics_file import METRICS_FILE_ENV
 from .recipe import check_files, check_rows as check_first_rows, load_recipe
 from .registry import PluginHost
@@ -70,7 +70,9 @@ def import_easyr1_config() -> None:
         ) from None
 
 
-def _print_settings(host: PluginHost, config, recipe: str, overrides: Sequence[str]) -> None:
+def _print_settings(host: PluginHost, config, recipe: str, overrides: Sequence[str], problems: Sequence[str]) -> None:
+    """The effective settings. A plugin that cannot say which rollout a recipe with ``problems`` enables leaves it
+    to the problem list printed after this (an error it raises without problems is one)."""
     import verl
 
     print(
@@ -84,10 +86,15 @@ def _print_settings(host: PluginHost, config, recipe: str, overrides: Sequence[s
         + (" (plugin)" if host.estimator(config.algorithm.adv_estimator) else " (EasyR1)")
     )
     print(f"Reward function: {config.worker.reward.reward_function}:{config.worker.reward.reward_function_name}")
-    selected = host.rollout_for(config)
-    print(
-        f"Rollout: {selected[0].name} (plugin: {selected[0].summary})" if selected else "Rollout: EasyR1's vLLMRollout"
-    )
+    try:
+        selected = host.rollout_for(config)
+    except (ValueError, ZoomzeroError) as e:
+        if not problems:
+            raise ConfigError(f"the plugins cannot choose the recipe's rollout: {e}") from None
+        print("Rollout: not shown (see the problems below)")
+    else:
+        name = f"{selected[0].name} (plugin: {selected[0].summary})" if selected else "EasyR1's vLLMRollout"
+        print(f"Rollout: {name}")
     for plugin, sections in host.describe(config).items():
         for section, values in sections.items():
             print(f"  [{plugin}] {section}: {json.dumps(values, default=str)}")
@@ -108,7 +115,7 @@ def check(recipe: str, overrides: Sequence[str], dry_run: bool, check_rows: int)
         row_problems, row_notes = check_first_rows(built.config, check_rows, host)
         problems, notes = problems + row_problems, notes + row_notes
     if dry_run:
-        _print_settings(host, built.config, recipe, overrides)
+        _print_settings(host, built.config, recipe, overrides, problems)
     if not problems:
         job_env = host.job_env(built.config)
         if dry_run:

@@ -40,6 +40,18 @@ DROPPED_WHEN_MISSING = (
     "trainer.load_checkpoint_path",
 )
 DATA_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv", ".arrow")
+# RLHFDataset's arguments that are the data section's keys of the same name
+DATASET_KEYS = (
+    "prompt_key",
+    "answer_key",
+    "image_key",
+    "video_key",
+    "image_dir",
+    "video_fps",
+    "format_prompt",
+    "min_pixels",
+    "max_pixels",
+)
 
 
 class Recipe(NamedTuple):
@@ -311,21 +323,15 @@ def _prompt_lengths(config: Any, rows: list[dict[str, Any]], split: str) -> tupl
         path = Path(tmp) / f"{split}.jsonl"
         path.write_text("".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows), encoding="utf-8")
         with redirect_stdout(io.StringIO()), _quiet_datasets():
+            # the dataset as EasyR1's trainer builds it from the data section, but long prompts kept to be measured
+            same = {key: getattr(data, key) for key in DATASET_KEYS}
             dataset = RLHFDataset(
                 data_path=str(path),
                 tokenizer=tokenizer,
                 processor=processor,
-                prompt_key=data.prompt_key,
-                answer_key=data.answer_key,
-                image_key=data.image_key,
-                video_key=data.video_key,
-                image_dir=data.image_dir,
-                video_fps=data.video_fps,
+                **same,
                 max_prompt_length=cap,
                 truncation="right",
-                format_prompt=data.format_prompt,
-                min_pixels=data.min_pixels,
-                max_pixels=data.max_pixels,
                 filter_overlong_prompts=False,
             )
         lengths = []

@@ -1,7 +1,7 @@
 """How a Qwen-VL engine expands one video placeholder, computed from the model's processor without its pixels.
 
 A multi-turn rollout that shows a clip as one video must lay the clip's tokens out as vLLM did while sampling
-(:class:`~.multiturn.VideoLayout`), so that the actor's positions and log-probs equal the sampler's:
+(:class:`~.conversation.VideoLayout`), so that the actor's positions and log-probs equal the sampler's:
 
 - a model whose processor writes frame timestamps (Qwen3-VL; ``VisionGeometry.timestamps``): the placeholder
   ``<|vision_start|><|video_pad|><|vision_end|>`` becomes, per temporal patch, its time as text
@@ -26,7 +26,7 @@ import torch
 
 from zoomzero_plugin.vision import VisionGeometry
 
-from .multiturn import VideoLayout
+from .conversation import VideoLayout
 
 VISION_START, VIDEO_PAD, VISION_END = "<|vision_start|>", "<|video_pad|>", "<|vision_end|>"
 

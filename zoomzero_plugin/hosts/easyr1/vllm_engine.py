@@ -14,7 +14,7 @@ CPU. vLLM's CPU platform has no sleep mode (it offloads weights from GPU memory 
 and EasyR1 always asks for it. Where the platform lacks it the engine is built without it, and
 ``sleep``/``wake_up`` do nothing: the weights stay where they are, and EasyR1 loads the actor's weights into
 them as usual. On the CPU platform the prefix cache is also off (vLLM 0.11's CPU attention fails on shared
-cached blocks of several prompts' samples: :data:`~zoomzero_plugin.inference.vllm_platform.CPU_ENGINE_DEFAULTS`).
+cached blocks of several prompts' samples: :data:`~zoomzero_plugin.engine.cpu_platform.CPU_ENGINE_DEFAULTS`).
 On a GPU the engine is built exactly as EasyR1 asks.
 """
 
@@ -24,7 +24,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from zoomzero_plugin.inference.vllm_platform import CPU_ENGINE_DEFAULTS, on_cpu
+from zoomzero_plugin.engine.cpu_platform import CPU_ENGINE_DEFAULTS, on_cpu
 
 _SAMPLE_FPS: dict[int, tuple[weakref.ref, float, dict | None]] = {}  # id(frames) -> (frames, sample fps, metadata)
 

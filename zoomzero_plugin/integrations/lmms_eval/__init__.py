@@ -12,21 +12,14 @@ its model registry (any ``lmms-eval`` run), so every name here loads its module 
 lmms-eval installed.
 """
 
-from importlib import import_module
-from typing import Any
+from ...lazy import lazy_names
 
-_LAZY = {
+_NAMES = {
     "MODEL_ID": "manifest",
     **dict.fromkeys(("ModelArgs", "parse_model_args"), "model_args"),
     **dict.fromkeys(("ask", "lettered_options", "reply"), "questions"),
     **dict.fromkeys(("TASKS", "write_tasks"), "task_folder"),
 }
+__getattr__, __dir__ = lazy_names(__name__, _NAMES)
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-__all__ = sorted(_LAZY)
+__all__ = sorted(_NAMES)

@@ -1,13 +1,13 @@
 """``--model_args`` of lmms-eval's ``zoomzero`` model: ``zoomzero eval``'s options, by their names and defaults.
 
 There is no table here: a key is the ``dest`` of a ``zoomzero eval`` flag (``max_visual_tokens=16384`` is
-``--max-visual-tokens 16384``; ``-`` is accepted for ``_``; the old name of a renamed flag, ``max_tokens``, still works
-for one release, with a message), read with that flag's own type and choices, and an option not
-given takes the value ``zoomzero eval`` would give it (:func:`zoomzero_plugin.inference.options.resolve`: the paper's,
-the visual budget by benchmark). The checkpoint is ``model=`` (or ``pretrained=``, lmms-eval's usual word). One
-key is this model's own: ``predictions=FILE`` writes every question's whole prediction record there (the lines of
-``zoomzero eval``'s predictions.jsonl: passes, spans, the agent's transcript), for ``zoomzero score`` and reports.
-lmms-eval's own ``--batch_size`` and ``--device`` apply unless ``batch_size=`` / ``device=`` are given here.
+``--max-visual-tokens 16384``; ``-`` is accepted for ``_``), read with that flag's own type and choices, and an option
+not given takes the value ``zoomzero eval`` would give it (:func:`zoomzero_plugin.inference.options.resolve`: the
+paper's, the visual budget by benchmark). The checkpoint is ``model=`` (or ``pretrained=``, lmms-eval's usual word).
+One key is this model's own: ``predictions=FILE`` writes every question's whole prediction record there (the lines
+of ``zoomzero eval``'s predictions.jsonl: passes, spans, the agent's transcript), for ``zoomzero score`` and
+reports. lmms-eval's own ``--batch_size`` and ``--device`` apply unless ``batch_size=`` / ``device=`` are given
+here.
 The options of ``zoomzero eval`` that lmms-eval's own options replace (``--data``, ``--out``, ``--limit`` …) are
 refused, naming what to use instead. Every problem is reported at once, in one :class:`UsageError`.
 """
@@ -26,7 +26,6 @@ from ...eval.metrics import BENCHMARKS
 from ...eval.runner import add_arguments
 from ...inference.modes import ModeConfig
 from ...inference.options import check_values, mode_config, resolve
-from ...renames import RenamedFlag, deprecated
 from ...vision import DEFAULT_GEOMETRY, VisionGeometry
 
 ALIASES = {"pretrained": "model"}  # lmms-eval's usual name for the checkpoint
@@ -83,20 +82,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def eval_options() -> dict[str, argparse.Action]:
-    """``zoomzero eval``'s options by ``dest``, less those of :data:`NOT_HERE` and the renamed flags' old names."""
-    return {a.dest: a for a in _parser()._actions if a.dest not in NOT_HERE and not isinstance(a, RenamedFlag)}
+    """``zoomzero eval``'s options by ``dest``, less those of :data:`NOT_HERE`."""
+    return {a.dest: a for a in _parser()._actions if a.dest not in NOT_HERE}
 
 
-def renamed_keys() -> dict[str, str]:
-    """Old key -> new key, from ``zoomzero eval``'s renamed flags (``max_tokens`` -> ``max_visual_tokens``)."""
-    return {a.option_strings[0][2:].replace("-", "_"): a.dest for a in _parser()._actions if isinstance(a, RenamedFlag)}
-
-
-def _key(raw: str, renamed: Mapping[str, str] = {}) -> str:  # noqa: B006 - read only
+def _key(raw: str) -> str:
     key = str(raw).strip().replace("-", "_")
-    if key in renamed:
-        deprecated(f"--model_args {key}", renamed[key])
-        return renamed[key]
     return ALIASES.get(key, key)
 
 
@@ -131,9 +122,8 @@ def _read_all(
 ) -> tuple[dict[str, Any], list[str]]:
     taken: dict[str, Any] = {}
     problems: list[str] = []
-    renamed = renamed_keys()
     for raw_key, raw in given.items():
-        key = _key(raw_key, renamed)
+        key = _key(raw_key)
         if key == PREDICTIONS:
             taken[key] = str(raw)
         elif key in NOT_HERE:

@@ -19,12 +19,12 @@ import json
 from pathlib import Path
 
 from ...errors import DataError, UsageError
-from ...eval.demo import prepare_demo
 from ...eval.metrics import truths_from_rows
 from ...files import write_text
 from ...inference.options import DEMO_DEFAULTS
 from ...inference.passes import Question
 from ...rows import read_rows
+from ...synthetic.benchmark import prepare_demo
 from .task import metric_names
 
 # task name -> benchmark (eval.metrics); lmms-eval's own `cgbench` task is answer-only, hence another name

@@ -14,7 +14,7 @@ trainer's generation here when ``reward_function_kwargs.agent`` is set). The pro
    writes it (the clip's frames as images, or with ``clip_as: video`` one video: :mod:`.clip_videos`), its frames
    decoded in the decode threads. When (``agent.schedule``): ``continuous`` (the default, where
    EasyR1's engine is vLLM's) sends a trajectory's next turn to the engine as soon as its observation is ready, while
-   other turns are still generating (:func:`~zoomzero_plugin.inference.schedule.continuous` over the worker's
+   other turns are still generating (:func:`~zoomzero_plugin.engine.schedule.continuous` over the worker's
    request-level stream); ``rounds`` makes ONE engine call per round over all active trajectories. The same
    trajectories either way (greedy decoding: the same tokens; the same seeds per request).
 3. Budgets: each turn may generate ``min(max_new_tokens, what is left of max_response_tokens)``; an observation that
@@ -37,26 +37,26 @@ from typing import Any
 
 import numpy as np
 
-from zoomzero_plugin.agent import END_TOTAL_TOKENS, AgentRewardConfig, Trajectory, get_prompts, question_text
+from zoomzero_plugin.agent import END_TOTAL_TOKENS, Trajectory, get_prompts, question_text
 from zoomzero_plugin.agent.frames import FrameReader
 from zoomzero_plugin.agent.protocol import STOP
 from zoomzero_plugin.agent.render import IM_END, QWEN_IMAGE, first_prompt, observation_block, observation_text
-from zoomzero_plugin.agent.reward import read_truth
+from zoomzero_plugin.engine.schedule import continuous
 from zoomzero_plugin.ground_truth import GroundTruth, truth_letter
-from zoomzero_plugin.inference.schedule import continuous
 from zoomzero_plugin.question import VIDEO_PLACEHOLDER
 from zoomzero_plugin.token_masks import decode_rows
+from zoomzero_plugin.vision import merged_grid
 
 from .. import frame_refs
+from ..conversation import Conversation, Piece, SegmentEncoder
 from ..generation import row_fields
 from ..hookspecs import Rollout
-from ..multiturn import Conversation, Layout, Piece, SegmentEncoder, assemble, merged_grid
-from ..recipe import head_rows, local_processor, video_path
+from ..multiturn import Layout, assemble
 from .clip_videos import ClipVideos
-from .options import AgentOptions
+from .options import AgentOptions, recipe_options
 
 NAME = "videozoomer"
-STATS_KEY = "agent_stats"  # non_tensor_batch: one dict per sample (see Sample.stats)
+STATS_KEY = "agent_stats"  # non_tensor_batch: one dict per sample (see RolloutSample.stats)
 _USER_HEAD, _VIDEO = "<|im_start|>user\n", "<|vision_start|><|video_pad|><|vision_end|>"
 
 
@@ -104,7 +104,7 @@ def collections_paused():
 
 
 @dataclass
-class Sample:
+class RolloutSample:
     """One trajectory: its environment, its token streams and what happened to it."""
 
     trajectory: Trajectory
@@ -176,7 +176,7 @@ class AgentRollout:
         b = self.budget
         return frame_refs.frame_refs(video, frames, b.max_frame_pixels, b.min_frame_pixels)
 
-    def start(self, prompt_ids: Sequence[int], media: Mapping[str, Any], n: int) -> list[Sample]:
+    def start(self, prompt_ids: Sequence[int], media: Mapping[str, Any], n: int) -> list[RolloutSample]:
         """``n`` fresh trajectories of one row (same first prompt and overview)."""
         videos = list((media or {}).get("videos") or [])
         if len(videos) != 1 or not isinstance(videos[0], str):
@@ -196,13 +196,13 @@ class AgentRollout:
             self.tokenizer.apply_chat_template, self.prompts.system, trajectories[0].user_parts(question), QWEN_IMAGE
         )
         piece = Piece(self.encode([text])[0], sampled=False, images=refs, grids=[grid] * len(overview))
-        return [Sample(t, Conversation(piece), video, grid, size=first.size) for t in trajectories]
+        return [RolloutSample(t, Conversation(piece), video, grid, size=first.size) for t in trajectories]
 
-    def limit(self, sample: Sample) -> int:
+    def limit(self, sample: RolloutSample) -> int:
         """Tokens the sample's next turn may generate."""
         return min(self.budget.max_new_tokens, self.total - sample.conversation.response_tokens)
 
-    def advance(self, samples: Sequence[Sample], completions: Sequence[Any]) -> None:
+    def advance(self, samples: Sequence[RolloutSample], completions: Sequence[Any]) -> None:
         """Read one round: append each sample's sampled turn, step its environment, and append the observation
         when it fits (turns decoded and observations encoded in one batch each).
 
@@ -235,7 +235,7 @@ class AgentRollout:
             else:
                 sample.conversation.append(piece)
 
-    def observation_piece(self, sample: Sample, observation: Any, ids: list[int]) -> Piece:
+    def observation_piece(self, sample: RolloutSample, observation: Any, ids: list[int]) -> Piece:
         """The observation's tokens with its clip: images (frame references), or one video (``clip_as: video``)."""
         frames = observation.frames
         if self.clip_videos is not None and frames:
@@ -289,7 +289,11 @@ class AgentRollout:
         )
 
     def rounds(
-        self, groups: Sequence[Sequence[Sample]], samples: Sequence[Sample], meta_info: Mapping[str, Any], n: int
+        self,
+        groups: Sequence[Sequence[RolloutSample]],
+        samples: Sequence[RolloutSample],
+        meta_info: Mapping[str, Any],
+        n: int,
     ) -> None:
         """One engine call per round over every trajectory still going; a round's clips decode in parallel."""
         first = [g[0] for g in groups]
@@ -310,12 +314,12 @@ class AgentRollout:
             )
             self.read_round(active, [completions[0] for completions in outputs])
 
-    def read_round(self, samples: Sequence[Sample], completions: Sequence[Any]) -> None:
+    def read_round(self, samples: Sequence[RolloutSample], completions: Sequence[Any]) -> None:
         for task in self.read(samples, completions).values():
             if task is not None:
                 task.result()
 
-    def read(self, samples: Sequence[Sample], completions: Sequence[Any]) -> dict[int, Future | None]:
+    def read(self, samples: Sequence[RolloutSample], completions: Sequence[Any]) -> dict[int, Future | None]:
         """:meth:`advance`, then the decoding of each new observation's frames, started: per sample still going
         (by position in ``samples``), the Future of its frames' decoding, or None when its observation shows none."""
         shown = [len(s.conversation.images()) for s in samples]
@@ -328,10 +332,12 @@ class AgentRollout:
                 going[k] = self.cache.prefetch(new) if new else None
         return going
 
-    def continuous(self, stream: Any, groups: Sequence[Sequence[Sample]], samples: Sequence[Sample]) -> None:
+    def continuous(
+        self, stream: Any, groups: Sequence[Sequence[RolloutSample]], samples: Sequence[RolloutSample]
+    ) -> None:
         """Every trajectory's turns through the worker's request-level stream, without a round barrier: the first
         turn of each prompt (``n`` samples) at once, then each trajectory's next turn as soon as its frames are
-        decoded (:func:`~zoomzero_plugin.inference.schedule.continuous`)."""
+        decoded (:func:`~zoomzero_plugin.engine.schedule.continuous`)."""
         start = 0
         first = []
         for group in groups:  # a prompt's samples are one request sampled n times, as in a round's engine call
@@ -360,7 +366,7 @@ class AgentRollout:
             stream.close()
 
 
-def turn_seed(samples: Sequence[Sample], k: int) -> int:
+def turn_seed(samples: Sequence[RolloutSample], k: int) -> int:
     """How far past the generation's seed trajectory ``k``'s next turn is seeded: each turn after the first of each
     trajectory its own (the first turns: ``n`` samples of a prompt, seeded ``+ 0 … n - 1`` by vLLM)."""
     return len(samples) * samples[k].trajectory.round + k
@@ -368,13 +374,14 @@ def turn_seed(samples: Sequence[Sample], k: int) -> int:
 
 def generate(worker: Any, prompts: Any, options: Mapping[str, Any]) -> Any:
     """:class:`~..hookspecs.Rollout` ``generate``: the VideoZoomer trajectories of a worker's prompts."""
-    return AgentRollout(worker, AgentOptions.from_kwargs({"agent": options})).run(prompts)
+    return AgentRollout(worker, AgentOptions.from_section(options)).run(prompts)
 
 
 def select(config: Any) -> dict[str, Any] | None:
-    """:class:`~..hookspecs.Rollout` ``options``: the agent section when the recipe enables it."""
-    options = AgentOptions.from_kwargs(config.worker.reward.reward_function_kwargs or {})
-    return options.to_dict() if options.enable else None
+    """:class:`~..hookspecs.Rollout` ``options``: the agent section, as read, when the recipe enables it
+    (:class:`ConfigError` listing the problems when the recipe's sections cannot be read)."""
+    options = recipe_options(config).checked()
+    return options.agent.to_section() if options.agent_rollout else None
 
 
 def metrics(batch: Any, reward_metrics: Mapping[str, Sequence[Any]]) -> dict[str, float]:
@@ -408,113 +415,3 @@ ROLLOUT = Rollout(
     "each turn to the engine as soon as its observation is ready (agent.schedule: continuous | rounds); observations "
     "in the sequence, out of the loss; M-RoPE over the whole sequence",
 )
-
-
-# -- recipe checks and the dry run ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FirstPrompt:
-    """The first prompt of one row, measured: overview frames, tokens per frame, text tokens, in all."""
-
-    frames: int
-    tokens_per_frame: int
-    text_tokens: int
-
-    @property
-    def tokens(self) -> int:
-        return self.frames * self.tokens_per_frame + self.text_tokens
-
-
-def measure_first_prompt(
-    tokenizer: Any, processor: Any, video: str, user_text: str, options: AgentOptions
-) -> FirstPrompt:
-    """What the rollout's first prompt for this row will hold (decodes one frame of the video)."""
-    reader = FrameReader(video)
-    trajectory = Trajectory(reader.info, options.budget, get_prompts(options.prompt))
-    frame = reader.read([0], options.budget.max_frame_pixels, options.budget.min_frame_pixels)[0]
-    h, w = merged_grid(processor.image_processor, frame.width, frame.height)
-    text = first_prompt(
-        tokenizer.apply_chat_template, trajectory.prompts.system, trajectory.user_parts(user_text), QWEN_IMAGE
-    )
-    frames = len(trajectory.overview)
-    return FirstPrompt(frames, h * w, len(tokenizer.encode(text, add_special_tokens=False)) - frames)
-
-
-def row_problems(config: Any, rows: Sequence[Mapping[str, Any]], split: str) -> list[str]:
-    """Rows the VideoZoomer rollout cannot start from: not one video, no answer letter, or a first prompt longer
-    than data.max_prompt_length."""
-    data, options = config.data, AgentOptions.from_kwargs(config.worker.reward.reward_function_kwargs or {})
-    loaded = local_processor(config)
-    problems = []
-    for i, row in enumerate(rows):
-        where = f"{split} row {i}"
-        videos = row.get(data.video_key)
-        prompt = str(row.get(data.prompt_key, ""))
-        if not isinstance(videos, list) or len(videos) != 1:
-            problems.append(
-                f"{where}: the VideoZoomer rollout needs exactly one video in '{data.video_key}', got {videos!r}"
-            )
-            continue
-        try:
-            read_truth(row.get(data.answer_key))  # what the reward reads
-            text = user_text(row.get(data.answer_key), lambda p=prompt: p)
-        except ValueError as e:
-            problems.append(f"{where}: data.answer_key '{data.answer_key}' holds no answer letter ({e})")
-            continue
-        if loaded is None:
-            continue
-        video = video_path(data, videos[0])
-        try:
-            measured = measure_first_prompt(*loaded, video, text, options)
-        except Exception as e:  # noqa: BLE001 - reported (an unreadable video is reported by the host too)
-            problems.append(f"{where}: cannot measure the first prompt ({type(e).__name__}: {e})")
-            continue
-        if measured.tokens > data.max_prompt_length:
-            problems.append(
-                f"{where}: the agent's first prompt is {measured.tokens} tokens ({measured.frames} overview frames x "
-                f"{measured.tokens_per_frame} + {measured.text_tokens} text) > data.max_prompt_length="
-                f"{data.max_prompt_length}"
-            )
-    return problems
-
-
-def describe(config: Any, options: AgentOptions) -> dict[str, Any]:
-    """The dry run's view: the rollout, its budgets, the first prompt of train row 0, the reward."""
-    b = options.budget
-    kwargs = config.worker.reward.reward_function_kwargs or {}
-    reward = AgentRewardConfig.from_kwargs(kwargs.get("weights"), b)
-    out: dict[str, Any] = {
-        "rollout": f"{NAME} (plugin rollout: owns generation; prompt variant '{options.prompt}')",
-        "agent budgets": {
-            "overview": f"{b.max_overview_frames} frames at {b.overview_fps} fps",
-            "per call": f"<= {b.max_frames_per_call} frames",
-            "calls": b.max_calls,
-            "assistant turns": b.max_assistant_turns,
-            "images": b.max_images,
-            "tokens per turn": b.max_new_tokens,
-            "response tokens": f"{min(b.max_response_tokens, config.data.max_response_length)} (max_response_tokens "
-            f"{b.max_response_tokens}, data.max_response_length {config.data.max_response_length})",
-            "frame pixels": f"{b.min_frame_pixels}..{b.max_frame_pixels}",
-        },
-        "reward": {
-            "function": "zoomzero:videozoomer",
-            "weights": {"accuracy": reward.accuracy, "format": reward.format, "tool": reward.tool},
-        },
-        "sampling log-probs kept": options.sampling_logprobs,
-    }
-    try:
-        row = head_rows(config.data.train_files, 1)[0]
-        loaded = local_processor(config)
-        if loaded is not None:
-            video = video_path(config.data, row[config.data.video_key][0])
-            text = user_text(row.get(config.data.answer_key), lambda: str(row[config.data.prompt_key]))
-            m = measure_first_prompt(*loaded, video, text, options)
-            out["first prompt"] = (
-                f"train row 0: {m.frames} overview frames x {m.tokens_per_frame} tokens + "
-                f"{m.text_tokens} text = {m.tokens} tokens (data.max_prompt_length "
-                f"{config.data.max_prompt_length})"
-            )
-    except Exception:  # noqa: BLE001 - the example is optional; the row checks report real problems
-        pass
-    return out

@@ -16,7 +16,7 @@ from typing import Any
 from zoomzero_plugin.agent import Frame, VideoInfo
 from zoomzero_plugin.agent.clips import clip_video
 
-from ..multiturn import VideoLayout
+from ..conversation import VideoLayout
 from ..video_layouts import VideoLayouts, tokens_per_second
 from ..video_refs import video_ref
 

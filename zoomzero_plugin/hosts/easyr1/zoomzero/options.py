@@ -1,49 +1,59 @@
-"""zoomzero's options, read from ``worker.reward.reward_function_kwargs`` (EasyR1 rejects new top-level keys).
+"""zoomzero's options: a recipe's plugin sections, read once into one options object per config.
 
 ```yaml
-reward_function_kwargs:
-  zoom: {enable: true, fps: 1.0, max_visual_tokens: 8192, min_frame_pixels: 12544, max_frame_pixels: 602112,
-         max_new_tokens: 4, no_spans: skip, uniform_frames: 16, prompt: paper}  # pixels of 28-px tokens
-  tokenadv: {eps: 1.0e-6, std: population, over_turns: false}
-  agent: {prompt: train, max_assistant_turns: 5, max_calls: 4, max_frames_per_call: 16, max_response_tokens: 32768, …}
+worker:
+  reward:
+    reward_function: zoomzero:gvqa                 # or zoomzero:videozoomer
+    reward_function_kwargs:                         # EasyR1 rejects new top-level keys: the sections live here
+      components: [format, iou, accuracy, zoom]     # the reward (zoomzero:gvqa; zoomzero:videozoomer: weights only)
+      weights: {zoom: 1.0}
+      zoom: {enable: true, fps: 1.0, max_visual_tokens: 8192, min_frame_pixels: 12544, max_frame_pixels: 602112,
+             max_new_tokens: 4, no_spans: skip, uniform_frames: 20, prompt: paper}  # pixels of 28-px tokens
+      tokenadv: {eps: 1.0e-6, std: population, over_turns: false}
+      agent: {prompt: train, max_assistant_turns: 5, max_calls: 4, max_frames_per_call: 16, …}
 ```
-A ``zoom`` or ``agent`` section turns the zoom pass or the VideoZoomer rollout on unless it says ``enable: false``.
-``agent`` takes :class:`~zoomzero_plugin.agent.AgentBudget`'s fields besides its own. Unknown keys are errors; the
-names of the release before (``zoom.max_tokens``, ``agent.rounds``, …) are read as the new ones, with a one-line
-message. The budget defaults are :class:`~zoomzero_plugin.gvqa.zoom.ZoomBudget`'s and
-:class:`~zoomzero_plugin.agent.AgentBudget`'s (the papers'), not typed again here; the zoom pass's frame pixel bounds,
-when not given, are the paper's V_min..V_max tokens per frame in the model's own pixels (its vision geometry).
-``max_visual_tokens`` is L_v of both passes: the coarse pass gets it through ``MODEL_SEQ_LEN`` even when the zoom
-pass is off.
+:func:`recipe_options` reads them once per recipe into :class:`RecipeOptions`, which every hook of the plugin is
+handed (the checks, the zoom pass, the rollout, TokenAdv, the dry run's description). A ``zoom`` or ``agent`` section
+turns the zoom pass or the VideoZoomer rollout on unless it says ``enable: false``. Each holds its method's budget as
+one object given inline, as the section's own keys: :class:`~zoomzero_plugin.gvqa.zoom.ZoomBudget` (the zoom pass's
+frame pixel bounds, when not given, are the paper's V_min..V_max tokens per frame in the model's own pixels) and
+:class:`~zoomzero_plugin.agent.AgentBudget`, whose defaults (the papers') are not typed again here.
+``zoom.max_visual_tokens`` is L_v of both passes: the coarse pass gets it through ``MODEL_SEQ_LEN`` even when the
+zoom pass is off. A section that cannot be read is None in :class:`RecipeOptions`, its problems (unknown keys with
+the known ones listed, each wrong value; one line each) among its ``problems``, which the recipe check reports.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from zoomzero_plugin.agent import videozoomer_reward
 from zoomzero_plugin.agent.budget import AgentBudget
 from zoomzero_plugin.agent.prompts import PROMPTS
 from zoomzero_plugin.agent.render import CLIP_AS
+from zoomzero_plugin.agent.reward import AgentRewardConfig
+from zoomzero_plugin.engine.schedule import SCHEDULES
+from zoomzero_plugin.gvqa import gvqa_reward
 from zoomzero_plugin.gvqa.advantages import ANSWER_COMPONENTS, GLUE_COMPONENTS, STD_KINDS
-from zoomzero_plugin.gvqa.prompts import DEFAULT_PROMPT_STYLE, check_style
-from zoomzero_plugin.gvqa.zoom import NO_SPANS, NO_SPANS_RENAMED, ZOOM_BUDGET_RENAMED, ZoomBudget, paper_budget
-from zoomzero_plugin.inference.schedule import check_schedule
-from zoomzero_plugin.renames import rename_value
-from zoomzero_plugin.sections import build
+from zoomzero_plugin.gvqa.prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
+from zoomzero_plugin.gvqa.reward import RewardConfig
+from zoomzero_plugin.gvqa.zoom import BUDGET_KEYS, NO_SPANS, UNIFORM_FRAMES, ZoomBudget, paper_budget
+from zoomzero_plugin.sections import SectionError, build, one_of, section_of
 from zoomzero_plugin.vision import DEFAULT_GEOMETRY, VisionGeometry
 
-_PAPER = ZoomBudget()  # the paper's budget: the one source of the zoom pass's defaults
+from ..errors import ConfigError, format_problems
 
 KWARGS = "worker.reward.reward_function_kwargs"
-
-
-def _section(kwargs: Mapping[str, Any] | None, name: str) -> Mapping[str, Any] | None:
-    section = (kwargs or {}).get(name)
-    if section is not None and not isinstance(section, Mapping):
-        raise ValueError(f"{KWARGS}.{name} must be a mapping, got {section!r}")
-    return section
+GVQA, VIDEOZOOMER = "zoomzero:gvqa", "zoomzero:videozoomer"
+VIDEOZOOMER_COMPONENTS = ("accuracy", "format", "tool", "grounding")  # what videozoomer_reward returns per response
+SECTIONS = ("zoom", "tokenadv", "agent")  # the reward_function_kwargs keys this plugin owns
+# the zoom budget's pixel bounds: when a section leaves them out, the paper's tokens per frame in the model's pixels
+FRAME_PIXELS = ("min_frame_pixels", "max_frame_pixels")
+AGENT_BUDGET_KEYS = tuple(AgentBudget().to_dict())
 
 
 @dataclass(frozen=True)
@@ -52,66 +62,48 @@ class ZoomOptions:
 
     enable: bool = False
     """Run the fine pass after each rollout (its answer is the zoom reward)."""
-    fps: float = _PAPER.fps
-    """s in Eq. 3: frames per second sampled over the predicted spans."""
-    max_visual_tokens: int = _PAPER.max_visual_tokens
-    """L_v: visual context tokens of a pass (the coarse pass's too, through MODEL_SEQ_LEN)."""
-    min_frame_pixels: int | None = None
-    """V_min as pixels per frame (default: the paper's 8 tokens per frame, in the model's pixels)."""
-    max_frame_pixels: int | None = None
-    """V_max as pixels per frame (default: the paper's 384 tokens per frame, in the model's pixels)."""
     max_new_tokens: int = 4
     """Tokens the fine pass may generate: a letter, or ``<answer>B`` (read with or without its closing tag)."""
     no_spans: str = "skip"
     """skip: no fine pass without valid spans (zoom reward 0) | uniform: it reads uniform frames (authors' code)."""
-    uniform_frames: int = 16
+    uniform_frames: int = UNIFORM_FRAMES
     """Frames over the whole video for ``no_spans: uniform``."""
-    max_frames: int = _PAPER.max_frames
-    """Frames of the fine pass at most."""
-    min_clip_seconds: float = _PAPER.min_clip_seconds
-    """Seconds: shorter predicted spans are widened to this."""
     prompt: str = DEFAULT_PROMPT_STYLE
     """paper: the authors' fine-pass prompt | concise: this package's wording."""
+    budget: ZoomBudget = field(default=ZoomBudget(), metadata={"inline": BUDGET_KEYS})
+    """Eq. 3 (L_v ``max_visual_tokens``, s ``fps``, V_min..V_max as ``min_frame_pixels``/``max_frame_pixels``,
+    ``max_frames``, ``min_clip_seconds``), given as the section's own keys; the coarse pass gets L_v too."""
+    model_pixels: tuple[str, ...] = field(default=FRAME_PIXELS, metadata={"section": False})
+    """The pixel bounds the section leaves out: the paper's tokens per frame in the model's pixels (:meth:`on`)."""
 
     def __post_init__(self) -> None:
-        if self.no_spans not in NO_SPANS:
-            raise ValueError(f"{KWARGS}.zoom.no_spans must be one of {NO_SPANS}, got {self.no_spans!r}")
+        where = f"{KWARGS}.zoom"
+        one_of(self.no_spans, NO_SPANS, f"{where}.no_spans")
+        one_of(self.prompt, PROMPT_STYLES, f"{where}.prompt")
         if self.max_new_tokens < 1 or self.uniform_frames < 2:
-            raise ValueError(f"{KWARGS}.zoom: max_new_tokens must be >= 1 and uniform_frames >= 2")
-        try:
-            check_style(self.prompt)
-        except ValueError as e:
-            raise ValueError(f"{KWARGS}.zoom.prompt: {e}") from None
-        self.budget()  # validates the Eq. 3 numbers
+            raise ValueError(f"{where}: max_new_tokens must be >= 1 and uniform_frames >= 2")
 
     @classmethod
-    def from_kwargs(cls, kwargs: Mapping[str, Any] | None) -> ZoomOptions:
-        section = _section(kwargs, "zoom")
+    def from_section(cls, section: Mapping[str, Any] | None) -> ZoomOptions:
+        """The options of a ``zoom`` section (None: no section, the pass off). SectionError names each problem."""
         if section is None:
             return cls()
-        where = f"{KWARGS}.zoom"
-        if "no_spans" in section:
-            section = {**section, "no_spans": rename_value(section["no_spans"], NO_SPANS_RENAMED, where + ".no_spans:")}
-        return build(cls, section, where, {"enable": True}, renamed=ZOOM_BUDGET_RENAMED)
+        options = build(cls, section, f"{KWARGS}.zoom", {"enable": True})
+        return replace(options, model_pixels=tuple(k for k in FRAME_PIXELS if k not in section))
 
-    def budget(self, geometry: VisionGeometry = DEFAULT_GEOMETRY) -> ZoomBudget:
-        """The Eq. 3 budget of these options on a model of ``geometry`` (its own, from its processor)."""
+    def on(self, geometry: VisionGeometry = DEFAULT_GEOMETRY) -> ZoomBudget:
+        """The Eq. 3 budget on a model of ``geometry`` (its own, from its processor)."""
         paper = paper_budget(None, geometry)
-        low, high = self.min_frame_pixels, self.max_frame_pixels
-        return replace(
-            paper,
-            max_visual_tokens=self.max_visual_tokens,
-            fps=self.fps,
-            max_frames=self.max_frames,
-            min_clip_seconds=self.min_clip_seconds,
-            min_frame_pixels=paper.min_frame_pixels if low is None else low,
-            max_frame_pixels=paper.max_frame_pixels if high is None else high,
-        )
+        return replace(self.budget.with_geometry(geometry), **{k: getattr(paper, k) for k in self.model_pixels})
 
     def uniform_budget(self, duration: float, geometry: VisionGeometry = DEFAULT_GEOMETRY) -> ZoomBudget:
         """The budget of ``no_spans: uniform``: ``uniform_frames`` frames over the whole video."""
-        budget = self.budget(geometry)
+        budget = self.on(geometry)
         return replace(budget, max_frames=self.uniform_frames, fps=max(budget.fps, self.uniform_frames / duration))
+
+    def to_section(self) -> dict[str, Any]:
+        """The section as read (a pixel bound the model's geometry gives: None)."""
+        return {**section_of(self), **dict.fromkeys(self.model_pixels)}
 
 
 TURN_CALL_COMPONENTS = ("format", "grounding")  # TokenAdv over turns: what tool-call tokens learn from
@@ -141,27 +133,28 @@ class TokenAdvOptions:
     def __post_init__(self) -> None:
         if not self.eps > 0:
             raise ValueError(f"{KWARGS}.tokenadv.eps must be > 0, got {self.eps}")
-        if self.std not in STD_KINDS:
-            raise ValueError(f"{KWARGS}.tokenadv.std must be one of {STD_KINDS}, got {self.std!r}")
+        one_of(self.std, STD_KINDS, f"{KWARGS}.tokenadv.std")
         if not self.glue_components or not self.answer_components:
             raise ValueError(f"{KWARGS}.tokenadv: glue_components and answer_components must not be empty")
 
     @classmethod
-    def from_kwargs(cls, kwargs: Mapping[str, Any] | None) -> TokenAdvOptions:
-        section = _section(kwargs, "tokenadv")
+    def from_section(cls, section: Mapping[str, Any] | None) -> TokenAdvOptions:
+        """The options of a ``tokenadv`` section (None: the defaults). SectionError names each problem."""
         if section is None:
             return cls()
-        defaults = (
-            {"glue_components": TURN_CALL_COMPONENTS, "answer_components": TURN_ANSWER_COMPONENTS}
-            if section.get("over_turns") is True
-            else {}
-        )
-        return build(cls, section, f"{KWARGS}.tokenadv", defaults)
+        turns = section.get("over_turns") is True
+        defaults = {"glue_components": TURN_CALL_COMPONENTS, "answer_components": TURN_ANSWER_COMPONENTS}
+        return build(cls, section, f"{KWARGS}.tokenadv", defaults if turns else {})
+
+    @classmethod
+    def from_stored(cls, stored: Mapping[str, Any]) -> TokenAdvOptions:
+        """The options as a batch carries them (``dataclasses.asdict``, lists for tuples)."""
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in stored.items()})
 
 
 @dataclass(frozen=True)
 class AgentOptions:
-    """The VideoZoomer multi-turn rollout (``reward_function_kwargs.agent``): the agent's budgets plus these."""
+    """The VideoZoomer multi-turn rollout (``reward_function_kwargs.agent``): the agent's budget plus these."""
 
     enable: bool = False
     """Run the multi-turn rollout (a section enables it unless it says false)."""
@@ -178,35 +171,141 @@ class AgentOptions:
     clip_as: str = "images"
     """How a call's clip reaches the policy: images (each after its time label, the authors' way) | video (one video
     after its time range, timed by its own frames: Qwen3-VL's timestamps, Qwen2.5-VL's time-aligned M-RoPE)."""
-    budget: AgentBudget = AgentBudget()
+    budget: AgentBudget = field(default=AgentBudget(), metadata={"inline": AGENT_BUDGET_KEYS})
     """The agent's budgets, given as the section's own keys (AgentBudget's fields)."""
 
     def __post_init__(self) -> None:
-        if self.prompt not in PROMPTS:
-            raise ValueError(f"{KWARGS}.agent.prompt must be one of {sorted(PROMPTS)}, got {self.prompt!r}")
+        where = f"{KWARGS}.agent"
+        one_of(self.prompt, sorted(PROMPTS), f"{where}.prompt")
         if self.frame_cache_mb < 1:
-            raise ValueError(f"{KWARGS}.agent.frame_cache_mb must be >= 1, got {self.frame_cache_mb}")
-        check_schedule(self.schedule, f"{KWARGS}.agent.schedule")
-        if self.clip_as not in CLIP_AS:
-            raise ValueError(f"{KWARGS}.agent.clip_as must be one of {list(CLIP_AS)}, got {self.clip_as!r}")
+            raise ValueError(f"{where}.frame_cache_mb must be >= 1, got {self.frame_cache_mb}")
+        one_of(self.schedule, SCHEDULES, f"{where}.schedule")
+        one_of(self.clip_as, CLIP_AS, f"{where}.clip_as")
 
     @classmethod
-    def from_kwargs(cls, kwargs: Mapping[str, Any] | None) -> AgentOptions:
-        section = _section(kwargs, "agent")
-        if section is None:
-            return cls()
-        where, budget_fields = f"{KWARGS}.agent", sorted(f.name for f in fields(AgentBudget))
-        own = {k: v for k, v in section.items() if not AgentBudget.is_key(k)}
-        if "budget" in own:
-            raise ValueError(f"{where}: give the budget's fields directly ({budget_fields})")
-        unknown = sorted(set(own) - {f.name for f in fields(cls)})
-        if unknown:
-            known = sorted({f.name for f in fields(cls)} - {"budget"} | set(budget_fields))
-            raise ValueError(f"{where}: unknown option(s) {unknown}; known: {known}")
-        budget = AgentBudget.from_section(section, where)  # as the reward reads it
-        return replace(build(cls, own, where, {"enable": True}), budget=budget)
+    def from_section(cls, section: Mapping[str, Any] | None) -> AgentOptions:
+        """The options of an ``agent`` section (None: no section, the rollout off); also how the rollout workers
+        read the section :meth:`to_section` sent them. SectionError names each problem."""
+        return cls() if section is None else build(cls, section, f"{KWARGS}.agent", {"enable": True})
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_section(self) -> dict[str, Any]:
         """The section that builds these options again (what travels to the rollout workers)."""
-        own = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "budget"}
-        return {**own, **self.budget.to_dict()}
+        return section_of(self)
+
+
+@dataclass(frozen=True)
+class RewardOptions:
+    """The reward function's own kwargs as this plugin's rewards read them: ``components``, ``weights`` and
+    ``normalize`` (``zoomzero:gvqa``: :class:`~zoomzero_plugin.gvqa.reward.RewardConfig`), or ``weights`` and the
+    agent's per-call frames (``zoomzero:videozoomer``: :class:`~zoomzero_plugin.agent.reward.AgentRewardConfig`)."""
+
+    name: str | None = None
+    """The reward name the recipe's reward function is (``zoomzero:gvqa``, ``zoomzero:videozoomer``), else None."""
+    config: RewardConfig | AgentRewardConfig | None = None
+    """The reward's own configuration (None when it is not one of this plugin's)."""
+
+    @property
+    def components(self) -> tuple[str, ...] | None:
+        """What the reward returns per response (TokenAdv's inputs), when it is one of this plugin's."""
+        if isinstance(self.config, RewardConfig):
+            return self.config.components
+        return VIDEOZOOMER_COMPONENTS if self.name == VIDEOZOOMER else None
+
+    @classmethod
+    def from_kwargs(cls, name: str | None, kwargs: Mapping[str, Any], agent: AgentOptions | None) -> RewardOptions:
+        """The reward ``name``'s options from the kwargs EasyR1 passes it. ValueError naming the problem."""
+        try:
+            if name == GVQA:
+                config = RewardConfig.from_kwargs(
+                    kwargs.get("components"), kwargs.get("weights"), kwargs.get("normalize", True)
+                )
+            elif name == VIDEOZOOMER:
+                config = AgentRewardConfig.from_kwargs(kwargs.get("weights"), (agent or AgentOptions()).budget)
+            else:
+                return cls()
+        except ValueError as e:
+            raise SectionError([f"{KWARGS}: {e}"]) from None
+        return cls(name, config)
+
+
+def reward_targets() -> dict[str, str]:
+    """This plugin's reward names and the files they name (``path:compute_score``, as EasyR1 loads them)."""
+    return {
+        GVQA: f"{os.path.realpath(gvqa_reward.__file__)}:compute_score",
+        VIDEOZOOMER: f"{os.path.realpath(videozoomer_reward.__file__)}:compute_score",
+    }
+
+
+def reward_name(config: Any) -> str | None:
+    """Which of this plugin's rewards the recipe's reward function is (by the file it names), else None."""
+    reward = config.worker.reward
+    if not reward.reward_function:
+        return None
+    target = f"{os.path.realpath(reward.reward_function)}:{reward.reward_function_name}"
+    return next((name for name, named in reward_targets().items() if named == target), None)
+
+
+@dataclass(frozen=True)
+class RecipeOptions:
+    """One recipe's plugin sections, read once. A section that cannot be read is None, its problems in
+    ``problems`` (one line each, naming ``worker.reward.reward_function_kwargs.<section>.<key>``)."""
+
+    zoom: ZoomOptions | None
+    tokenadv: TokenAdvOptions | None
+    agent: AgentOptions | None
+    reward: RewardOptions | None
+    problems: tuple[str, ...] = ()
+
+    @property
+    def zoom_pass(self) -> bool:
+        return self.zoom is not None and self.zoom.enable
+
+    @property
+    def agent_rollout(self) -> bool:
+        return self.agent is not None and self.agent.enable
+
+    def checked(self) -> RecipeOptions:
+        """These options, when every section could be read; else :class:`ConfigError` listing the problems."""
+        if self.problems:
+            raise ConfigError(format_problems(list(self.problems), f" {KWARGS}"))
+        return self
+
+
+def read_options(name: str | None, kwargs: Mapping[str, Any] | None) -> RecipeOptions:
+    """Every section of ``kwargs`` (a recipe's ``reward_function_kwargs``, its reward function being ``name``)."""
+    kwargs = kwargs or {}
+    problems: list[str] = []
+
+    def read(make, *args):
+        try:
+            return make(*args)
+        except SectionError as e:
+            problems.extend(e.problems)
+            return None
+
+    def section(key: str, make):
+        value = kwargs.get(key)
+        if value is not None and not isinstance(value, Mapping):
+            problems.append(f"{KWARGS}.{key} must be a mapping, got {value!r}")
+            return None
+        return read(make, value)
+
+    zoom = section("zoom", ZoomOptions.from_section)
+    tokenadv = section("tokenadv", TokenAdvOptions.from_section)
+    agent = section("agent", AgentOptions.from_section)
+    reward = read(RewardOptions.from_kwargs, name, kwargs, agent)
+    return RecipeOptions(zoom, tokenadv, agent, reward, tuple(problems))
+
+
+_READ: dict[str, RecipeOptions] = {}
+
+
+def recipe_options(config: Any) -> RecipeOptions:
+    """The plugin's options of an EasyR1 ``PPOConfig``, read once per recipe (the same sections: the same object)."""
+    name, kwargs = reward_name(config), config.worker.reward.reward_function_kwargs or {}
+    key = json.dumps([name, kwargs], sort_keys=True, default=repr)
+    if key not in _READ:
+        if len(_READ) > 16:
+            _READ.clear()
+        _READ[key] = read_options(name, kwargs)
+    return _READ[key]

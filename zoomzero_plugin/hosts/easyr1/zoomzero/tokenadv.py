@@ -31,7 +31,7 @@ from zoomzero_plugin.token_masks import TokenMasker
 
 from ..batch_step import COMPONENT_PREFIX
 from ..hookspecs import AdvantageEstimator
-from .options import TokenAdvOptions
+from .options import TokenAdvOptions, recipe_options
 
 NAME = "tokenadv"
 GRPO_SUM = "grpo_sum"
@@ -46,7 +46,7 @@ def _masker(tokenizer: Any, over_turns: bool = False) -> TokenMasker:
 def prepare(trainer: Any, batch: Any) -> dict[str, float]:
     """Add ``glue_mask`` and the options (``meta_info["tokenadv"]``) to a training batch; returns the share of
     response tokens that learn from the grounding rewards (``tokenadv/grounding_token_share``)."""
-    options = TokenAdvOptions.from_kwargs(trainer.config.worker.reward.reward_function_kwargs)
+    options = recipe_options(trainer.config).checked().tokenadv
     masker = _masker(trainer.tokenizer, options.over_turns)
     mask = batch.batch["response_mask"]
     batch.batch[GLUE_MASK] = masker(batch.batch["responses"], mask)
@@ -64,7 +64,7 @@ def compute(data: Any, gamma: float = 1.0, lam: float = 1.0) -> tuple[Any, Any]:
             "them while it builds each batch (RayPPOTrainer._make_batch_data seam). Is the host active in the "
             "process running the trainer? (`easyr1 doctor`)"
         )
-    options = _options(data.meta_info[NAME])
+    options = TokenAdvOptions.from_stored(data.meta_info[NAME])
     try:
         return token_adv(
             components,
@@ -83,13 +83,9 @@ def compute(data: Any, gamma: float = 1.0, lam: float = 1.0) -> tuple[Any, Any]:
         ) from None
 
 
-def _options(stored: dict[str, Any]) -> TokenAdvOptions:
-    return TokenAdvOptions(**{k: tuple(v) if isinstance(v, list) else v for k, v in stored.items()})
-
-
 def prepare_grpo_sum(trainer: Any, batch: Any) -> None:
     """Add the options (``meta_info["tokenadv"]``: eps and std) to a training batch."""
-    batch.meta_info[NAME] = asdict(TokenAdvOptions.from_kwargs(trainer.config.worker.reward.reward_function_kwargs))
+    batch.meta_info[NAME] = asdict(recipe_options(trainer.config).checked().tokenadv)
 
 
 def compute_grpo_sum(data: Any, gamma: float = 1.0, lam: float = 1.0) -> tuple[Any, Any]:
@@ -99,27 +95,24 @@ def compute_grpo_sum(data: Any, gamma: float = 1.0, lam: float = 1.0) -> tuple[A
             "grpo_sum needs its options in the batch; the easyr1 plugin host adds them while it builds "
             "each batch. Is the host active in the process running the trainer? (`easyr1 doctor`)"
         )
-    options = _options(data.meta_info[NAME])
+    options = TokenAdvOptions.from_stored(data.meta_info[NAME])
     scores = data.batch["token_level_rewards"].sum(-1)
     return grpo_advantage(scores, data.batch["response_mask"], data.non_tensor_batch["uid"], options.eps, options.std)
 
 
-TOKENADV = AdvantageEstimator(
+TOKENADV = AdvantageEstimator(  # reads the reward components; trainer checks as for grpo (the defaults)
     name=NAME,
     compute=compute,
     prepare=prepare,
-    needs_reward_components=True,
-    validate_as="grpo",
     summary="TokenAdv (Zoom-Zero Eq. 4-5): per-component group normalisation; glue tokens learn from "
     "format/zoom/iou, the other tokens from format/zoom/accuracy",
 )
 
 
-GRPO_SUM_ESTIMATOR = AdvantageEstimator(
+GRPO_SUM_ESTIMATOR = AdvantageEstimator(  # reads token_level_rewards only; trainer checks as for grpo
     name=GRPO_SUM,
     compute=compute_grpo_sum,
     prepare=prepare_grpo_sum,
     needs_reward_components=False,
-    validate_as="grpo",
     summary="GRPO on the summed reward with tokenadv's eps and std (population by default): the Table 5 baseline",
 )

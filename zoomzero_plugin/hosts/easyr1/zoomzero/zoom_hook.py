@@ -83,7 +83,7 @@ class ZoomHook:
             raise ValueError("the zoom pass needs a vision-language model: the tokenizer has no processor")
         self.options, self.tokenizer, self.processor = options, tokenizer, processor
         self.geometry = VisionGeometry.of(processor)
-        self.budget = options.budget(self.geometry)
+        self.budget = options.on(self.geometry)
         self.coarse_fps = coarse_fps
         self.skip_special_tokens = skip_special_tokens
         self.video_token_id = tokenizer.convert_tokens_to_ids(getattr(processor, "video_token", "<|video_pad|>"))
@@ -202,7 +202,7 @@ class ZoomHook:
         meta_info = {
             "min_pixels": self.budget.min_frame_pixels,
             "max_pixels": self.budget.max_frame_pixels,
-            "video_fps": self.options.fps,
+            "video_fps": self.budget.fps,
             "n": 1,
             "temperature": 0.0,
             "max_tokens": self.options.max_new_tokens,

@@ -21,9 +21,9 @@ from ..agent.render import QWEN_IMAGE
 from ..inference.agent import AgentConfig, agent_mode
 from ..inference.modes import ModeConfig
 from ..inference.passes import Question
-from .template_sampler import ANSWER, CALL, WIDE_CALL, TemplateAgentBackend, TinyVideoLM
-from .tiny_qwen import build_tiny_qwen
-from .videos import COLORS, Evidence, dominant_color, write_video
+from ..synthetic.template_sampler import ANSWER, CALL, WIDE_CALL, TemplateAgentBackend, TinyVideoLM
+from ..synthetic.tiny_qwen import build_tiny_qwen
+from ..synthetic.videos import COLORS, Evidence, dominant_color, write_video
 
 DURATION, FPS, WIDTH, HEIGHT = 60.0, 2, 160, 120
 TOOL_WEIGHT = 0.5  # shown switched on, so the demo prints the tool term (the authors' configs use 0)

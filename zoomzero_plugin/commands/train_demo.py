@@ -2,10 +2,10 @@
 
 What it runs, in order (nothing is downloaded):
 
-1. a tiny random Qwen-VL that vLLM's CPU engine serves (:func:`~.tiny_qwen.build_tiny_qwen`) and 8 synthetic videos
-   with their rows (:func:`~.benchmark.make_benchmark`);
-2. a warm start (:mod:`.warm_start`): seconds of supervised steps that teach the model the response format with random
-   letters and spans, so rewards differ within a group and GRPO has something to learn from;
+1. a tiny random Qwen-VL that vLLM's CPU engine serves (:func:`~..synthetic.tiny_qwen.build_tiny_qwen`) and 8
+   synthetic videos with their rows (:func:`~..synthetic.benchmark.make_benchmark`);
+2. a warm start (:mod:`..synthetic.warm_start`): seconds of supervised steps that teach the model the response format
+   with random letters and spans, so rewards differ within a group and GRPO has something to learn from;
 3. ``easyr1 train yamls/zoomzero.yaml --cpu`` (``videozoomer.yaml`` with ``--agent``; the ``_qwen3vl`` recipes with
    ``--model qwen3-vl``) with the overrides that fit the tiny model (:func:`tiny_overrides`): EasyR1's own loop,
    FSDP over gloo, vLLM's CPU engine, the plugins, a checkpoint after the last step. One line per step: rewards,
@@ -32,16 +32,16 @@ from pathlib import Path
 from typing import Any
 
 from ..agent import AgentBudget
-from ..cli import main as zoomzero
 from ..cpu_compat import EASYR1_MAIN_INSTALL, VLLM_ENV_INSTALL
 from ..errors import DependencyError, ZoomzeroError
 from ..gvqa.zoom import ZoomBudget
 from ..rows import read_rows
 from ..shipped import find_recipe
+from ..synthetic.benchmark import make_benchmark
+from ..synthetic.tiny_qwen import build_tiny_qwen
+from ..synthetic.warm_start import VideoInput, short_prompts, warm_start
 from ..vision import load_geometry
-from .benchmark import make_benchmark
-from .tiny_qwen import build_tiny_qwen
-from .warm_start import VideoInput, short_prompts, warm_start
+from .cli import main as zoomzero
 
 ROWS, BATCH, VAL_ROWS = 8, 2, 2  # training rows, prompts per step, validation rows (the first ones)
 RECIPES = {("qwen2_5_vl", False): "zoomzero", ("qwen3_vl", False): "zoomzero_qwen3vl"}

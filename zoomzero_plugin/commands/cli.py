@@ -11,18 +11,18 @@ import argparse
 import importlib
 import sys
 
-from .errors import cli_edge
+from ..errors import cli_edge
 
 # name -> module; "data" style groups are dotted names ("data convert").
 COMMANDS: dict[str, str] = {
-    "demo": "zoomzero_plugin.demo",
+    "demo": "zoomzero_plugin.commands.demo",
     "score": "zoomzero_plugin.eval.score",
     "eval": "zoomzero_plugin.eval.runner",
     "data convert": "zoomzero_plugin.data.convert",
     "data check": "zoomzero_plugin.data.check",
     "data filter": "zoomzero_plugin.data.filter",
     "data export-sft": "zoomzero_plugin.data.sft.export",
-    "recipes": "zoomzero_plugin.shipped",
+    "recipes": "zoomzero_plugin.commands.recipes",
     "lmms-eval tasks": "zoomzero_plugin.integrations.lmms_eval.task_folder",
 }
 

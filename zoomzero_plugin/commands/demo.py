@@ -22,17 +22,17 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..cpu_compat import ensure_torchvision_importable
+from ..errors import UsageError
+from ..gvqa.parsing import parse_response
+from ..gvqa.prompts import grounding_prompt, zoom_prompt
+from ..gvqa.zoom import fetch_plan
+from ..rows import read_rows, row_truth
+from ..synthetic.benchmark import make_benchmark
+from ..synthetic.tiny_qwen import build_tiny_qwen
+from ..vision import VisionGeometry
 from .cli import main as zoomzero
-from .cpu_compat import ensure_torchvision_importable
-from .errors import UsageError
-from .gvqa.parsing import parse_response
-from .gvqa.prompts import grounding_prompt, zoom_prompt
-from .gvqa.zoom import fetch_plan
-from .rows import read_rows, row_truth
-from .synthetic.benchmark import make_benchmark
-from .synthetic.tiny_qwen import build_tiny_qwen
-from .synthetic.train_demo import check_can_train, run_train_demo
-from .vision import VisionGeometry
+from .train_demo import check_can_train, run_train_demo
 
 EVAL_WORKDIR = "zoomzero-demo"  # --eval's default work folder, relative to the current directory
 TRAIN_WORKDIR = "zoomzero-demo/train"  # --train's: one folder per model family (and agent) inside
@@ -121,7 +121,7 @@ def _agent(args: argparse.Namespace) -> int:
     os.environ.setdefault("FORCE_QWENVL_VIDEO_READER", "decord")
 
     ensure_torchvision_importable()
-    from .synthetic.agent_demo import run_agent_demo
+    from .agent_demo import run_agent_demo
 
     if args.workdir is not None:
         args.workdir.mkdir(parents=True, exist_ok=True)
@@ -134,40 +134,41 @@ def _agent(args: argparse.Namespace) -> int:
 
 def _demo(args: argparse.Namespace, workdir: Path) -> None:
     import os
-    import random
 
     os.environ.setdefault("FORCE_QWENVL_VIDEO_READER", "decord")
 
     ensure_torchvision_importable()
     import torch
 
-    from . import (
-        GlueTokenMasker,
-        RewardConfig,
-        ZoomBudget,
-        grpo_advantage,
-        plan_coarse,
-        plan_zoom,
-        score_parsed,
-        token_adv,
-    )
-    from .synthetic.template_sampler import TinyVideoLM, sample_grounded_response
+    from .. import RewardConfig
+    from ..synthetic.template_sampler import TinyVideoLM
 
     t0 = time.perf_counter()
     torch.manual_seed(args.seed)
-    model_dir = build_tiny_qwen(workdir / DEMO_MODEL, seed=args.seed, family=MODELS[args.model])
-    lm = TinyVideoLM.load(model_dir)
-    processor = lm.processor
-    row = read_rows(make_benchmark(workdir / "bench", n_videos=1, seed=args.seed))[0]
+    lm = TinyVideoLM.load(build_tiny_qwen(workdir / DEMO_MODEL, seed=args.seed, family=MODELS[args.model]))
+    config = RewardConfig(components=("format", "iou", "accuracy", "zoom"))
+    rows, ids = _sample_group(lm, *_question(lm, workdir, args.seed), args, config)
+    _print_group(rows, ids, lm.processor.tokenizer, config)
+    print(
+        "\nGRPO gives every token of a response one advantage; TokenAdv gives glue tokens "
+        "mean(A_format, A_zoom, A_iou) and the others mean(A_format, A_zoom, A_acc)."
+    )
+    print(f"Done in {time.perf_counter() - t0:.1f} s.")
+
+
+def _question(lm, workdir: Path, seed: int) -> tuple:
+    """The synthetic question, its video, the demo's budget and the coarse pass's context; prints them."""
+    from .. import ZoomBudget, plan_coarse
+
+    row = read_rows(make_benchmark(workdir / "bench", n_videos=1, seed=seed))[0]
     truth, video = row_truth(row), row["videos"][0]
-    letters = "ABCD"[: len(truth.options)]
-    geometry = VisionGeometry.of(processor)
+    geometry = VisionGeometry.of(lm.processor)
     low, high = (geometry.frame_pixels(t) for t in DEMO_FRAME_TOKENS)
     budget = ZoomBudget(max_visual_tokens=96, min_frame_pixels=low, max_frame_pixels=high, fps=2.0)
     budget = budget.with_geometry(geometry)
-
     coarse = plan_coarse(truth.duration, budget)
     ctx = lm.context(grounding_prompt(truth.question, truth.options, truth.duration), fetch_plan(coarse, video))
+    letters = "ABCD"[: len(truth.options)]
     print(
         f"Question: {truth.question}  options: "
         + ", ".join(f"({label}) {o}" for label, o in zip(letters, truth.options))
@@ -177,9 +178,18 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
         f"Coarse pass: {coarse.frames} frames at {coarse.tokens_per_frame:.1f} tokens/frame "
         f"(budget {budget.max_visual_tokens} visual tokens)\n"
     )
+    return truth, video, budget, ctx
+
+
+def _sample_group(lm, truth, video: str, budget, ctx, args: argparse.Namespace, config) -> tuple[list, list]:
+    """``--group-size`` responses in the paper's template, each zoomed in on its own spans and scored."""
+    import random
+
+    from .. import plan_zoom, score_parsed
+    from ..synthetic.template_sampler import sample_grounded_response
 
     rng = random.Random(args.seed)
-    config = RewardConfig(components=("format", "iou", "accuracy", "zoom"))
+    letters = "ABCD"[: len(truth.options)]
     rows, ids = [], []
     for _ in range(args.group_size):
         text, generated = sample_grounded_response(lm, ctx, truth.duration, letters, rng, args.temperature)
@@ -194,12 +204,19 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
             zoom_answer = lm.choose(zctx, [], list(letters), rng, temperature=0)
         rows.append((parsed, zoom, zoom_answer, score_parsed(parsed, truth, config, zoom_answer)))
         ids.append(generated)
+    return rows, ids
+
+
+def _print_group(rows: list, ids: list, tokenizer, config) -> None:
+    """Each response's spans, zoom pass, rewards, GRPO advantage and TokenAdv advantages on glue vs other tokens."""
+    import torch
+
+    from .. import GlueTokenMasker, grpo_advantage, token_adv
 
     width = max(len(i) for i in ids)
-    pad = processor.tokenizer.pad_token_id
-    response_ids = torch.tensor([i + [pad] * (width - len(i)) for i in ids])
+    response_ids = torch.tensor([i + [tokenizer.pad_token_id] * (width - len(i)) for i in ids])
     response_mask = torch.tensor([[1] * len(i) + [0] * (width - len(i)) for i in ids])
-    glue = GlueTokenMasker(processor.tokenizer)(response_ids, response_mask)
+    glue = GlueTokenMasker(tokenizer)(response_ids, response_mask)
     index = ["q0"] * len(rows)
     comps = {k: torch.tensor([r[3][k] for r in rows]) for k in config.components}
     tadv, _ = token_adv(comps, glue, response_mask, index)
@@ -222,11 +239,6 @@ def _demo(args: argparse.Namespace, workdir: Path) -> None:
         )
         if parsed.spans and not g.any():
             raise RuntimeError(f"response {i + 1} has glue spans but no glue tokens were found")
-    print(
-        "\nGRPO gives every token of a response one advantage; TokenAdv gives glue tokens "
-        "mean(A_format, A_zoom, A_iou) and the others mean(A_format, A_zoom, A_acc)."
-    )
-    print(f"Done in {time.perf_counter() - t0:.1f} s.")
 
 
 def _evaluation(workdir: Path) -> int:

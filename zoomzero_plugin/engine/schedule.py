@@ -4,7 +4,7 @@ A *job* (one trajectory) alternates between the engine (its turn generating) and
 maybe decoding the frames its observation shows). Round by round, one engine call per round serves every job still
 going, so each waits for the slowest turn of its round, and the engine waits while the round's clips decode.
 :func:`continuous` drives a request-level engine (:class:`Stream`: an
-:class:`~zoomzero_plugin.inference.engine_stream.EngineStream` behind the caller's request building) one step at a
+:class:`~zoomzero_plugin.engine.stream.EngineStream` behind the caller's request building) one step at a
 time instead: a job whose turn ended is read at once; its next turn is submitted at once, or, when its observation
 shows frames, as soon as their decoding (started in the decode threads) is done, while the other jobs keep generating.
 What each job sees and says is the same as round by round; only when the engine runs it differs.
