@@ -198,8 +198,12 @@ HOW: list[tuple[str, str, str]] = [
         "the VideoZoomer learning curve: ~1 h of warm starts and training on 2 cores (a benchmark; "
         "tests/vllm/test_train_cli.py runs the recipe's launch)",
     ),
-    (r"^bash scripts/install-cpu\.sh --easyr1-main$", "ci", 'bash scripts/install-cpu.sh "$EASYR1_MAIN_OPTION"'),
-    (r"^\.venv-vllm/bin/python -m pytest -m vllm --easyr1 main tests/vllm/", "ci", "test_env vllm vllm --easyr1 main"),
+    (r"^bash scripts/install-cpu\.sh --easyr1-main$", "ci", 'bash scripts/install-cpu.sh "$option"'),
+    (
+        r"^\.venv-vllm/bin/python -m pytest -m vllm --easyr1 main tests/vllm/",
+        "ci",
+        ".venv-vllm/bin/python -m pytest --easyr1 main",
+    ),
     (
         r"^python benchmarks/gpu/carry\.py prepare$",
         "not here",
