@@ -26,6 +26,6 @@ for bench in videomme mlvu lvbench; do
   ran=$((ran + 1))
 done
 if [[ $ran == 0 ]]; then
-  echo "No long-video rows found. Convert them (README \"Preparing data\"), or run with DATA=synthetic." >&2
+  echo "No long-video rows found. Convert them (docs/preparing-data.md), or run with DATA=synthetic." >&2
   exit 1
 fi

@@ -26,7 +26,7 @@ for bench in longvideobench mlvu videomme lvbench; do
   [[ "${DATA:-}" == synthetic ]] && break  # one synthetic run shows the pipeline
 done
 if [[ $ran == 0 ]]; then
-  echo "No long-video rows found. Convert them (README \"Preparing data\", e.g. zoomzero data convert --from" \
+  echo "No long-video rows found. Convert them (docs/preparing-data.md, e.g. zoomzero data convert --from" \
        "longvideobench ...), or run with DATA=synthetic." >&2
   exit 1
 fi
