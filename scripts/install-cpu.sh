@@ -93,6 +93,8 @@ step_easyr1_main() {
   local start=$SECONDS
   rm -rf "$EASYR1_MAIN_DIR"
   pip_install --no-deps --target "$EASYR1_MAIN_DIR" "$EASYR1_MAIN"
+  [[ -f "$EASYR1_MAIN_DIR/verl/__init__.py" ]] \
+    || { echo "install-cpu.sh: pip did not install EasyR1 main from $EASYR1_MAIN (its message is above)" >&2; exit 1; }
   PYTHONPATH="$PWD/$EASYR1_MAIN_DIR" python3 - "$PWD/$EASYR1_MAIN_DIR" <<'PYEOF' \
     || { echo "install-cpu.sh: EasyR1 main in $EASYR1_MAIN_DIR does not import here" >&2; exit 1; }
 import importlib.metadata, importlib.util, sys
