@@ -41,6 +41,12 @@ HOW: list[tuple[str, str, str]] = [
         "tests/test_demo.py::test_the_readme_demo_prints_what_the_readme_shows",
     ),  # the install: .ci/run
     (
+        r"^python3 -m venv \.venv-vllm && \. \.venv-vllm/bin/activate && "
+        r"bash scripts/install-cpu\.sh --vllm && zoomzero demo --train$",
+        "covered",
+        "tests/vllm/test_demo_train.py::test_the_demo_prints_a_line_per_step_and_where_everything_is",
+    ),  # the install: .ci/run
+    (
         r"^python3 -m venv \.venv && \. \.venv/bin/activate && "
         r"bash scripts/install-cpu\.sh --test && python -m pytest$",
         "ci",
@@ -218,7 +224,12 @@ HOW: list[tuple[str, str, str]] = [
         "the VideoZoomer learning curve: ~1 h of warm starts and training on 2 cores (a benchmark; "
         "tests/vllm/test_train_cli.py runs the recipe's launch)",
     ),
-    (r"^git clone https://github\.com/hiyouga/EasyR1 ", "not here", "needs the network (a checkout of EasyR1 main)"),
+    (r"^bash scripts/install-cpu\.sh --easyr1-main$", "ci", 'bash scripts/install-cpu.sh "$option"'),
+    (
+        r"^\.venv-vllm/bin/python -m pytest -m vllm --easyr1 main tests/vllm/",
+        "ci",
+        ".venv-vllm/bin/python -m pytest --easyr1 main",
+    ),
     (
         r"^python benchmarks/gpu/carry\.py prepare$",
         "not here",
@@ -226,11 +237,6 @@ HOW: list[tuple[str, str, str]] = [
     ),
     (r"^python benchmarks/gpu/carry\.py check$", "covered", "tests/test_gpu_benchmark.py::test_carry_check_arithmetic"),
     (r"^python benchmarks/gpu/run\.py --tiny ", "covered", "tests/test_gpu_benchmark.py::test_structure"),
-    (
-        r"^PYTHONPATH=\$PWD:/tmp/easyr1-main \.venv/bin/python -m pytest ",
-        "not here",
-        "the suite against a checkout of EasyR1 main; run by hand (its tests skip on v0.3.2 with the reason)",
-    ),
 ]
 
 

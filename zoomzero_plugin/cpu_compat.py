@@ -29,6 +29,16 @@ from typing import Any
 
 from .files import write_text
 
+# Where training on a CPU needs more than this package: the environment `easyr1 train --cpu` and `zoomzero demo --train`
+# run in (EasyR1 v0.3.2 with its vLLM's CPU build), and EasyR1 main beside it (the EasyR1 that trains Qwen3-VL).
+VLLM_ENV_INSTALL = (
+    "install the vLLM environment with `bash scripts/install-cpu.sh --vllm` (from a clone of zoomzero-plugin, in a "
+    "venv of its own: EasyR1 v0.3.2 with vLLM 0.11.0's CPU build on torch 2.8.0, ~9 GB) and run this there"
+)
+EASYR1_MAIN_INSTALL = (
+    "from a clone, `bash scripts/install-cpu.sh --easyr1-main` in the vLLM environment puts EasyR1 main in "
+    ".easyr1-main/; `PYTHONPATH=.easyr1-main` then selects it"
+)
 PTH_NAME = "zoomzero_cpu_torchvision.pth"  # sorts after setuptools' __editable__ finders, so the package is found
 PTH_LINE = "import zoomzero_plugin.cpu_compat as _zz; _zz.install_import_hook()\n"
 

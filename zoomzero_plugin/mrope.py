@@ -158,3 +158,29 @@ def qwen2_positions(
     out = np.ones((3, *input_ids.shape), dtype=np.int64)
     out[:, mask] = flat
     return out
+
+
+def model_positions(model, full, batch: dict):
+    """A Qwen-VL model's M-RoPE positions (3, B, L) of the token ids ``full``, with ``batch``'s attention mask and
+    grids: Qwen2.5-VL's by :func:`qwen2_positions`, as vLLM samples (any transformers), else the model's own rule."""
+    import torch
+
+    config = model.config
+    if config.model_type != "qwen2_5_vl":  # Qwen3-VL: its timestamps are text; its own rule (transformers 4.57)
+        videos = {"video_grid_thw": batch.get("video_grid_thw"), "image_grid_thw": batch.get("image_grid_thw")}
+        return model.model.get_rope_index(input_ids=full, attention_mask=batch["attention_mask"], **videos)[0]
+    grid = lambda key: None if key not in batch else batch[key].numpy()  # noqa: E731
+    ids, mask, vision = full.numpy(), batch["attention_mask"].numpy(), config.vision_config
+    return torch.from_numpy(
+        qwen2_positions(
+            ids,
+            mask,
+            config.image_token_id,
+            config.video_token_id,
+            grid("image_grid_thw"),
+            grid("video_grid_thw"),
+            grid("second_per_grid_ts"),
+            vision.tokens_per_second,
+            vision.spatial_merge_size,
+        )
+    )

@@ -261,6 +261,20 @@ def test_one_engine_call_per_round(step):
     )
 
 
+def test_each_trajectorys_later_turns_are_seeded_apart(step):
+    """vLLM seeds a prompt's n first-turn samples ``seed + k``; after that each trajectory's turn is a request of its
+    own, and with the generation's one seed for all, two trajectories at the same point (the same call, the same clip)
+    would draw the same tokens (Qwen3-VL's VideoZoomer launch once did: no reward differed within a group). Turn ``t``
+    of trajectory ``k`` of a rank's 4 is seeded ``4 t + k`` past it. Rank 0: samples 1 and 2 in round 1, then 2 in
+    rounds 2 and 3; rank 1: samples 0, 1 and 2 in round 1, then 0 in rounds 2, 3 and 4 (as in the test above)."""
+    seeds = [c["sampling"].seed for c in step.trainer.engine.calls]
+    base = seeds[0]
+    assert base is not None and seeds[5] == base, "both ranks' first turns: the generation's seed (vLLM adds k)"
+    rank0 = [0, 4 + 1, 4 + 2, 8 + 2, 12 + 2]
+    rank1 = [0, 4 + 0, 4 + 1, 4 + 2, 8 + 0, 12 + 0, 16 + 0]
+    assert [s - base for s in seeds] == rank0 + rank1
+
+
 def test_observations_are_in_the_sequence_but_out_of_the_loss(step, easyr1_tokenizer):
     batch = step.batch
     mask, attention = batch.batch["response_mask"], batch.batch["attention_mask"][:, -mask_width(batch) :]

@@ -41,6 +41,7 @@ class Seam:
     any_of: bool = False  # targets are alternatives for different trainer versions: at least one must exist
     holders: tuple[str, ...] = ()  # modules that import the target by name and must see the wrapper too
     upstream: str = ""  # a bug of the trainer this seam works around, worth reporting upstream (one line)
+    since: str = ""  # the trainer version that added ``module`` (an older one lacks it and needs no seam); "" = all
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,8 @@ class SeamTable:
             when_imported(seam.module, lambda m, s=seam: self.apply(s, m))
 
     def status(self, seam: Seam, import_modules: bool = False) -> tuple[str, str]:
-        """(state, detail): patched | unpatched | not imported | missing | import failed.
+        """(state, detail): patched | unpatched | not imported | missing | import failed, or not needed (the
+        installed trainer predates the seam's module: :attr:`Seam.since`).
 
         Never patches anything itself; with ``import_modules`` it imports the seam's module (which applies the
         seam if the host is active in this process).
@@ -136,6 +138,13 @@ class SeamTable:
                 module = importlib.import_module(seam.module)
             except SeamError as e:
                 return "missing", str(e)
+            except ModuleNotFoundError as e:
+                if seam.since and e.name == seam.module:
+                    detail = (
+                        f"{self.trainer} {self.version()} has no {seam.module} ({self.trainer} {seam.since} added it)"
+                    )
+                    return "not needed", detail
+                return "import failed", f"{type(e).__name__}: {e}"
             except Exception as e:  # noqa: BLE001 - reported, not raised
                 return "import failed", f"{type(e).__name__}: {e}"
         if module is None:

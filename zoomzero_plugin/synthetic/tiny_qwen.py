@@ -176,10 +176,13 @@ def build_config(tokenizer, heads: int = 4, kv_heads: int = 2, text: dict | None
 # bounds a whole clip). The lower bounds are 4 tokens (qwen-vl-utils' own image minimum), so the tests' small frames
 # are not upscaled; the upper ones are the released Qwen3-VL checkpoints' (their preprocessor configs).
 QWEN3_IMAGE_PIXELS, QWEN3_VIDEO_PIXELS = (4096, 16777216), (4096, 25165824)
+QWEN3_MEAN_STD = [0.5, 0.5, 0.5]  # the released checkpoints' normalisation, images and videos alike
 
 
 def build_qwen3_processor(tokenizer=None):
-    """``Qwen3VLProcessor`` around the tiny tokenizer, with Qwen's own image (16-px patches) and video processors."""
+    """``Qwen3VLProcessor`` around the tiny tokenizer, with Qwen's own image (16-px patches) and video processors; both
+    normalise with mean and std 0.5, as the released Qwen3-VL checkpoints' do (transformers' image processor default is
+    CLIP's)."""
     ensure_torchvision_importable()
     from transformers import Qwen2VLImageProcessorFast, Qwen3VLProcessor
     from transformers.models.qwen3_vl.video_processing_qwen3_vl import Qwen3VLVideoProcessor
@@ -188,7 +191,10 @@ def build_qwen3_processor(tokenizer=None):
     (image_low, image_high), (video_low, video_high) = QWEN3_IMAGE_PIXELS, QWEN3_VIDEO_PIXELS
     return Qwen3VLProcessor(
         image_processor=Qwen2VLImageProcessorFast(
-            patch_size=16, size={"shortest_edge": image_low, "longest_edge": image_high}
+            patch_size=16,
+            size={"shortest_edge": image_low, "longest_edge": image_high},
+            image_mean=QWEN3_MEAN_STD,
+            image_std=QWEN3_MEAN_STD,
         ),
         tokenizer=tokenizer,
         video_processor=Qwen3VLVideoProcessor(size={"shortest_edge": video_low, "longest_edge": video_high}),

