@@ -153,8 +153,8 @@ def zoom_rows(tokenizer, processor, n, length, group, repeats):
     from verl.protocol import DataProto
 
     from zoomzero_plugin.gvqa.gvqa_reward import compute_score
-    from zoomzero_plugin.hosts.easyr1.zoomzero.options import ZoomOptions
     from zoomzero_plugin.hosts.easyr1.zoomzero.zoom_hook import ZoomHook
+    from zoomzero_plugin.hosts.options import ZoomOptions
 
     batches = [make_batch(tokenizer, n, length, group, seed=s) for s in range(repeats + 3)]
     options = ZoomOptions.from_section({})
@@ -244,8 +244,8 @@ def rollout_rows(repeats: int) -> list[tuple[str, str]]:
     from vllm.sampling_params import StructuredOutputsParams
 
     from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
-    from zoomzero_plugin.hosts.easyr1.zoomzero.options import ZoomOptions
     from zoomzero_plugin.hosts.easyr1.zoomzero.zoom_hook import ZoomHook
+    from zoomzero_plugin.hosts.options import ZoomOptions
     from zoomzero_plugin.synthetic.benchmark import make_benchmark
     from zoomzero_plugin.synthetic.tiny_qwen import build_tiny_qwen
 
@@ -525,7 +525,7 @@ def mt_step(tokenizer, processor, videos, prompts, n, timings=None, schedule="co
     import time
 
     from zoomzero_plugin.hosts.easyr1.zoomzero import agent_rollout
-    from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
+    from zoomzero_plugin.hosts.options import AgentOptions
 
     batch = mt_prompts(tokenizer, videos, prompts)
     options = AgentOptions.from_section({"schedule": schedule})

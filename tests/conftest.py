@@ -1,6 +1,15 @@
-"""Shared fixtures: tiny random Qwen2.5-VL and Qwen3-VL models built offline, synthetic mp4s with known evidence."""
+"""Shared fixtures: tiny random Qwen2.5-VL and Qwen3-VL models built offline, synthetic mp4s with known evidence.
 
+``--easyr1 main`` runs the session on EasyR1 main installed in ``.easyr1-main/`` (``bash scripts/install-cpu.sh
+--easyr1-main``) instead of the environment's EasyR1 (v0.3.2): the folder goes first on ``sys.path`` and on the
+``PYTHONPATH`` every subprocess inherits (the ``easyr1`` launches, Ray's workers). CI runs the train and rollout
+tests (tests/vllm) once on each.
+"""
+
+import importlib.util
 import os
+import sys
+from pathlib import Path
 
 # Before anything imports torch, torchvision, qwen-vl-utils or datasets.
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # forked dataset workers hang in libgomp otherwise
@@ -14,6 +23,44 @@ ensure_torchvision_importable()
 
 import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
+
+EASYR1_MAIN_DIR = Path(__file__).resolve().parents[1] / ".easyr1-main"  # where install-cpu.sh --easyr1-main puts it
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--easyr1",
+        choices=("installed", "main"),
+        default="installed",
+        help="the EasyR1 the tests run on: the environment's (default) or EasyR1 main from .easyr1-main/ "
+        "(bash scripts/install-cpu.sh --easyr1-main), first on sys.path and PYTHONPATH",
+    )
+
+
+def pytest_configure(config):
+    if config.getoption("--easyr1") != "main":
+        return
+    if not (EASYR1_MAIN_DIR / "verl" / "__init__.py").is_file():
+        raise pytest.UsageError(
+            f"--easyr1 main: no EasyR1 in {EASYR1_MAIN_DIR}; install it with bash scripts/install-cpu.sh --easyr1-main"
+        )
+    loaded = sys.modules.get("verl")
+    if loaded is not None and not str(loaded.__file__).startswith(str(EASYR1_MAIN_DIR)):
+        raise pytest.UsageError(f"--easyr1 main: EasyR1 was imported from {loaded.__file__} before the option applied")
+    sys.path.insert(0, str(EASYR1_MAIN_DIR))
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(EASYR1_MAIN_DIR), *paths])
+    importlib.invalidate_caches()
+
+
+def pytest_report_header(config):
+    spec = importlib.util.find_spec("verl")
+    if spec is None or spec.origin is None:
+        return "EasyR1: not installed"
+    import verl  # light: its version (the distribution is lazyllm-verl for v0.3.2, verl for main)
+
+    return f"EasyR1 {verl.__version__} ({Path(spec.origin).parent}; --easyr1 {config.getoption('--easyr1')})"
+
 
 # Speed targets live in benchmarks/, not in tests: no per-example deadline on a shared 2-core machine.
 settings.register_profile("zoomzero", deadline=None)

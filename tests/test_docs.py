@@ -41,6 +41,12 @@ HOW: list[tuple[str, str, str]] = [
         "tests/test_demo.py::test_the_readme_demo_prints_what_the_readme_shows",
     ),  # the install: .ci/run
     (
+        r"^python3 -m venv \.venv-vllm && \. \.venv-vllm/bin/activate && "
+        r"bash scripts/install-cpu\.sh --vllm && zoomzero demo --train$",
+        "covered",
+        "tests/vllm/test_demo_train.py::test_the_demo_prints_a_line_per_step_and_where_everything_is",
+    ),  # the install: .ci/run
+    (
         r"^python3 -m venv \.venv && \. \.venv/bin/activate && "
         r"bash scripts/install-cpu\.sh --test && python -m pytest$",
         "ci",
@@ -75,6 +81,32 @@ HOW: list[tuple[str, str, str]] = [
         "not here",
         "needs a trained checkpoint (or the released VideoZoomer) and the benchmark's videos; tests/lmms_eval runs "
         "lmms-eval with the tiny model",
+    ),
+    (r"^bash scripts/install-cpu\.sh --verl$", "ci", "install_env verl --verl"),
+    (
+        r"^zoomzero verl rows ",
+        "covered",
+        "tests/verl/test_cpu_mode.py::test_verl_rows_lay_the_packages_rows_out_for_verls_dataset",
+    ),
+    (
+        r"^zoomzero verl train \S+\.yaml --dry-run$",
+        "covered",
+        "tests/verl/test_cpu_mode.py::test_the_shipped_recipes_pass_verls_own_checks_on_a_tiny_model",
+    ),
+    (
+        r"^zoomzero verl train \S+\.yaml --cpu",
+        "covered",
+        "tests/verl/test_train.py::test_zoomzero_recipe_trains_whole_steps",
+    ),
+    (
+        r"^python -m verl\.trainer\.main_ppo --config-path yamls/verl --config-name zoomzero",
+        "covered",
+        "tests/verl/test_ray_watch.py::test_a_ray_too_small_for_transferqueue_is_one_line_not_a_hang",
+    ),
+    (
+        r"^zoomzero verl train \S+\.yaml( \S+=\S+)*$",
+        "not here",
+        "trains a 7B model on GPUs; the same launch with --cpu on the tiny model runs in tests/verl/test_train.py",
     ),
     (r"^easyr1 train \S+\.yaml .*--dry-run$", "run", "test_documented_dry_runs_run_as_written"),
     (r"^easyr1 train \S+\.yaml", "run", "test_documented_training_commands_stop_cleanly_without_a_gpu_node"),
@@ -192,7 +224,12 @@ HOW: list[tuple[str, str, str]] = [
         "the VideoZoomer learning curve: ~1 h of warm starts and training on 2 cores (a benchmark; "
         "tests/vllm/test_train_cli.py runs the recipe's launch)",
     ),
-    (r"^git clone https://github\.com/hiyouga/EasyR1 ", "not here", "needs the network (a checkout of EasyR1 main)"),
+    (r"^bash scripts/install-cpu\.sh --easyr1-main$", "ci", 'bash scripts/install-cpu.sh "$option"'),
+    (
+        r"^\.venv-vllm/bin/python -m pytest -m vllm --easyr1 main tests/vllm/",
+        "ci",
+        ".venv-vllm/bin/python -m pytest --easyr1 main",
+    ),
     (
         r"^python benchmarks/gpu/carry\.py prepare$",
         "not here",
@@ -200,11 +237,6 @@ HOW: list[tuple[str, str, str]] = [
     ),
     (r"^python benchmarks/gpu/carry\.py check$", "covered", "tests/test_gpu_benchmark.py::test_carry_check_arithmetic"),
     (r"^python benchmarks/gpu/run\.py --tiny ", "covered", "tests/test_gpu_benchmark.py::test_structure"),
-    (
-        r"^PYTHONPATH=\$PWD:/tmp/easyr1-main \.venv/bin/python -m pytest ",
-        "not here",
-        "the suite against a checkout of EasyR1 main; run by hand (its tests skip on v0.3.2 with the reason)",
-    ),
 ]
 
 

@@ -1,6 +1,8 @@
 """The batched M-RoPE positions equal Qwen's own ``get_rope_index`` (transformers' Qwen2.5-VL model), sequence by
 sequence, on random text/image layouts; and hand-worked small cases."""
 
+import inspect
+
 import numpy as np
 import pytest
 import torch
@@ -54,6 +56,14 @@ def build(layout, ids):
     return tokens, grids, starts
 
 
+def rope_index(model, input_ids, image_grid_thw, image_token):
+    """transformers' ``get_rope_index`` by keyword: 5.x also asks each token's modality (``mm_token_type_ids``)."""
+    kwargs = dict(input_ids=input_ids, image_grid_thw=image_grid_thw, attention_mask=torch.ones_like(input_ids))
+    if "mm_token_type_ids" in inspect.signature(model.get_rope_index).parameters:
+        kwargs["mm_token_type_ids"] = (input_ids == image_token).int()
+    return model.get_rope_index(**kwargs)
+
+
 @pytest.fixture(scope="module")
 def qwen(tiny_model):
     tokenizer_ids = tiny_model.config
@@ -81,7 +91,7 @@ def test_equals_transformers_get_rope_index(qwen, layout):
             continue
         input_ids = torch.tensor([tokens])
         thw = torch.tensor(seq_grids) if seq_grids else None
-        positions, _ = model.get_rope_index(input_ids, thw, None, None, torch.ones_like(input_ids))
+        positions, _ = rope_index(model, input_ids, thw, ids["image"])
         expected.append(positions[:, 0].numpy())
     got = image_positions(lengths, np.array(starts, dtype=np.int64), np.array(grids, dtype=np.int64).reshape(-1, 2))
     want = np.concatenate(expected, axis=1) if expected else np.zeros((3, 0), dtype=np.int64)

@@ -4,6 +4,7 @@ the videos and the agent's own protocol; and the shared-prefix cache, which must
 from __future__ import annotations
 
 import json
+import re
 
 import decord
 import pytest
@@ -337,3 +338,58 @@ def test_a_video_under_a_second_gets_the_span_0_1_which_reads_as_the_whole_video
     parsed = parse_response(text, 0.6)
     assert parsed.format_ok and parsed.spans == ((0.0, 0.6),)
     assert not parse_response(text.replace("(0, 1)", "(0, 0)"), 0.6).format_ok
+
+
+@pytest.fixture(scope="module")
+def tiny_qwen3_model(tiny_qwen3_dir):
+    from transformers import Qwen3VLForConditionalGeneration
+
+    return Qwen3VLForConditionalGeneration.from_pretrained(tiny_qwen3_dir).eval()
+
+
+def test_qwen3_examples_show_each_video_with_its_timestamps(task_rows, tiny_qwen3_processor):
+    """Qwen3-VL writes a timestamp before each temporal patch: the coarse pass's 12 frames over 12 s are 6 patches
+    whose times run from under 1 s to over 10 s (a pair's time is its frames' mean), each followed by its pads."""
+    from zoomzero_plugin.gvqa.zoom import ZoomBudget
+    from zoomzero_plugin.synthetic.warm_start import VideoInput, grounded_examples
+    from zoomzero_plugin.vision import VisionGeometry
+
+    processor = tiny_qwen3_processor
+    zoom = ZoomBudget(max_visual_tokens=256, fps=2.0, min_frame_pixels=4096, max_frame_pixels=65536)
+    shown = VideoInput(
+        fps=1.0, min_pixels=4096, max_pixels=16384, zoom=zoom.with_geometry(VisionGeometry.of(processor))
+    )
+    coarse = grounded_examples(task_rows, 1, processor.tokenizer.apply_chat_template, shown=shown)[0]
+    assert coarse.videos[0].shape[0] == 12 and len(coarse.video_metadata) == 1
+    ids = _encode(processor, [coarse])[0]["input_ids"]
+    text = processor.tokenizer.decode(ids)
+    stamps = [float(t) for t in re.findall(r"<(\d+\.\d) seconds>", text)]
+    assert len(stamps) == 6 and stamps == sorted(stamps) and stamps[0] < 1.0 and stamps[-1] > 10.0, stamps
+
+
+def test_agent_clips_as_video_are_one_padded_video_after_the_overview(task_rows, tiny_qwen3_processor):
+    budget = AgentBudget(max_frame_pixels=16384, min_frame_pixels=4096)
+    template = tiny_qwen3_processor.tokenizer.apply_chat_template
+    call, answer = agent_examples(task_rows, 2, template, budget=budget, clip_as="video")
+    assert answer.images == call.images and len(answer.videos) == 1, "the overview as images, the clip as a video"
+    frames, metadata = answer.videos[0], answer.video_metadata[0]
+    assert frames.shape[0] % 2 == 0 and len(metadata["frames_indices"]) == frames.shape[0], "whole temporal patches"
+    assert answer.prompt.count("<|video_pad|>") == 1 and "<clip_time" in answer.prompt
+    indices = metadata["frames_indices"]
+    assert indices == sorted(indices) and metadata["fps"] == pytest.approx(4.0), "native indices of the 4-fps file"
+
+
+def test_the_prefix_cache_leaves_a_qwen3_vl_loss_as_it_is(task_rows, tiny_qwen3_processor, tiny_qwen3_model):
+    """The same on Qwen3-VL with clips as one video: its M-RoPE (no seconds per patch, timestamps in the text)."""
+    processor = tiny_qwen3_processor
+    budget = AgentBudget(max_frame_pixels=16384, min_frame_pixels=4096)
+    examples = agent_examples(task_rows, 4, processor.tokenizer.apply_chat_template, budget=budget, clip_as="video")
+    encoded = _encode(processor, examples)
+    assert all("second_per_grid_ts" not in e for e in encoded) and any("video_grid_thw" in e for e in encoded)
+    skip = shared_prefix(
+        encoded, processor.tokenizer.convert_tokens_to_ids([processor.image_token, processor.video_token])
+    )
+    pad = processor.tokenizer.pad_token_id
+    whole = _loss(tiny_qwen3_model, _batch(encoded, pad), [])
+    cached = _loss(tiny_qwen3_model, _batch(encoded, pad, skip), encoded[0]["input_ids"][:skip])
+    assert skip > 500 and cached.item() == pytest.approx(whole.item(), rel=1e-5)

@@ -24,9 +24,21 @@ import importlib.util
 import sys
 import sysconfig
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from .files import write_text
 
+# Where training on a CPU needs more than this package: the environment `easyr1 train --cpu` and `zoomzero demo --train`
+# run in (EasyR1 v0.3.2 with its vLLM's CPU build), and EasyR1 main beside it (the EasyR1 that trains Qwen3-VL).
+VLLM_ENV_INSTALL = (
+    "install the vLLM environment with `bash scripts/install-cpu.sh --vllm` (from a clone of zoomzero-plugin, in a "
+    "venv of its own: EasyR1 v0.3.2 with vLLM 0.11.0's CPU build on torch 2.8.0, ~9 GB) and run this there"
+)
+EASYR1_MAIN_INSTALL = (
+    "from a clone, `bash scripts/install-cpu.sh --easyr1-main` in the vLLM environment puts EasyR1 main in "
+    ".easyr1-main/; `PYTHONPATH=.easyr1-main` then selects it"
+)
 PTH_NAME = "zoomzero_cpu_torchvision.pth"  # sorts after setuptools' __editable__ finders, so the package is found
 PTH_LINE = "import zoomzero_plugin.cpu_compat as _zz; _zz.install_import_hook()\n"
 
@@ -139,3 +151,81 @@ def install_pth() -> Path:
 
 def remove_pth() -> None:
     pth_path().unlink(missing_ok=True)
+
+
+class CpuCuda(ModuleType):
+    """``torch.cuda`` as a trainer's CPU mode shows it (EasyR1's modules, verl's CPU platform): the calls the trainers
+    make answered for the CPU, the rest torch.cuda's own (anything else fails as on a machine without CUDA)."""
+
+    def __init__(self, real: ModuleType):
+        super().__init__("torch.cuda", "torch.cuda answered for the CPU")
+        self._real = real
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    @staticmethod
+    def current_device() -> Any:
+        import torch
+
+        return torch.device("cpu")  # FSDP's device_id and every DataProto.to() in the workers
+
+    @staticmethod
+    def get_device_name(device: Any = None) -> str:
+        return "CPU"  # the base Worker checks for "AMD"; the flops counter knows no such device (MFU 0)
+
+    @staticmethod
+    def set_device(device: Any) -> None:
+        return None
+
+    @staticmethod
+    def empty_cache() -> None:
+        return None
+
+    @staticmethod
+    def max_memory_allocated(device: Any = None) -> int:
+        return 0
+
+    @staticmethod
+    def memory_allocated(device: Any = None) -> int:
+        return 0
+
+    @staticmethod
+    def memory_reserved(device: Any = None) -> int:
+        return 0
+
+    @staticmethod
+    def ipc_collect() -> None:
+        return None
+
+    @staticmethod
+    def set_per_process_memory_fraction(fraction: float, device: Any = None) -> None:
+        return None
+
+    @staticmethod
+    def max_memory_reserved(device: Any = None) -> int:
+        return 0
+
+    @staticmethod
+    def mem_get_info(device: Any = None) -> tuple[int, int]:
+        return 0, 0
+
+    @staticmethod
+    def get_rng_state(device: Any = "cuda") -> Any:
+        import torch
+
+        return torch.get_rng_state()  # the sharding manager's separate generation RNG stream, on the CPU generator
+
+    @staticmethod
+    def set_rng_state(state: Any, device: Any = "cuda") -> None:
+        import torch
+
+        torch.set_rng_state(state)
+
+    @staticmethod
+    def manual_seed(seed: int) -> None:
+        import torch
+
+        torch.manual_seed(seed)
+
+    manual_seed_all = manual_seed

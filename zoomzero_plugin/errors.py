@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 EXIT_USER = 2  # a user mistake (argument, file, data, model); the message says what to change
 EXIT_PIPE = 141  # stdout's reader went away (128 + SIGPIPE, what a shell reports for tools it killed so)
@@ -87,3 +87,8 @@ def cli_edge(prog: str | Callable[[], str], command: Callable[[], int | None]) -
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_PIPE
+
+
+def format_problems(problems: Sequence[str], config: str) -> str:
+    """A :class:`ConfigError` message: a count of the problems with ``config`` (what was checked), one per line."""
+    return "\n".join([f"{len(problems)} problem(s) with {config}:", *(f"  - {p}" for p in problems)])

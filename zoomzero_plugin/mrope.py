@@ -14,6 +14,8 @@ Shapes: ``N`` real tokens of all sequences laid end to end, ``B`` sequences, ``K
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 
@@ -96,3 +98,93 @@ def vision_positions(
         out[1, tokens] = at + rows
         out[2, tokens] = at + cols
     return out
+
+
+def qwen2_positions(
+    input_ids: np.ndarray,
+    attention_mask: np.ndarray,
+    image_token: int,
+    video_token: int,
+    image_grids: np.ndarray | None,
+    video_grids: np.ndarray | None,
+    seconds_per_grid: np.ndarray | None,
+    tokens_per_second: float,
+    merge_size: int = 2,
+) -> np.ndarray:
+    """Qwen2-VL / Qwen2.5-VL M-RoPE positions of a padded batch, as vLLM computes them while sampling.
+
+    A video's temporal offsets are ``⌊k · second_per_grid_t · tokens_per_second⌋`` (float64, vLLM's rule), so a clip
+    sampled at 8 fps (``second_per_grid_t = temporal_patch / 8``) keeps its own timing; without ``seconds_per_grid``
+    every video counts as 2 fps (``1.0`` s per grid, vLLM's default). Text after a block starts one past the block's
+    largest position on any axis.
+
+    Args:
+        input_ids: (B, L) token ids, each vision item a run of its placeholder tokens (expanded).
+        attention_mask: (B, L) 1 for real tokens; padding gets position 1 on every axis (transformers' convention).
+        image_grids, video_grids: (I, 3) and (V, 3) ``(t, h, w)`` patch grids before the ``merge_size``² merge, in
+            sequence order over the whole batch; ``seconds_per_grid``: (V,) seconds per temporal patch of each video.
+    Returns:
+        (3, B, L) int64. ValueError when the placeholders and the grids disagree.
+    """
+    input_ids, mask = np.asarray(input_ids), np.asarray(attention_mask).astype(bool)
+    real = input_ids[mask]
+    grids = {
+        image_token: list(np.asarray(image_grids if image_grids is not None else [], dtype=np.int64).reshape(-1, 3)),
+        video_token: list(np.asarray(video_grids if video_grids is not None else [], dtype=np.int64).reshape(-1, 3)),
+    }
+    seconds = list(np.asarray(seconds_per_grid if seconds_per_grid is not None else [], dtype=np.float64).reshape(-1))
+    used = {image_token: 0, video_token: 0}
+    starts, blocks, times = [], [], {}
+    k, n = 0, len(real)
+    while k < n:
+        token = int(real[k])
+        if token not in used:
+            k += 1
+            continue
+        if used[token] >= len(grids[token]):
+            raise ValueError(f"more {'image' if token == image_token else 'video'} placeholders than grids")
+        t, h, w = (int(x) for x in grids[token][used[token]])
+        if token == video_token:
+            step = (seconds[used[token]] if used[token] < len(seconds) else 1.0) * float(tokens_per_second)
+            times[len(blocks)] = (np.arange(t, dtype=np.float64) * step).astype(np.int64)
+        used[token] += 1
+        starts.append(k)
+        blocks.append((t, h // merge_size, w // merge_size))
+        k += t * (h // merge_size) * (w // merge_size)
+    if any(used[tok] != len(grids[tok]) for tok in used):
+        raise ValueError(
+            f"{used[image_token]} images and {used[video_token]} videos in the tokens, "
+            f"{len(grids[image_token])} and {len(grids[video_token])} grids"
+        )
+    flat = vision_positions(mask.sum(-1), np.asarray(starts, dtype=np.int64), np.asarray(blocks).reshape(-1, 3), times)
+    out = np.ones((3, *input_ids.shape), dtype=np.int64)
+    out[:, mask] = flat
+    return out
+
+
+def model_positions(model, full, batch: dict):
+    """A Qwen-VL model's M-RoPE positions (3, B, L) of the token ids ``full``, with ``batch``'s attention mask and
+    grids: Qwen2.5-VL's by :func:`qwen2_positions`, as vLLM samples (any transformers), else the model's own rule."""
+    import torch
+
+    config = model.config
+    if config.model_type != "qwen2_5_vl":  # Qwen3-VL: its timestamps are text; its own rule
+        kwargs = {"video_grid_thw": batch.get("video_grid_thw"), "image_grid_thw": batch.get("image_grid_thw")}
+        if "mm_token_type_ids" in inspect.signature(model.model.get_rope_index).parameters:  # transformers 5
+            kwargs["mm_token_type_ids"] = (full == config.image_token_id) * 1 + (full == config.video_token_id) * 2
+        return model.model.get_rope_index(input_ids=full, attention_mask=batch["attention_mask"], **kwargs)[0]
+    grid = lambda key: None if key not in batch else batch[key].numpy()  # noqa: E731
+    ids, mask, vision = full.numpy(), batch["attention_mask"].numpy(), config.vision_config
+    return torch.from_numpy(
+        qwen2_positions(
+            ids,
+            mask,
+            config.image_token_id,
+            config.video_token_id,
+            grid("image_grid_thw"),
+            grid("video_grid_thw"),
+            grid("second_per_grid_ts"),
+            vision.tokens_per_second,
+            vision.spatial_merge_size,
+        )
+    )

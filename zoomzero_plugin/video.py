@@ -178,3 +178,28 @@ def probe_duration(path: str) -> float:
     if not fps or fps <= 0:
         raise ValueError(f"{path}: decoder reports no frame rate")
     return len(reader) / fps
+
+
+def fetch_clips(elements: list[dict[str, Any]], image_patch_size: int) -> DecodedClip:
+    """Decode several clip elements of one video (time order) into one video: the later clips resized to the first
+    clip's frame size, frames concatenated; its ``sample_fps`` is frames per second of the clips' total length and its
+    metadata's ``frames_indices`` are the absolute source frames (so timestamps stay true). VideoError as
+    :func:`fetch_element`; ValueError without elements."""
+    if not elements:
+        raise ValueError("no clips to decode")
+    import torch
+
+    first = fetch_element(elements[0], image_patch_size=image_patch_size)
+    height, width = first.frames.shape[-2:]
+    decoded = [first] + [
+        fetch_element({**e, "resized_height": height, "resized_width": width}, image_patch_size=image_patch_size)
+        for e in elements[1:]
+    ]
+    frames = torch.cat([d.frames for d in decoded])
+    seconds = sum(max(float(e["video_end"]) - float(e["video_start"]), 1e-6) for e in elements)
+    metadata = dict(first.metadata)
+    metadata["frames_indices"] = [i for d in decoded for i in d.metadata.get("frames_indices", [])]
+    metadata["total_num_frames"] = sum(int(d.metadata.get("total_num_frames", 0)) for d in decoded)
+    return DecodedClip(
+        frames=frames, sample_fps=frames.shape[0] / seconds, metadata=metadata, element=dict(first.element)
+    )

@@ -127,7 +127,7 @@ def load_geometry(model: str, trust_remote_code: bool = False) -> VisionGeometry
     from transformers import AutoProcessor
 
     try:
-        processor = AutoProcessor.from_pretrained(model, trust_remote_code=trust_remote_code)
+        processor = AutoProcessor.from_pretrained(model, trust_remote_code=trust_remote_code, use_fast=True)
     except Exception as e:  # noqa: BLE001 - any loader failure means the same to the caller
         first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
         raise ValueError(f"cannot read the vision geometry of {model} from its processor files ({first})") from None

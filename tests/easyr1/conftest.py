@@ -8,9 +8,7 @@ that do not use them.
 """
 
 import contextlib
-import json
 import os
-import shutil
 import socket
 from pathlib import Path
 
@@ -111,12 +109,10 @@ def easyr1_model_dir(easyr1_host, tiny_model_dir, tmp_path_factory):
 
     The core fixture keeps transformers' defaults (min 100352), which would upscale every small frame.
     """
-    path = tmp_path_factory.mktemp("easyr1-model")
-    shutil.copytree(tiny_model_dir, path, dirs_exist_ok=True)
-    config = json.loads((path / "video_preprocessor_config.json").read_text())
-    config["size"] = {"shortest_edge": 3136, "longest_edge": 602112}
-    (path / "video_preprocessor_config.json").write_text(json.dumps(config))
-    return path
+    from .helpers import model_with_sizes
+
+    dest = tmp_path_factory.mktemp("easyr1-model")
+    return model_with_sizes(tiny_model_dir, dest, "video_preprocessor_config.json", 3136, 602112)
 
 
 @pytest.fixture(scope="package")

@@ -5,6 +5,18 @@ import json
 import torch
 
 
+def model_with_sizes(model_dir, dest, config_file, shortest_edge, longest_edge):
+    """A copy of the model folder ``model_dir`` in ``dest`` whose processor file ``config_file`` bounds its pixels to
+    ``shortest_edge``..``longest_edge``; returns ``dest``."""
+    import shutil
+
+    shutil.copytree(model_dir, dest, dirs_exist_ok=True)
+    config = json.loads((dest / config_file).read_text())
+    config["size"] = {"shortest_edge": shortest_edge, "longest_edge": longest_edge}
+    (dest / config_file).write_text(json.dumps(config))
+    return dest
+
+
 def padded_responses(tokenizer, texts, extra=3):
     """(responses, response_mask): each text's ids + EOS, right-padded as EasyR1's rollout leaves them."""
     ids = [tokenizer.encode(t, add_special_tokens=False) + [tokenizer.eos_token_id] for t in texts]

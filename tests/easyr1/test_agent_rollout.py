@@ -261,24 +261,18 @@ def test_one_engine_call_per_round(step):
     )
 
 
-def test_every_request_of_a_rank_is_seeded_on_its_own(
-    step, agent_recipe, reward_actor, easyr1_tokenizer, easyr1_processor, tiny_model
-):
-    """The step is seeded (worker.rollout.seed 1, step 0: seed 1). A trajectory's later turns are requests of n = 1:
-    seeded with the step's seed, as EasyR1 seeds every request, two trajectories of a group that made the same first
-    turn would go on identically (copies, not samples). Each request gets its own seed instead: on each rank, the
-    first turn of a prompt and every later turn of every trajectory (12 requests: 5 on rank 0, 7 on rank 1) — and a
-    second run of the same step draws them all again."""
-    calls = step.trainer.engine.calls
-    seeds = [c["sampling"].seed for c in calls]
-    per_rank = [seeds[:5], seeds[5:]]  # rank 0: question 0 (round 0, then 2 + 1 + 1 turns), rank 1: question 1
-    assert [c["sampling"].n for c in calls[:6]] == [4, 1, 1, 1, 1, 4]  # the split above is by rank
-    for rank in per_rank:
-        assert None not in rank and len(set(rank)) == len(rank), rank
-        assert 1 not in rank[1:], "a later turn is not seeded with the step's seed"
-    again = make_trainer(load(agent_recipe), reward_actor, easyr1_tokenizer, easyr1_processor, tiny_model)
-    again._make_batch_data({})
-    assert [c["sampling"].seed for c in again.engine.calls] == seeds
+def test_each_trajectorys_later_turns_are_seeded_apart(step):
+    """vLLM seeds a prompt's n first-turn samples ``seed + k``; after that each trajectory's turn is a request of its
+    own, and with the generation's one seed for all, two trajectories at the same point (the same call, the same clip)
+    would draw the same tokens (Qwen3-VL's VideoZoomer launch once did: no reward differed within a group). Turn ``t``
+    of trajectory ``k`` of a rank's 4 is seeded ``4 t + k`` past it. Rank 0: samples 1 and 2 in round 1, then 2 in
+    rounds 2 and 3; rank 1: samples 0, 1 and 2 in round 1, then 0 in rounds 2, 3 and 4 (as in the test above)."""
+    seeds = [c["sampling"].seed for c in step.trainer.engine.calls]
+    base = seeds[0]
+    assert base is not None and seeds[5] == base, "both ranks' first turns: the generation's seed (vLLM adds k)"
+    rank0 = [0, 4 + 1, 4 + 2, 8 + 2, 12 + 2]
+    rank1 = [0, 4 + 0, 4 + 1, 4 + 2, 8 + 0, 12 + 0, 16 + 0]
+    assert [s - base for s in seeds] == rank0 + rank1
 
 
 def test_observations_are_in_the_sequence_but_out_of_the_loss(step, easyr1_tokenizer):
@@ -449,7 +443,7 @@ def truncated(agent_recipe, agent_rows, easyr1_tokenizer, easyr1_processor, tiny
 
     from zoomzero_plugin.hosts.easyr1.generation import RoutedWorkerGroup, mark_row_fields
     from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import ROLLOUT
-    from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
+    from zoomzero_plugin.hosts.options import AgentOptions
 
     video = json.loads(agent_rows.read_text().splitlines()[0])["videos"][0]
     total = expected_budget(easyr1_tokenizer, video)
@@ -503,7 +497,7 @@ def test_an_observation_is_appended_only_with_room_for_one_more_token(
     max_response_tokens); T + O + 1 leaves exactly one (it is appended, and the next turn may generate 1 token)."""
     from zoomzero_plugin.hosts.easyr1.generation import ROW_FIELDS_KEY
     from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import AgentRollout
-    from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
+    from zoomzero_plugin.hosts.options import AgentOptions
 
     row = json.loads(agent_rows.read_text().splitlines()[0])
     turn = SCRIPTS[0][1][0]  # call(2, 6, 1): 4 frames of 112x84 -> 4 x 3 merged patches = 12 tokens each
@@ -555,7 +549,7 @@ def test_a_bare_letter_truth_shows_the_rows_own_prompt(truth):
 def rollout_of(agent_rows, tokenizer, processor, turn_tokens, total_tokens, response_length=None):
     from zoomzero_plugin.hosts.easyr1.generation import ROW_FIELDS_KEY
     from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import AgentRollout
-    from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
+    from zoomzero_plugin.hosts.options import AgentOptions
 
     row = json.loads(agent_rows.read_text().splitlines()[0])
     options = AgentOptions.from_section(
@@ -628,7 +622,7 @@ def test_a_first_prompt_of_exactly_max_prompt_length_is_accepted(
     agent_rows, easyr1_tokenizer, easyr1_processor, monkeypatch
 ):
     from zoomzero_plugin.hosts.easyr1.zoomzero import agent_rollout, checks
-    from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
+    from zoomzero_plugin.hosts.options import AgentOptions
 
     row = json.loads(agent_rows.read_text().splitlines()[0])
     options = AgentOptions.from_section({"prompt": "train"})

@@ -26,7 +26,7 @@ from zoomzero_plugin.hosts.easyr1.cli import main
 from zoomzero_plugin.hosts.easyr1.errors import ConfigError
 from zoomzero_plugin.hosts.easyr1.recipe import load_recipe
 from zoomzero_plugin.hosts.easyr1.reward_names import FIXUP_ENV
-from zoomzero_plugin.hosts.easyr1.zoomzero.options import GVQA
+from zoomzero_plugin.hosts.options import GVQA
 from zoomzero_plugin.rows import read_rows, write_rows
 
 from .conftest import subprocess_env
@@ -147,6 +147,20 @@ def test_train_hands_over_to_easyr1_main_with_the_runtime_env_hook(recipe_path, 
     assert name == "verl.trainer.main" and not adapted.adapted and adapted.config.trainer.total_epochs == 2
 
 
+def test_an_adapted_recipe_keeps_small_numbers(tmp_path):
+    """EasyR1 (both versions) makes PyYAML write a float like 2e-4 as 0.0 (its float representer rounds to 3
+    decimals unless the number prints in scientific notation): the adapted copy EasyR1 main is given must keep the
+    recipe's learning rate and KL coefficient exactly."""
+    import verl.utils.py_functional  # noqa: F401 - registers EasyR1's float representer, as any launch does
+    from omegaconf import OmegaConf
+
+    from zoomzero_plugin.hosts.easyr1.launcher import _save_adapted
+
+    raw = OmegaConf.create({"worker": {"actor": {"optim": {"lr": 2e-4}}}, "algorithm": {"kl_coef": 0.00015, "g": 1.0}})
+    saved = OmegaConf.load(_save_adapted(raw, str(tmp_path / "zoomzero.yaml")))
+    assert saved.worker.actor.optim.lr == 2e-4 and saved.algorithm.kl_coef == 0.00015 and saved.algorithm.g == 1.0
+
+
 def test_runtime_env_hook_validates_the_recipe_of_python_m_verl_trainer_main(recipe_path, monkeypatch, capsys):
     """Launch path 2: EasyR1's driver built its config without plugins; its ray.init brings them."""
     monkeypatch.setattr(
@@ -227,6 +241,18 @@ def test_train_without_vllm_stops_before_anything_and_says_how_to_check(recipe_p
     assert err.startswith("easyr1 train: vLLM is not installed") and "--dry-run" in err and len(err.splitlines()) == 1
 
 
+def test_train_cpu_without_vllm_names_the_script_that_installs_the_vllm_environment(
+    recipe_path, capsys, no_ray, monkeypatch
+):
+    monkeypatch.setattr(vllm_stub, "real_vllm_importable", lambda: False)
+    monkeypatch.delenv("EASYR1_PLUGINS_CPU", raising=False)
+    assert main(["train", str(recipe_path), "--cpu"]) == EXIT_USER
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "bash scripts/install-cpu.sh --vllm" in err and "--dry-run" in err
+    assert "for your CUDA" not in err, "--cpu asks for no GPU build"
+    assert "EASYR1_PLUGINS_CPU" not in __import__("os").environ, "nothing was set up before the refusal"
+
+
 def test_plugins_lists_what_each_plugin_adds(capsys):
     assert main(["plugins"]) == 0
     out = capsys.readouterr().out
@@ -287,7 +313,7 @@ def test_a_holder_that_stopped_importing_easyr1s_process_video_stops_the_run():
     process_video = dataclasses.replace(seam("dataset.process_video"), holders=())  # leave the real holders alone
     seams.apply(process_video, source)
     with pytest.raises(seams.SeamError, match="is not EasyR1's"):
-        seams._rebind(process_video, source, holder)
+        seams.TABLE._rebind(process_video, source, holder)
     holder.process_video = source.process_video.__wrapped__  # imported before the patch: rebound
-    seams._rebind(process_video, source, holder)
+    seams.TABLE._rebind(process_video, source, holder)
     assert holder.process_video is source.process_video

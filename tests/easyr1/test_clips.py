@@ -6,7 +6,7 @@ from hypothesis import example, given, settings, strategies as st
 
 from zoomzero_plugin.gvqa.zoom import ZoomBudget, plan_zoom
 from zoomzero_plugin.hosts.easyr1.clips import decode_clip_spec, make_clip_spec
-from zoomzero_plugin.hosts.easyr1.zoomzero.options import GVQA, ZoomOptions, read_options
+from zoomzero_plugin.hosts.options import GVQA, ZoomOptions, read_options
 from zoomzero_plugin.synthetic.videos import dominant_color
 from zoomzero_plugin.vision import fetch_patch_size
 

@@ -101,8 +101,9 @@ def test_cpu_seams_are_not_installed_unless_asked(monkeypatch):
     monkeypatch.delenv(cpu_mode.CPU_ENV, raising=False)
     assert not cpu_mode.requested()
     assert workers.torch is torch  # the plugins are active in this process, CPU mode is not
-    for seam in cpu_seams.CPU_SEAMS:
-        assert seams.status(seam, import_modules=True)[0] == "unpatched", seam.name
+    for seam in cpu_seams.CPU_SEAMS:  # a seam whose module this EasyR1 lacks (EasyR1 main's only): not needed
+        state = seams.status(seam, import_modules=True)[0]
+        assert state == "unpatched" or (seam.since and state == "not needed"), seam.name
 
 
 @pytest.mark.parametrize(

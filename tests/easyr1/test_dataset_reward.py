@@ -8,7 +8,8 @@ import pytest
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.hosts.easyr1.reward_extras import DELIVERED, add_reward_extras
 from zoomzero_plugin.hosts.easyr1.reward_names import FIXUP_ENV, apply_fixup
-from zoomzero_plugin.hosts.easyr1.zoomzero.options import GVQA, reward_targets
+from zoomzero_plugin.hosts.easyr1.zoomzero.options import reward_targets
+from zoomzero_plugin.hosts.options import GVQA
 from zoomzero_plugin.rows import read_rows
 
 from .helpers import padded_responses, reward_manager_class, rlhf_dataset

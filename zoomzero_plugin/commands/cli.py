@@ -24,6 +24,8 @@ COMMANDS: dict[str, str] = {
     "data export-sft": "zoomzero_plugin.data.sft.export",
     "recipes": "zoomzero_plugin.commands.recipes",
     "lmms-eval tasks": "zoomzero_plugin.integrations.lmms_eval.task_folder",
+    "verl train": "zoomzero_plugin.hosts.verl.cli",
+    "verl rows": "zoomzero_plugin.hosts.verl.rows",
 }
 
 
@@ -70,8 +72,14 @@ def main(argv: list[str] | None = None) -> int:
         return " ".join(filter(None, ["zoomzero", *words]))
 
     def command() -> int:
-        parsed.append(build_parser().parse_args(argv))
-        return parsed[0]._run(parsed[0])
+        parser = build_parser()
+        args, extra = parser.parse_known_args(argv)
+        if extra and hasattr(args, "overrides") and all("=" in a and not a.startswith("-") for a in extra):
+            args.overrides += extra  # overrides given after an option: `verl train R.yaml --cpu a=1`
+        elif extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        parsed.append(args)
+        return args._run(args)
 
     return cli_edge(name, command)
 

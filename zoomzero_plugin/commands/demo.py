@@ -9,7 +9,10 @@ evaluates the tiny model coarse-to-fine on a small synthetic benchmark (``zoomze
 prints the report; predictions, metrics and plots stay in the work folder (``./zoomzero-demo`` unless
 ``--workdir`` says otherwise). With ``--agent`` it runs VideoZoomer's ``<video_zoom>`` agent instead: the tiny
 model (template-constrained) calls the tool on a synthetic long video — an error turn, a clip, an answer — and
-the transcript, budgets and reward are printed. Nothing is downloaded.
+the transcript, budgets and reward are printed. With ``--train`` it trains instead: a tiny model warm-started in
+seconds runs the shipped recipe (``--agent``: VideoZoomer's) through ``easyr1 train --cpu`` for a few GRPO steps, one
+line per step, then merges and evaluates it (the vLLM environment: ``bash scripts/install-cpu.sh --vllm``). Nothing is
+downloaded.
 """
 
 from __future__ import annotations
@@ -29,8 +32,10 @@ from ..synthetic.benchmark import make_benchmark
 from ..synthetic.tiny_qwen import build_tiny_qwen
 from ..vision import VisionGeometry
 from .cli import main as zoomzero
+from .train_demo import check_can_train, run_train_demo
 
 EVAL_WORKDIR = "zoomzero-demo"  # --eval's default work folder, relative to the current directory
+TRAIN_WORKDIR = "zoomzero-demo/train"  # --train's: one folder per model family (and agent) inside
 MODELS = {"qwen2.5-vl": "qwen2_5_vl", "qwen3-vl": "qwen3_vl"}  # --model: the tiny model's family
 DEMO_MODEL = "tiny-qwen"  # the tiny model's folder under --workdir
 DEMO_FRAME_TOKENS = (2, 384)  # the demo's per-frame bounds, tokens (its 96-token budget needs small frames)
@@ -66,9 +71,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run VideoZoomer's <video_zoom> agent loop instead: overview, an error turn, a clip, "
         "an answer; prints the transcript, budgets used and reward components",
     )
+    train = parser.add_argument_group("--train: a short RL run of a shipped recipe (in the vLLM environment)")
+    train.add_argument(
+        "--train",
+        action="store_true",
+        help="build and warm-start the tiny model, train it with `easyr1 train yamls/zoomzero.yaml --cpu` (with "
+        "--agent: videozoomer.yaml; --model qwen3-vl: the _qwen3vl recipes, on EasyR1 main) for --steps steps, "
+        f"one line per step, then merge and evaluate it; files in --workdir (default ./{TRAIN_WORKDIR}); ~3 min. "
+        "Needs the vLLM environment: bash scripts/install-cpu.sh --vllm",
+    )
+    train.add_argument("--steps", type=int, default=4, help="GRPO steps of --train (default 4)")
+    train.add_argument(
+        "--clip-as",
+        choices=("images", "video"),
+        default="images",
+        help="--train --agent: a call's clip as labelled images (the authors') or as one video (default images)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.train:
+        return _train(args)
     if args.group_size < 2:
         raise UsageError("--group-size must be at least 2 (advantages compare responses in a group)")
     if args.agent:
@@ -82,6 +105,14 @@ def run(args: argparse.Namespace) -> int:
     args.workdir.mkdir(parents=True, exist_ok=True)
     _demo(args, args.workdir)
     return _evaluation(args.workdir) if args.eval else 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    if args.steps < 1:
+        raise UsageError("--steps must be at least 1")
+    check_can_train(MODELS[args.model])  # before anything is built: one line where this environment cannot train
+    workdir = args.workdir or Path(TRAIN_WORKDIR) / (args.model + ("-agent" if args.agent else ""))
+    return run_train_demo(workdir, MODELS[args.model], args.agent, args.steps, args.seed, args.clip_as)
 
 
 def _agent(args: argparse.Namespace) -> int:

@@ -11,14 +11,15 @@ nothing from vLLM.
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import PackageNotFoundError, distribution
 
 CPU_PLATFORM = "vllm.platforms.cpu.CpuPlatform"
 
 
-def _installed(distribution: str) -> bool:
+def _installed(name: str) -> bool:
+    """Whether a distribution of that name is installed (its metadata, not a version answer a host may supply)."""
     try:
-        version(distribution)
+        distribution(name)
     except PackageNotFoundError:
         return False
     return True

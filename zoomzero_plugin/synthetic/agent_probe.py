@@ -27,7 +27,8 @@ from ..agent.prompts import get_prompts, question_text
 from ..agent.protocol import ANSWER, CALL, parse_turn
 from ..agent.render import QWEN_IMAGE, first_prompt, prompt_text
 from ..ground_truth import GroundTruth
-from .warm_start import _clip_letter, call_segments, call_turn
+from .benchmark import clip_letter
+from .warm_start import call_segments, call_turn
 
 
 @dataclass
@@ -129,7 +130,7 @@ def probe_agent(
                 call = call_turn(*segment)
                 step = Trajectory(reader.info, budget, prompts).step(call)
                 frames = step.observation.frames
-                letter = _clip_letter(row, truth, [f.time for f in frames])
+                letter = clip_letter(row, truth, [f.time for f in frames])
                 if letter is None:
                     continue
                 after = prompt_text(first, [(call, step.observation.text(QWEN_IMAGE))])

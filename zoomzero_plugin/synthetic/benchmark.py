@@ -7,9 +7,13 @@ span. Deterministic for a given seed.
 
 from __future__ import annotations
 
+import json
 import random
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
+from ..ground_truth import LETTERS, GroundTruth
 from ..gvqa.prompts import grounding_row
 from ..rows import write_rows
 from .tiny_qwen import build_tiny_qwen
@@ -137,3 +141,23 @@ def prepare_demo(directory: str | Path, n_videos: int = 8, seed: int = 0) -> tup
     if not rows.exists():
         make_benchmark(rows.parent, n_videos=n_videos, seed=seed)
     return model, rows
+
+
+def row_squares(row: Mapping[str, Any]) -> list[tuple[float, float, str]]:
+    """The row's squares (``squares`` of :func:`make_grounding_task`): ``(start, end, colour)``."""
+    squares = json.loads(row["answer"]).get(SQUARES_KEY)
+    if squares is None:
+        raise ValueError("see=True names the colour a clip shows: the rows need 'squares' (make_grounding_task)")
+    return squares
+
+
+def colour_letter(truth: GroundTruth, colour: str) -> str:
+    """The option letter of a square's ``colour``."""
+    return LETTERS[list(truth.options).index(colour)]
+
+
+def clip_letter(row: Mapping[str, Any], truth: GroundTruth, times: Iterable[float]) -> str | None:
+    """The letter of the one square colour shown at the clip's frame ``times``; None when they show no square or
+    squares of more than one colour."""
+    shown = {colour for start, end, colour in row_squares(row) for t in times if start <= t <= end}
+    return colour_letter(truth, shown.pop()) if len(shown) == 1 else None

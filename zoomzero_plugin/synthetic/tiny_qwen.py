@@ -117,6 +117,13 @@ CHECKPOINT_MIN_PIXELS, CHECKPOINT_MAX_PIXELS = 3136, 12845056
 _TINY_VISION = dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64)
 
 
+def _special_ids(tokenizer) -> dict:
+    """The tiny tokenizer's BOS/EOS/pad ids, for the text config too (transformers 5 gives a text config Qwen's own
+    151,643.. ids otherwise, outside the tiny vocabulary)."""
+    ids = tokenizer.convert_tokens_to_ids
+    return dict(bos_token_id=None, eos_token_id=ids("<|im_end|>"), pad_token_id=ids("<|endoftext|>"))
+
+
 def _vision_token_ids(tokenizer) -> dict[str, int]:
     """The config's vision token ids, ``tokenizer``'s ids of Qwen's vision tokens."""
     ids = tokenizer.convert_tokens_to_ids
@@ -138,7 +145,6 @@ def build_config(tokenizer, heads: int = 4, kv_heads: int = 2, text: dict | None
     """
     from transformers import Qwen2_5_VLConfig
 
-    ids = tokenizer.convert_tokens_to_ids
     text_config = dict(
         vocab_size=len(tokenizer),
         hidden_size=64,
@@ -149,6 +155,7 @@ def build_config(tokenizer, heads: int = 4, kv_heads: int = 2, text: dict | None
         max_position_embeddings=32768,
         rope_scaling={"type": "mrope", "mrope_section": _MROPE_SECTIONS[64 // heads]},
         tie_word_embeddings=True,
+        **_special_ids(tokenizer),
     ) | (text or {})
     vision_config = dict(
         **_TINY_VISION,
@@ -160,9 +167,7 @@ def build_config(tokenizer, heads: int = 4, kv_heads: int = 2, text: dict | None
         text_config=text_config,
         vision_config=vision_config,
         **_vision_token_ids(tokenizer),
-        bos_token_id=None,
-        eos_token_id=ids("<|im_end|>"),
-        pad_token_id=ids("<|endoftext|>"),
+        **_special_ids(tokenizer),
         tie_word_embeddings=text_config["tie_word_embeddings"],
     )
 
@@ -171,10 +176,13 @@ def build_config(tokenizer, heads: int = 4, kv_heads: int = 2, text: dict | None
 # bounds a whole clip). The lower bounds are 4 tokens (qwen-vl-utils' own image minimum), so the tests' small frames
 # are not upscaled; the upper ones are the released Qwen3-VL checkpoints' (their preprocessor configs).
 QWEN3_IMAGE_PIXELS, QWEN3_VIDEO_PIXELS = (4096, 16777216), (4096, 25165824)
+QWEN3_MEAN_STD = [0.5, 0.5, 0.5]  # the released checkpoints' normalisation, images and videos alike
 
 
 def build_qwen3_processor(tokenizer=None):
-    """``Qwen3VLProcessor`` around the tiny tokenizer, with Qwen's own image (16-px patches) and video processors."""
+    """``Qwen3VLProcessor`` around the tiny tokenizer, with Qwen's own image (16-px patches) and video processors; both
+    normalise with mean and std 0.5, as the released Qwen3-VL checkpoints' do (transformers' image processor default is
+    CLIP's)."""
     ensure_torchvision_importable()
     from transformers import Qwen2VLImageProcessorFast, Qwen3VLProcessor
     from transformers.models.qwen3_vl.video_processing_qwen3_vl import Qwen3VLVideoProcessor
@@ -183,7 +191,10 @@ def build_qwen3_processor(tokenizer=None):
     (image_low, image_high), (video_low, video_high) = QWEN3_IMAGE_PIXELS, QWEN3_VIDEO_PIXELS
     return Qwen3VLProcessor(
         image_processor=Qwen2VLImageProcessorFast(
-            patch_size=16, size={"shortest_edge": image_low, "longest_edge": image_high}
+            patch_size=16,
+            size={"shortest_edge": image_low, "longest_edge": image_high},
+            image_mean=QWEN3_MEAN_STD,
+            image_std=QWEN3_MEAN_STD,
         ),
         tokenizer=tokenizer,
         video_processor=Qwen3VLVideoProcessor(size={"shortest_edge": video_low, "longest_edge": video_high}),
@@ -208,6 +219,7 @@ def build_qwen3_config(tokenizer, text: dict | None = None, vision: dict | None 
         max_position_embeddings=32768,
         rope_scaling={"rope_type": "default", "mrope_section": _MROPE_SECTIONS[32], "mrope_interleaved": True},
         tie_word_embeddings=True,
+        **_special_ids(tokenizer),
     ) | (text or {})
     vision_config = dict(
         **_TINY_VISION,

@@ -1,4 +1,4 @@
-"""Teach a tiny random Qwen2.5-VL the response formats, not the answers: a cold start for RL runs on a CPU.
+"""Teach a tiny random Qwen-VL (2.5 or 3) the response formats, not the answers: a cold start for RL runs on a CPU.
 
 A random model never writes ``<answer>X</answer>``, a ``<glue>`` list or a ``<video_zoom>`` call, so every response
 of a group gets the same reward (0), every advantage is 0 and GRPO learns nothing. A few seconds of supervised steps
@@ -7,8 +7,7 @@ the true ones — give a policy that writes the formats with chosen letters and 
 differ within a group, and what RL learns (the right letter, the right span, where to look) is left to RL. The
 same idea as VideoZoomer's cold-start SFT, at toy scale.
 
-Text only (the vision tower is not trained here): each prompt is what the RL run shows the model, its images left
-as their placeholders without pixels.
+Each prompt is what the RL run shows the model, with its images and videos (and their timing: Qwen3-VL's timestamps).
 
 - ``grounded`` (Zoom-Zero): the rows' own prompts. Short prompts keep it fast: the tiny tokenizer spells the
   paper's 100-word instruction in ~550 tokens, and a model taught on cut prompts does not write the format after
@@ -20,7 +19,6 @@ as their placeholders without pixels.
 
 from __future__ import annotations
 
-import json
 import math
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -28,16 +26,19 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..agent import AgentBudget, Trajectory
+from ..agent.clips import clip_video
 from ..agent.frames import FrameReader
 from ..agent.prompts import get_prompts, question_text
-from ..agent.render import QWEN_IMAGE, QWEN_VIDEO, first_prompt, prompt_text
+from ..agent.render import QWEN_IMAGE, QWEN_VIDEO, check_clip_as, first_prompt, observation_text, prompt_text
 from ..ground_truth import LETTERS, GroundTruth
 from ..gvqa.prompts import zoom_prompt
 from ..gvqa.zoom import ZoomBudget, fetch_plan, plan_pass
+from ..inference.backend import FrameVideo
+from ..mrope import model_positions
 from ..question import VIDEO_PLACEHOLDER
 from ..video import fetch_element
-from ..vision import fetch_patch_size
-from .benchmark import SQUARES_KEY
+from ..vision import VisionGeometry, fetch_patch_size, qwen_vl_utils_factor
+from .benchmark import clip_letter, colour_letter, row_squares
 
 KINDS = ("grounded", "agent")
 
@@ -45,13 +46,15 @@ KINDS = ("grounded", "agent")
 class Example(NamedTuple):
     """One supervised pair: the prompt as the model reads it (chat template applied, one placeholder per image or
     video), the response, and what the placeholders show: images (PIL), videos (``(T, 3, H, W)`` frames as
-    qwen-vl-utils returns them) with their sample rates. Examples of one video share these objects."""
+    qwen-vl-utils returns them) with their sample rates and decoder metadata (native indices and rate: Qwen3-VL's
+    timestamps). Examples of one video share these objects."""
 
     prompt: str
     response: str
     images: tuple[Any, ...] = ()
     videos: tuple[Any, ...] = ()
     video_fps: tuple[float, ...] = ()
+    video_metadata: tuple[dict[str, Any], ...] = ()
 
 
 class VideoInput(NamedTuple):
@@ -135,50 +138,40 @@ def _chat(apply_chat_template: Callable[..., str], text: str, video: bool) -> st
 
 class _Clips:
     """Decoded videos of a warm start, each decoded once: a row's whole video as the coarse pass samples it, and
-    clips of it as the zoom pass does (the plan of Eq. 3 over the spans, one clip)."""
+    clips of it as the zoom pass does (the plan of Eq. 3 over the spans, one clip). Each is ``(frames, sample fps,
+    metadata)``."""
 
     def __init__(self, shown: VideoInput):
         self.shown = shown
-        self._cache: dict[tuple, tuple[Any, float]] = {}
+        self._cache: dict[tuple, tuple[Any, float, dict[str, Any]]] = {}
 
-    def coarse(self, video: str) -> tuple[Any, float]:
+    def coarse(self, video: str) -> tuple[Any, float, dict[str, Any]]:
         key = (video,)
         if key not in self._cache:
             s = self.shown
             element = {"video": video, "fps": s.fps, "min_pixels": s.min_pixels, "max_pixels": s.max_pixels}
-            clip = fetch_element(element, image_patch_size=fetch_patch_size(s.zoom.factor))  # the model's token grid
-            self._cache[key] = (clip.frames, clip.sample_fps)
+            clip = fetch_element(element, image_patch_size=fetch_patch_size(qwen_vl_utils_factor()))  # as EasyR1
+            self._cache[key] = (clip.frames, clip.sample_fps, clip.metadata)
         return self._cache[key]
 
-    def zoom(self, video: str, span: tuple[float, float], duration: float) -> tuple[Any, float]:
+    def zoom(self, video: str, span: tuple[float, float], duration: float) -> tuple[Any, float, dict[str, Any]]:
         key = (video, span)
         if key not in self._cache:
             import torch
 
             plan = plan_pass([span], duration, self.shown.zoom)
-            frames = torch.cat([c.frames for c in fetch_plan(plan, video)])
-            self._cache[key] = (frames, frames.shape[0] / max(plan.seconds, 1e-6))
+            clips = fetch_plan(plan, video)
+            frames = torch.cat([c.frames for c in clips])
+            metadata = {**clips[0].metadata, "frames_indices": [i for c in clips for i in c.metadata["frames_indices"]]}
+            self._cache[key] = (frames, frames.shape[0] / max(plan.seconds, 1e-6), metadata)
         return self._cache[key]
-
-
-def _squares(row: Mapping[str, Any]) -> list[tuple[float, float, str]]:
-    """The row's squares (``squares`` of :func:`~.benchmark.make_grounding_task`): ``(start, end, colour)``."""
-    squares = json.loads(row["answer"]).get(SQUARES_KEY)
-    if squares is None:
-        raise ValueError("see=True names the colour a clip shows: the rows need 'squares' (make_grounding_task)")
-    return squares
-
-
-def _letter(truth: GroundTruth, colour: str) -> str:
-    """The option letter of a square's ``colour``."""
-    return LETTERS[list(truth.options).index(colour)]
 
 
 def _seen_square(rng: random.Random, row: Mapping[str, Any], truth: GroundTruth) -> tuple[tuple[float, float], str]:
     """A span inside one of the row's squares, and the letter of that square's colour."""
-    start, end, colour = rng.choice(_squares(row))
+    start, end, colour = rng.choice(row_squares(row))
     inset = rng.uniform(0.0, (end - start) / 4)
-    return (round(start + inset, 1), round(end - inset, 1)), _letter(truth, colour)
+    return (round(start + inset, 1), round(end - inset, 1)), colour_letter(truth, colour)
 
 
 def grounded_examples(
@@ -220,17 +213,11 @@ def grounded_examples(
         else:
             prompt = _chat(apply_chat_template, row["prompt"], bool(clips))
             letter, shows = grounded_response(rng, truth, whole_seconds), clips.coarse(video) if clips else None
-        out.append(
-            Example(prompt, letter, videos=(shows[0],), video_fps=(shows[1],)) if shows else Example(prompt, letter)
-        )
+        if shows:
+            out.append(Example(prompt, letter, videos=(shows[0],), video_fps=(shows[1],), video_metadata=(shows[2],)))
+        else:
+            out.append(Example(prompt, letter))
     return out
-
-
-def _clip_letter(row: Mapping[str, Any], truth: GroundTruth, times: Iterable[float]) -> str | None:
-    """The letter of the one square colour shown at the clip's frame ``times``; None when they show no square or
-    squares of more than one colour."""
-    shown = {colour for start, end, colour in _squares(row) for t in times if start <= t <= end}
-    return _letter(truth, shown.pop()) if len(shown) == 1 else None
 
 
 def agent_examples(
@@ -245,11 +232,15 @@ def agent_examples(
     see: bool = False,
     seen_answers: int = 0,
     dense: bool = False,
+    clip_as: str = "images",
+    temporal_patch: int = 2,
 ) -> list[Example]:
     """``n`` examples over dataset ``rows`` (videos and answer JSON), as the VideoZoomer rollout renders them with the
     agent's ``prompt`` variant and ``budget``, in pairs: the first prompt answered with a call on one of
-    :func:`call_segments` (``parts``, ``tile``) drawn at random, then the prompt after that call's clip answered with a
-    random letter. ``dense``: the calls at the highest whole fps the budget allows (:func:`call_segments`).
+    :func:`call_segments` (``parts``, ``tile``, ``dense``) drawn at random, then the prompt after that call's clip
+    answered with a random letter. ``clip_as`` (the rollout's ``agent.clip_as``): the clip as labelled images, or as
+    one video with its timing (its frames padded to whole temporal patches of ``temporal_patch`` frames, as the
+    rollout pads).
 
     ``see`` (rows with ``squares``): where the clip shows squares of one colour only, the answer turn names that
     colour's letter instead — the perception a pretrained model brings (it names what a clip shows), never where to
@@ -258,6 +249,7 @@ def agent_examples(
     segments whose clip shows one colour (the call is in the prompt, not taught): where most thirds show no square,
     the answer turn still learns to name colours. The calls taught are the pairs' alone, random as without it."""
     budget = budget or AgentBudget()
+    video_clips = check_clip_as(clip_as) == "video"
     prompts = get_prompts(prompt)
     rng = random.Random(seed)
     looks = random.Random(-1 - seed)  # the seen answers' draws: the pairs are those made without them
@@ -287,29 +279,44 @@ def agent_examples(
         )
         seen = images(video, [f.frame for f in trajectory.overview])
 
-        def answered(call: str) -> tuple[str, tuple[Any, ...], str | None]:
-            """The prompt after ``call``'s clip, the images it shows and the letter of the clip's one colour."""
+        def answered(call: str, letter: str | None) -> Example | None:
+            """The answer turn after ``call``'s clip: the clip's one colour with ``see``, else ``letter`` (None: no
+            example where the clip shows no one colour)."""
             step = Trajectory(info, budget, prompts).step(call)
             if step.observation is None or step.error is not None:
                 raise ValueError(f"the warm start's call {call!r} does not run: {step.error}")
             frames = step.observation.frames
-            after = prompt_text(first, [(call, step.observation.text(QWEN_IMAGE))])
-            shown = _clip_letter(row, truth, [f.time for f in frames]) if see else None
-            return after, seen + images(video, [f.frame for f in frames]), shown
+            after = prompt_text(first, [(call, observation_text(step.observation, clip_as))])
+            letter = (clip_letter(row, truth, [f.time for f in frames]) if see else None) or letter
+            if letter is None:
+                return None
+            clip = images(video, [f.frame for f in frames])
+            if not video_clips:
+                return Example(after, answer_turn(letter), seen + clip)
+            timing = clip_video(frames, info, temporal_patch)  # one video, padded to whole temporal patches
+            shown = FrameVideo(clip + clip[-1:] * (len(timing.indices) - len(clip)), timing)
+            return Example(
+                after, answer_turn(letter), seen, (shown.tensor(),), (timing.sample_fps,), (shown.metadata(),)
+            )
 
-        segments = call_segments(info.duration, budget.max_frames_per_call, parts, tile, dense)
-        call = call_turn(*rng.choice(segments))
-        after, shows, shown = answered(call)
+        spans = call_segments(info.duration, budget.max_frames_per_call, parts, tile, dense)
+        segments = [call_turn(*s) for s in spans]
+        call = rng.choice(segments)
         letter = LETTERS[rng.randrange(len(truth.options))]  # drawn with see too: the same calls either way
-        out += [Example(first, call, seen), Example(after, answer_turn(shown or letter), shows)]
-        one_colour = [c for c in map(lambda s: call_turn(*s), segments) if see and answered(c)[2]]
-        for _ in range(seen_answers if one_colour else 0):
-            after, shows, shown = answered(looks.choice(one_colour))
-            out.append(Example(after, answer_turn(shown), shows))
+        out += [Example(first, call, seen), answered(call, letter)]
+        one_colour = [c for c in segments if see and answered(c, None)] if seen_answers else []
+        out += [answered(looks.choice(one_colour), None) for _ in range(seen_answers if one_colour else 0)]
     return out[:n]
 
 
 MEDIA_KEYS = ("pixel_values", "image_grid_thw", "pixel_values_videos", "video_grid_thw", "second_per_grid_ts")
+
+
+def _video_kwargs(example: Example, timestamps: bool) -> dict[str, Any]:
+    """The processor's video arguments: the frames and, where it writes timestamps (Qwen3-VL), their metadata without a
+    second sampling, as the rollout gives them (Qwen2.5-VL's time is ``second_per_grid_ts``, added after)."""
+    timing = {"video_metadata": list(example.video_metadata), "do_sample_frames": False} if timestamps else {}
+    return {"videos": list(example.videos), **timing} if example.videos else {"videos": None}
 
 
 def _encode(processor, examples: Sequence[Example]) -> list[dict[str, Any]]:
@@ -317,6 +324,7 @@ def _encode(processor, examples: Sequence[Example]) -> list[dict[str, Any]]:
     ``image_grid_thw`` (the processor's, each distinct prompt processed once); each response ends with the
     end-of-turn token."""
     tokenizer = processor.tokenizer
+    timestamps = VisionGeometry.of(processor).timestamps
     prompts: dict[tuple[str, tuple[int, ...]], dict[str, Any]] = {}
     out = []
     for example in examples:
@@ -327,11 +335,11 @@ def _encode(processor, examples: Sequence[Example]) -> list[dict[str, Any]]:
                     processor(
                         text=[example.prompt],
                         images=list(example.images) or None,
-                        videos=list(example.videos) or None,
                         return_tensors="pt",
+                        **_video_kwargs(example, timestamps),
                     )
                 )
-                if example.videos:  # EasyR1's dataset: seconds per temporal patch of 2 frames
+                if example.videos and not timestamps:  # EasyR1's dataset: seconds per temporal patch of 2 frames
                     prompts[key]["second_per_grid_ts"] = [2.0 / fps for fps in example.video_fps]
             else:
                 prompts[key] = {"input_ids": [tokenizer.encode(example.prompt, add_special_tokens=False)]}
@@ -368,7 +376,7 @@ def warm_start(
 
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    processor = AutoProcessor.from_pretrained(model_dir)
+    processor = AutoProcessor.from_pretrained(model_dir, use_fast=True)
     examples = (grounded_examples if kind == "grounded" else agent_examples)(
         rows, n, processor.tokenizer.apply_chat_template, seed=seed, **options
     )
@@ -434,13 +442,7 @@ def _loss(model, batch: dict[str, Any], prefix: Sequence[int]):
     rows, width = batch["input_ids"].shape
     full = torch.cat([torch.tensor([list(prefix)] * rows, dtype=torch.long), batch["input_ids"]], dim=1)
     if "image_grid_thw" in batch or "video_grid_thw" in batch:
-        positions, _ = model.model.get_rope_index(
-            full,
-            batch.get("image_grid_thw"),
-            batch.get("video_grid_thw"),
-            batch.get("second_per_grid_ts"),
-            batch["attention_mask"],
-        )
+        positions = model_positions(model, full, batch)
     else:
         positions = (batch["attention_mask"].cumsum(-1) - 1).clamp(min=0).expand(3, rows, -1)
     cache = None
@@ -463,9 +465,9 @@ def _loss(model, batch: dict[str, Any], prefix: Sequence[int]):
 def _train(model_dir, processor, examples: Sequence[Example], steps: int, batch_size: int, lr: float, seed: int):
     """The model of ``model_dir`` after ``steps`` AdamW steps of next-token loss on the responses of ``examples``."""
     import torch
-    from transformers import Qwen2_5_VLForConditionalGeneration
+    from transformers import AutoModelForImageTextToText
 
-    model = Qwen2_5_VLForConditionalGeneration.from_pretrained(model_dir, torch_dtype=torch.float32)
+    model = AutoModelForImageTextToText.from_pretrained(model_dir, dtype=torch.float32)  # Qwen2.5-VL, Qwen3-VL
     encoded = _encode(processor, examples)
     tokens = processor.tokenizer.convert_tokens_to_ids([processor.image_token, processor.video_token])
     skip = shared_prefix(encoded, tokens)

@@ -8,8 +8,9 @@ The only package that imports EasyR1 (``verl``), Ray or vLLM; it imports no tool
 - the seams' wrappers: ``reward_names``, ``reward_extras``, ``checks`` (config checks), ``generation`` (plugin
   rollouts), ``advantage``, ``batch_step``, ``sampling_seed``, ``loss_average``, ``lr_schedule``, ``metrics_file``;
   media: ``clips`` (clip specs), ``frame_refs``, ``video_refs``, ``video_layouts``, ``vllm_engine`` (what the
-  rollout hands vLLM); multi-turn batches: ``conversation`` (a conversation's ids and media) → ``multiturn``
-  (their assembly), ``sampler_check`` (does vLLM sample from the policy the actor trains?);
+  rollout hands vLLM), ``dataset_videos`` (a Qwen3-VL row's video timed as the rollout times it); multi-turn
+  batches: ``conversation`` (a conversation's ids and media) → ``multiturn`` (their assembly), ``sampler_check``
+  (does vLLM sample from the policy the actor trains?);
 - ``seams`` (every place the host touches EasyR1, as a list), and CPU mode: ``cpu_mode`` → ``cpu_seams``;
 - ``recipe`` (building and checking a recipe) → ``activation`` → ``launcher`` (``easyr1 train``), ``doctor``,
   ``merge`` (checkpoint shards → a model folder), ``vllm_stub`` (a dry run without vLLM) → ``cli`` (``easyr1``).

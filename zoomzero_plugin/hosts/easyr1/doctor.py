@@ -151,7 +151,7 @@ def _print_cpu_seams() -> bool:
         state, detail = seams.status(seam, import_modules=True)
         if state == "unpatched" and not active:
             state, detail = "ready", ", ".join(seam.targets)
-        ok &= state in ("ready", "patched")
+        ok &= state in ("ready", "patched", "not needed")
         print(f"  {seam.name:<42} {state:<13} {detail.splitlines()[0] if detail else ''}")
     if _gpus() == "none visible to torch":
         print("no GPU here: `easyr1 train RECIPE --cpu` runs a recipe's loop on CPU processes (docs/easyr1.md)")

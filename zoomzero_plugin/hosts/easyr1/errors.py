@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from zoomzero_plugin import errors
 from zoomzero_plugin.errors import ConfigError, DependencyError, UsageError, ZoomzeroError
+
+from ..seams import SeamError
 
 __all__ = ["ConfigError", "DependencyError", "PluginError", "SeamError", "UsageError", "format_problems"]
 
@@ -17,11 +20,6 @@ class PluginError(ZoomzeroError, RuntimeError):
     """A plugin could not be loaded, contradicts another one, or the plugins are not active where needed."""
 
 
-class SeamError(ZoomzeroError, RuntimeError):
-    """EasyR1 no longer has what a seam wraps (a missing target or a changed signature); names the version."""
-
-
 def format_problems(problems: Sequence[str], where: str = "") -> str:
-    """A :class:`ConfigError` message: a count, then one problem per line."""
-    head = f"{len(problems)} problem(s) with the EasyR1 config{where}:"
-    return "\n".join([head, *(f"  - {p}" for p in problems)])
+    """A :class:`ConfigError` message about the EasyR1 config (``where``: which), one problem per line."""
+    return errors.format_problems(problems, f"the EasyR1 config{where}")

@@ -129,29 +129,31 @@ class Completion:
 
 class _Recorder:
     """Stands in for the vLLM engine during one ``generate_sequences``: passes every call through and keeps the
-    ``RequestOutput``s (EasyR1 pads the token ids and drops the log-probs; a multi-turn rollout needs both). With
-    ``seeds``, prompt ``i`` is sampled with EasyR1's sampling parameters seeded ``seeds[i]``."""
+    ``RequestOutput``s (EasyR1 pads the token ids and drops the log-probs; a multi-turn rollout needs both)."""
 
-    def __init__(self, engine: Any, seeds: Sequence[int] | None = None):
-        self.engine, self.outputs, self.seeds = engine, None, seeds
+    def __init__(self, engine: Any, offsets: Sequence[int] | None = None):
+        self.engine, self.outputs, self.offsets = engine, None, offsets
 
-    def generate(self, prompts: Any, sampling_params: Any, *args: Any, **kwargs: Any) -> Any:
-        if self.seeds is not None:
-            sampling_params = [_seeded(sampling_params, seed) for seed in self.seeds]
-        self.outputs = self.engine.generate(prompts, sampling_params, *args, **kwargs)
+    def generate(self, *args: Any, **kwargs: Any) -> Any:
+        if self.offsets is not None and "sampling_params" in kwargs:  # one seed per prompt (EasyR1 passes keywords)
+            kwargs["sampling_params"] = [seeded(kwargs["sampling_params"], o) for o in self.offsets]
+        self.outputs = self.engine.generate(*args, **kwargs)
         return self.outputs
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.engine, name)
 
 
-def _seeded(params: Any, seed: int | None) -> Any:
-    """A copy of vLLM ``SamplingParams`` seeded ``seed`` (``params`` itself when ``seed`` is None)."""
-    if seed is None:
-        return params
-    params = copy.copy(params)  # a shallow copy: vLLM's own clone() deep-copies every field
-    params.seed = int(seed)
-    return params
+def seeded(params: Any, offset: int) -> Any:
+    """A copy of vLLM ``SamplingParams`` seeded ``offset`` past its own seed (an unseeded one stays unseeded).
+
+    EasyR1 gives every request of a generation one seed, and vLLM seeds a prompt's ``n`` samples ``seed + k``; the
+    later turns of a multi-turn rollout are one request per trajectory, and with one seed for all of them two
+    trajectories at the same point (the same call, the same clip) would draw the same tokens: each gets its own."""
+    out = params.clone() if hasattr(params, "clone") else copy.copy(params)  # vLLM's, or a stand-in
+    if getattr(out, "seed", None) is not None:
+        out.seed = int(out.seed) + int(offset)
+    return out
 
 
 def _completion(output: Any, logprobs: bool) -> Completion:
@@ -219,19 +221,17 @@ class RolloutWorker:
         raw_prompt_ids: Sequence[Sequence[int]],
         multi_modal_data: Sequence[Any] | None,
         meta_info: Mapping[str, Any],
-        seeds: Sequence[int] | None = None,
+        offsets: Sequence[int] | None = None,
     ) -> list[list[Completion]]:
         """One engine call: every prompt (raw ids, as vLLM reads them) with its media, sampled as ``meta_info``
-        says (EasyR1's keys: ``n``, ``temperature``, ``max_tokens``, ``stop``… and the pixel limits); with ``seeds``,
-        prompt ``i`` seeded ``seeds[i]`` (its ``k``-th sample ``seeds[i] + k``) instead of ``meta_info``'s seed.
+        says (EasyR1's keys: ``n``, ``temperature``, ``max_tokens``, ``stop``… and the pixel limits); with
+        ``offsets``, prompt ``i`` seeded ``offsets[i]`` past the generation's seed (:func:`seeded`).
 
         Returns, per prompt, its ``n`` completions, token ids exact (no padding) and, with ``logprobs`` in
         ``meta_info``, each sampled token's log-prob.
         """
         k = len(raw_prompt_ids)
-        if seeds is not None and len(seeds) != k:
-            raise ValueError(f"{len(seeds)} seeds for {k} prompts")
-        recorder = _Recorder(self.rollout.inference_engine, seeds)
+        recorder = _Recorder(self.rollout.inference_engine, offsets)
         # EasyR1 pads every output to the response width; a round's output is only read here: pad it to the round
         batch = self._batch(raw_prompt_ids, multi_modal_data, meta_info)
         self._through_easyr1(recorder, batch, meta_info.get("max_tokens") or self.config.response_length)
@@ -285,17 +285,19 @@ class RolloutStream:
     def pending(self) -> int:
         return self.engine.pending
 
-    def submit(self, items: Sequence[tuple[Sequence[Any], Sequence[int], Any, int, int | None]]) -> None:
-        """Add ``(keys, raw prompt ids, multi_modal_data, max_tokens, seed)`` items: a prompt sampled ``len(keys)``
-        times, sample ``k`` handed back under ``keys[k]``; seeded ``seed`` (its ``k``-th sample ``seed + k``), or as
-        ``meta_info`` says when ``seed`` is None."""
+    def submit(
+        self, items: Sequence[tuple[Sequence[Any], Sequence[int], Any, int]], offsets: Sequence[int] | None = None
+    ) -> None:
+        """Add ``(keys, raw prompt ids, multi_modal_data, max_tokens)`` items: a prompt sampled ``len(keys)``
+        times, sample ``k`` handed back under ``keys[k]``; with ``offsets``, item ``i`` seeded ``offsets[i]`` past
+        the generation's seed (:func:`seeded`)."""
         if not items:
             return
         capture = _Capture()
         batch = self.worker._batch([i[1] for i in items], [i[2] for i in items], self.meta_info)
         self.worker._through_easyr1(capture, batch, 1)
-        for (keys, _, _, max_tokens, seed), prompt in zip(items, capture.prompts):
-            params = _seeded(capture.params.clone(), seed)
+        for i, ((keys, _, _, max_tokens), prompt) in enumerate(zip(items, capture.prompts)):
+            params = seeded(capture.params, offsets[i]) if offsets is not None else capture.params.clone()
             params.n, params.max_tokens = len(keys), int(max_tokens)
             self.engine.add(list(keys), prompt, params, capture.lora_request)
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from omegaconf import OmegaConf
 
+from zoomzero_plugin.cpu_compat import VLLM_ENV_INSTALL
 from zoomzero_plugin.shipped import find_recipe
 
 from . import cpu_mode, vllm_stub
@@ -149,9 +150,15 @@ def train(
     require_easyr1()
     vllm_missing = not vllm_stub.real_vllm_importable()
     if vllm_missing and not dry_run:
+        how = (
+            f"--cpu trains on vLLM's CPU build: {VLLM_ENV_INSTALL}"
+            if cpu or cpu_mode.requested()
+            else "install vLLM as its docs say for your CUDA (on a machine without a GPU, --cpu trains in the vLLM "
+            "environment of `bash scripts/install-cpu.sh --vllm`)"
+        )
         raise DependencyError(
-            "vLLM is not installed: EasyR1 generates with it, so training cannot start on this machine. "
-            "`easyr1 train RECIPE --dry-run` checks a recipe without it; install vLLM as its docs say for your CUDA"
+            "vLLM is not installed: EasyR1 generates with it, so training cannot start in this environment; "
+            f"{how}. `easyr1 train RECIPE --dry-run` checks a recipe without it"
         )
     if vllm_missing:
         print(
@@ -191,8 +198,12 @@ def _cpu_overrides(config, dry_run: bool) -> list[str]:
 
 
 def _save_adapted(raw, recipe: str) -> str:
+    """Write the adapted recipe EasyR1 is given instead of ``recipe``. As JSON (which YAML reads): EasyR1's
+    ``verl.utils.py_functional`` registers a YAML float representer that rounds a float not printed in scientific
+    notation to 3 decimals, so ``OmegaConf.save`` would write a learning rate of 2e-4 as 0.0."""
     path = os.path.join(tempfile.mkdtemp(prefix="easyr1-recipe-"), os.path.basename(recipe))
-    OmegaConf.save(raw, path)
+    with open(path, "w", encoding="utf-8") as out:
+        json.dump(OmegaConf.to_container(raw, resolve=False), out, indent=2)
     print(f"note: EasyR1 runs the adapted recipe {path}")
     return path
 

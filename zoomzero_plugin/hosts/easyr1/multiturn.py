@@ -47,6 +47,7 @@ import torch
 from zoomzero_plugin.mrope import vision_positions
 
 from .conversation import Conversation, Piece
+from .dataset_videos import timed_videos
 
 # Model types whose M-RoPE rule (transformers' and vLLM's get_rope_index) this module lays out: Qwen2-VL and
 # Qwen2.5-VL (a video's temporal positions scaled by its seconds per temporal patch), Qwen3-VL (a video as one
@@ -295,8 +296,8 @@ def _process_with_videos(worker: Any, data: Any) -> None:
 def wrap_process_multi_modal_inputs(original: Callable) -> Callable:
     def _process_multi_modal_inputs(self, data):
         media_uid = data.non_tensor_batch.get(MEDIA_UID)
-        if media_uid is None:
-            return original(self, data)
+        if media_uid is None:  # EasyR1's single-turn batch: a Qwen3-VL row's video as the engine processed it
+            return (_process_with_videos if timed_videos(self.processor, data) else original)(self, data)
         had_uid = "uid" in data.non_tensor_batch
         uid = data.non_tensor_batch.get("uid")
         data.non_tensor_batch["uid"] = media_uid  # EasyR1 keys processed media by this: one entry per sample

@@ -6,16 +6,10 @@ from step to step is only the policy. While ``_make_batch_data`` runs, the host 
 ``worker.rollout.seed + STRIDE * step + k`` (``k``: the step's k-th generation; online filtering generates more than
 once): a run stays reproducible, a resumed step repeats the step it resumes, and each step draws new numbers.
 Validation (greedy) and the zoom pass (greedy) are unchanged.
-
-Within a generation, a multi-turn rollout gives every request its own seed (:func:`request_seed`): the first turn of
-prompt ``i`` and each later turn of each trajectory. With one seed for all (EasyR1's single-turn rule), prompts with
-the same text draw the same samples, and every trajectory's later turns draw the same numbers, so two trajectories
-that made the same first turn go on identically — copies, not samples, in their group.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -43,15 +37,6 @@ class SeededWorkerGroup:
 
 def step_seed(base: int, step: int) -> int:
     return int(base) + STRIDE * int(step)
-
-
-def request_seed(base: int, sample: int, turn: int) -> int:
-    """The seed of one request of a generation seeded ``base``: turn ``turn`` (from 0) of the batch's sample
-    ``sample`` (a prompt's first turn, sampled ``n`` times, is the request of its first sample; vLLM seeds its
-    ``k``-th sample ``seed + k``). Distinct for every (sample, turn) in practice (31 bits of a hash), the same in
-    every run."""
-    digest = hashlib.blake2b(f"{int(base)}/{int(sample)}/{int(turn)}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") >> 33
 
 
 @contextmanager

@@ -2,26 +2,22 @@
 
 Each seam names its target (``module`` + ``Class.attr`` or ``attr``), why it is wrapped, and what
 breaks if EasyR1 changes it. Every wrapper calls EasyR1's original. Seams are applied when their module
-is imported (:mod:`.post_import`), in every process where the plugins are active; applying twice is a
-no-op. A missing target or a changed signature raises :class:`SeamError`, naming ``verl.__version__``
-and the seam, so the run stops instead of silently training something else.
+is imported (:mod:`..post_import`, the table machinery in :mod:`..seams`), in every process where the plugins are
+active; applying twice is a no-op. A missing target or a changed signature raises :class:`SeamError`, naming
+``verl.__version__`` and the seam, so the run stops instead of silently training something else.
 """
 
 from __future__ import annotations
 
-import functools
-import importlib
-import inspect
-import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
 
+from ..seams import MARK, Seam, SeamError, SeamTable
 from . import (
     advantage,
     batch_step,
     clips,
+    dataset_videos,
     frame_refs,
     generation,
     loss_average,
@@ -33,24 +29,10 @@ from . import (
     sampler_check,
     vllm_engine,
 )
-from .errors import SeamError
-from .post_import import initializing, when_imported
+
+__all__ = ["MARK", "SEAMS", "SUPPORTED", "TABLE", "Seam", "SeamError", "apply", "install", "status"]
 
 SUPPORTED = "EasyR1 0.3.2 (lazyllm-verl 0.3.2.dev2) and 0.3.3.dev0 (main)"
-MARK = "__easyr1_seam__"
-
-
-@dataclass(frozen=True)
-class Seam:
-    name: str
-    module: str
-    targets: tuple[str, ...]  # "attr" or "Class.attr"
-    params: tuple[str, ...]  # leading parameters the wrapper relies on
-    wrap: Callable[[Callable], Callable]
-    why: str
-    breaks: str
-    any_of: bool = False  # targets are alternatives for different EasyR1 versions: at least one must exist
-    holders: tuple[str, ...] = ()  # modules that import the target by name and must see the wrapper too
 
 
 def _reward_inputs(original: Callable) -> Callable:
@@ -108,6 +90,18 @@ SEAMS: tuple[Seam, ...] = (
         why="a multi_modal_data image may be a frame reference (video, frame group, index), decoded where EasyR1 "
         "reads images, so multi-turn batches carry no pixels through Ray",
         breaks="multi-turn video rollouts (workers would try to open a dict as image bytes)",
+    ),
+    Seam(
+        name="dataset.RLHFDataset.__init__",
+        module="verl.utils.dataset",
+        targets=("RLHFDataset.__init__",),
+        params=("self", "data_path", "tokenizer", "processor"),
+        wrap=dataset_videos.wrap_dataset_init,
+        why="EasyR1 main hands Qwen3-VL's processor a row's video frames without their metadata in the dataset (its "
+        "rollout passes it): the processor then assumes 24 fps, samples the frames again and writes other timestamps; "
+        "a Qwen3-VL processor gets each video's recorded metadata and do_sample_frames=False",
+        breaks="Qwen3-VL video rows (the prompt's temporal patches and timestamps differ from the frames the actor and "
+        "vLLM see: the actor's forward stops, or trains on other timestamps)",
     ),
     Seam(
         name="dataset.RLHFDataset.__getitem__",
@@ -267,108 +261,20 @@ SEAMS: tuple[Seam, ...] = (
 )
 
 
-def _version() -> str:
-    verl = sys.modules.get("verl")
-    return getattr(verl, "__version__", "unknown")
-
-
-def _error(seam: Seam, problem: str) -> SeamError:
-    return SeamError(
-        f"EasyR1 {_version()}: seam '{seam.name}' ({seam.module}): {problem}. zoomzero-plugin's EasyR1 host "
-        f"supports {SUPPORTED}; without this seam: {seam.breaks}. Run `easyr1 doctor` for every seam's status."
-    )
-
-
-def _resolve(module: ModuleType, target: str) -> tuple[Any, str, Any] | None:
-    """(owner, attribute, current value) of ``target`` in ``module``, or None if absent."""
-    *owner_path, attr = target.split(".")
-    owner: Any = module
-    for part in owner_path:
-        owner = getattr(owner, part, None)
-        if owner is None:
-            return None
-    if attr not in vars(owner):
-        return None
-    return owner, attr, vars(owner)[attr]
-
-
-def _check_params(seam: Seam, target: str, fn: Callable) -> None:
-    if not seam.params:  # a wrapper that passes everything through (or a module it stands in for)
-        return
-    try:
-        names = tuple(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):
-        raise _error(seam, f"{target} is not a function") from None
-    if names[: len(seam.params)] != seam.params:
-        raise _error(seam, f"{target} takes ({', '.join(names)}), the wrapper expects ({', '.join(seam.params)}, …)")
-
-
-def _targets(seam: Seam, module: ModuleType) -> list[tuple[str, tuple[Any, str, Any]]]:
-    """The present targets, after checking that the seam can be applied (raises :class:`SeamError`)."""
-    found = [(t, r) for t in seam.targets if (r := _resolve(module, t)) is not None]
-    missing = [t for t in seam.targets if t not in dict(found)]
-    if not found or (missing and not seam.any_of):
-        raise _error(seam, f"{', '.join(missing)} not found")
-    for target, (_, _, current) in found:
-        _check_params(seam, target, getattr(current, "__wrapped__", current))
-    return found
+TABLE = SeamTable(trainer="EasyR1", version_module="verl", supported=SUPPORTED, doctor="easyr1 doctor", seams=SEAMS)
 
 
 def apply(seam: Seam, module: ModuleType) -> list[str]:
     """Wrap every present target of ``seam`` in ``module``; returns the targets (wrapped now or before)."""
-    found = _targets(seam, module)
-    for _, (owner, attr, current) in found:
-        if getattr(current, MARK, None) != seam.name:
-            updated = () if isinstance(current, (type, ModuleType)) else functools.WRAPPER_UPDATES  # not their __dict__
-            wrapper = functools.update_wrapper(seam.wrap(current), current, updated=updated)  # name, doc, __wrapped__
-            setattr(wrapper, MARK, seam.name)
-            setattr(owner, attr, wrapper)
-    for holder in seam.holders:
-        when_imported(holder, lambda m, s=seam, src=module: _rebind(s, src, m))
-    return [t for t, _ in found]
-
-
-def _rebind(seam: Seam, source: ModuleType, holder: ModuleType) -> None:
-    attr = seam.targets[0]
-    wrapper = getattr(source, attr)
-    if initializing(holder):  # it is importing the source right now: its `from … import` binds the wrapper
-        return
-    current = getattr(holder, attr, None)
-    if current is None:
-        raise _error(seam, f"{holder.__name__} no longer imports {attr} from {source.__name__}")
-    if current is not wrapper:
-        if getattr(current, MARK, None) is None and current is not getattr(wrapper, "__wrapped__", None):
-            raise _error(seam, f"{holder.__name__}.{attr} is not EasyR1's {source.__name__}.{attr}")
-        setattr(holder, attr, wrapper)
+    return TABLE.apply(seam, module)
 
 
 def install() -> None:
     """Apply every seam now or when its module is imported (idempotent)."""
-    for seam in SEAMS:
-        when_imported(seam.module, lambda m, s=seam: apply(s, m))
+    TABLE.install()
 
 
 def status(seam: Seam, import_modules: bool = False) -> tuple[str, str]:
-    """(state, detail) for ``easyr1 doctor``: patched | unpatched | not imported | missing | import failed.
-
-    Never patches anything itself; with ``import_modules`` it imports the seam's module (which applies the
-    seam if the plugins are active in this process).
-    """
-    module = sys.modules.get(seam.module)
-    if module is None and import_modules:
-        try:
-            module = importlib.import_module(seam.module)
-        except SeamError as e:
-            return "missing", str(e)
-        except Exception as e:  # noqa: BLE001 - reported, not raised
-            return "import failed", f"{type(e).__name__}: {e}"
-    if module is None:
-        return "not imported", ""
-    try:
-        found = _targets(seam, module)
-    except SeamError as e:
-        return "missing", str(e)
-    names = ", ".join(t for t, _ in found)
-    if all(getattr(r[2], MARK, None) == seam.name for _, r in found):
-        return "patched", names
-    return "unpatched", f"{names} (present and compatible; the plugins are not active in this process)"
+    """(state, detail) for ``easyr1 doctor``: patched | unpatched | not imported | missing | import failed, or
+    not needed (a seam whose module the installed EasyR1 does not have yet: :attr:`Seam.since`)."""
+    return TABLE.status(seam, import_modules)

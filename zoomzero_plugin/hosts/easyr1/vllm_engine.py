@@ -26,17 +26,18 @@ from typing import Any
 
 from zoomzero_plugin.engine.cpu_platform import CPU_ENGINE_DEFAULTS, on_cpu
 
-_SAMPLE_FPS: dict[int, tuple[weakref.ref, float]] = {}  # id(frames) -> (frames, sample fps)
+_SAMPLE_FPS: dict[int, tuple[weakref.ref, float, dict | None]] = {}  # id(frames) -> (frames, sample fps, metadata)
 
 
-def record_sample_fps(frames: Any, fps: float) -> None:
-    """Remember that ``frames`` (a decoded video tensor) were sampled at ``fps`` frames per second of video."""
+def record_sample_fps(frames: Any, fps: float, metadata: Mapping[str, Any] | None = None) -> None:
+    """Remember that ``frames`` (a decoded video tensor) were sampled at ``fps`` frames per second of video, and the
+    decoder's ``metadata`` of them (native frame indices and rate) where it is known."""
     try:
         ref = weakref.ref(frames)
     except TypeError:  # not a tensor (e.g. a list of images): nothing to pass on
         return
     key = id(frames)
-    _SAMPLE_FPS[key] = (ref, float(fps))
+    _SAMPLE_FPS[key] = (ref, float(fps), dict(metadata) if metadata is not None else None)
     weakref.finalize(frames, _SAMPLE_FPS.pop, key, None)
 
 
@@ -44,6 +45,12 @@ def sample_fps(frames: Any) -> float | None:
     """The rate recorded for exactly this tensor, or None."""
     entry = _SAMPLE_FPS.get(id(frames))
     return entry[1] if entry is not None and entry[0]() is frames else None
+
+
+def recorded_metadata(frames: Any) -> dict[str, Any] | None:
+    """The decoder metadata recorded for exactly this tensor, or None."""
+    entry = _SAMPLE_FPS.get(id(frames))
+    return dict(entry[2]) if entry is not None and entry[0]() is frames and entry[2] is not None else None
 
 
 def with_sample_fps(prompts: Any) -> Any:

@@ -47,14 +47,14 @@ from zoomzero_plugin.question import VIDEO_PLACEHOLDER
 from zoomzero_plugin.token_masks import decode_rows
 from zoomzero_plugin.vision import merged_grid
 
+from ...options import AgentOptions
 from .. import frame_refs
 from ..conversation import Conversation, Piece, SegmentEncoder
 from ..generation import row_fields
 from ..hookspecs import Rollout
 from ..multiturn import Layout, assemble
-from ..sampling_seed import SEED_KEY, request_seed
 from .clip_videos import ClipVideos
-from .options import AgentOptions, recipe_options
+from .options import recipe_options
 
 NAME = "videozoomer"
 STATS_KEY = "agent_stats"  # non_tensor_batch: one dict per sample (see RolloutSample.stats)
@@ -164,8 +164,6 @@ class AgentRollout:
         self.total = min(self.budget.max_response_tokens, worker.response_length)
         self.eos = {self.tokenizer.eos_token_id}
         self.encode = SegmentEncoder(self.tokenizer)
-        self.seed: int | None = None  # the step's sampling seed (meta_info); each request's is derived from it
-        self.index: dict[int, int] = {}  # a sample's place in the batch, by id
         self.cache = frame_cache(options.frame_cache_mb)
         self.clip_videos = (
             None
@@ -260,18 +258,10 @@ class AgentRollout:
             meta["logprobs"] = 0  # the sampled token's own log-prob
         return meta
 
-    def seeds(self, samples: Sequence[RolloutSample]) -> list[int] | None:
-        """Each sample's seed for its next turn (:func:`~..sampling_seed.request_seed`): by its place in the batch and
-        its turn, so no two requests of a step share one; None when the step's sampling is not seeded."""
-        if self.seed is None:
-            return None
-        return [request_seed(self.seed, self.index[id(s)], s.trajectory.round) for s in samples]
-
     def run(self, prompts: Any) -> Any:
         from verl.protocol import DataProto
 
         meta_info = prompts.meta_info
-        self.seed = meta_info.get(SEED_KEY)
         eos = meta_info.get("eos_token_id", self.tokenizer.eos_token_id)
         self.eos = {int(i) for i in (eos if isinstance(eos, (list, tuple)) else [eos]) if i is not None}
         n = int(meta_info.get("n", self.worker.default_n()))
@@ -284,7 +274,6 @@ class AgentRollout:
         with collections_paused():
             groups = [self.start(ids, m, n) for ids, m in zip(raw, media)]
         samples = [s for g in groups for s in g]  # EasyR1's order: prompt i's samples at i·n … i·n + n − 1
-        self.index = {id(s): k for k, s in enumerate(samples)}
         stream = None
         if self.options.schedule == "continuous" and hasattr(self.worker, "stream"):
             stream = self.worker.stream(self.sampling(meta_info, 1, self.budget.max_new_tokens))
@@ -314,15 +303,15 @@ class AgentRollout:
             [s.conversation.raw_ids() for s in first],
             [s.conversation.media() for s in first],
             self.sampling(meta_info, n, round_max),
-            self.seeds(first),
         )
         self.read_round(samples, [c for completions in outputs for c in completions])
-        while active := [s for s in samples if s.active]:
+        while going := [k for k, s in enumerate(samples) if s.active]:
+            active = [samples[k] for k in going]
             outputs = self.worker.round(
                 [s.conversation.raw_ids() for s in active],
                 [s.conversation.media() for s in active],
                 self.sampling(meta_info, 1, max(self.limit(s) for s in active)),
-                self.seeds(active),
+                [turn_seed(samples, k) for k in going],
             )
             self.read_round(active, [completions[0] for completions in outputs])
 
@@ -356,16 +345,15 @@ class AgentRollout:
             keys = list(range(start, start + len(group)))
             start += len(group)
             head = group[0].conversation
-            seed = (self.seeds(group[:1]) or [None])[0]
-            first.append((keys, head.raw_ids(), head.media(), self.limit(group[0]), seed))
+            first.append((keys, head.raw_ids(), head.media(), self.limit(group[0])))
 
         def submit(jobs: list[int]) -> None:
-            seeds = self.seeds([samples[k] for k in jobs]) or [None] * len(jobs)
             stream.submit(
                 [
-                    ([k], s.conversation.raw_ids(), s.conversation.media(), self.limit(s), seed)
-                    for k, s, seed in ((k, samples[k], seed) for k, seed in zip(jobs, seeds))
-                ]
+                    ([k], samples[k].conversation.raw_ids(), samples[k].conversation.media(), self.limit(samples[k]))
+                    for k in jobs
+                ],
+                [turn_seed(samples, k) for k in jobs],
             )
 
         def advance(finished: Sequence[tuple[int, Any]]) -> dict[int, Future | None]:
@@ -377,6 +365,12 @@ class AgentRollout:
             continuous(stream, [], submit, advance)
         finally:
             stream.close()
+
+
+def turn_seed(samples: Sequence[RolloutSample], k: int) -> int:
+    """How far past the generation's seed trajectory ``k``'s next turn is seeded: each turn after the first of each
+    trajectory its own (the first turns: ``n`` samples of a prompt, seeded ``+ 0 … n - 1`` by vLLM)."""
+    return len(samples) * samples[k].trajectory.round + k
 
 
 def generate(worker: Any, prompts: Any, options: Mapping[str, Any]) -> Any:

@@ -18,11 +18,12 @@ from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.rows import label_hidden
 from zoomzero_plugin.vision import merged_grid
 
+from ...options import GVQA, KWARGS, VIDEOZOOMER, AgentOptions, RecipeOptions
 from ..checks import model_type
 from ..multiturn import MROPE_MODEL_TYPES
 from ..recipe import local_processor, video_path
 from .agent_rollout import user_text
-from .options import GVQA, KWARGS, VIDEOZOOMER, AgentOptions, RecipeOptions, recipe_options, reward_name
+from .options import recipe_options, reward_name
 from .tokenadv import TOKENADV
 
 TEXT_ALLOWANCE = 512  # tokens of chat template, question and options in the zoom prompt

@@ -20,12 +20,13 @@ from zoomzero_plugin.gvqa.reward import RewardConfig
 from zoomzero_plugin.gvqa.zoom import plan_zoom
 from zoomzero_plugin.vision import VisionGeometry, load_geometry, visual_token_ratio
 
+from ...options import GVQA, KWARGS, SECTIONS, AgentOptions, RecipeOptions, ZoomOptions
 from ..errors import ConfigError
 from ..hookspecs import hookimpl
 from ..recipe import head_rows, local_processor, video_path
 from . import agent_rollout, checks
 from .agent_rollout import user_text
-from .options import GVQA, KWARGS, SECTIONS, AgentOptions, RecipeOptions, ZoomOptions, recipe_options, reward_targets
+from .options import recipe_options, reward_targets
 from .tokenadv import GRPO_SUM_ESTIMATOR, TOKENADV
 from .zoom_hook import ZoomHook, coarse_frames
 

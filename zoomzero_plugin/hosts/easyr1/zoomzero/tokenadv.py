@@ -29,9 +29,10 @@ from zoomzero_plugin.gvqa.advantages import grpo_advantage, token_adv
 from zoomzero_plugin.gvqa.parsing import glue_char_ranges
 from zoomzero_plugin.token_masks import TokenMasker
 
+from ...options import TokenAdvOptions
 from ..batch_step import COMPONENT_PREFIX
 from ..hookspecs import AdvantageEstimator
-from .options import TokenAdvOptions, recipe_options
+from .options import recipe_options
 
 NAME = "tokenadv"
 GRPO_SUM = "grpo_sum"

@@ -30,9 +30,9 @@ from zoomzero_plugin.question import VIDEO_PLACEHOLDER
 from zoomzero_plugin.token_masks import decode_rows, encode_rows
 from zoomzero_plugin.vision import VisionGeometry, fetch_patch_size
 
+from ...options import ZoomOptions
 from ..clips import is_clip_spec, make_clip_spec
 from ..reward_extras import add_reward_extras
-from .options import ZoomOptions
 
 _MARKER = "\x00zoom prompt\x00"
 

@@ -1,7 +1,7 @@
 """Run a callback right after a module is imported (or now, if it already is).
 
-Seams patch EasyR1 modules only when something imports them, so activating the plugins costs nothing
-in a Ray worker that never touches EasyR1 (and does not import vLLM where EasyR1 would not). A callback
+Seams patch a host's modules only when something imports them, so activating a host costs nothing
+in a Ray worker that never touches the trainer (and does not import vLLM where the trainer would not). A callback
 that raises makes the import itself fail, so a broken seam stops the process at the import.
 """
 
