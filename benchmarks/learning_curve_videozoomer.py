@@ -32,9 +32,12 @@ call. Before
 any RL run the script measures and prints what the warm start gives (``synthetic.agent_probe``): how often a sampled
 first turn is a valid call, and how often the model names the colour of a one-square clip.
 
-``--check``: the reward pays only well-formed trajectories (weights accuracy 0, format 1, tool 0; TokenAdv's call and
-answer tokens both learn from format), the rest as the curve. It passes when format reaches 0.9 (mean of 3 steps)
-within the steps in every run; the script exits 1 otherwise.
+``--check``: the reward pays only a well-formed trajectory with at least one call that returned frames (the reward's
+``looked`` component, weights accuracy 0, format 0, tool 0, looked 1; TokenAdv's call and answer tokens both learn
+from it), the rest as the curve. The call's tokens come turns before the reward, so the check rises only if credit
+crosses turns (format alone is also paid by a direct answer, and the seed-100 pilots rose by dropping calls). It
+passes when ``looked`` — and with it format — reaches 0.9 (mean of 3 steps) within the steps in every run; the script
+exits 1 otherwise.
 """
 
 from __future__ import annotations
@@ -54,10 +57,11 @@ ARMS = {
     "tokenadv": ["algorithm.adv_estimator=tokenadv", "worker.reward.reward_function_kwargs.tokenadv.over_turns=true"],
 }
 LABELS = {"grpo": "GRPO", "tokenadv": "TokenAdv over turns"}
-KEYS = ("reward/accuracy", "reward/format", "agent/calls", "agent/errors", "reward/evidence_calls")
+KEYS = ("reward/accuracy", "reward/format", "reward/looked", "agent/calls", "agent/errors", "reward/evidence_calls")
 VAL_KEYS = {  # validation (greedy, held out): what the table shows before and after training
     "reward/accuracy": "val/accuracy_reward",
     "reward/format": "val/format_reward",
+    "reward/looked": "val/looked_reward",
     "agent/calls": "val/agent/calls",
     "agent/errors": "val/agent/errors",
     "reward/evidence_calls": "val/evidence_calls_reward",
@@ -65,10 +69,11 @@ VAL_KEYS = {  # validation (greedy, held out): what the table shows before and a
 }
 STEP_KEYS = ("reward/", "agent/", "val/", "timing_s/", "actor/kl_loss", "actor/grad_norm", "rollout/logprob_gap_max")
 AGENT_PIXELS = dict(max_frame_pixels=12544, min_frame_pixels=3136)  # 16 tokens a frame at most
-CHECK_WEIGHTS = {"accuracy": 0, "format": 1, "tool": 0}  # --check: a reward that pays only well-formed trajectories
+CHECK_WEIGHTS = {"accuracy": 0, "format": 0, "tool": 0, "looked": 1}  # --check: well-formed, and a call showed frames
+CHECK_KEY = "reward/looked"  # what --check's target is read on
 SQUARE = 1.0  # the square's side: the frame's full height (two thirds, the Zoom-Zero task's, is named right ~3 in 4)
 PROBE_VIDEOS = 32  # held-out videos the warm start is probed on (one one-square clip and 4 sampled first turns each)
-CHECK_TARGET, CHECK_WINDOW = 0.9, 3  # --check passes when format's mean over 3 consecutive steps reaches 0.9
+CHECK_TARGET, CHECK_WINDOW = 0.9, 3  # --check passes when looked's mean over 3 consecutive steps reaches 0.9
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -79,7 +84,11 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="folder for the data, warm starts, runs, table, plot and summary (--check: its runs and results in\n"
         "OUT/check, the data and warm starts shared with the curve)",
     )
-    p.add_argument("--check", action="store_true", help="the credit-assignment check: the reward pays format only")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="the credit-assignment check: the reward pays only a well-formed trajectory whose call returned frames",
+    )
     p.add_argument("--arms", default="grpo,tokenadv", help=f"comma-separated, of {', '.join(ARMS)}")
     p.add_argument("--seeds", type=int, default=3, help="seeds per arm (warm start, data order, sampling)")
     p.add_argument("--first-seed", type=int, default=0, help="the first seed (pilots: 100 and up, never reported)")
@@ -189,14 +198,15 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
 
 def overrides(args: argparse.Namespace, paths: dict, model: Path, run: Path, seed: int, arm: str) -> list[str]:
     """What fits yamls/videozoomer.yaml to the tiny model and a CPU (the recipe's agent budget: <= 4 calls, 5 turns,
-    16 frames a call; KL loss 1e-3), the arm's estimator and, with --check, the format-only reward."""
+    16 frames a call; KL loss 1e-3), the arm's estimator and, with --check, the reward of a well-formed trajectory
+    that looked."""
     kwargs, agent = "worker.reward.reward_function_kwargs.", "worker.reward.reward_function_kwargs.agent."
     check = []
     if args.check:
         weights = ", ".join(f"{k}: {v}" for k, v in CHECK_WEIGHTS.items())
         check = [f"{kwargs}weights={{{weights}}}"]
         if arm == "tokenadv":  # call tokens and the others both learn from what the reward pays
-            check += [f"{kwargs}tokenadv.glue_components=[format]", f"{kwargs}tokenadv.answer_components=[format]"]
+            check += [f"{kwargs}tokenadv.glue_components=[looked]", f"{kwargs}tokenadv.answer_components=[looked]"]
     return [
         f"data.train_files={paths['train']}",
         f"data.val_files={paths['val']}",
@@ -250,7 +260,7 @@ def reached(values: list[float]) -> int | None:
 
 def summarize(results: dict[str, list[dict[int, dict]]], args: argparse.Namespace) -> dict:
     """Per arm and key: the mean over seeds per step, each seed's mean of the first and last quarter of steps, the
-    validation before and after; with --check, the step each run's format reached the target; the step-time
+    validation before and after; with --check, the step each run's ``looked`` reached the target; the step-time
     breakdown (steps 2.., step 1 includes vLLM's warm-up)."""
     steps = list(range(1, args.steps + 1))
     out = {}
@@ -261,8 +271,8 @@ def summarize(results: dict[str, list[dict[int, dict]]], args: argparse.Namespac
             arm_out["early"][key], arm_out["late"][key] = lc.quarters(runs, key, steps)
         for key, val in VAL_KEYS.items():
             arm_out["val"][key] = [[r[s][val] for s in sorted(r) if val in r[s]] for r in runs]
-        formats = [[r[s]["reward/format"] for s in steps if s in r and "reward/format" in r[s]] for r in runs]
-        arm_out["reached"] = [reached(f) for f in formats]
+        checked = [[r[s][CHECK_KEY] for s in steps if s in r and CHECK_KEY in r[s]] for r in runs]
+        arm_out["reached"] = [reached(f) for f in checked]
         out[arm] = arm_out
     return out
 
@@ -270,7 +280,7 @@ def summarize(results: dict[str, list[dict[int, dict]]], args: argparse.Namespac
 def table(summary: dict, args: argparse.Namespace) -> str:
     """Markdown: per arm and key, the first and last quarter of steps and their change (mean ± sd over seeds, then each
     seed), how many seeds rose, the held-out validation (greedy, 8 videos) before and after; with --check, the step
-    each seed's format reached the target; then the step-time breakdown."""
+    each seed's ``looked`` reached the target; then the step-time breakdown."""
     q = max(1, args.steps // 4)
     lines = [
         f"| arm | per trajectory | steps 1–{q} | steps {args.steps - q + 1}–{args.steps} | change | change per seed "
@@ -290,7 +300,7 @@ def table(summary: dict, args: argparse.Namespace) -> str:
                 f"{per_seed} | {rose} | {lc.spread(first)} | {lc.spread(last)} |"
             )
     if args.check:
-        lines += ["", f"| arm | format ≥ {CHECK_TARGET} ({CHECK_WINDOW}-step mean) at step, per seed | passed |"]
+        lines += ["", f"| arm | looked ≥ {CHECK_TARGET} ({CHECK_WINDOW}-step mean) at step, per seed | passed |"]
         lines += ["|---|---|---|"]
         for arm, s in summary.items():
             at = ", ".join(f"seed {seed}: {r if r else 'never'}" for seed, r in zip(args.seed_list, s["reached"]))
@@ -315,7 +325,11 @@ def per_step(results: dict[str, list[dict[int, dict]]], args: argparse.Namespace
 
 def plot(results: dict[str, list[dict[int, dict]]], args: argparse.Namespace, path: Path) -> None:
     """One panel per key: each arm's mean over seeds per step, shaded between the seeds' min and max."""
-    what = "credit-assignment check (reward: format only)" if args.check else f"VideoZoomer in miniature ({args.task})"
+    what = (
+        "credit-assignment check (reward: well-formed with a call)"
+        if args.check
+        else f"VideoZoomer in miniature ({args.task})"
+    )
     title = (
         f"{what}: {len(args.seed_list)} seeds per arm ({args.prompts} prompts x {args.n} trajectories per step, "
         f"{args.prompts // args.update_prompts} updates per step)"
@@ -351,7 +365,7 @@ def main(argv=None) -> int:
     print(f"{len(jobs)} runs in {(time.time() - started) / 60:.1f} min; table, plot and summary in {results_dir}")
     if args.check:
         passed = all(r is not None for s in summary.values() for r in s["reached"])
-        print(f"credit-assignment check: {'passed' if passed else 'FAILED'} (format >= {CHECK_TARGET} in every run)")
+        print(f"credit-assignment check: {'passed' if passed else 'FAILED'} (looked >= {CHECK_TARGET} in every run)")
         return 0 if passed else 1
     return 0
 

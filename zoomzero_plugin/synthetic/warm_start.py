@@ -235,19 +235,15 @@ def agent_examples(
     clip_as: str = "images",
     temporal_patch: int = 2,
 ) -> list[Example]:
-    """``n`` examples over dataset ``rows`` (videos and answer JSON), as the VideoZoomer rollout renders them with the
-    agent's ``prompt`` variant and ``budget``, in pairs: the first prompt answered with a call on one of
-    :func:`call_segments` (``parts``, ``tile``, ``dense``) drawn at random, then the prompt after that call's clip
-    answered with a random letter. ``clip_as`` (the rollout's ``agent.clip_as``): the clip as labelled images, or as
-    one video with its timing (its frames padded to whole temporal patches of ``temporal_patch`` frames, as the
-    rollout pads).
-
-    ``see`` (rows with ``squares``): where the clip shows squares of one colour only, the answer turn names that
-    colour's letter instead — the perception a pretrained model brings (it names what a clip shows), never where to
-    look: the call stays random, and a clip of the wrong square is answered with the wrong square's colour.
-    ``seen_answers`` (with ``see``): after each pair, this many more answer turns, each after a call drawn among the
-    segments whose clip shows one colour (the call is in the prompt, not taught): where most thirds show no square,
-    the answer turn still learns to name colours. The calls taught are the pairs' alone, random as without it."""
+    """``n`` examples over dataset ``rows`` (videos and answer JSON) as the VideoZoomer rollout renders them (the
+    agent's ``prompt`` variant, ``budget``, ``clip_as``: labelled images, or one video padded to whole temporal patches
+    of ``temporal_patch`` frames), in pairs: the first prompt answered with a call on one of :func:`call_segments`
+    (``parts``, ``tile``, ``dense``) drawn at random, then the prompt after that call's clip answered with a random
+    letter. ``see`` (rows with ``squares``): where the clip shows squares of one colour only, the answer names that
+    colour — the perception a pretrained model brings, never where to look: the call stays random, and a clip of the
+    wrong square is answered with its colour. ``seen_answers`` (with ``see``): after each pair, this many more answer
+    turns after calls drawn among the segments whose clip shows one colour (in the prompt, not taught): where most
+    thirds show no square, the answer turn still learns to name colours; the calls taught stay the pairs' own."""
     budget = budget or AgentBudget()
     video_clips = check_clip_as(clip_as) == "video"
     prompts = get_prompts(prompt)
@@ -271,12 +267,8 @@ def agent_examples(
         video = row["videos"][0]
         info = readers[video].info
         trajectory = Trajectory(info, budget, prompts)
-        first = first_prompt(
-            apply_chat_template,
-            prompts.system,
-            trajectory.user_parts(question_text(truth.question, truth.options)),
-            QWEN_IMAGE,
-        )
+        user = trajectory.user_parts(question_text(truth.question, truth.options))
+        first = first_prompt(apply_chat_template, prompts.system, user, QWEN_IMAGE)
         seen = images(video, [f.frame for f in trajectory.overview])
 
         def answered(call: str, letter: str | None) -> Example | None:
