@@ -112,6 +112,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="worker.actor.loss_avg_mode: the recipe's token mean, or each trajectory's mean (Eq. 2)",
     )
     p.add_argument("--lr", type=float, default=2e-4, help="actor learning rate (the recipe's 1e-6 moves nothing here)")
+    p.add_argument(
+        "--warmup-steps",
+        type=int,
+        default=0,
+        help="steps of linear learning-rate warm-up (worker.actor.optim.lr_warmup_steps): AdamW's first steps move\n"
+        "every weight by about the learning rate whatever the gradient's size",
+    )
     p.add_argument("--response-tokens", type=int, default=1024, help="response tokens of a trajectory, turns and clips")
     p.add_argument("--videos", type=int, default=32, help="training videos (8 more are held out for validation)")
     p.add_argument(
@@ -220,6 +227,7 @@ def overrides(args: argparse.Namespace, paths: dict, model: Path, run: Path, see
         "algorithm.online_filtering=false",  # a step of 4 groups would often keep none
         f"worker.actor.model.model_path={model}",
         f"worker.actor.optim.lr={args.lr}",
+        f"worker.actor.optim.lr_warmup_steps={args.warmup_steps}",
         f"worker.actor.global_batch_size={args.update_prompts}",
         f"worker.actor.loss_avg_mode={args.loss_avg}",
         "worker.actor.micro_batch_size_per_device_for_update=4",
