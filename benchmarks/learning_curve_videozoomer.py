@@ -136,6 +136,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="warm start: after each (call, answer) pair, this many more answers after a call on the square's third\n"
         "(synthetic.warm_start.agent_examples): perception examples where most thirds show nothing",
     )
+    p.add_argument(
+        "--call-fps",
+        choices=("max", "1"),
+        default="max",
+        help="the warm start's calls: at the most frames a call may ask (4 fps on a 4-s third), or at 1 fps (then any\n"
+        "ordered pair of whole seconds is a valid call; at 4 fps [0, 8] asks 32 frames, over the budget)",
+    )
     p.add_argument("--plot", help="also write the plot here, and the per-step numbers next to it (.json)")
     args = p.parse_args(argv)
     args.arms = [a for a in args.arms.split(",") if a]
@@ -182,7 +189,8 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
         if not found.is_file():
             started = time.time()
             # the protocol and perception, not where to look
-            options = dict(budget=budget(args), tile=True, dense=True, see=True, seen_answers=args.seen_answers)
+            dense = args.call_fps == "max"
+            options = dict(budget=budget(args), tile=True, dense=dense, see=True, seen_answers=args.seen_answers)
             rows = read_rows(paths["train"])
             warm_start(
                 base,
@@ -196,7 +204,8 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
                 **options,
             )
             took = time.time() - started
-            probe = probe_agent(models[seed], read_rows(paths["probe"]), budget(args), samples=4, seed=seed, dense=True)
+            probe_rows = read_rows(paths["probe"])
+            probe = probe_agent(models[seed], probe_rows, budget(args), samples=4, seed=seed, dense=dense)
             found.write_text(json.dumps({"warm_start_s": took, "lines": probe.lines(), **probe.shares()}))
         probes[seed] = json.loads(found.read_text())
         print(f"warm start, seed {seed} ({probes[seed]['warm_start_s']:.0f} s):", *probes[seed]["lines"], sep="\n  ")
