@@ -63,6 +63,15 @@ def test_without_distractors_only_the_middle_third_shows_a_square(tmp_path):
         assert "ABCD"[TASK_COLORS.index(squares[0][2])] == truth.answer
 
 
+@pytest.mark.parametrize("n, counts", [(8, [2, 2, 2, 2]), (6, [1, 1, 2, 2]), (3, [0, 1, 1, 1])])
+def test_without_distractors_every_letter_is_the_answer_equally_often(tmp_path, n, counts):
+    """Only the answer's square is shown, so a letter the answer more often than the others would pay a blind policy
+    more than a guess: over n videos each letter is the answer n // 4 or n // 4 + 1 times (sorted counts by hand)."""
+    rows = read_rows(make_grounding_task(tmp_path, n_videos=n, seed=7, distractors=False, placement="cued"))
+    answers = [GroundTruth.parse(r["answer"]).answer for r in rows]
+    assert sorted(answers.count(letter) for letter in "ABCD") == counts
+
+
 def test_a_full_height_square_fills_the_frame_top_to_bottom(tmp_path):
     """``square=1``: a 84-px square in a 112 x 84 frame — rows 0 to 83, columns 14 to 97 — where the default (two
     thirds: 56 px) leaves the top rows and the sides grey."""

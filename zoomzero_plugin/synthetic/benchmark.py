@@ -73,10 +73,11 @@ def make_grounding_task(
     rows also carry every square (``squares``). Writes the videos and ``out_dir/rows_name``; returns the rows path.
 
     ``distractors=False``: the other two thirds show no square, so a look anywhere but the evidence third sees no
-    option at all (only the evidence can answer). ``placement="cued"``: the evidence third is drawn per video, and a
-    :data:`CUE` square (a colour no option names) fills the first half-second of that third — the frame an overview
-    at one frame per third sees (0.25 fps on 12 s: 0, 4 and 8 s) — so the overview shows where to look and the
-    question asks for the colour of the square after the white mark. ``square``: the squares' side as a share of the
+    option at all (only the evidence can answer), and the answers cycle through the options (counts differ by at most
+    one), so no letter pays more than a guess without looking. ``placement="cued"``: the evidence third is drawn per
+    video, and a :data:`CUE` square (a colour no option names) fills the first half-second of that third — the frame
+    an overview at one frame per third sees (0.25 fps on 12 s: 0, 4 and 8 s) — so the overview shows where to look and
+    the question asks for the colour of the square after the white mark. ``square``: the squares' side as a share of the
     frame's shorter side (default two thirds; 1: the full height). The defaults draw the same videos as before these
     options existed."""
     if placement not in PLACEMENTS:
@@ -90,8 +91,11 @@ def make_grounding_task(
         else f"What colour is the square after the {CUE} mark?"
     )
     videos = []
-    for _ in range(n_videos):
+    first = rng.randrange(len(TASK_COLORS)) if not distractors else 0
+    for i in range(n_videos):
         colours = rng.sample(TASK_COLORS, 3)  # [distractor, answer, distractor]
+        if not distractors:  # only the answer is shown: each colour the answer equally often (blind answers score 1/4)
+            colours[1] = TASK_COLORS[(first + i) % len(TASK_COLORS)]
         where = 1 if placement == "middle" else rng.randrange(3)
         others = iter((colours[0], colours[2]))
         squares = [
