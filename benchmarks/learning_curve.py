@@ -324,14 +324,32 @@ def panels(
     plt.close(fig)
 
 
-def write_results(out: Path, args: argparse.Namespace, text: str, summary: dict, draw) -> None:
-    """The table (printed, and ``learning_curve.md``), ``summary.json`` and the plot (``draw(path)``):
-    ``learning_curve.png`` and ``--plot``'s path."""
+def write_results(out: Path, args: argparse.Namespace, text: str, summary: dict, draw, steps: dict) -> None:
+    """The table (printed, and ``learning_curve.md``), ``summary.json``, the plot (``draw(path)``) and the runs'
+    per-step numbers ``steps`` (JSON): ``learning_curve.png`` and ``steps.json``, and ``--plot``'s path with the
+    numbers next to it (``.json``), for committing together."""
     print(text)
     (out / "learning_curve.md").write_text(text + "\n")
     (out / "summary.json").write_text(json.dumps({"args": vars(args), "summary": summary}, indent=1))
+    numbers = json.dumps(steps, indent=None, separators=(",", ":"), sort_keys=True) + "\n"
     for path in [out / "learning_curve.png", *([Path(args.plot)] if args.plot else [])]:
         draw(path)
+        (out / "steps.json" if path.parent == out else path.with_suffix(".json")).write_text(numbers)
+
+
+STEP_KEYS = ("reward/", "val/", "timing_s/", "actor/kl_loss", "actor/grad_norm", "rollout/logprob_gap_max")
+
+
+def per_step(results: dict[str, list[dict[int, dict]]], seeds: list[int], keys: tuple[str, ...] = STEP_KEYS) -> dict:
+    """Each run's logged numbers per step whose key starts with one of ``keys``: ``{arm: {seed: {step: {key: v}}}}``
+    — what a table and a plot are computed from."""
+    return {
+        arm: {
+            str(seed): {str(step): {k: v for k, v in m.items() if k.startswith(keys)} for step, m in sorted(r.items())}
+            for seed, r in zip(seeds, runs)
+        }
+        for arm, runs in results.items()
+    }
 
 
 def main(argv=None) -> int:
@@ -354,7 +372,9 @@ def main(argv=None) -> int:
         )
         return 0
     summary = summarize(results, args)
-    write_results(out, args, table(summary, args), summary, lambda path: plot(results, args, path))
+    steps = {"settings": {k: v for k, v in vars(args).items() if k not in ("out", "plot")}}
+    steps["runs"] = per_step(results, list(range(args.seeds)))
+    write_results(out, args, table(summary, args), summary, lambda path: plot(results, args, path), steps)
     print(f"{len(jobs)} runs in {(time.time() - started) / 60:.1f} min; table, plot and summary in {out}")
     return 0
 

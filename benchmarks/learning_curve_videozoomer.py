@@ -1,106 +1,236 @@
-"""VideoZoomer's RL in miniature, on a CPU: does the <video_zoom> agent learn where to look? Calls per trajectory and
-accuracy per step, GRPO (the authors' setting) and optionally TokenAdv over turns, several seeds each.
+"""VideoZoomer's RL in miniature, on a CPU: does the <video_zoom> agent learn where to look? GRPO (the authors'
+setting) and TokenAdv over turns, several seeds each; and, with --check, the credit-assignment check of the loop.
 
-    .venv-vllm/bin/python benchmarks/learning_curve_videozoomer.py --out runs/lc_videozoomer   # ~1 h on 2 busy cores
+    .venv-vllm/bin/python benchmarks/learning_curve_videozoomer.py --check \\
+        --plot benchmarks/results/credit_check.png                  # the credit-assignment check: 2 arms x 3 seeds
+    .venv-vllm/bin/python benchmarks/learning_curve_videozoomer.py \\
+        --plot benchmarks/results/learning_curve_videozoomer.png    # the curve: 2 arms x 3 seeds
     .venv-vllm/bin/python benchmarks/learning_curve_videozoomer.py --out runs/lcv --seeds 1 --steps 2  # a look
 
 Each run is ``easyr1 train yamls/videozoomer.yaml --cpu`` — the shipped recipe, EasyR1's own loop and the multi-turn
 rollout, only sizes, the learning rate and the group filter overridden for the tiny model — with ``--metrics-file``;
-the run machinery, the task's data and the table's cells are ``learning_curve.py``'s (the Zoom-Zero curve). Output:
-per step the reward (overall, accuracy, format), calls, turns and call errors per trajectory (mean over seeds, the
-seeds' range shaded), a table of the first and last quarter of steps and of the held-out validation before and
-after, and the step time as EasyR1 logs it.
+the run machinery and the table's cells are ``learning_curve.py``'s (the Zoom-Zero curve). A finished run is not run
+again (delete its folder to redo it). Output: per step the accuracy, format, calls, call errors and calls on the
+evidence span per trajectory (mean over seeds, the seeds' range shaded), a table of each seed's first and last quarter
+of steps ("rose in k/n") and of the held-out greedy validation before and after (accuracy; IoU of the called segments
+with the evidence), the step time as EasyR1 logs it, and the per-step numbers of every run as JSON (next to --plot).
 
-The task (``synthetic.benchmark.make_grounding_task``): a 12-s video with one coloured square per third; the question
-asks for the colour of the one in the middle. The agent's overview at 0.25 fps (``--overview-fps``) shows 0, 4 and
-8 s, the gaps between the squares: no colour is seen before a call, and a call on the middle third ``[4, 8]`` shows
-only the answer. The tiny random Qwen2.5-VL is warm-started per seed (``synthetic.warm_start``, kind ``agent``,
-``tile=True, see=True``) to call one of the three thirds drawn at random and then to name the colour the clip shows:
-the protocol and the perception a pretrained VLM brings, never which third to call or the answer. What RL has to
-learn is to call ``[4, 8]``. The warm start is imperfect, and the README says how: a 2-layer model pairs a call's
-start and end poorly (``[8, 4]``) and names a clip's colour only about half the time.
+The task (``synthetic.benchmark.make_grounding_task(distractors=False, square=1)``): a 12-s video, one coloured square
+the frame's full height in one third (0.5 s inside its edges), nothing in the other two; the question asks for the
+square's colour. The agent's
+overview at 0.25 fps shows 0, 4 and 8 s, before each square: no colour is seen before a call. A call on the evidence
+third shows the answer; a call anywhere else shows no option at all and the answer is a guess (1 in 4), as after an
+error. ``--task middle``: the square is always in the middle third (``[4, 8]`` is the call to learn); ``--task cued``:
+its third is drawn per video and a white mark fills that third's first half-second — the overview's frame there — so
+the policy must read the overview to choose where to call.
+
+The tiny random Qwen2.5-VL is warm-started per seed by this script (``synthetic.warm_start``, kind ``agent``,
+``tile=True, see=True, seen_answers``): a call on one of the three thirds drawn at random, at 1 fps (``--call-fps``),
+then the colour the clip shows (a random letter when it shows none), and more answers after clips of the square —
+the protocol and the perception a pretrained VLM brings, never which third to call. Before any RL run the script
+measures and prints what the warm start gives (``synthetic.agent_probe``): how often a sampled first turn is a valid
+call, and how often the model names the colour of a one-square clip.
+
+The optimizer settings (defaults: lr 3e-4 after 5 warm-up steps, 4 updates a step of one group each, 4 prompts x 8
+trajectories) and ``--call-fps 1`` were decided on seed 100's pilots of ``--check``, never reported (the table of
+pilots is in benchmarks/README.md).
+
+``--check``: the reward pays only a well-formed trajectory with at least one call that returned frames (the reward's
+``looked`` component, weights accuracy 0, format 0, tool 0, looked 1; TokenAdv's call and answer tokens both learn
+from it), the rest as the curve. The call's tokens come turns before the reward, so the check rises only if credit
+crosses turns (format alone is also paid by a direct answer, and the seed-100 pilots rose by dropping calls). It
+passes when ``looked`` — and with it format — reaches 0.9 (mean of 3 steps) within the steps in every run; the script
+exits 1 otherwise.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import learning_curve as lc  # noqa: E402  (the sibling script: its launcher, data and table cells)
+import learning_curve as lc  # noqa: E402  (the sibling script: its launcher and the table's cells)
 
 ARMS = {
     "grpo": [],  # the recipe as shipped: EasyR1's grpo
     "tokenadv": ["algorithm.adv_estimator=tokenadv", "worker.reward.reward_function_kwargs.tokenadv.over_turns=true"],
 }
 LABELS = {"grpo": "GRPO", "tokenadv": "TokenAdv over turns"}
-KEYS = ("reward/overall", "reward/accuracy", "reward/format", "agent/calls", "agent/turns", "agent/errors")
-VAL_KEYS = {
-    "reward/overall": "val/reward_score",
+KEYS = ("reward/accuracy", "reward/format", "reward/looked", "agent/calls", "agent/errors", "reward/evidence_calls")
+VAL_KEYS = {  # validation (greedy, held out): what the table shows before and after training
     "reward/accuracy": "val/accuracy_reward",
     "reward/format": "val/format_reward",
+    "reward/looked": "val/looked_reward",
     "agent/calls": "val/agent/calls",
-    "agent/turns": "val/agent/turns",
     "agent/errors": "val/agent/errors",
+    "reward/evidence_calls": "val/evidence_calls_reward",
+    "reward/grounding": "val/grounding_reward",  # IoU of the called segments with the evidence
 }
+STEP_KEYS = ("reward/", "agent/", "val/", "timing_s/", "actor/kl_loss", "actor/grad_norm", "rollout/logprob_gap_max")
 AGENT_PIXELS = dict(max_frame_pixels=12544, min_frame_pixels=3136)  # 16 tokens a frame at most
+CHECK_WEIGHTS = {"accuracy": 0, "format": 0, "tool": 0, "looked": 1}  # --check: well-formed, and a call showed frames
+CHECK_KEY = "reward/looked"  # what --check's target is read on
+SQUARE = 1.0  # the square's side: the frame's full height (two thirds, the Zoom-Zero task's, is named right ~3 in 4)
+PROBE_VIDEOS = 32  # held-out videos the warm start is probed on (one one-square clip and 4 sampled first turns each)
+CHECK_TARGET, CHECK_WINDOW = 0.9, 3  # --check passes when looked's mean over 3 consecutive steps reaches 0.9
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("--out", default="runs/lc_videozoomer", help="folder for the runs, table, plot and summary")
-    p.add_argument("--arms", default="grpo", help=f"comma-separated, of {', '.join(ARMS)}")
+    p.add_argument(
+        "--out",
+        default="runs/videozoomer",
+        help="folder for the data, warm starts, runs, table, plot and summary (--check: its runs and results in\n"
+        "OUT/check, the data and warm starts shared with the curve)",
+    )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="the credit-assignment check: the reward pays only a well-formed trajectory whose call returned frames",
+    )
+    p.add_argument("--arms", default="grpo,tokenadv", help=f"comma-separated, of {', '.join(ARMS)}")
     p.add_argument("--seeds", type=int, default=3, help="seeds per arm (warm start, data order, sampling)")
-    p.add_argument("--steps", type=int, default=16, help="RL steps per run")
+    p.add_argument("--first-seed", type=int, default=0, help="the first seed (pilots: 100 and up, never reported)")
+    p.add_argument("--steps", type=int, default=30, help="RL steps per run")
+    p.add_argument("--task", choices=("middle", "cued"), default="middle", help="where the evidence third is (above)")
     p.add_argument("--prompts", type=int, default=4, help="prompts per step (data.rollout_batch_size)")
     p.add_argument("--n", type=int, default=8, help="trajectories per prompt (worker.rollout.n)")
-    p.add_argument("--lr", type=float, default=2e-4, help="actor learning rate (the recipe's 1e-6 moves nothing here)")
+    p.add_argument(
+        "--update-prompts",
+        type=int,
+        default=1,
+        help="prompts per optimizer step (worker.actor.global_batch_size): --prompts / this many updates per step\n"
+        "(4 by default, one group each, as the Zoom-Zero curve's 8 of one group). A group whose rewards are all equal\n"
+        "gives no policy gradient yet still moves the weights (AdamW's momentum): without warm-up, at lr 5e-4 and up,\n"
+        "the seed-100 pilots fell to no valid call and stayed",
+    )
+    p.add_argument(
+        "--loss-avg",
+        choices=("token", "seq"),
+        default="token",
+        help="worker.actor.loss_avg_mode: the recipe's token mean, or each trajectory's mean (Eq. 2)",
+    )
+    p.add_argument(
+        "--lr",
+        type=float,
+        default=3e-4,
+        help="actor learning rate after the warm-up (the recipe's 1e-6 moves nothing here; decided on seed 100)",
+    )
+    p.add_argument(
+        "--warmup-steps",
+        type=int,
+        default=5,
+        help="steps of linear learning-rate warm-up (worker.actor.optim.lr_warmup_steps; EasyR1's first step then\n"
+        "has rate 0): AdamW's first steps move every weight by about the learning rate whatever the gradient's size,\n"
+        "and without warm-up at 2e-4 and up the seed-100 pilots lost every valid call at step 2",
+    )
     p.add_argument("--response-tokens", type=int, default=1024, help="response tokens of a trajectory, turns and clips")
     p.add_argument("--videos", type=int, default=32, help="training videos (8 more are held out for validation)")
     p.add_argument(
         "--overview-fps",
         type=float,
         default=0.25,
-        help="the agent's overview (agent.overview_fps): 0.25 shows 0, 4 and 8 s, between the squares, so only a\n"
-        "call sees a colour; the recipe's 0.5 also shows each square (2, 6, 10 s) among the overview's frames",
+        help="the agent's overview (agent.overview_fps): 0.25 shows 0, 4 and 8 s, before each third's square",
     )
     p.add_argument("--warm-steps", type=int, default=400, help="supervised steps of the warm start (batch 8)")
-    p.add_argument("--plot", help="also write the plot here (e.g. benchmarks/results/learning_curve_videozoomer.png)")
+    p.add_argument("--warm-examples", type=int, default=256, help="examples the warm start draws its batches from")
+    p.add_argument(
+        "--seen-answers",
+        type=int,
+        default=2,
+        help="warm start: after each (call, answer) pair, this many more answers after a call on the square's third\n"
+        "(synthetic.warm_start.agent_examples): perception examples where most thirds show nothing",
+    )
+    p.add_argument(
+        "--call-fps",
+        choices=("max", "1"),
+        default="1",
+        help="the warm start's calls: at 1 fps (any ordered pair of whole seconds is a valid call; seed 100's warm\n"
+        "start: 52%% of sampled first turns valid calls, colour named 100%% greedy / 81%% sampled), or at the most\n"
+        "frames a call may ask (4 fps on a 4-s third, where [0, 8] asks 32 frames, over the budget: 23%%, 100%%/59%%)",
+    )
+    p.add_argument("--plot", help="also write the plot here, and the per-step numbers next to it (.json)")
     args = p.parse_args(argv)
     args.arms = [a for a in args.arms.split(",") if a]
     unknown = [a for a in args.arms if a not in ARMS]
     if unknown:
         p.error(f"unknown arm(s) {unknown}; known: {', '.join(ARMS)}")
+    if args.update_prompts < 1 or args.prompts % args.update_prompts:
+        p.error(f"--update-prompts {args.update_prompts} must divide --prompts {args.prompts}")
+    args.seed_list = list(range(args.first_seed, args.first_seed + args.seeds))
     return args
 
 
-def prepare(out: Path, args: argparse.Namespace) -> dict:
-    """The task's rows and the base model (``learning_curve.prepare``'s), one agent warm start per seed."""
+def budget(args: argparse.Namespace):
     from zoomzero_plugin.agent import AgentBudget
-    from zoomzero_plugin.rows import read_rows
-    from zoomzero_plugin.synthetic.warm_start import warm_start
 
-    prepared = lc.prepare(out, lc.parse_args(["--seeds", "0", "--videos", str(args.videos)]))
-    models = {}
-    for seed in range(args.seeds):
+    return AgentBudget(overview_fps=args.overview_fps, **AGENT_PIXELS)
+
+
+def prepare(out: Path, args: argparse.Namespace) -> dict:
+    """The task's rows, the base model, one agent warm start per seed and what it gives (made once, printed)."""
+    from zoomzero_plugin.rows import read_rows, write_rows
+    from zoomzero_plugin.synthetic.agent_probe import probe_agent
+    from zoomzero_plugin.synthetic.benchmark import make_grounding_task
+    from zoomzero_plugin.synthetic.tiny_qwen import build_tiny_qwen
+    from zoomzero_plugin.synthetic.warm_start import short_prompts, warm_start
+
+    data = out / "data"
+    paths = {name: data / f"{name}.jsonl" for name in ("train", "val", "probe")}
+    if not all(p.is_file() for p in paths.values()):  # the probe's videos: held out from training and validation
+        for name, n, seed in (("train", args.videos, 100), ("val", 8, 200), ("probe", PROBE_VIDEOS, 300)):
+            made = make_grounding_task(
+                data / name, n_videos=n, seed=seed, distractors=False, placement=args.task, square=SQUARE
+            )
+            write_rows(paths[name], short_prompts(read_rows(made)))
+    base = out / "models" / "base"
+    if not (base / "config.json").is_file():
+        build_tiny_qwen(base, for_vllm=True)
+    models, probes = {}, {}
+    for seed in args.seed_list:
         models[seed] = out / "models" / f"agent-{seed}"
-        if not (models[seed] / "config.json").is_file():
+        found = models[seed] / "probe.json"
+        if not found.is_file():
             started = time.time()
-            rows = read_rows(prepared["paths"]["train"])
-            budget = AgentBudget(overview_fps=args.overview_fps, **AGENT_PIXELS)
-            base = out / "models" / "base"
-            options = dict(budget=budget, tile=True, see=True)  # perception and the protocol, not where to look
-            warm_start(base, models[seed], rows, "agent", steps=args.warm_steps, batch_size=8, seed=seed, **options)
-            print(f"agent warm start, seed {seed}: {time.time() - started:.0f} s", flush=True)
-    return {"paths": prepared["paths"], "models": models}
+            # the protocol and perception, not where to look
+            dense = args.call_fps == "max"
+            options = dict(budget=budget(args), tile=True, dense=dense, see=True, seen_answers=args.seen_answers)
+            rows = read_rows(paths["train"])
+            warm_start(
+                base,
+                models[seed],
+                rows,
+                "agent",
+                n=args.warm_examples,
+                steps=args.warm_steps,
+                seed=seed,
+                batch_size=8,
+                **options,
+            )
+            took = time.time() - started
+            probe_rows = read_rows(paths["probe"])
+            probe = probe_agent(models[seed], probe_rows, budget(args), samples=4, seed=seed, dense=dense)
+            found.write_text(json.dumps({"warm_start_s": took, "lines": probe.lines(), **probe.shares()}))
+        probes[seed] = json.loads(found.read_text())
+        print(f"warm start, seed {seed} ({probes[seed]['warm_start_s']:.0f} s):", *probes[seed]["lines"], sep="\n  ")
+    return {"paths": paths, "models": models, "probes": probes}
 
 
-def overrides(args: argparse.Namespace, paths: dict, model: Path, run: Path, seed: int) -> list[str]:
-    """What fits yamls/videozoomer.yaml to the tiny model and a CPU; everything else is the recipe's (agent budget:
-    <= 4 calls, 5 turns, 16 frames a call; reward 0.9 accuracy + 0.1 format; KL loss 1e-3)."""
-    agent = "worker.reward.reward_function_kwargs.agent."
+def overrides(args: argparse.Namespace, paths: dict, model: Path, run: Path, seed: int, arm: str) -> list[str]:
+    """What fits yamls/videozoomer.yaml to the tiny model and a CPU (the recipe's agent budget: <= 4 calls, 5 turns,
+    16 frames a call; KL loss 1e-3), the arm's estimator and, with --check, the reward of a well-formed trajectory
+    that looked."""
+    kwargs, agent = "worker.reward.reward_function_kwargs.", "worker.reward.reward_function_kwargs.agent."
+    check = []
+    if args.check:
+        weights = ", ".join(f"{k}: {v}" for k, v in CHECK_WEIGHTS.items())
+        check = [f"{kwargs}weights={{{weights}}}"]
+        if arm == "tokenadv":  # call tokens and the others both learn from what the reward pays
+            check += [f"{kwargs}tokenadv.glue_components=[looked]", f"{kwargs}tokenadv.answer_components=[looked]"]
     return [
         f"data.train_files={paths['train']}",
         f"data.val_files={paths['val']}",
@@ -114,7 +244,9 @@ def overrides(args: argparse.Namespace, paths: dict, model: Path, run: Path, see
         "algorithm.online_filtering=false",  # a step of 4 groups would often keep none
         f"worker.actor.model.model_path={model}",
         f"worker.actor.optim.lr={args.lr}",
-        f"worker.actor.global_batch_size={args.prompts}",
+        f"worker.actor.optim.lr_warmup_steps={args.warmup_steps}",
+        f"worker.actor.global_batch_size={args.update_prompts}",
+        f"worker.actor.loss_avg_mode={args.loss_avg}",
         "worker.actor.micro_batch_size_per_device_for_update=4",
         "worker.actor.micro_batch_size_per_device_for_experience=8",
         f"worker.rollout.n={args.n}",
@@ -128,6 +260,8 @@ def overrides(args: argparse.Namespace, paths: dict, model: Path, run: Path, see
         f"{agent}sampling_logprobs=true",
         f"{agent}overview_fps={args.overview_fps}",
         *(f"{agent}{k}={v}" for k, v in AGENT_PIXELS.items()),
+        *check,
+        *ARMS[arm],
         "trainer.n_gpus_per_node=1",
         "trainer.nnodes=1",
         "trainer.logger=[console]",
@@ -140,44 +274,62 @@ def overrides(args: argparse.Namespace, paths: dict, model: Path, run: Path, see
     ]
 
 
+def reached(values: list[float]) -> int | None:
+    """The first step (from 1) at which the mean of ``values`` over the last :data:`CHECK_WINDOW` steps is at least
+    :data:`CHECK_TARGET`; None when it never is."""
+    for end in range(CHECK_WINDOW, len(values) + 1):
+        if statistics.fmean(values[end - CHECK_WINDOW : end]) >= CHECK_TARGET:
+            return end
+    return None
+
+
 def summarize(results: dict[str, list[dict[int, dict]]], args: argparse.Namespace) -> dict:
     """Per arm and key: the mean over seeds per step, each seed's mean of the first and last quarter of steps, the
-    validation before and after; the step-time breakdown (steps 2.., step 1 includes vLLM's warm-up)."""
+    validation before and after; with --check, the step each run's ``looked`` reached the target; the step-time
+    breakdown (steps 2.., step 1 includes vLLM's warm-up)."""
     steps = list(range(1, args.steps + 1))
     out = {}
     for arm, runs in results.items():
-        arm_out: dict = {"curves": {}, "early": {}, "late": {}, "val": {}, "timing": {}}
-        for key in KEYS:
+        arm_out: dict = {"curves": {}, "early": {}, "late": {}, "val": {}, "timing": lc.timing(runs, steps)}
+        for key in (*KEYS, "reward/grounding"):
             arm_out["curves"][key] = [lc.mean(v) for v in lc.series(runs, key, steps)]
             arm_out["early"][key], arm_out["late"][key] = lc.quarters(runs, key, steps)
-            val = VAL_KEYS.get(key)
-            if val:
-                arm_out["val"][key] = [[r[s][val] for s in sorted(r) if val in r[s]] for r in runs]
-        arm_out["timing"] = lc.timing(runs, steps)
+        for key, val in VAL_KEYS.items():
+            arm_out["val"][key] = [[r[s][val] for s in sorted(r) if val in r[s]] for r in runs]
+        checked = [[r[s][CHECK_KEY] for s in steps if s in r and CHECK_KEY in r[s]] for r in runs]
+        arm_out["reached"] = [reached(f) for f in checked]
         out[arm] = arm_out
     return out
 
 
 def table(summary: dict, args: argparse.Namespace) -> str:
-    """Markdown: per arm and key, the first and last quarter of steps and their change (mean ± sd over seeds, then
-    each seed), the held-out validation (greedy, 8 videos) before and after; then the step-time breakdown."""
+    """Markdown: per arm and key, the first and last quarter of steps and their change (mean ± sd over seeds, then each
+    seed), how many seeds rose, the held-out validation (greedy, 8 videos) before and after; with --check, the step
+    each seed's ``looked`` reached the target; then the step-time breakdown."""
     q = max(1, args.steps // 4)
     lines = [
         f"| arm | per trajectory | steps 1–{q} | steps {args.steps - q + 1}–{args.steps} | change | change per seed "
-        "| val before | val after |",
-        "|---|---|---|---|---|---|---|---|",
+        "| rose in | val before | val after |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for arm, s in summary.items():
-        for key in KEYS:
-            early, late = s["early"][key], s["late"][key]
+        for key in (*KEYS, "reward/grounding"):
+            early, late = s["early"].get(key, []), s["late"].get(key, [])
             change = [b - a for a, b in zip(early, late)]
             val = [v for v in s["val"].get(key, []) if v]
             first, last = [v[0] for v in val], [v[-1] for v in val if len(v) > 1]
+            per_seed = ", ".join(f"{c:+.2f}" for c in change) or "–"
+            rose = f"{sum(c > 0 for c in change)}/{len(change)}" if change else "–"
             lines.append(
                 f"| {LABELS[arm]} | {key} | {lc.spread(early)} | {lc.spread(late)} | {lc.spread(change)} | "
-                f"{', '.join(f'{c:+.2f}' for c in change)} | {lc.spread(first) if val else '–'} | "
-                f"{lc.spread(last) if val else '–'} |"
+                f"{per_seed} | {rose} | {lc.spread(first)} | {lc.spread(last)} |"
             )
+    if args.check:
+        lines += ["", f"| arm | looked ≥ {CHECK_TARGET} ({CHECK_WINDOW}-step mean) at step, per seed | passed |"]
+        lines += ["|---|---|---|"]
+        for arm, s in summary.items():
+            at = ", ".join(f"seed {seed}: {r if r else 'never'}" for seed, r in zip(args.seed_list, s["reached"]))
+            lines.append(f"| {LABELS[arm]} | {at} | {sum(r is not None for r in s['reached'])}/{len(s['reached'])} |")
     lines += ["", "| arm | " + " | ".join(f"{t} s" for t in lc.TIMINGS) + " |", "|---" * (len(lc.TIMINGS) + 1) + "|"]
     for arm, s in summary.items():
         cells = [f"{s['timing'][t]:.1f}" if t in s["timing"] else "–" for t in lc.TIMINGS]
@@ -185,11 +337,27 @@ def table(summary: dict, args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
+def per_step(results: dict[str, list[dict[int, dict]]], args: argparse.Namespace, prepared: dict) -> dict:
+    """Every run's logged numbers per step (``learning_curve.per_step`` of :data:`STEP_KEYS`) with the settings and
+    the warm starts' probes: what the table and the plot are computed from."""
+    settings = {k: v for k, v in vars(args).items() if k not in ("out", "plot", "seed_list")}
+    return {
+        "settings": settings,
+        "warm_starts": {str(k): v for k, v in prepared["probes"].items()},
+        "runs": lc.per_step(results, args.seed_list, STEP_KEYS),
+    }
+
+
 def plot(results: dict[str, list[dict[int, dict]]], args: argparse.Namespace, path: Path) -> None:
     """One panel per key: each arm's mean over seeds per step, shaded between the seeds' min and max."""
+    what = (
+        "credit-assignment check (reward: well-formed with a call)"
+        if args.check
+        else f"VideoZoomer in miniature ({args.task})"
+    )
     title = (
-        f"VideoZoomer in miniature: {len(next(iter(results.values())))} seeds per arm "
-        f"({args.prompts} prompts x {args.n} trajectories per step)"
+        f"{what}: {len(args.seed_list)} seeds per arm ({args.prompts} prompts x {args.n} trajectories per step, "
+        f"{args.prompts // args.update_prompts} updates per step)"
     )
     lc.panels(results, list(KEYS), list(range(1, args.steps + 1)), LABELS, title, path)
 
@@ -202,15 +370,28 @@ def main(argv=None) -> int:
     started = time.time()
     prepared = prepare(out, args)
     recipe = lc.REPO / "yamls" / "videozoomer.yaml"
-    jobs = [(arm, seed) for seed in range(args.seeds) for arm in args.arms]
+    results_dir = out / "check" if args.check else out  # the check shares the curve's data and warm starts
+    results_dir.mkdir(parents=True, exist_ok=True)
+    jobs = [(arm, seed) for seed in args.seed_list for arm in args.arms]
     results: dict[str, list[dict[int, dict]]] = {arm: [] for arm in args.arms}
     for arm, seed in tqdm(jobs, desc="runs", unit="run"):
-        run = out / "runs" / f"{arm}-{seed}"
-        extra = overrides(args, prepared["paths"], prepared["models"][seed], run, seed) + ARMS[arm]
+        run = results_dir / "runs" / f"{arm}-{seed}"
+        extra = overrides(args, prepared["paths"], prepared["models"][seed], run, seed, arm)
         results[arm].append(lc.launch(recipe, extra, run, args.steps, f"{arm} seed {seed}"))
     summary = summarize(results, args)
-    lc.write_results(out, args, table(summary, args), summary, lambda path: plot(results, args, path))
-    print(f"{len(jobs)} runs in {(time.time() - started) / 60:.1f} min; table, plot and summary in {out}")
+    lc.write_results(
+        results_dir,
+        args,
+        table(summary, args),
+        summary,
+        lambda path: plot(results, args, path),
+        per_step(results, args, prepared),
+    )
+    print(f"{len(jobs)} runs in {(time.time() - started) / 60:.1f} min; table, plot and summary in {results_dir}")
+    if args.check:
+        passed = all(r is not None for s in summary.values() for r in s["reached"])
+        print(f"credit-assignment check: {'passed' if passed else 'FAILED'} (looked >= {CHECK_TARGET} in every run)")
+        return 0 if passed else 1
     return 0
 
 

@@ -46,13 +46,67 @@ def test_the_task_shows_the_answer_only_in_the_middle_third(task_rows):
         assert "ABCD"[TASK_COLORS.index(squares[1][2])] == truth.answer
 
 
-@given(st.floats(2.0, 600.0), st.sampled_from([4, 8, 16]), st.integers(2, 5))
+def _centre(frame):
+    """The mean RGB of a frame's centre (where the squares are), as integers."""
+    h, w = frame.shape[:2]
+    return tuple(int(v) for v in frame[h // 2 - 2 : h // 2 + 2, w // 2 - 2 : w // 2 + 2].reshape(-1, 3).mean(0))
+
+
+def test_without_distractors_only_the_middle_third_shows_a_square(tmp_path):
+    for row in read_rows(make_grounding_task(tmp_path, n_videos=3, seed=5, distractors=False)):
+        truth = GroundTruth.parse(row["answer"])
+        squares = json.loads(row["answer"])[SQUARES_KEY]
+        assert [tuple(s[:2]) for s in squares] == [(4.5, 7.5)] and list(truth.spans) == [(4.5, 7.5)]
+        reader = decord.VideoReader(row["videos"][0])
+        seen = [dominant_color(f) for f in reader.get_batch([8, 24, 40, 1, 17, 47]).asnumpy()]
+        assert seen == [None, squares[0][2], None, None, None, None], "2 s and 10 s show no square now"
+        assert "ABCD"[TASK_COLORS.index(squares[0][2])] == truth.answer
+
+
+def test_a_full_height_square_fills_the_frame_top_to_bottom(tmp_path):
+    """``square=1``: a 84-px square in a 112 x 84 frame — rows 0 to 83, columns 14 to 97 — where the default (two
+    thirds: 56 px) leaves the top rows and the sides grey."""
+    (row,) = read_rows(make_grounding_task(tmp_path / "full", n_videos=1, seed=5, square=1.0))
+    (default,) = read_rows(make_grounding_task(tmp_path / "default", n_videos=1, seed=5))
+    _, _, colour = json.loads(row["answer"])[SQUARES_KEY][1]
+    frame = decord.VideoReader(row["videos"][0]).get_batch([24]).asnumpy()[0]  # 6 s: the middle third's square
+    plain = decord.VideoReader(default["videos"][0]).get_batch([24]).asnumpy()[0]
+    for y, x in ((3, 56), (80, 56), (42, 18), (42, 93)):
+        assert dominant_color(frame[y - 2 : y + 3, x - 2 : x + 3]) == colour, (y, x)
+        assert dominant_color(plain[y - 2 : y + 3, x - 2 : x + 3]) is None, (y, x)
+    assert dominant_color(frame[40:45, 2:7]) is None, "the sides stay background"
+
+
+def test_a_cued_task_marks_its_evidence_third_where_a_quarter_fps_overview_looks(tmp_path):
+    rows = read_rows(make_grounding_task(tmp_path, n_videos=12, seed=2, distractors=False, placement="cued"))
+    thirds = []
+    for row in rows:
+        truth = GroundTruth.parse(row["answer"])
+        ((start, end, colour),) = json.loads(row["answer"])[SQUARES_KEY]
+        k = int(start // 4)  # the evidence third: 0.5-3.5, 4.5-7.5 or 8.5-11.5 s
+        thirds.append(k)
+        assert (start, end) == (4 * k + 0.5, 4 * k + 3.5) and list(truth.spans) == [(start, end)]
+        assert "white mark" in truth.question and truth.answer == "ABCD"[TASK_COLORS.index(colour)]
+        frames = decord.VideoReader(row["videos"][0]).get_batch([0, 16, 32, 16 * k + 8]).asnumpy()  # 0, 4, 8 s
+        centres = [_centre(f) for f in frames]
+        for j in range(3):  # the overview's frames: the white mark at the evidence third's first frame only
+            assert (min(centres[j]) > 200) == (j == k), (k, centres)
+        assert dominant_color(frames[3]) == colour, "the square itself in the middle of its third"
+    assert set(thirds) == {0, 1, 2}, "the evidence third varies from video to video"
+
+
+def test_an_unknown_placement_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="placement must be one of"):
+        make_grounding_task(tmp_path, n_videos=1, placement="left")
+
+
+@given(st.floats(2.0, 600.0), st.sampled_from([4, 8, 16]), st.integers(2, 5), st.booleans())
 @settings(max_examples=60, deadline=None)
-def test_every_taught_call_runs(duration, call_frames, parts):
+def test_every_taught_call_runs(duration, call_frames, parts, dense):
     """The calls the warm start teaches are valid for the agent's own environment: frames, not an error."""
     assert call_segments(12.0, 16) == [(0, 12, 1), (4, 12, 1), (8, 12, 1)]
     video = VideoInfo("v.mp4", int(duration * 4), 4.0)
-    segments = call_segments(video.duration, call_frames, parts)
+    segments = call_segments(video.duration, call_frames, parts, dense=dense)
     assert 1 <= len(segments) <= parts and len({start for start, _, _ in segments}) == len(segments)
     assert len({end for _, end, _ in segments}) == 1, "only the start differs"
     for segment in segments:
@@ -68,13 +122,17 @@ def test_tiled_calls_cut_the_video_in_whole_parts_from_zero():
     assert call_segments(12.0, 16, parts=4, tile=True) == [(0, 3, 1), (3, 6, 1), (6, 9, 1), (9, 12, 1)]
     assert call_segments(2.5, 16, tile=True) == [(0, 1, 1), (1, 2, 1)]
     assert call_segments(12.0, 16) == [(0, 12, 1), (4, 12, 1), (8, 12, 1)]
+    # dense: the most whole frames a second a call may ask (16 frames: 4 s at 4 fps, 8 s at 2, 12 s at 1)
+    assert call_segments(12.0, 16, tile=True, dense=True) == [(0, 4, 4), (4, 8, 4), (8, 12, 4)]
+    assert call_segments(12.0, 16, dense=True) == [(0, 12, 1), (4, 12, 2), (8, 12, 4)]
+    assert call_segments(12.0, 3, tile=True, dense=True) == [(0, 3, 1), (3, 6, 1), (6, 9, 1)]
 
 
-@given(st.floats(1.0, 600.0), st.sampled_from([1, 4, 8, 16]), st.integers(2, 5))
+@given(st.floats(1.0, 600.0), st.sampled_from([1, 4, 8, 16]), st.integers(2, 5), st.booleans())
 @settings(max_examples=60, deadline=None)
-def test_every_tiled_call_runs(duration, call_frames, parts):
+def test_every_tiled_call_runs(duration, call_frames, parts, dense):
     video = VideoInfo("v.mp4", int(duration * 4), 4.0)
-    segments = call_segments(video.duration, call_frames, parts, tile=True)
+    segments = call_segments(video.duration, call_frames, parts, tile=True, dense=dense)
     assert 1 <= len(segments) <= parts
     assert all(a[1] == b[0] for a, b in zip(segments, segments[1:])), "consecutive"
     for segment in segments:
@@ -114,6 +172,29 @@ def test_seeing_agent_names_the_colour_its_clip_shows(task_rows, tiny_tokenizer)
             assert seeing[k + 1].response == f"<think>seen</think><answer>{'ABCD'[TASK_COLORS.index(last)]}</answer>"
         else:
             assert seeing[k + 1].response == blind[k + 1].response
+
+
+def test_seen_answers_name_the_one_square_the_calls_stay_random(tmp_path, tiny_tokenizer):
+    """Without distractors only the middle third shows a square: a random call's clip mostly shows none. With
+    ``seen_answers=2`` each pair is followed by two answer turns after ``[4, 8]`` (the only one-colour clip), naming the
+    square's colour; the pairs — the calls taught, and what follows each — are those made without it."""
+    import numpy as np
+
+    rows = read_rows(make_grounding_task(tmp_path, n_videos=3, seed=5, distractors=False))
+    budget = AgentBudget(max_frame_pixels=12544, min_frame_pixels=3136)
+    template = tiny_tokenizer.apply_chat_template
+    extra = agent_examples(rows, 20, template, budget=budget, tile=True, see=True, seen_answers=2)
+    plain = agent_examples(rows, 10, template, budget=budget, tile=True, see=True)
+    pairs = [e for k, e in enumerate(extra) if k % 4 < 2]
+    assert [(e.prompt, e.response) for e in pairs] == [(e.prompt, e.response) for e in plain]
+    for k in range(0, 20, 4):
+        row = rows[(k // 4) % len(rows)]
+        ((_, _, colour),) = json.loads(row["answer"])[SQUARES_KEY]
+        for answer in extra[k + 2 : k + 4]:
+            assert '"segment": [4, 8]' in answer.prompt.split("<|im_start|>assistant\n")[1]
+            clip = answer.images[len(extra[k].images) :]
+            assert {dominant_color(np.asarray(image)) for image in clip} - {None} == {colour}
+            assert answer.response == f"<think>seen</think><answer>{'ABCD'[TASK_COLORS.index(colour)]}</answer>"
 
 
 def test_a_quarter_fps_overview_falls_between_the_squares(task_rows, tiny_tokenizer):

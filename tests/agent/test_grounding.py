@@ -31,6 +31,17 @@ def test_grounding_is_the_iou_of_the_looked_at_segments_with_the_truth():
     assert (s["calls"], s["call_errors"]) == (2.0, 1.0)
 
 
+def test_a_call_is_on_the_evidence_from_an_iou_of_one_half():
+    """Truth [4.5, 7.5] (3 s). [4.5, 10.5]: overlap 3 s, union 6 s, IoU exactly 0.5 — on the evidence; [4.5, 10.6]:
+    3 / 6.1 < 0.5 — not; [4, 8]: 3 / 4; [0, 4]: 0; a call that errs (40 frames) is not a look at all."""
+    truth = [(4.5, 7.5)]
+    count = lambda turns: score_response(play([*turns, ANSWER]), "B", spans=truth, duration=100.0)["evidence_calls"]  # noqa: E731
+    assert count([call(4.5, 10.5)]) == 1.0 and count([call(4.5, 10.6)]) == 0.0
+    assert count([call(4, 8), call(0, 4), call(4, 24)]) == 1.0, "[4, 24] asks 40 frames: an error, no frames"
+    assert count([call(4, 8), call(5, 7.5)]) == 2.0, "[5, 7.5]: 2.5 / 3"
+    assert score_response(play([call(4, 8), ANSWER]), "B")["evidence_calls"] == 0.0, "no spans, no evidence"
+
+
 def test_grounding_clamps_segments_to_the_video_and_is_zero_without_calls():
     s = score_response(play([call(96, 104), ANSWER]), "B", spans=[(98.0, 100.0)], duration=100.0)
     assert s["grounding"] == pytest.approx(2 / 4)  # [96, 100] after clamping vs [98, 100]

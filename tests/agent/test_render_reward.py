@@ -254,3 +254,21 @@ def test_batch_reward_function_convention():
     assert scores[1]["overall"] == pytest.approx(1.0)
     with pytest.raises(ValueError, match="reward input 0: unusable ground truth"):
         compute_score([{"response": "", "ground_truth": "{}"}])
+
+
+def test_looked_pays_a_well_formed_trajectory_whose_call_returned_frames():
+    """The credit check's component: format 1 and at least one call that showed frames. A direct answer (format 1,
+    no call), a well-formed call past the video's end (format 1, an error observation, no frames) and a call followed
+    by a bad answer (a call with frames, format 0) each get 0; with weights looked=1 alone, overall is looked."""
+    only_looked = AgentRewardConfig(accuracy=0, format=0, looked=1)
+    cases = {  # turns -> (format, calls, looked), by hand
+        "call then answer": ([GOOD_CALL, ANSWER_B], (1, 1, 1)),
+        "direct answer": ([ANSWER_B], (1, 0, 0)),
+        "call past the end (100 s video)": ([GOOD_CALL.replace("[10, 12]", "[200, 202]"), ANSWER_B], (1, 0, 0)),
+        "call then no think": ([GOOD_CALL, "<answer>B</answer>"], (0, 1, 0)),
+    }
+    for name, (turns, (fmt, calls, looked)) in cases.items():
+        s = score_response(play(turns)[1], "C", only_looked)  # the wrong letter: accuracy plays no part
+        assert (s["format"], s["calls"], s["looked"], s["overall"]) == (fmt, calls, looked, looked), name
+    with pytest.raises(ValueError, match="looked"):
+        AgentRewardConfig(looked=-0.5)

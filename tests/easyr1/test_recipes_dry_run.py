@@ -162,7 +162,7 @@ MISTAKES = [
         "old and new together",
         "videozoomer",
         ["weights.acc=0.9", "weights.accuracy=0.9"],
-        f"{KWARGS}: unknown reward weight(s) ['acc']; known: ['accuracy', 'format', 'tool']",
+        f"{KWARGS}: unknown reward weight(s) ['acc']; known: ['accuracy', 'format', 'tool', 'looked']",
     ),
 ]
 

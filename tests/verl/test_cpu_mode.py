@@ -160,7 +160,8 @@ def test_a_recipe_mistake_is_listed_before_anything_starts(tmp_path):
     assert f"data.train_files: {rows} does not exist" in problems
     # the sections' mistakes, named where the verl recipe keeps them, by the options reader both hosts share
     assert "zoomzero.zoom.no_spans must be one of ['skip', 'uniform'], got 'maybe'" in problems
-    weights = "unknown reward weight(s) ['iou', 'zoom']; known: ['accuracy', 'format', 'tool']"  # the recipe's GVQA
+    # the recipe's GVQA weights
+    weights = "unknown reward weight(s) ['iou', 'zoom']; known: ['accuracy', 'format', 'tool', 'looked']"
     assert f"zoomzero.reward: {weights}" in problems  # weights, read as the videozoomer reward's
     assert any(p.startswith("actor_rollout_ref.rollout.agent.default_agent_loop is zoomzero but") for p in problems)
 

@@ -1,19 +1,24 @@
 """The VideoZoomer reward of one whole trajectory, from the response string an RL rollout decodes.
 
-``overall = w_acc · accuracy + w_format · format + w_tool · tool`` (defaults 0.9, 0.1, 0; the authors' shipped
-configs pay no tool term), each component in {0, 1}:
+``overall = w_acc · accuracy + w_format · format + w_tool · tool + w_looked · looked`` (defaults 0.9, 0.1, 0, 0; the
+authors' shipped configs pay no tool term), each component in {0, 1}:
 
 - accuracy: the *final* turn is an answer turn and its ``<answer>`` names the right letter (``B``, ``(B)``,
   ``B. text`` or ``\\boxed{B}``, as the evaluation prompt asks);
 - format: every non-final turn is one well-formed call (think, then exactly one ``<video_zoom>`` holding one
   JSON object with sane values and at most ``max_frames_per_call`` frames, no answer tags) and the final turn is
   think + exactly one answer, nothing after it but whitespace;
-- tool: accuracy is 1 and at least one call returned frames (its observation shows the clip).
+- tool: accuracy is 1 and at least one call returned frames (its observation shows the clip);
+- looked: format is 1 and at least one call returned frames — a well-formed trajectory that looked before answering
+  (not the authors': a reward on it alone is the credit-assignment check of the multi-turn loop, since a call's
+  tokens come turns before the reward; format alone is also paid by a direct answer).
 
 Also returned, for logs and for TokenAdv over turns: ``grounding`` — when the question has ground-truth spans, the
 IoU of the union of the segments that calls returned frames for (clamped to the video) with the union of those
 spans; otherwise the tool term — and ``has_spans`` (1 when it had spans), ``turns``, ``calls`` (calls that returned
-frames), ``call_errors`` (error observations), ``clip_frames`` (frame labels in clip observations) and ``answered``.
+frames), ``evidence_calls`` (those of them whose segment, clamped to the video, has IoU ≥ 0.5 with the union of the
+spans: calls on the evidence), ``call_errors`` (error observations), ``clip_frames`` (frame labels in clip observations)
+and ``answered``.
 """
 
 from __future__ import annotations
@@ -30,7 +35,8 @@ from .prompts import CLIP_HEADER
 from .protocol import ANSWER, CALL, parse_turn
 from .render import ASSISTANT, split_response
 
-COMPONENTS = ("accuracy", "format", "tool")
+COMPONENTS = ("accuracy", "format", "tool", "looked")
+EVIDENCE_IOU = 0.5  # a call is on the evidence when its segment's IoU with the ground-truth spans is at least this
 _WRAP = "<tool_response>"
 
 
@@ -42,6 +48,7 @@ class AgentRewardConfig:
     accuracy: float = 0.9
     format: float = 0.1
     tool: float = 0.0
+    looked: float = 0.0
     max_frames_per_call: int = AgentBudget.max_frames_per_call
 
     def __post_init__(self) -> None:
@@ -109,18 +116,22 @@ def score_turns(
     shown = [clip_frames_shown(o) for o in observations]
     calls = sum(1 for n in shown if n > 0)
     tool = float(accuracy == 1.0 and calls > 0)
-    looked = [(t.call.start, t.call.end) for t, n in zip(turns, shown) if n > 0 and t.call is not None]
-    grounding = iou(_clamped(looked, duration), spans) if spans else tool
-    overall = config.accuracy * accuracy + config.format * fmt + config.tool * tool
+    looked = float(fmt == 1.0 and calls > 0)
+    seen = [(t.call.start, t.call.end) for t, n in zip(turns, shown) if n > 0 and t.call is not None]
+    grounding = iou(_clamped(seen, duration), spans) if spans else tool
+    on_evidence = sum(1 for seg in seen if spans and iou(_clamped([seg], duration), spans) >= EVIDENCE_IOU)
+    overall = config.accuracy * accuracy + config.format * fmt + config.tool * tool + config.looked * looked
     return {
         "overall": overall,
         "accuracy": accuracy,
         "format": fmt,
         "tool": tool,
+        "looked": looked,
         "grounding": grounding,
         "has_spans": float(bool(spans)),
         "turns": float(len(turns)),
         "calls": float(calls),
+        "evidence_calls": float(on_evidence),
         "call_errors": float(len(shown) - calls),
         "clip_frames": float(sum(shown)),
         "answered": float(final is not None and final.kind == ANSWER and final.letter is not None),

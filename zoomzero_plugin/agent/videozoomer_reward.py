@@ -3,13 +3,14 @@
 EasyR1 loads this file by path, calls ``compute_score(inputs, **worker.reward.reward_function_kwargs)`` with
 dicts holding ``response`` (the decoded response: every assistant turn and observation after the prompt,
 special tokens kept or skipped), ``response_length`` and ``ground_truth`` (a row's answer JSON, or a bare
-letter), and expects one dict per response with ``overall``; the other keys (accuracy, format, tool, grounding,
-has_spans, turns, calls, call_errors, clip_frames, answered) are logged as ``reward/<key>``. ``grounding`` needs
-the row's spans and duration: a bare letter as ground truth has neither, so it falls back to the tool term.
+letter), and expects one dict per response with ``overall``; the other keys (accuracy, format, tool, looked, grounding,
+has_spans, turns, calls, evidence_calls, call_errors, clip_frames, answered) are logged as ``reward/<key>``.
+``grounding`` and ``evidence_calls`` need the row's spans and duration: a bare letter as ground truth has neither,
+so grounding falls back to the tool term (and no call is on the evidence).
 
-kwargs: ``weights`` ``{"accuracy": 0.9, "format": 0.1, "tool": 0.0}`` (any subset); ``agent``: the rollout's section,
-whose budget keys are read as the rollout reads them (:meth:`AgentBudget.from_section`: its ``max_frames_per_call``
-bounds a well-formed call; the other keys are the rollout's).
+kwargs: ``weights`` ``{"accuracy": 0.9, "format": 0.1, "tool": 0.0, "looked": 0.0}`` (any subset); ``agent``: the
+rollout's section, whose budget keys are read as the rollout reads them (:meth:`AgentBudget.from_section`: its
+``max_frames_per_call`` bounds a well-formed call; the other keys are the rollout's).
 """
 
 from __future__ import annotations

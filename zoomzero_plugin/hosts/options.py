@@ -46,7 +46,8 @@ from zoomzero_plugin.vision import DEFAULT_GEOMETRY, VisionGeometry
 KWARGS = "worker.reward.reward_function_kwargs"  # where EasyR1 keeps the sections: the names messages are built with
 EASYR1_CONFIG = f"the EasyR1 config {KWARGS}"
 GVQA, VIDEOZOOMER = "zoomzero:gvqa", "zoomzero:videozoomer"
-VIDEOZOOMER_COMPONENTS = ("accuracy", "format", "tool", "grounding")  # what videozoomer_reward returns per response
+# what videozoomer_reward returns per response
+VIDEOZOOMER_COMPONENTS = ("accuracy", "format", "tool", "looked", "grounding")
 SECTIONS = ("zoom", "tokenadv", "agent")  # the section keys this plugin owns (beside its reward's own kwargs)
 # the zoom budget's pixel bounds: when a section leaves them out, the paper's tokens per frame in the model's pixels
 FRAME_PIXELS = ("min_frame_pixels", "max_frame_pixels")

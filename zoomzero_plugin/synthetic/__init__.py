@@ -1,8 +1,9 @@
 """Synthetic inputs for tests, demos and benchmarks, built offline: :mod:`.tiny_qwen` (tiny random Qwen2.5-VL and
 Qwen3-VL models with real processors), :mod:`.videos` (mp4s whose evidence sits in known spans), :mod:`.benchmark`
 (small benchmarks and the learning curves' task), :mod:`.adversarial` (degenerate model outputs),
-:mod:`.template_sampler` (template-shaped responses from a tiny model) and :mod:`.warm_start` (teaching a tiny model
-the formats). Names load their modules on first use.
+:mod:`.template_sampler` (template-shaped responses from a tiny model), :mod:`.warm_start` (teaching a tiny model
+the formats) and :mod:`.agent_probe` (what an agent warm start gives: valid calls, colours named). Names load their
+modules on first use.
 """
 
 from ..lazy import lazy_names

@@ -19,13 +19,18 @@ COLORS: dict[str, Color] = {
 }
 
 
+MARKS: dict[str, Color] = {"white": (235, 235, 235)}  # colours a video may show that no option names (cues)
+
+
 @dataclass(frozen=True)
 class Evidence:
-    """A coloured square shown from ``start`` to ``end`` seconds."""
+    """A coloured square shown from ``start`` to ``end`` seconds (a colour of :data:`COLORS` or :data:`MARKS`), centred,
+    its side ``size`` times the frame's shorter side (None: two thirds, rounded down to an even number of pixels)."""
 
     start: float
     end: float
     color: str = "red"
+    size: float | None = None
 
 
 def render_frame(t: float, width: int, height: int, evidence: tuple[Evidence, ...]) -> np.ndarray:
@@ -35,9 +40,9 @@ def render_frame(t: float, width: int, height: int, evidence: tuple[Evidence, ..
     frame[:, bar : bar + 8] = 110
     for item in evidence:
         if item.start <= t < item.end:
-            r = min(width, height) // 3
+            r = min(width, height) // 3 if item.size is None else int(min(width, height) * item.size) // 2
             cy, cx = height // 2, width // 2
-            frame[cy - r : cy + r, cx - r : cx + r] = COLORS[item.color]
+            frame[cy - r : cy + r, cx - r : cx + r] = COLORS.get(item.color) or MARKS[item.color]
     return frame
 
 

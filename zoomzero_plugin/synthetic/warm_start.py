@@ -19,7 +19,6 @@ Each prompt is what the RL run shows the model, with its images and videos (and 
 
 from __future__ import annotations
 
-import json
 import math
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -39,7 +38,7 @@ from ..mrope import model_positions
 from ..question import VIDEO_PLACEHOLDER
 from ..video import fetch_element
 from ..vision import VisionGeometry, fetch_patch_size, qwen_vl_utils_factor
-from .benchmark import SQUARES_KEY
+from .benchmark import clip_letter, colour_letter, row_squares
 
 KINDS = ("grounded", "agent")
 
@@ -98,7 +97,7 @@ def grounded_response(rng: random.Random, truth: GroundTruth, whole_seconds: boo
 
 
 def call_segments(
-    duration: float, max_frames_per_call: int, parts: int = 3, tile: bool = False
+    duration: float, max_frames_per_call: int, parts: int = 3, tile: bool = False, dense: bool = False
 ) -> list[tuple[int, int, int]]:
     """``(start, end, fps)`` of the calls the warm start teaches: up to ``parts`` segments that all end at the video's
     end (whole seconds) at 1 fps, the k-th lasting k/parts of ``min(duration, max_frames_per_call)`` seconds (whole,
@@ -107,14 +106,19 @@ def call_segments(
 
     ``tile``: instead, up to ``parts`` consecutive segments of one whole length from 0 s, ``duration / parts`` (at most
     ``max_frames_per_call``, at least 1 s) at 1 fps: a 12-s video in thirds, ``(0, 4)``, ``(4, 8)``, ``(8, 12)`` — each
-    part of the video can be called alone (three fixed calls, learnt as three strings)."""
+    part of the video can be called alone (three fixed calls, learnt as three strings).
+
+    ``dense``: each segment at the highest whole fps its frame budget allows, ``max_frames_per_call // length`` (a
+    4-s third with 16 frames a call: 4 fps), so a clip shows as much of its segment as a call may."""
     end = math.floor(duration)
     if tile:
         length = max(1, min(end // parts, max_frames_per_call))
-        return [(k * length, (k + 1) * length, 1) for k in range(min(parts, end // length))]
-    span = min(end, max_frames_per_call)
-    lengths = sorted({max(1, span * k // parts) for k in range(1, parts + 1)}, reverse=True)
-    return [(end - length, end, 1) for length in lengths]
+        segments = [(k * length, (k + 1) * length) for k in range(min(parts, end // length))]
+    else:
+        span = min(end, max_frames_per_call)
+        lengths = sorted({max(1, span * k // parts) for k in range(1, parts + 1)}, reverse=True)
+        segments = [(end - length, end) for length in lengths]
+    return [(s, e, max(1, max_frames_per_call // (e - s)) if dense else 1) for s, e in segments]
 
 
 def call_turn(start: float, end: float, fps: int) -> str:
@@ -163,24 +167,11 @@ class _Clips:
         return self._cache[key]
 
 
-def _squares(row: Mapping[str, Any]) -> list[tuple[float, float, str]]:
-    """The row's squares (``squares`` of :func:`~.benchmark.make_grounding_task`): ``(start, end, colour)``."""
-    squares = json.loads(row["answer"]).get(SQUARES_KEY)
-    if squares is None:
-        raise ValueError("see=True names the colour a clip shows: the rows need 'squares' (make_grounding_task)")
-    return squares
-
-
-def _letter(truth: GroundTruth, colour: str) -> str:
-    """The option letter of a square's ``colour``."""
-    return LETTERS[list(truth.options).index(colour)]
-
-
 def _seen_square(rng: random.Random, row: Mapping[str, Any], truth: GroundTruth) -> tuple[tuple[float, float], str]:
     """A span inside one of the row's squares, and the letter of that square's colour."""
-    start, end, colour = rng.choice(_squares(row))
+    start, end, colour = rng.choice(row_squares(row))
     inset = rng.uniform(0.0, (end - start) / 4)
-    return (round(start + inset, 1), round(end - inset, 1)), _letter(truth, colour)
+    return (round(start + inset, 1), round(end - inset, 1)), colour_letter(truth, colour)
 
 
 def grounded_examples(
@@ -229,13 +220,6 @@ def grounded_examples(
     return out
 
 
-def _clip_letter(row: Mapping[str, Any], truth: GroundTruth, times: Iterable[float]) -> str | None:
-    """The letter of the one square colour shown at the clip's frame ``times``; None when they show no square or
-    squares of more than one colour."""
-    shown = {colour for start, end, colour in _squares(row) for t in times if start <= t <= end}
-    return _letter(truth, shown.pop()) if len(shown) == 1 else None
-
-
 def agent_examples(
     rows: Sequence[Mapping[str, Any]],
     n: int,
@@ -246,22 +230,25 @@ def agent_examples(
     seed: int = 0,
     tile: bool = False,
     see: bool = False,
+    seen_answers: int = 0,
+    dense: bool = False,
     clip_as: str = "images",
     temporal_patch: int = 2,
 ) -> list[Example]:
-    """``n`` pairs over dataset ``rows`` (videos and answer JSON), as the VideoZoomer rollout renders them with the
-    agent's ``prompt`` variant and ``budget``: even pairs are the first prompt answered with a call on one of
-    :func:`call_segments` (``parts``, ``tile``) drawn at random, odd pairs the prompt after that call's clip answered
-    with a random letter. ``clip_as`` (the rollout's ``agent.clip_as``): the clip as labelled images, or as one video
-    with its timing (its frames padded to whole temporal patches of ``temporal_patch`` frames, as the rollout pads).
-
-    ``see`` (rows with ``squares``): where the clip shows squares of one colour only, the answer turn names that
-    colour's letter instead — the perception a pretrained model brings (it names what a clip shows), never where to
-    look: the call stays random, and a clip of the wrong square is answered with the wrong square's colour."""
+    """``n`` examples over dataset ``rows`` (videos and answer JSON) as the VideoZoomer rollout renders them (the
+    agent's ``prompt`` variant, ``budget``, ``clip_as``: labelled images, or one video padded to whole temporal patches
+    of ``temporal_patch`` frames), in pairs: the first prompt answered with a call on one of :func:`call_segments`
+    (``parts``, ``tile``, ``dense``) drawn at random, then the prompt after that call's clip answered with a random
+    letter. ``see`` (rows with ``squares``): where the clip shows squares of one colour only, the answer names that
+    colour — the perception a pretrained model brings, never where to look: the call stays random, and a clip of the
+    wrong square is answered with its colour. ``seen_answers`` (with ``see``): after each pair, this many more answer
+    turns after calls drawn among the segments whose clip shows one colour (in the prompt, not taught): where most
+    thirds show no square, the answer turn still learns to name colours; the calls taught stay the pairs' own."""
     budget = budget or AgentBudget()
     video_clips = check_clip_as(clip_as) == "video"
     prompts = get_prompts(prompt)
     rng = random.Random(seed)
+    looks = random.Random(-1 - seed)  # the seen answers' draws: the pairs are those made without them
     readers = {row["videos"][0]: FrameReader(row["videos"][0]) for row in rows}
     decoded: dict[tuple[str, int], Any] = {}
 
@@ -272,37 +259,45 @@ def agent_examples(
         return tuple(decoded[video, f] for f in frames)
 
     out: list[Example] = []
-    for i in range(0, n, 2):
-        row = rows[(i // 2) % len(rows)]
+    i = 0
+    while len(out) < n:
+        row = rows[i % len(rows)]
+        i += 1
         truth = GroundTruth.parse(row["answer"])
         video = row["videos"][0]
-        trajectory = Trajectory(readers[video].info, budget, prompts)
-        first = first_prompt(
-            apply_chat_template,
-            prompts.system,
-            trajectory.user_parts(question_text(truth.question, truth.options)),
-            QWEN_IMAGE,
-        )
-        segments = call_segments(trajectory.video.duration, budget.max_frames_per_call, parts, tile)
-        call = call_turn(*rng.choice(segments))
-        step = trajectory.step(call)
-        if step.observation is None or step.error is not None:
-            raise ValueError(f"the warm start's call {call!r} does not run: {step.error}")
-        after = prompt_text(first, [(call, observation_text(step.observation, clip_as))])
+        info = readers[video].info
+        trajectory = Trajectory(info, budget, prompts)
+        user = trajectory.user_parts(question_text(truth.question, truth.options))
+        first = first_prompt(apply_chat_template, prompts.system, user, QWEN_IMAGE)
         seen = images(video, [f.frame for f in trajectory.overview])
-        letter = LETTERS[rng.randrange(len(truth.options))]  # drawn with see too: the same calls either way
-        if see:
-            letter = _clip_letter(row, truth, [f.time for f in step.observation.frames]) or letter
-        clip = images(video, [f.frame for f in step.observation.frames])
-        if video_clips:  # as the rollout shows it: one video, padded to whole temporal patches, with its timing
-            timing = clip_video(step.observation.frames, trajectory.video, temporal_patch)
+
+        def answered(call: str, letter: str | None) -> Example | None:
+            """The answer turn after ``call``'s clip: the clip's one colour with ``see``, else ``letter`` (None: no
+            example where the clip shows no one colour)."""
+            step = Trajectory(info, budget, prompts).step(call)
+            if step.observation is None or step.error is not None:
+                raise ValueError(f"the warm start's call {call!r} does not run: {step.error}")
+            frames = step.observation.frames
+            after = prompt_text(first, [(call, observation_text(step.observation, clip_as))])
+            letter = (clip_letter(row, truth, [f.time for f in frames]) if see else None) or letter
+            if letter is None:
+                return None
+            clip = images(video, [f.frame for f in frames])
+            if not video_clips:
+                return Example(after, answer_turn(letter), seen + clip)
+            timing = clip_video(frames, info, temporal_patch)  # one video, padded to whole temporal patches
             shown = FrameVideo(clip + clip[-1:] * (len(timing.indices) - len(clip)), timing)
-            answered = Example(
+            return Example(
                 after, answer_turn(letter), seen, (shown.tensor(),), (timing.sample_fps,), (shown.metadata(),)
             )
-        else:
-            answered = Example(after, answer_turn(letter), seen + clip)
-        out += [Example(first, call, seen), answered]
+
+        spans = call_segments(info.duration, budget.max_frames_per_call, parts, tile, dense)
+        segments = [call_turn(*s) for s in spans]
+        call = rng.choice(segments)
+        letter = LETTERS[rng.randrange(len(truth.options))]  # drawn with see too: the same calls either way
+        out += [Example(first, call, seen), answered(call, letter)]
+        one_colour = [c for c in segments if see and answered(c, None)] if seen_answers else []
+        out += [answered(looks.choice(one_colour), None) for _ in range(seen_answers if one_colour else 0)]
     return out[:n]
 
 

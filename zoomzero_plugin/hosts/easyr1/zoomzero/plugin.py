@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from zoomzero_plugin.agent.reward import AgentRewardConfig
+from zoomzero_plugin.agent.reward import COMPONENTS as REWARD_COMPONENTS, AgentRewardConfig
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.gvqa.reward import RewardConfig
 from zoomzero_plugin.gvqa.zoom import plan_zoom
@@ -193,7 +193,7 @@ def describe_agent(config: Any, options: RecipeOptions) -> dict[str, Any]:
         "sampling log-probs kept": agent.sampling_logprobs,
     }
     if isinstance(reward, AgentRewardConfig):
-        weights = {"accuracy": reward.accuracy, "format": reward.format, "tool": reward.tool}
+        weights = {name: getattr(reward, name) for name in REWARD_COMPONENTS}
         out["reward"] = {"function": options.reward.name, "weights": weights}
     try:
         data = config.data

@@ -1,0 +1,147 @@
+"""What a warm-started agent model does before RL: how often it writes a valid call, and how often it names the colour
+of a one-square clip. Measured with transformers on the very prompts the VideoZoomer rollout renders.
+
+RL can only teach where to look if a call on the evidence pays: the answer after a clip of one square must name that
+square's colour reliably. :func:`probe_agent` measures both turns of the protocol on rows of
+:func:`~.benchmark.make_grounding_task`:
+
+- ``valid_calls``: the first turn sampled at temperature 1 (as RL samples it), the share that is a well-formed call
+  the environment runs (frames returned), and which segments those calls ask for;
+- ``perception``: for each row and each call :func:`~.warm_start.call_segments` teaches whose clip shows one square,
+  the call teacher-forced, then the answer turn generated greedily and at temperature 1: the share that names the
+  square's colour.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..agent import AgentBudget, Trajectory
+from ..agent.frames import FrameReader
+from ..agent.prompts import get_prompts, question_text
+from ..agent.protocol import ANSWER, CALL, parse_turn
+from ..agent.render import QWEN_IMAGE, first_prompt, prompt_text
+from ..ground_truth import GroundTruth
+from .benchmark import clip_letter
+from .warm_start import call_segments, call_turn
+
+
+@dataclass
+class AgentProbe:
+    """Counts of :func:`probe_agent`: sampled first turns and their valid calls (by segment), one-square clips and
+    the answers naming their colour (greedy, and sampled at temperature 1)."""
+
+    first_turns: int = 0
+    valid_calls: int = 0
+    segments: Counter = field(default_factory=Counter)
+    clips: int = 0
+    named_greedy: int = 0
+    named_sampled: int = 0
+
+    def shares(self) -> dict[str, float | None]:
+        """``valid_calls``, ``named_greedy`` and ``named_sampled`` as shares (None where nothing was counted)."""
+        share = lambda a, b: a / b if b else None  # noqa: E731
+        return {
+            "valid_calls": share(self.valid_calls, self.first_turns),
+            "named_greedy": share(self.named_greedy, self.clips),
+            "named_sampled": share(self.named_sampled, self.clips),
+        }
+
+    def lines(self) -> list[str]:
+        share = lambda a, b: f"{a}/{b} = {a / b:.0%}" if b else "–"  # noqa: E731
+        called = ", ".join(f"[{s:g}, {e:g}] {n}" for (s, e), n in sorted(self.segments.items()))
+        return [
+            f"valid calls (first turn, temperature 1): {share(self.valid_calls, self.first_turns)}"
+            f" ({called or 'none'})",
+            f"colour of a one-square clip named (greedy): {share(self.named_greedy, self.clips)}",
+            f"colour of a one-square clip named (temperature 1): {share(self.named_sampled, self.clips)}",
+        ]
+
+
+def _generate(model, processor, prompt: str, images: Sequence[Any], samples: int, greedy: bool, seed: int) -> list[str]:
+    import torch
+
+    inputs = processor(text=[prompt], images=list(images) or None, return_tensors="pt")
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        out = model.generate(
+            **inputs,
+            max_new_tokens=48,
+            do_sample=not greedy,
+            temperature=None if greedy else 1.0,
+            top_p=None,
+            top_k=None,
+            num_return_sequences=1 if greedy else samples,
+            eos_token_id=processor.tokenizer.eos_token_id,
+            pad_token_id=processor.tokenizer.pad_token_id,
+        )
+    new = out[:, inputs["input_ids"].shape[1] :]
+    return processor.tokenizer.batch_decode(new, skip_special_tokens=True)
+
+
+def probe_agent(
+    model_dir: str | Path,
+    rows: Sequence[Mapping[str, Any]],
+    budget: AgentBudget,
+    samples: int = 8,
+    tile: bool = True,
+    parts: int = 3,
+    seed: int = 0,
+    dense: bool = False,
+) -> AgentProbe:
+    """Probe the agent model in ``model_dir`` on ``rows`` (``make_grounding_task`` rows, with squares) under
+    ``budget``: ``samples`` first turns per row at temperature 1, and one greedy and one sampled answer per one-square
+    clip of :func:`~.warm_start.call_segments` (``parts``, ``tile``, ``dense``). See the module docstring."""
+    import torch
+    from transformers import AutoProcessor, Qwen2_5_VLForConditionalGeneration
+
+    processor = AutoProcessor.from_pretrained(model_dir)
+    model = Qwen2_5_VLForConditionalGeneration.from_pretrained(model_dir, torch_dtype=torch.float32).eval()
+    prompts = get_prompts("train")
+    probe = AgentProbe()
+    rng = random.Random(seed)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for row in rows:
+            truth = GroundTruth.parse(row["answer"])
+            reader = FrameReader(row["videos"][0])
+            trajectory = Trajectory(reader.info, budget, prompts)
+            first = first_prompt(
+                processor.tokenizer.apply_chat_template,
+                prompts.system,
+                trajectory.user_parts(question_text(truth.question, truth.options)),
+                QWEN_IMAGE,
+            )
+            seen = reader.read([f.frame for f in trajectory.overview], budget.max_frame_pixels, budget.min_frame_pixels)
+            for text in _generate(model, processor, first, seen, samples, False, rng.randrange(1 << 30)):
+                probe.first_turns += 1
+                turn = parse_turn(text, budget.max_frames_per_call)
+                step = Trajectory(reader.info, budget, prompts).step(text)
+                if turn.kind == CALL and turn.format_ok and step.error is None and step.observation is not None:
+                    probe.valid_calls += 1
+                    probe.segments[(turn.call.start, turn.call.end)] += 1
+            for segment in call_segments(trajectory.video.duration, budget.max_frames_per_call, parts, tile, dense):
+                call = call_turn(*segment)
+                step = Trajectory(reader.info, budget, prompts).step(call)
+                frames = step.observation.frames
+                letter = clip_letter(row, truth, [f.time for f in frames])
+                if letter is None:
+                    continue
+                after = prompt_text(first, [(call, step.observation.text(QWEN_IMAGE))])
+                clip = reader.read([f.frame for f in frames], budget.max_frame_pixels, budget.min_frame_pixels)
+                probe.clips += 1
+                greedy = _generate(model, processor, after, seen + clip, 1, True, 0)[0]
+                sampled = _generate(model, processor, after, seen + clip, 1, False, rng.randrange(1 << 30))[0]
+                for text, attr in ((greedy, "named_greedy"), (sampled, "named_sampled")):
+                    turn = parse_turn(text, budget.max_frames_per_call)
+                    if turn.kind == ANSWER and turn.letter == letter:
+                        setattr(probe, attr, getattr(probe, attr) + 1)
+    finally:
+        torch.set_num_threads(threads)
+    return probe
