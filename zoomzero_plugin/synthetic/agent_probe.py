@@ -25,7 +25,7 @@ from ..agent import AgentBudget, Trajectory
 from ..agent.frames import FrameReader
 from ..agent.prompts import get_prompts, question_text
 from ..agent.protocol import ANSWER, CALL, parse_turn
-from ..agent.render import QWEN_IMAGE, first_prompt, prompt_text
+from ..agent.render import QWEN_IMAGE, first_prompt, observation_text, prompt_text
 from ..ground_truth import GroundTruth
 from .benchmark import clip_letter
 from .warm_start import call_segments, call_turn
@@ -121,8 +121,8 @@ def probe_agent(
             seen = reader.read([f.frame for f in trajectory.overview], budget.max_frame_pixels, budget.min_frame_pixels)
             for text in _generate(model, processor, first, seen, samples, False, rng.randrange(1 << 30)):
                 probe.first_turns += 1
-                turn = parse_turn(text, budget.max_frames_per_call)
-                step = Trajectory(reader.info, budget, prompts).step(text)
+                step = Trajectory(reader.info, budget, prompts).step(text)  # the turn as the environment parses it
+                turn = step.turn
                 if turn.kind == CALL and turn.format_ok and step.error is None and step.observation is not None:
                     probe.valid_calls += 1
                     probe.segments[(turn.call.start, turn.call.end)] += 1
@@ -133,7 +133,7 @@ def probe_agent(
                 letter = clip_letter(row, truth, [f.time for f in frames])
                 if letter is None:
                     continue
-                after = prompt_text(first, [(call, step.observation.text(QWEN_IMAGE))])
+                after = prompt_text(first, [(call, observation_text(step.observation))])
                 clip = reader.read([f.frame for f in frames], budget.max_frame_pixels, budget.min_frame_pixels)
                 probe.clips += 1
                 greedy = _generate(model, processor, after, seen + clip, 1, True, 0)[0]

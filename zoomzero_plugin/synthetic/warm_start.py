@@ -220,6 +220,14 @@ def grounded_examples(
     return out
 
 
+def _ran(call: str, video: Any, budget: AgentBudget, prompts: Any) -> Any:
+    """The observation of ``call``'s clip as a fresh trajectory over ``video`` runs it (the call must run)."""
+    step = Trajectory(video, budget, prompts).step(call)
+    if step.observation is None or step.error is not None:
+        raise ValueError(f"the warm start's call {call!r} does not run: {step.error}")
+    return step.observation
+
+
 def agent_examples(
     rows: Sequence[Mapping[str, Any]],
     n: int,
@@ -271,17 +279,16 @@ def agent_examples(
         first = first_prompt(apply_chat_template, prompts.system, user, QWEN_IMAGE)
         seen = images(video, [f.frame for f in trajectory.overview])
 
-        def answered(call: str, letter: str | None) -> Example | None:
-            """The answer turn after ``call``'s clip: the clip's one colour with ``see``, else ``letter`` (None: no
-            example where the clip shows no one colour)."""
-            step = Trajectory(info, budget, prompts).step(call)
-            if step.observation is None or step.error is not None:
-                raise ValueError(f"the warm start's call {call!r} does not run: {step.error}")
-            frames = step.observation.frames
-            after = prompt_text(first, [(call, observation_text(step.observation, clip_as))])
-            letter = (clip_letter(row, truth, [f.time for f in frames]) if see else None) or letter
-            if letter is None:
-                return None
+        def colour_of(frames: Sequence[Any]) -> str | None:
+            """The letter of the one colour a clip's ``frames`` show (None: no square, or more than one colour)."""
+            return clip_letter(row, truth, [f.time for f in frames])
+
+        def answered(call: str, letter: str | None) -> Example:
+            """The answer turn after ``call``'s clip: the clip's one colour with ``see``, else ``letter``."""
+            observation = _ran(call, info, budget, prompts)
+            frames = observation.frames
+            after = prompt_text(first, [(call, observation_text(observation, clip_as))])
+            letter = (colour_of(frames) if see else None) or letter
             clip = images(video, [f.frame for f in frames])
             if not video_clips:
                 return Example(after, answer_turn(letter), seen + clip)
@@ -296,7 +303,8 @@ def agent_examples(
         call = rng.choice(segments)
         letter = LETTERS[rng.randrange(len(truth.options))]  # drawn with see too: the same calls either way
         out += [Example(first, call, seen), answered(call, letter)]
-        one_colour = [c for c in segments if see and answered(c, None)] if seen_answers else []
+        looks_at = segments if see and seen_answers else []  # the calls whose clip shows one colour
+        one_colour = [c for c in looks_at if colour_of(_ran(c, info, budget, prompts).frames)]
         out += [answered(looks.choice(one_colour), None) for _ in range(seen_answers if one_colour else 0)]
     return out[:n]
 
