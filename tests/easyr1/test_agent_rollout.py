@@ -275,6 +275,17 @@ def test_each_trajectorys_later_turns_are_seeded_apart(step):
     assert [s - base for s in seeds] == rank0 + rank1
 
 
+def test_each_prompts_first_turns_are_seeded_apart(agent_recipe, easyr1_tokenizer, easyr1_processor, tiny_model):
+    """Two prompts on one rank, n = 4: EasyR1 gives both the generation's one seed, and vLLM seeds a prompt's samples
+    ``+ k``; two prompts alike would draw the same four first turns. By hand: prompt 0's first turns at the seed,
+    prompt 1's 4 past it (its samples are the batch's 4th to 7th)."""
+    engine = TinyEngine(tiny_model, easyr1_processor, AgentGuide())
+    generate_two_prompts(agent_recipe, easyr1_tokenizer, easyr1_processor, engine, world_size=1)
+    first = [c["sampling"] for c in engine.calls if c["sampling"].n == 4]
+    assert len(first) == 2 and first[0].seed is not None
+    assert first[1].seed - first[0].seed == 4
+
+
 def test_observations_are_in_the_sequence_but_out_of_the_loss(step, easyr1_tokenizer):
     batch = step.batch
     mask, attention = batch.batch["response_mask"], batch.batch["attention_mask"][:, -mask_width(batch) :]
@@ -434,9 +445,9 @@ def expected_budget(tokenizer, video):
     return expected_turn_and_observation(tokenizer, video, turns[0], frame_tokens=12) + second + 5
 
 
-@pytest.fixture(scope="module")
-def truncated(agent_recipe, agent_rows, easyr1_tokenizer, easyr1_processor, tiny_model):
-    """The same prompts generated with a response budget that cuts trajectories (no trainer: the worker group)."""
+def generate_two_prompts(agent_recipe, tokenizer, processor, engine, world_size=2, max_response_tokens=None):
+    """The recipe's two prompts through the VideoZoomer rollout on ``engine`` (no trainer: the worker group of
+    ``world_size`` ranks), with ``max_response_tokens`` (default: the recipe's)."""
     from torchdata.stateful_dataloader import StatefulDataLoader
     from verl.protocol import DataProto
     from verl.utils.dataset import collate_fn
@@ -445,12 +456,8 @@ def truncated(agent_recipe, agent_rows, easyr1_tokenizer, easyr1_processor, tiny
     from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import ROLLOUT
     from zoomzero_plugin.hosts.options import AgentOptions
 
-    video = json.loads(agent_rows.read_text().splitlines()[0])["videos"][0]
-    total = expected_budget(easyr1_tokenizer, video)
     config = load(agent_recipe)
-    loader = StatefulDataLoader(
-        rlhf_dataset(config, easyr1_tokenizer, easyr1_processor), batch_size=2, collate_fn=collate_fn
-    )
+    loader = StatefulDataLoader(rlhf_dataset(config, tokenizer, processor), batch_size=2, collate_fn=collate_fn)
     mark_row_fields([loader], ROLLOUT.row_fields)  # what the trainer's __init__ does for the rollout
     batch = DataProto.from_single_dict(
         next(iter(loader)), meta_info={"min_pixels": 3136, "max_pixels": 12544, "video_fps": 0.5}
@@ -460,12 +467,21 @@ def truncated(agent_recipe, agent_rows, easyr1_tokenizer, easyr1_processor, tiny
         non_tensor_batch_keys=["raw_prompt_ids", "multi_modal_data"],
         meta_info_keys=["min_pixels", "max_pixels", "video_fps"],
     )
-    engine = TinyEngine(tiny_model, easyr1_processor, AgentGuide())
     options = AgentOptions.from_section(
-        {"max_new_tokens": 160, "max_response_tokens": total, "sampling_logprobs": True}
+        {"max_new_tokens": 160, "max_response_tokens": max_response_tokens or 1600, "sampling_logprobs": True}
     )
-    group = RoutedWorkerGroup(TinyRolloutWorkerGroup(config, easyr1_tokenizer, engine), ROLLOUT, options.to_section())
-    return SimpleNamespace(batch=group.generate_sequences(gen), total=total, model=tiny_model)
+    workers = TinyRolloutWorkerGroup(config, tokenizer, engine, world_size=world_size)
+    return RoutedWorkerGroup(workers, ROLLOUT, options.to_section()).generate_sequences(gen)
+
+
+@pytest.fixture(scope="module")
+def truncated(agent_recipe, agent_rows, easyr1_tokenizer, easyr1_processor, tiny_model):
+    """The same prompts generated with a response budget that cuts trajectories (no trainer: the worker group)."""
+    video = json.loads(agent_rows.read_text().splitlines()[0])["videos"][0]
+    total = expected_budget(easyr1_tokenizer, video)
+    engine = TinyEngine(tiny_model, easyr1_processor, AgentGuide())
+    batch = generate_two_prompts(agent_recipe, easyr1_tokenizer, easyr1_processor, engine, max_response_tokens=total)
+    return SimpleNamespace(batch=batch, total=total, model=tiny_model)
 
 
 def test_a_response_over_budget_is_cut_at_a_turn_boundary(truncated, easyr1_tokenizer, easyr1_processor):

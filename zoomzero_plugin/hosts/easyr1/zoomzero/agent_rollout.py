@@ -303,6 +303,7 @@ class AgentRollout:
             [s.conversation.raw_ids() for s in first],
             [s.conversation.media() for s in first],
             self.sampling(meta_info, n, round_max),
+            first_seeds(groups),
         )
         self.read_round(samples, [c for completions in outputs for c in completions])
         while going := [k for k, s in enumerate(samples) if s.active]:
@@ -361,15 +362,28 @@ class AgentRollout:
             return {finished[j][0]: task for j, task in going.items()}
 
         try:
-            stream.submit(first)
+            stream.submit(first, first_seeds(groups))
             continuous(stream, [], submit, advance)
         finally:
             stream.close()
 
 
+def first_seeds(groups: Sequence[Sequence[RolloutSample]]) -> list[int]:
+    """How far past the generation's seed each prompt's first turns are seeded: prompt ``i``'s at its first sample's
+    place in the batch, so vLLM's ``+ k`` makes first turn ``k`` of the batch ``+ k`` (:func:`turn_seed` at round 0).
+    With the generation's one seed for every prompt, two prompts alike (the same question over frames that look the
+    same) would draw the same ``n`` first turns: one group's worth of samples, counted as several."""
+    heads, start = [], 0
+    for group in groups:
+        heads.append(start)
+        start += len(group)
+    return heads
+
+
 def turn_seed(samples: Sequence[RolloutSample], k: int) -> int:
     """How far past the generation's seed trajectory ``k``'s next turn is seeded: each turn after the first of each
-    trajectory its own (the first turns: ``n`` samples of a prompt, seeded ``+ 0 … n - 1`` by vLLM)."""
+    trajectory its own (the first turns: prompt ``i``'s ``n`` samples, seeded :func:`first_seeds` ``+ 0 … n - 1``
+    by vLLM)."""
     return len(samples) * samples[k].trajectory.round + k
 
 
