@@ -137,6 +137,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="the agent's overview (agent.overview_fps): 0.25 shows 0, 4 and 8 s, before each third's square",
     )
     p.add_argument("--warm-steps", type=int, default=400, help="supervised steps of the warm start (batch 8)")
+    p.add_argument(
+        "--warm-schedule",
+        choices=("constant", "cosine"),
+        default="constant",
+        help="the warm start's learning rate (3e-3): constant, or LLaMA-Factory's SFT default (5%% warm-up, cosine\n"
+        "decay to 0, gradients clipped to norm 1)",
+    )
     p.add_argument("--warm-examples", type=int, default=256, help="examples the warm start draws its batches from")
     p.add_argument(
         "--seen-answers",
@@ -207,6 +214,7 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
                 "agent",
                 n=args.warm_examples,
                 steps=args.warm_steps,
+                schedule=args.warm_schedule,
                 seed=seed,
                 batch_size=8,
                 **options,

@@ -19,11 +19,13 @@ from zoomzero_plugin.synthetic.warm_start import (
     _batch,
     _encode,
     _loss,
+    _train,
     agent_examples,
     call_segments,
     call_turn,
     grounded_response,
     shared_prefix,
+    warm_start,
 )
 
 
@@ -265,6 +267,27 @@ def test_the_prefix_cache_leaves_the_loss_as_it_is(task_rows, tiny_processor, ti
     whole = _loss(tiny_model, _batch(encoded, pad), [])
     cached = _loss(tiny_model, _batch(encoded, pad, skip), encoded[0]["input_ids"][:skip])
     assert cached.item() == pytest.approx(whole.item(), rel=1e-5)
+
+
+@pytest.mark.parametrize("schedule, moved", [("constant", True), ("cosine", False)])
+def test_one_cosine_step_is_its_warm_up_at_rate_zero(schedule, moved, task_rows, tiny_processor, tiny_model_dir):
+    """One step: at a constant 3e-3 every weight moves; the cosine schedule's warm-up is max(1, 1 // 20) = 1 step,
+    whose rate is 0/1 of 3e-3 = 0 (gradients clipped or not, AdamW moves nothing: no weight decay)."""
+    import torch
+    from transformers import AutoModelForImageTextToText
+
+    budget = AgentBudget(max_frame_pixels=12544, min_frame_pixels=3136)
+    examples = agent_examples(task_rows, 2, tiny_processor.tokenizer.apply_chat_template, budget=budget)
+    before = AutoModelForImageTextToText.from_pretrained(tiny_model_dir, dtype=torch.float32).state_dict()
+    after = _train(tiny_model_dir, tiny_processor, examples, 1, 2, 3e-3, 0, schedule).state_dict()
+    head = "lm_head.weight"
+    assert (not torch.equal(before[head], after[head])) is moved
+    assert all(torch.equal(before[k], after[k]) for k in before) is not moved
+
+
+def test_an_unknown_schedule_is_refused(tmp_path, task_rows, tiny_model_dir):
+    with pytest.raises(ValueError, match="schedule must be one of"):
+        warm_start(tiny_model_dir, tmp_path / "out", task_rows, "agent", schedule="linear")
 
 
 def test_grounded_examples_show_the_videos_as_the_rollout_does(task_rows):

@@ -366,16 +366,19 @@ def warm_start(
     batch_size: int = 16,
     lr: float = 3e-3,
     seed: int = 0,
+    schedule: str = "constant",
     **options: Any,
 ) -> Path:
     """Teach the model in ``model_dir`` the ``kind`` format (``grounded`` or ``agent``) on ``n`` examples over
-    ``rows`` (``options`` go to :func:`grounded_examples` / :func:`agent_examples`) and save it, with its processor,
-    to ``out_dir``. Returns ``out_dir``."""
+    ``rows`` (``options`` go to :func:`grounded_examples` / :func:`agent_examples`; ``schedule``: the learning rate's,
+    :data:`SCHEDULES`) and save it, with its processor, to ``out_dir``. Returns ``out_dir``."""
     import torch
     from transformers import AutoProcessor
 
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
     processor = AutoProcessor.from_pretrained(model_dir, use_fast=True)
     examples = (grounded_examples if kind == "grounded" else agent_examples)(
         rows, n, processor.tokenizer.apply_chat_template, seed=seed, **options
@@ -384,7 +387,7 @@ def warm_start(
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # a 64-wide model: threads only wait on each other (10x slower on a busy machine)
     try:
-        model = _train(model_dir, processor, examples, steps, batch_size, lr, seed)
+        model = _train(model_dir, processor, examples, steps, batch_size, lr, seed, schedule)
     finally:
         torch.set_num_threads(threads)
     out_dir = Path(out_dir)
@@ -462,10 +465,24 @@ def _loss(model, batch: dict[str, Any], prefix: Sequence[int]):
     return (token_loss.sum(-1) / counted).mean()
 
 
-def _train(model_dir, processor, examples: Sequence[Example], steps: int, batch_size: int, lr: float, seed: int):
-    """The model of ``model_dir`` after ``steps`` AdamW steps of next-token loss on the responses of ``examples``."""
+SCHEDULES = ("constant", "cosine")
+
+
+def _train(
+    model_dir,
+    processor,
+    examples: Sequence[Example],
+    steps: int,
+    batch_size: int,
+    lr: float,
+    seed: int,
+    schedule: str = "constant",
+):
+    """The model of ``model_dir`` after ``steps`` AdamW steps of next-token loss on the responses of ``examples``, at
+    ``lr`` throughout (``constant``) or as LLaMA-Factory's SFT default (``cosine``: warm-up over the first 5% of the
+    steps, cosine decay to 0, gradients clipped to norm 1)."""
     import torch
-    from transformers import AutoModelForImageTextToText
+    from transformers import AutoModelForImageTextToText, get_cosine_schedule_with_warmup
 
     model = AutoModelForImageTextToText.from_pretrained(model_dir, dtype=torch.float32)  # Qwen2.5-VL, Qwen3-VL
     encoded = _encode(processor, examples)
@@ -473,6 +490,8 @@ def _train(model_dir, processor, examples: Sequence[Example], steps: int, batch_
     skip = shared_prefix(encoded, tokens)
     prefix = encoded[0]["input_ids"][:skip]
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    cosine = schedule == "cosine"
+    scheduler = get_cosine_schedule_with_warmup(optimizer, max(1, steps // 20), steps) if cosine else None
     rng = random.Random(seed)
     model.train()
     for _ in range(steps):
@@ -480,7 +499,11 @@ def _train(model_dir, processor, examples: Sequence[Example], steps: int, batch_
         loss = _loss(model, _batch(chosen, processor.tokenizer.pad_token_id, skip), prefix)
         optimizer.zero_grad()
         loss.backward()
+        if cosine:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
     return model.eval()
 
 
