@@ -14,17 +14,13 @@ from zoomzero_plugin.agent import AgentBudget, Trajectory, VideoInfo
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.rows import read_rows
 from zoomzero_plugin.synthetic.benchmark import SQUARES_KEY, TASK_COLORS, make_grounding_task
+from zoomzero_plugin.synthetic.sft import _batch, _encode, _loss, _train, shared_prefix
 from zoomzero_plugin.synthetic.videos import dominant_color
 from zoomzero_plugin.synthetic.warm_start import (
-    _batch,
-    _encode,
-    _loss,
-    _train,
     agent_examples,
     call_segments,
     call_turn,
     grounded_response,
-    shared_prefix,
     warm_start,
 )
 
