@@ -111,6 +111,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         "the seed-100 pilots fell to no valid call and stayed",
     )
     p.add_argument(
+        "--epochs",
+        type=int,
+        default=1,
+        help="passes over each step's trajectories (worker.actor.ppo_epochs), each pass --prompts / --update-prompts\n"
+        "updates",
+    )
+    p.add_argument(
         "--loss-avg",
         choices=("token", "seq"),
         default="token",
@@ -258,6 +265,7 @@ def overrides(args: argparse.Namespace, paths: dict, model: Path, run: Path, see
         f"worker.actor.optim.lr={args.lr}",
         f"worker.actor.optim.lr_warmup_steps={args.warmup_steps}",
         f"worker.actor.global_batch_size={args.update_prompts}",
+        f"worker.actor.ppo_epochs={args.epochs}",
         f"worker.actor.loss_avg_mode={args.loss_avg}",
         "worker.actor.micro_batch_size_per_device_for_update=4",
         "worker.actor.micro_batch_size_per_device_for_experience=8",
