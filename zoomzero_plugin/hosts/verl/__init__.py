@@ -4,11 +4,11 @@ verl loads it by itself in every process (entry point ``verl.plugins`` -> :mod:`
 load :mod:`.vllm_plugin` (``vllm.general_plugins``). Its modules, bottom to top: ``cpu_mode`` (CPU mode's switches
 and Ray's resources), ``rows`` (verl's row layout, a trajectory's fields), ``options`` (the recipe's ``zoomzero``
 section), ``rope`` (clip timing in verl's position ids), ``vllm_video`` (clip timing in vLLM's processor), ``bugs``,
-``cpu_seams``, ``sampler_check`` (step metrics),
-``tokenadv`` (the estimators and their trainer seam) -> ``seams`` (the table) -> ``cpu_platform``, ``ray_watch``
--> ``zoom_loop`` and ``videozoomer_loop`` (the agent loops), ``reward`` (the reward managers) -> ``plugin``,
-``vllm_plugin``; ``recipe`` (compose and check a recipe) -> ``cli`` (``zoomzero verl train``). Nothing here is imported
-by the core, the methods or the EasyR1 host.
+``cpu_seams``, ``sampled_vocab`` (the actor's log-probs over the vocabulary vLLM samples), ``sampler_check`` (step
+metrics), ``tokenadv`` (the estimators and their trainer seam) -> ``seams`` (the table) -> ``cpu_platform``,
+``ray_watch`` -> ``zoom_loop`` and ``videozoomer_loop`` (the agent loops), ``reward`` (the reward managers) ->
+``plugin``, ``vllm_plugin``; ``recipe`` (compose and check a recipe) -> ``cli`` (``zoomzero verl train``). Nothing
+here is imported by the core, the methods or the EasyR1 host.
 """
 
 from zoomzero_plugin.lazy import lazy_names

