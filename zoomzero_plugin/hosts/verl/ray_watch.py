@@ -48,15 +48,18 @@ def stuck(
     return None
 
 
-def pending_items() -> list[tuple[str, dict[str, float]]]:
-    """(what, demand) of the actors and placement groups Ray has not placed yet (its state API)."""
+def pending_items(address: str | None = None) -> list[tuple[str, dict[str, float]]]:
+    """(what, demand) of the actors and placement groups Ray has not placed yet (its state API), in the cluster at
+    ``address`` (the GCS address of the one this process is connected to: without it, the state API refuses to choose
+    when another Ray runs on the machine, "Found multiple active Ray instances")."""
     from ray.util import state
 
     out = []
-    for actor in state.list_actors(filters=[("state", "=", "PENDING_CREATION")], detail=True, timeout=10):
+    asked = dict(address=address, detail=True, timeout=10)
+    for actor in state.list_actors(filters=[("state", "=", "PENDING_CREATION")], **asked):
         demand = dict(getattr(actor, "required_resources", None) or {})
         out.append((f"actor {actor.class_name}", demand))
-    for group in state.list_placement_groups(filters=[("state", "=", "PENDING")], detail=True, timeout=10):
+    for group in state.list_placement_groups(filters=[("state", "=", "PENDING")], **asked):
         demand: dict[str, float] = {}
         for bundle in getattr(group, "bundles", None) or []:
             for k, v in (bundle.get("unit_resources") or {}).items():
@@ -77,14 +80,23 @@ def watch(limit: float, interval: float = 5.0, stop: Callable[[str], None] | Non
 
         while not ray.is_initialized():
             time.sleep(interval)
+        address = ray.get_runtime_context().gcs_address
         first_seen: dict[str, float] = {}
+        failed_since: float | None = None
         while ray.is_initialized():
             time.sleep(interval)
             try:
-                pending = pending_items()
+                pending = pending_items(address)
                 free, total = ray.available_resources(), ray.cluster_resources()
-            except Exception:  # noqa: BLE001 - the state API may not answer during start-up: ask again
+            except Exception as error:  # noqa: BLE001 - the state API may not answer during start-up: ask again
+                failed_since = failed_since or time.monotonic()
+                if time.monotonic() - failed_since >= limit:  # say once that the net is down, then stop watching
+                    print(
+                        f"zoomzero verl: the Ray watch stops, Ray's state API did not answer: {error}", file=sys.stderr
+                    )
+                    return
                 continue
+            failed_since = None
             now = time.monotonic()
             first_seen = {w: first_seen.get(w, now) for w, _ in pending}
             late = [(w, d) for w, d in pending if now - first_seen[w] >= limit]
