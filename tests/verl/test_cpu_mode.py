@@ -221,3 +221,48 @@ def test_verl_rows_lay_the_packages_rows_out_for_verls_dataset(tmp_path):
     dataset = RLHFDataset(str(tmp_path / "verl.parquet"), processor.tokenizer, config, processor)
     messages = dataset[0]["raw_prompt"]
     assert messages[0]["content"][0] == {"type": "video", **video}
+
+
+def test_the_watch_asks_about_its_own_ray_where_another_runs_beside_it(monkeypatch):
+    # With two Ray instances on one machine the state API without an address raises "Found multiple active Ray
+    # instances" on every call: the watch must name the cluster its driver is connected to.
+    from ray.util import state
+
+    from zoomzero_plugin.hosts.verl.ray_watch import pending_items
+
+    asked = []
+
+    def listing(kind):
+        def list_(filters, address=None, detail=False, timeout=None):
+            asked.append((kind, address))
+            return []
+
+        return list_
+
+    monkeypatch.setattr(state, "list_actors", listing("actors"))
+    monkeypatch.setattr(state, "list_placement_groups", listing("groups"))
+    assert pending_items("192.0.2.2:35871") == []
+    assert asked == [("actors", "192.0.2.2:35871"), ("groups", "192.0.2.2:35871")]
+
+
+def test_a_watch_whose_state_api_never_answers_says_so_once_and_stops(monkeypatch, capsys):
+    import ray
+
+    from zoomzero_plugin.hosts.verl import ray_watch
+
+    class Context:
+        gcs_address = "192.0.2.2:35871"
+
+    def refuse(address):
+        raise ConnectionError("Found multiple active Ray instances")
+
+    stopped = []
+    monkeypatch.setattr(ray, "is_initialized", lambda: True)
+    monkeypatch.setattr(ray, "get_runtime_context", lambda: Context())
+    monkeypatch.setattr(ray_watch, "pending_items", refuse)
+    thread = ray_watch.watch(limit=0.05, interval=0.01, stop=stopped.append)
+    thread.join(timeout=10)
+    assert not thread.is_alive()  # it stopped instead of asking forever
+    assert stopped == []  # nothing was found that Ray cannot place: no run is ended
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("zoomzero verl:")]
+    assert len(lines) == 1 and "Ray watch stops" in lines[0] and "multiple active Ray" in lines[0]
