@@ -14,7 +14,7 @@ from zoomzero_plugin.agent import AgentBudget, Trajectory, VideoInfo
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.rows import read_rows
 from zoomzero_plugin.synthetic.benchmark import SQUARES_KEY, TASK_COLORS, make_grounding_task
-from zoomzero_plugin.synthetic.sft import _batch, _encode, _loss, _train, shared_prefix
+from zoomzero_plugin.synthetic.sft import _batch, _encode, _loss, shared_prefix, train_steps
 from zoomzero_plugin.synthetic.videos import dominant_color
 from zoomzero_plugin.synthetic.warm_start import (
     agent_examples,
@@ -275,7 +275,7 @@ def test_one_cosine_step_is_its_warm_up_at_rate_zero(schedule, moved, task_rows,
     budget = AgentBudget(max_frame_pixels=12544, min_frame_pixels=3136)
     examples = agent_examples(task_rows, 2, tiny_processor.tokenizer.apply_chat_template, budget=budget)
     before = AutoModelForImageTextToText.from_pretrained(tiny_model_dir, dtype=torch.float32).state_dict()
-    after = _train(tiny_model_dir, tiny_processor, examples, 1, 2, 3e-3, 0, schedule).state_dict()
+    after = train_steps(tiny_model_dir, tiny_processor, examples, 1, 2, 3e-3, 0, schedule).state_dict()
     head = "lm_head.weight"
     assert (not torch.equal(before[head], after[head])) is moved
     assert all(torch.equal(before[k], after[k]) for k in before) is not moved

@@ -131,7 +131,7 @@ def _loss(model, batch: dict[str, Any], prefix: Sequence[int]):
 SCHEDULES = ("constant", "cosine")
 
 
-def _train(
+def train_steps(
     model_dir,
     processor,
     examples: Sequence[Any],

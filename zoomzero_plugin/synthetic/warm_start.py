@@ -38,7 +38,7 @@ from ..question import VIDEO_PLACEHOLDER
 from ..video import fetch_element
 from ..vision import fetch_patch_size, qwen_vl_utils_factor
 from .benchmark import clip_letter, colour_letter, row_squares
-from .sft import SCHEDULES, _train
+from .sft import SCHEDULES, train_steps
 
 KINDS = ("grounded", "agent")
 
@@ -340,7 +340,7 @@ def warm_start(
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # a 64-wide model: threads only wait on each other (10x slower on a busy machine)
     try:
-        model = _train(model_dir, processor, examples, steps, batch_size, lr, seed, schedule)
+        model = train_steps(model_dir, processor, examples, steps, batch_size, lr, seed, schedule)
     finally:
         torch.set_num_threads(threads)
     out_dir = Path(out_dir)
