@@ -183,6 +183,31 @@ def test_a_cut_turn_ends_at_the_budget_unless_it_answered(text, end):
     assert t.step(text, cut=True).end == end and t.end == end
 
 
+def test_a_withheld_observation_no_longer_counts():
+    """A host that cannot fit an observation into the response withholds it: the counts go back to what the
+    conversation shows. 100 s at 0.5 fps: 50 overview frames; a 2-fps call over [10, 12] shows 2 s × 2 = 4 frames, over [20, 23] 6."""
+    t = Trajectory(VideoInfo("v.mp4", 3000, 30.0))
+    t.step(call(10, 12, 2))
+    assert (t.calls, t.images, t.clip_frames) == (1, 54, 4)
+    t.step(call(20, 23, 2))
+    assert (t.calls, t.images, t.clip_frames) == (2, 60, 10)
+    t.withhold()  # the second clip did not fit: as if only the first was shown
+    assert (t.calls, t.images, t.clip_frames, t.errors) == (1, 54, 4, 0)
+    assert t.end == END_TOTAL_TOKENS and t.steps[-1].observation is None and t.steps[-1].end == END_TOTAL_TOKENS
+    assert len(t.steps) == 2 and t.steps[0].observation is not None  # the turn stays; the shown clip too
+    with pytest.raises(RuntimeError, match="no observation"):
+        t.withhold()
+    errors = Trajectory(VideoInfo("v.mp4", 3000, 30.0))
+    errors.step(call(200, 210, 2))  # outside the 100-s video: an error text
+    assert errors.errors == 1
+    errors.withhold()
+    assert (errors.errors, errors.calls, errors.clip_frames) == (0, 0, 0) and errors.end == END_TOTAL_TOKENS
+    answered = Trajectory(VideoInfo("v.mp4", 3000, 30.0))
+    answered.step(ANSWER)
+    with pytest.raises(RuntimeError, match="no observation"):
+        answered.withhold()
+
+
 @pytest.mark.parametrize("variant", ["train", "eval"])
 def test_observations_are_the_authors_strings(variant):
     a = AUTHORS["rollout"]

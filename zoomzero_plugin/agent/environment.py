@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
@@ -202,6 +202,21 @@ class Trajectory:
             raise ValueError(f"unknown end reason {reason!r}; known: {ENDS}")
         if self.end is None:
             self.end = reason
+
+    def withhold(self) -> None:
+        """The host could not append the last step's observation (it would not fit ``max_response_tokens``): the
+        trajectory ends there (``total_tokens``) and the observation no longer counts — its call is not in ``calls``
+        and its frames not in ``clip_frames`` (an error text not in ``errors``), as the conversation never showed it."""
+        step = self.steps[-1] if self.steps else None
+        if self.done or step is None or step.observation is None:
+            raise RuntimeError("withhold: the last step has no observation waiting to be shown")
+        if step.observation.error is not None:
+            self.errors -= 1
+        else:
+            self.calls -= 1
+            self.images -= len(step.observation.frames)
+        self.steps[-1] = replace(step, observation=None, end=END_TOTAL_TOKENS)
+        self.end = END_TOTAL_TOKENS
 
     def step(self, text: object, cut: bool = False) -> Step:
         """Read the next assistant turn and decide what follows. Raises RuntimeError once ``done``.

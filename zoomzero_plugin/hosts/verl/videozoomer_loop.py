@@ -164,7 +164,7 @@ class VideoZoomerAgentLoop(AgentLoopBase):
             ids = self.encode(block, new_images, new_videos)
             if len(response) + len(ids) + 1 > self.total:  # no room for the observation and one more token
                 truncated = True
-                trajectory.stop("total_tokens")
+                trajectory.withhold()
                 break
             response += ids
             mask += [0] * len(ids)

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from zoomzero_plugin.agent import END_TOTAL_TOKENS, Trajectory, get_prompts, question_text
+from zoomzero_plugin.agent import Trajectory, get_prompts, question_text
 from zoomzero_plugin.agent.frames import FrameReader
 from zoomzero_plugin.agent.protocol import STOP
 from zoomzero_plugin.agent.render import IM_END, QWEN_IMAGE, first_prompt, observation_block, observation_text
@@ -232,7 +232,7 @@ class AgentRollout:
             piece = self.observation_piece(sample, observation, obs_ids)
             if sample.conversation.response_tokens + piece.tokens + 1 > self.total:  # no room: end at this turn
                 sample.truncated = True
-                sample.trajectory.stop(END_TOTAL_TOKENS)
+                sample.trajectory.withhold()
             else:
                 sample.conversation.append(piece)
 
