@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -193,10 +194,53 @@ def launch(recipe: Path, extra: list[str], run: Path, steps: int, name: str) -> 
     env.pop("EASYR1_PLUGINS_CPU", None)
     command = [str(Path(sys.executable).parent / "easyr1"), "train", str(recipe), "--cpu", "--metrics-file"]
     with open(run / "train.log", "w") as log:
-        done = subprocess.run([*command, str(metrics), *extra], cwd=run, env=env, stdout=log, stderr=subprocess.STDOUT)
-    if done.returncode != 0:
-        sys.exit(f"{name}: easyr1 train exited {done.returncode}; see {run / 'train.log'}")
+        code = run_tied([*command, str(metrics), *extra], cwd=run, env=env, stdout=log, stderr=subprocess.STDOUT)
+    if code != 0:
+        sys.exit(f"{name}: easyr1 train exited {code}; see {run / 'train.log'}")
     return read_metrics(metrics)
+
+
+def run_tied(command: list[str], grace: float = 30.0, **popen: object) -> int:
+    """Run ``command`` in a process group of its own, tied to this script: Ctrl-C or SIGTERM here ends the group
+    (``easyr1 train`` and what it started; Ray's daemons share their driver's fate) before the interrupt goes on, so
+    no run goes on computing unrecorded. On Linux the child also gets SIGTERM when this script dies of SIGKILL (its
+    parent-death signal). Returns the command's exit code."""
+    child = subprocess.Popen(command, start_new_session=True, preexec_fn=_die_with_parent, **popen)
+    before = signal.signal(signal.SIGTERM, _interrupted)
+    try:
+        return child.wait()
+    except BaseException:
+        end_group(child, grace)
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def end_group(child: subprocess.Popen, grace: float) -> None:
+    """SIGTERM to ``child``'s process group; SIGKILL to whatever of it is left ``grace`` seconds later."""
+    try:
+        os.killpg(child.pid, signal.SIGTERM)
+        child.wait(grace)
+    except subprocess.TimeoutExpired:
+        pass
+    except ProcessLookupError:
+        return
+    try:
+        os.killpg(child.pid, signal.SIGKILL)  # the leader may have gone, members of its group not
+    except ProcessLookupError:
+        pass
+    child.wait()
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _die_with_parent() -> None:
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def series(runs: list[dict[int, dict]], key: str, steps: list[int]) -> list[list[float]]:
