@@ -7,6 +7,7 @@ defaults) and checked with verl's config classes.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -266,3 +267,27 @@ def test_a_watch_whose_state_api_never_answers_says_so_once_and_stops(monkeypatc
     assert stopped == []  # nothing was found that Ray cannot place: no run is ended
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("zoomzero verl:")]
     assert len(lines) == 1 and "Ray watch stops" in lines[0] and "multiple active Ray" in lines[0]
+
+
+def test_the_driver_is_recognised_while_python_m_still_imports_its_packages(tmp_path):
+    # verl loads its plugins while `python -m verl.trainer.main_ppo` imports the package `verl`, before __main__ is
+    # the module: a package imported the same way (`python -m drv.trainer.main`) asks in_driver from its __init__,
+    # as the plugin does, and again from the module itself.
+    package = tmp_path / "drv" / "trainer"
+    package.mkdir(parents=True)
+    ask = "from zoomzero_plugin.hosts.verl.ray_watch import in_driver\nprint('{}', in_driver('drv.trainer.main'))\n"
+    (tmp_path / "drv" / "__init__.py").write_text(ask.format("package"))
+    (package / "__init__.py").write_text("")
+    (package / "main.py").write_text(ask.format("module"))
+    (package / "other.py").write_text("")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(Path(__file__).resolve().parents[2])])}
+
+    def run(*argv):
+        done = subprocess.run([sys.executable, *argv], cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+
+    assert run("-m", "drv.trainer.main", "trainer.n_gpus_per_node=1") == ["package", "True", "module", "True"]
+    assert run("-mdrv.trainer.main") == ["package", "True", "module", "True"]
+    assert run("-c", "import drv") == ["package", "False"]  # a process that merely imports the package
+    assert run("-m", "drv.trainer.other") == ["package", "False"]  # another module of it run as the main one

@@ -110,10 +110,20 @@ def watch(limit: float, interval: float = 5.0, stop: Callable[[str], None] | Non
     return thread
 
 
-def in_driver() -> bool:
-    """Whether this process is verl's driver (``python -m verl.trainer.main_ppo``)."""
+DRIVER = "verl.trainer.main_ppo"
+
+
+def in_driver(module: str = DRIVER) -> bool:
+    """Whether this process is verl's driver (``python -m verl.trainer.main_ppo``; ``module`` for tests).
+
+    verl loads its plugins when ``verl`` is imported, and ``python -m`` imports a module's parent packages before
+    ``__main__`` becomes the module: at that moment ``__main__.__spec__`` is still None and ``sys.argv[0]`` is "-m",
+    so the interpreter's own arguments (``sys.orig_argv``) are what says it."""
     spec = getattr(sys.modules.get("__main__"), "__spec__", None)
-    return getattr(spec, "name", None) == "verl.trainer.main_ppo"
+    if getattr(spec, "name", None) == module:
+        return True
+    argv = list(getattr(sys, "orig_argv", ()))
+    return f"-m{module}" in argv or any(a == "-m" and b == module for a, b in zip(argv, argv[1:]))
 
 
 def limit() -> float:
