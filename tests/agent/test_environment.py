@@ -185,7 +185,8 @@ def test_a_cut_turn_ends_at_the_budget_unless_it_answered(text, end):
 
 def test_a_withheld_observation_no_longer_counts():
     """A host that cannot fit an observation into the response withholds it: the counts go back to what the
-    conversation shows. 100 s at 0.5 fps: 50 overview frames; a 2-fps call over [10, 12] shows 2 s × 2 = 4 frames, over [20, 23] 6."""
+    conversation shows. 100 s at 0.5 fps: 50 overview frames; a 2-fps call over [10, 12] shows 2 s × 2 = 4 frames,
+    over [20, 23] 3 s × 2 = 6."""
     t = Trajectory(VideoInfo("v.mp4", 3000, 30.0))
     t.step(call(10, 12, 2))
     assert (t.calls, t.images, t.clip_frames) == (1, 54, 4)
