@@ -509,8 +509,8 @@ def test_an_observation_is_appended_only_with_room_for_one_more_token(
     spare, appended, agent_rows, easyr1_tokenizer, easyr1_processor
 ):
     """The rule at its threshold: after a call turn of T tokens and an observation of O tokens, a budget of
-    T + O leaves no room for a sampled token (the observation is not appended, the trajectory ends at
-    max_response_tokens); T + O + 1 leaves exactly one (it is appended, and the next turn may generate 1 token)."""
+    T + O leaves no room for a sampled token (the observation is not appended and not counted, the trajectory ends
+    at max_response_tokens); T + O + 1 leaves exactly one (it is appended, and the next turn may generate 1 token)."""
     from zoomzero_plugin.hosts.easyr1.generation import ROW_FIELDS_KEY
     from zoomzero_plugin.hosts.easyr1.zoomzero.agent_rollout import AgentRollout
     from zoomzero_plugin.hosts.options import AgentOptions
@@ -529,7 +529,8 @@ def test_an_observation_is_appended_only_with_room_for_one_more_token(
     ids = easyr1_tokenizer.encode(turn, add_special_tokens=False)
     rollout.advance([sample], [SimpleNamespace(token_ids=ids, logprobs=None)])
     pieces = sample.conversation.response
-    assert sample.trajectory.calls == 1
+    # a withheld observation does not count: the call and its 4 frames only when the clip was appended
+    assert (sample.trajectory.calls, sample.trajectory.clip_frames) == ((1, 4) if appended else (0, 0))
     if appended:
         assert len(pieces) == 2 and not sample.truncated and sample.active
         assert sample.conversation.response_tokens == total - 1 and rollout.limit(sample) == 1
@@ -587,7 +588,8 @@ def test_the_response_width_bounds_the_total_budget(agent_rows, easyr1_tokenizer
 @pytest.mark.parametrize(
     "room, cut, end, calls",
     [
-        ("exact", False, "total_tokens", 1),  # a whole call of exactly the tokens left: it runs (no room after it)
+        ("exact", False, "total_tokens", 0),  # a whole call of exactly the tokens left: read as a call, its clip
+        # withheld (no room after it), so not counted
         ("short", True, "total_tokens", 0),  # cut by the total budget (left == turn_tokens): it ends there
         ("turn", False, "no_answer", 0),  # cut by turn_tokens with total to spare: read as it stands
     ],
@@ -601,6 +603,7 @@ def test_a_turn_at_the_last_of_the_budget(room, cut, end, calls, agent_rows, eas
     rollout, sample = rollout_of(agent_rows, easyr1_tokenizer, easyr1_processor, n, n if room != "turn" else 4096)
     rollout.advance([sample], [SimpleNamespace(token_ids=ids[:n], logprobs=None)])
     assert (sample.truncated, sample.trajectory.end, sample.trajectory.calls) == (cut or room == "exact", end, calls)
+    assert (sample.trajectory.steps[0].turn.call is not None) == (room == "exact")  # only the whole call was one
 
 
 def test_a_turn_ending_with_eos_is_read_without_it(agent_rows, easyr1_tokenizer, easyr1_processor):
