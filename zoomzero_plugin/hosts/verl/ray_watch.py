@@ -122,7 +122,7 @@ def in_driver(module: str = DRIVER) -> bool:
     spec = getattr(sys.modules.get("__main__"), "__spec__", None)
     if getattr(spec, "name", None) == module:
         return True
-    argv = list(getattr(sys, "orig_argv", ()))
+    argv = sys.orig_argv  # Python 3.10 and up (the package requires it)
     return f"-m{module}" in argv or any(a == "-m" and b == module for a, b in zip(argv, argv[1:]))
 
 
