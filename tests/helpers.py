@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import os
 import signal
 import socket
+import sys
+import tempfile
 import threading
+import time
+from pathlib import Path
 
 from zoomzero_plugin.agent import response_text
 from zoomzero_plugin.agent.render import QWEN_IMAGE
@@ -55,6 +61,35 @@ def no_network():
     finally:
         server.close()
         thread.join(timeout=5)
+
+
+LAUNCH_LOCK_ENV = "ZOOMZERO_TEST_LAUNCH_LOCK"
+
+
+def launch_lock_path() -> Path:
+    """The machine-wide lock file of ``one_launch_at_a_time`` (the temp folder, or ``$ZOOMZERO_TEST_LAUNCH_LOCK``)."""
+    return Path(os.environ.get(LAUNCH_LOCK_ENV) or Path(tempfile.gettempdir()) / "zoomzero-tests-launch.lock")
+
+
+@contextlib.contextmanager
+def one_launch_at_a_time(what: str):
+    """Held around each test step that starts a Ray node (a whole ``easyr1 train`` / ``zoomzero verl train`` launch, a
+    test's own ``ray.init``), by every pytest process on the machine: an exclusive ``flock``, waited for.
+
+    CI runs the vLLM and the verl suites side by side on 2 cores and 24 GB; two launches at once pass Ray's memory
+    monitor's threshold (95% of the machine), and it kills workers of both runs (CI of 2026-11-28: an ``easyr1 train``
+    and a ``zoomzero verl train`` failed together). A wait of over a second is written to stderr (``-s`` shows it)."""
+    path = launch_lock_path()
+    with open(path, "a") as handle:
+        start = time.monotonic()
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        waited = time.monotonic() - start
+        if waited > 1:
+            print(f"[{what}] waited {waited:.0f} s for another test's launch ({path})", file=sys.stderr)
+        try:
+            yield waited
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def covered_length(spans, lo: float = float("-inf"), hi: float = float("inf")) -> float:

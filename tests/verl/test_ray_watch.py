@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.helpers import one_launch_at_a_time
+
 from .test_train import RECIPES, environment
 
 
@@ -25,27 +27,28 @@ def test_a_ray_too_small_for_transferqueue_is_one_line_not_a_hang(verl_model_dir
         RAY_OVERRIDE_RESOURCES=json.dumps({"GPU": 1, "CPU": 3}),
         ZOOMZERO_VERL_RAY_WAIT="20",
     )
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "verl.trainer.main_ppo",
-            "--config-path",
-            str(RECIPES),
-            "--config-name",
-            "zoomzero",
-            f"actor_rollout_ref.model.path={verl_model_dir}",
-            f"data.train_files={rows}",
-            f"data.val_files={rows}",
-            "trainer.n_gpus_per_node=1",
-            "trainer.logger=[console]",
-        ],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    with one_launch_at_a_time("python -m verl.trainer.main_ppo"):
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "verl.trainer.main_ppo",
+                "--config-path",
+                str(RECIPES),
+                "--config-name",
+                "zoomzero",
+                f"actor_rollout_ref.model.path={verl_model_dir}",
+                f"data.train_files={rows}",
+                f"data.val_files={rows}",
+                "trainer.n_gpus_per_node=1",
+                "trainer.logger=[console]",
+            ],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     lines = [line for line in done.stderr.splitlines() if line.startswith("zoomzero verl: Ray cannot place")]
     assert done.returncode == 2, done.stderr[-3000:]
     assert len(lines) == 1 and "it asks CPU 1" in lines[0] and "free" in lines[0], done.stderr[-3000:]

@@ -30,6 +30,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import one_launch_at_a_time
+
 GAP = 1e-4  # max |vLLM log-prob - actor log-prob| of a sampled token when weights, positions and vocabulary agree
 REPO = Path(__file__).resolve().parents[2]
 RECIPES = REPO / "yamls" / "verl"
@@ -99,9 +101,10 @@ def environment(**extra: str) -> dict[str, str]:
 def run_cli(*args: str, cwd: Path, timeout: int = 900) -> subprocess.CompletedProcess:
     """``zoomzero ARGS`` of this environment, output captured; fails the test on exit != 0."""
     script = Path(sys.executable).parent / "zoomzero"
-    done = subprocess.run(
-        [str(script), *args], cwd=cwd, env=environment(), capture_output=True, text=True, timeout=timeout
-    )
+    with one_launch_at_a_time(f"zoomzero {' '.join(args[:2])}"):
+        done = subprocess.run(
+            [str(script), *args], cwd=cwd, env=environment(), capture_output=True, text=True, timeout=timeout
+        )
     assert done.returncode == 0, (
         f"zoomzero {' '.join(args[:3])} exited {done.returncode}:\n{done.stdout[-6000:]}\n" + (done.stderr[-6000:])
     )

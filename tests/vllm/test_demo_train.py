@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.easyr1.conftest import subprocess_env
+from tests.helpers import one_launch_at_a_time
 
 GAP = 1e-3  # the sampler check's bound (tests/vllm/test_train_cli.py)
 STEP = re.compile(
@@ -29,7 +30,8 @@ def zoomzero(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     exe = Path(sys.executable).parent / "zoomzero"
     env = subprocess_env(OMP_NUM_THREADS="1")
     env.pop("EASYR1_PLUGINS_CPU", None)
-    return subprocess.run([str(exe), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    with one_launch_at_a_time(f"zoomzero {args[0]}"):
+        return subprocess.run([str(exe), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +77,8 @@ def test_the_printed_command_resumes_from_the_checkpoint(demo):
     env.pop("EASYR1_PLUGINS_CPU", None)
     elsewhere = cwd / "elsewhere"
     elsewhere.mkdir()
-    done = subprocess.run(printed, cwd=elsewhere, env=env, capture_output=True, text=True, timeout=900)
+    with one_launch_at_a_time("bash resume.sh"):
+        done = subprocess.run(printed, cwd=elsewhere, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     logged = [json.loads(line) for line in (workdir / "metrics.jsonl").read_text().splitlines()]
     trained = sorted(r["step"] for r in logged if "actor/pg_loss" in r)

@@ -128,19 +128,21 @@ def ray_local():
 
     import ray
 
+    from tests.helpers import one_launch_at_a_time
     from zoomzero_plugin.hosts.easyr1.activation import ENV_HOOK
 
-    os.environ["RAY_RUNTIME_ENV_HOOK"] = ENV_HOOK
-    ray.init(
-        address="local",
-        num_cpus=4,
-        include_dashboard=False,
-        log_to_driver=False,
-        runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}},
-    )
-    yield
-    ray.shutdown()
-    os.environ.pop("RAY_RUNTIME_ENV_HOOK", None)
+    with one_launch_at_a_time("ray.init"):
+        os.environ["RAY_RUNTIME_ENV_HOOK"] = ENV_HOOK
+        ray.init(
+            address="local",
+            num_cpus=4,
+            include_dashboard=False,
+            log_to_driver=False,
+            runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}},
+        )
+        yield
+        ray.shutdown()
+        os.environ.pop("RAY_RUNTIME_ENV_HOOK", None)
 
 
 @pytest.fixture(scope="module")

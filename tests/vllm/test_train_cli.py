@@ -34,6 +34,7 @@ from pathlib import Path
 import pytest
 
 from tests.easyr1.conftest import subprocess_env
+from tests.helpers import one_launch_at_a_time
 from zoomzero_plugin.commands.train_demo import TinyRun, tiny_overrides
 
 GAP = 1e-3  # max |vLLM log-prob - actor log-prob| of a sampled token when the weights agree (fp32: ~3e-5 measured)
@@ -94,7 +95,8 @@ def run_cli(program: str, *args: str, cwd: Path, timeout: int = 600) -> subproce
     script = Path(sys.executable).parent / program
     env = subprocess_env(OMP_NUM_THREADS="1", FORCE_QWENVL_VIDEO_READER="decord", VLLM_CPU_KVCACHE_SPACE="1")
     env.pop("EASYR1_PLUGINS_CPU", None)
-    done = subprocess.run([str(script), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    with one_launch_at_a_time(f"{program} {args[0]}"):
+        done = subprocess.run([str(script), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, (
         f"{program} {' '.join(args[:2])} exited {done.returncode}:\n{done.stdout[-6000:]}\n{done.stderr[-6000:]}"
     )
