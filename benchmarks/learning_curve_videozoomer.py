@@ -168,6 +168,14 @@ def parse_args(argv=None) -> argparse.Namespace:
         "(synthetic.warm_start.agent_examples): perception examples where most thirds show nothing",
     )
     p.add_argument(
+        "--seen-calls",
+        choices=("thirds", "runs"),
+        default="thirds",
+        help="warm start: the calls the seen answers follow: a third alone, or any run of consecutive thirds\n"
+        "([0, 8], [4, 12], [0, 12] too: synthetic.warm_start.tile_unions), segments the agent writes though never\n"
+        "taught them (seed 0's warm start: 40%% of its valid calls), after whose longer clips its answer turn broke",
+    )
+    p.add_argument(
         "--call-fps",
         choices=("max", "1"),
         default="1",
@@ -221,6 +229,7 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
             # the protocol and perception, not where to look
             dense = args.call_fps == "max"
             options = dict(budget=budget(args), tile=True, dense=dense, see=True, seen_answers=args.seen_answers)
+            options["unions"] = args.seen_calls == "runs"
             rows = read_rows(paths["train"])
             warm_start(
                 base,

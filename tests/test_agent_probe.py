@@ -28,6 +28,8 @@ def test_the_probe_counts_valid_calls_and_named_colours(rows, tiny_model_dir, mo
     def scripted(model, processor, prompt, images, samples, greedy, seed):
         if samples == 3:
             return next(first_turns)  # the first turn, sampled 3 times (an answer turn is asked for 1)
+        if '"segment": [0, 12]' in prompt:  # the answer after the whole video's clip: text after the answer
+            return ["<think>seen</think><answer>A</answer> A"]
         if greedy:
             letter = next(truths)
             scripted.letter = letter
@@ -42,11 +44,25 @@ def test_the_probe_counts_valid_calls_and_named_colours(rows, tiny_model_dir, mo
     # 7.5 s), so one clip per row; greedy names its colour, the sampled answer does not.
     assert (probe.first_turns, probe.valid_calls, dict(probe.segments)) == (6, 3, {(4.0, 8.0): 3})
     assert (probe.clips, probe.named_greedy, probe.named_sampled) == (2, 2, 0)
-    assert probe.shares() == {"valid_calls": 0.5, "named_greedy": 1.0, "named_sampled": 0.0}
+    # the answer after each run of thirds ([0, 4], [0, 8], [0, 12], [4, 8], [4, 12], [8, 12]): 6 a row, all well-formed
+    # but the one after [0, 12]
+    assert (probe.answer_turns, probe.answers_well_formed) == (12, 10)
+    assert probe.shares() == {
+        "valid_calls": 0.5,
+        "named_greedy": 1.0,
+        "named_sampled": 0.0,
+        "answers_well_formed": 10 / 12,
+    }
+    assert probe.lines()[3] == "answer turn well-formed after a clip of any run of parts (temperature 1): 10/12 = 83%"
     assert probe.lines()[0] == "valid calls (first turn, temperature 1): 3/6 = 50% ([4, 8] 3)"
 
 
 def test_nothing_counted_reads_as_a_dash():
     empty = agent_probe.AgentProbe()
-    assert empty.shares() == {"valid_calls": None, "named_greedy": None, "named_sampled": None}
+    assert empty.shares() == {
+        "valid_calls": None,
+        "named_greedy": None,
+        "named_sampled": None,
+        "answers_well_formed": None,
+    }
     assert all(line.endswith("–") or "– (none)" in line for line in empty.lines())

@@ -21,6 +21,7 @@ from zoomzero_plugin.synthetic.warm_start import (
     call_segments,
     call_turn,
     grounded_response,
+    tile_unions,
     warm_start,
 )
 
@@ -421,3 +422,43 @@ def test_the_prefix_cache_leaves_a_qwen3_vl_loss_as_it_is(task_rows, tiny_qwen3_
     whole = _loss(tiny_qwen3_model, _batch(encoded, pad), [])
     cached = _loss(tiny_qwen3_model, _batch(encoded, pad, skip), encoded[0]["input_ids"][:skip])
     assert skip > 500 and cached.item() == pytest.approx(whole.item(), rel=1e-5)
+
+
+def test_the_runs_of_consecutive_thirds():
+    """A 12-s video in thirds at 1 fps, 16 frames a call: every run of consecutive thirds; with 8 frames a call the
+    whole video (12 s at 1 fps) no longer fits; dense: the highest whole fps of each run (16 // 8 = 2, 16 // 12 = 1)."""
+    thirds = call_segments(12.0, 16, tile=True)
+    assert thirds == [(0, 4, 1), (4, 8, 1), (8, 12, 1)]
+    runs = [(0, 4, 1), (0, 8, 1), (0, 12, 1), (4, 8, 1), (4, 12, 1), (8, 12, 1)]
+    assert tile_unions(thirds, 16) == runs
+    assert tile_unions(thirds, 8) == [r for r in runs if r[:2] != (0, 12)]
+    assert tile_unions(thirds, 16, dense=True) == [(0, 4, 4), (0, 8, 2), (0, 12, 1), (4, 8, 4), (4, 12, 2), (8, 12, 4)]
+
+
+def test_seen_answers_after_runs_of_thirds_the_calls_stay_random(tmp_path, tiny_tokenizer):
+    """``unions``: the seen answers follow calls on runs of consecutive thirds whose clip shows the one square (4.5-7.5
+    s): [0, 8], [0, 12], [4, 8], [4, 12] — never [0, 4] or [8, 12], which show none; the pairs are unchanged."""
+    import numpy as np
+
+    rows = read_rows(make_grounding_task(tmp_path, n_videos=3, seed=5, distractors=False))
+    budget = AgentBudget(max_frame_pixels=12544, min_frame_pixels=3136)
+    template = tiny_tokenizer.apply_chat_template
+    extra = agent_examples(rows, 40, template, budget=budget, tile=True, see=True, seen_answers=2, unions=True)
+    plain = agent_examples(rows, 20, template, budget=budget, tile=True, see=True)
+    pairs = [e for k, e in enumerate(extra) if k % 4 < 2]
+    assert [(e.prompt, e.response) for e in pairs] == [(e.prompt, e.response) for e in plain]
+    called = set()
+    for k in range(0, 40, 4):
+        row = rows[(k // 4) % len(rows)]
+        ((_, _, colour),) = json.loads(row["answer"])[SQUARES_KEY]
+        for answer in extra[k + 2 : k + 4]:
+            call = answer.prompt.split("<|im_start|>assistant\n")[1]
+            segment = tuple(json.loads(call[call.index("{") : call.index("}") + 1])["segment"])
+            called.add(segment)
+            clip = answer.images[len(extra[k].images) :]
+            assert len(clip) == segment[1] - segment[0], "1 fps"
+            assert {dominant_color(np.asarray(image)) for image in clip} - {None} == {colour}
+            assert answer.response == f"<think>seen</think><answer>{'ABCD'[TASK_COLORS.index(colour)]}</answer>"
+    assert called <= {(0, 8), (0, 12), (4, 8), (4, 12)} and len(called) >= 3, called
+    with pytest.raises(ValueError, match="unions needs tile"):
+        agent_examples(rows, 2, template, budget=budget, see=True, seen_answers=2, unions=True)

@@ -243,3 +243,29 @@ def test_the_model_easyr1_loads_for_cuda_with_flash_attention_loads_on_the_cpu_w
         config, torch_dtype=torch.float32, attn_implementation="flash_attention_2"
     )
     assert empty.config._attn_implementation == "sdpa"
+
+
+def test_easyr1s_loaders_load_in_the_runner_in_cpu_mode(monkeypatch, zoomzero_config, tmp_path, tiny_tokenizer):
+    """EasyR1's own ``create_dataloader`` asks ``StatefulDataLoader(..., num_workers=8)`` for both loaders; under the
+    CPU seam both load in the calling process (0 workers), and still yield the rows."""
+    import verl.trainer.data_loader as data_loader
+
+    asked = []
+    real = data_loader.StatefulDataLoader
+
+    def recording(*args, **kwargs):
+        asked.append(kwargs["num_workers"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(data_loader, "StatefulDataLoader", recording)  # EasyR1's call, recorded; undone after
+    seams.apply(next(s for s in cpu_seams.CPU_SEAMS if s.name == "cpu:data_loader.StatefulDataLoader"), data_loader)
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(json.dumps({"prompt": f"question {i}", "answer": "A"}) + "\n" for i in range(4)))
+    data = zoomzero_config.data
+    for key, value in dict(train_files=str(rows), val_files=str(rows), rollout_batch_size=2, val_batch_size=2).items():
+        setattr(data, key, value)
+    data.mini_rollout_batch_size, data.format_prompt, data.video_key, data.image_key = None, None, "videos", "images"
+    train, val = data_loader.create_dataloader(data, tiny_tokenizer, None)
+    assert asked == [0, 0], "EasyR1 asked for 8 workers; the seam loads in the calling process"
+    assert train.num_workers == val.num_workers == 0
+    assert len(next(iter(train))["input_ids"]) == 2

@@ -32,6 +32,8 @@ import numpy as np
 import pytest
 import torch
 
+from tests.vllm.conftest import release_engine
+
 _spec = importlib.util.find_spec("vllm")
 if _spec is None or _spec.origin is None or "shims" in _spec.origin:
     pytest.skip(
@@ -79,8 +81,6 @@ def rows(tmp_path_factory):
 @pytest.fixture(scope="module", params=sorted(FAMILIES))
 def setup(request, process_group, rows, tmp_path_factory):
     """EasyR1's vLLMRollout over one tiny model (Qwen2.5-VL, Qwen3-VL), the actor's weights loaded into it."""
-    import gc
-
     from transformers import AutoModelForImageTextToText
     from verl.utils.tokenizer import get_processor, get_tokenizer
     from verl.workers.rollout.vllm_rollout_spmd import vLLMRollout
@@ -102,8 +102,7 @@ def setup(request, process_group, rows, tmp_path_factory):
     yield SimpleNamespace(
         config=config, tokenizer=tokenizer, processor=processor, rollout=rollout, model=model, family=request.param
     )
-    del rollout.inference_engine
-    gc.collect()
+    release_engine(rollout)
 
 
 class _Identity:

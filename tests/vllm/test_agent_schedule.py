@@ -13,7 +13,7 @@ from zoomzero_plugin.synthetic.benchmark import make_benchmark
 def backend(vllm_model_dir):
     from zoomzero_plugin.inference.vllm_backend import VLLMBackend
 
-    return VLLMBackend(
+    backend = VLLMBackend(
         str(vllm_model_dir),
         batch_size=8,
         max_images=128,
@@ -22,6 +22,8 @@ def backend(vllm_model_dir):
         seed=0,
         dtype="float32",
     )
+    yield backend
+    backend.shutdown()
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import torch
 
+from tests.vllm.conftest import release_engine
 from zoomzero_plugin.ground_truth import GroundTruth
 from zoomzero_plugin.rows import read_rows
 from zoomzero_plugin.vision import fetch_patch_size
@@ -117,7 +118,8 @@ def rollout(easyr1_setup, vllm_model_dir, vllm_hf_model):
         str(vllm_model_dir), config.worker.rollout, easyr1_setup["tokenizer"], easyr1_setup["processor"]
     )
     load_actor_weights(rollout, vllm_hf_model)
-    return rollout
+    yield rollout
+    release_engine(rollout)
 
 
 @pytest.fixture(scope="module")

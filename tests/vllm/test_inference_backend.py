@@ -60,6 +60,8 @@ def backends(request):
     vllm = VLLMBackend(str(model_dir), batch_size=8, max_images=128, enforce_eager=True, max_model_len=8192, seed=0)
     hf = TransformersBackend(str(model_dir), device="cpu", batch_size=8)
     yield {"vllm": vllm, "transformers": hf, "family": request.param}
+    vllm.shutdown()
+    del hf
     gc.collect()
 
 

@@ -9,7 +9,11 @@ square's colour reliably. :func:`probe_agent` measures both turns of the protoco
   the environment runs (frames returned), and which segments those calls ask for;
 - ``perception``: for each row and each call :func:`~.warm_start.call_segments` teaches whose clip shows one square,
   the call teacher-forced, then the answer turn generated greedily and at temperature 1: the share that names the
-  square's colour.
+  square's colour;
+- ``answers_well_formed``: for each row and each run of consecutive parts (:func:`~.warm_start.tile_unions`: ``[0, 8]``,
+  ``[4, 12]``, ``[0, 12]``… besides the parts, calls an agent taught the parts alone also writes), the call
+  teacher-forced, then the answer turn sampled at temperature 1: the share that is one well-formed answer (what the
+  reward's ``format`` asks of a final turn).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +33,7 @@ from ..agent.protocol import ANSWER, CALL, parse_turn
 from ..agent.render import QWEN_IMAGE, first_prompt, observation_text, prompt_text
 from ..ground_truth import GroundTruth
 from .benchmark import clip_letter
-from .warm_start import call_segments, call_turn
+from .warm_start import call_segments, call_turn, tile_unions
 
 
 @dataclass
@@ -42,6 +47,8 @@ class AgentProbe:
     clips: int = 0
     named_greedy: int = 0
     named_sampled: int = 0
+    answer_turns: int = 0
+    answers_well_formed: int = 0
 
     def shares(self) -> dict[str, float | None]:
         """``valid_calls``, ``named_greedy`` and ``named_sampled`` as shares (None where nothing was counted)."""
@@ -50,6 +57,7 @@ class AgentProbe:
             "valid_calls": share(self.valid_calls, self.first_turns),
             "named_greedy": share(self.named_greedy, self.clips),
             "named_sampled": share(self.named_sampled, self.clips),
+            "answers_well_formed": share(self.answers_well_formed, self.answer_turns),
         }
 
     def lines(self) -> list[str]:
@@ -60,6 +68,8 @@ class AgentProbe:
             f" ({called or 'none'})",
             f"colour of a one-square clip named (greedy): {share(self.named_greedy, self.clips)}",
             f"colour of a one-square clip named (temperature 1): {share(self.named_sampled, self.clips)}",
+            "answer turn well-formed after a clip of any run of parts (temperature 1): "
+            f"{share(self.answers_well_formed, self.answer_turns)}",
         ]
 
 
@@ -82,6 +92,15 @@ def _generate(model, processor, prompt: str, images: Sequence[Any], samples: int
         )
     new = out[:, inputs["input_ids"].shape[1] :]
     return processor.tokenizer.batch_decode(new, skip_special_tokens=True)
+
+
+def _clip_prompt(call: str, first: str, reader: FrameReader, budget: AgentBudget, prompts: Any, seen: Sequence[Any]):
+    """``call`` run on a fresh trajectory: its observation, the prompt after its clip, and that prompt's images (the
+    overview's ``seen``, then the clip's)."""
+    observation = Trajectory(reader.info, budget, prompts).step(call).observation
+    after = prompt_text(first, [(call, observation_text(observation))])
+    clip = reader.read([f.frame for f in observation.frames], budget.max_frame_pixels, budget.min_frame_pixels)
+    return observation, after, [*seen, *clip]
 
 
 def probe_agent(
@@ -126,22 +145,26 @@ def probe_agent(
                 if turn.kind == CALL and turn.format_ok and step.error is None and step.observation is not None:
                     probe.valid_calls += 1
                     probe.segments[(turn.call.start, turn.call.end)] += 1
+            clip_prompt = partial(_clip_prompt, first=first, reader=reader, budget=budget, prompts=prompts, seen=seen)
             for segment in call_segments(trajectory.video.duration, budget.max_frames_per_call, parts, tile, dense):
-                call = call_turn(*segment)
-                step = Trajectory(reader.info, budget, prompts).step(call)
-                frames = step.observation.frames
-                letter = clip_letter(row, truth, [f.time for f in frames])
+                observation, after, images = clip_prompt(call_turn(*segment))
+                letter = clip_letter(row, truth, [f.time for f in observation.frames])
                 if letter is None:
                     continue
-                after = prompt_text(first, [(call, observation_text(step.observation))])
-                clip = reader.read([f.frame for f in frames], budget.max_frame_pixels, budget.min_frame_pixels)
                 probe.clips += 1
-                greedy = _generate(model, processor, after, seen + clip, 1, True, 0)[0]
-                sampled = _generate(model, processor, after, seen + clip, 1, False, rng.randrange(1 << 30))[0]
+                greedy = _generate(model, processor, after, images, 1, True, 0)[0]
+                sampled = _generate(model, processor, after, images, 1, False, rng.randrange(1 << 30))[0]
                 for text, attr in ((greedy, "named_greedy"), (sampled, "named_sampled")):
                     turn = parse_turn(text, budget.max_frames_per_call)
                     if turn.kind == ANSWER and turn.letter == letter:
                         setattr(probe, attr, getattr(probe, attr) + 1)
+            tiles = call_segments(trajectory.video.duration, budget.max_frames_per_call, parts, True, dense)
+            for segment in tile_unions(tiles, budget.max_frames_per_call, dense) if tile else ():
+                _, after, images = clip_prompt(call_turn(*segment))
+                text = _generate(model, processor, after, images, 1, False, rng.randrange(1 << 30))[0]
+                turn = parse_turn(text, budget.max_frames_per_call)
+                probe.answer_turns += 1
+                probe.answers_well_formed += turn.kind == ANSWER and turn.format_ok
     finally:
         torch.set_num_threads(threads)
     return probe

