@@ -64,9 +64,9 @@ def test_missing_or_empty_videos_stop_the_run_before_any_question(tiny_backend, 
 
 
 def test_bad_rows_are_named_before_the_model_loads(bench_rows, tmp_path, monkeypatch, capsys):
-    from zoomzero_plugin.inference import backend
+    from zoomzero_plugin.eval import runner
 
-    monkeypatch.setattr(backend, "load_backend", lambda *a, **k: pytest.fail("the model was loaded"))
+    monkeypatch.setattr(runner, "load_backend", lambda *a, **k: pytest.fail("the model was loaded"))
     rows = read_rows(bench_rows)[:3]
     truth = json.loads(rows[1]["answer"])
     rows[1] = {**rows[1], "answer": json.dumps({**truth, "spans": [[5, 2]]})}  # reversed span

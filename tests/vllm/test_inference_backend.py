@@ -19,6 +19,7 @@ import json
 import pytest
 
 from zoomzero_plugin.commands.cli import main as zoomzero
+from zoomzero_plugin.eval import runner
 from zoomzero_plugin.inference.scripted import ScriptedBackend, template
 from zoomzero_plugin.synthetic.benchmark import make_benchmark
 
@@ -72,7 +73,9 @@ def rows(tmp_path_factory):
 
 def run_eval(monkeypatch, backends, backend, mode, rows, out, scripted=True):
     chosen = ScriptedBackend(backends[backend], script) if scripted else backends[backend]
-    monkeypatch.setattr("zoomzero_plugin.inference.backend.load_backend", lambda name, model, **kw: chosen)
+    # the name `zoomzero eval` calls (eval.runner's own binding: patching inference.backend's would reach only the
+    # first run, whose runner import then kept that run's backend for every later test)
+    monkeypatch.setattr(runner, "load_backend", lambda name, model, **kw: chosen)
     args = ["eval", "--backend", backend, "--mode", mode, "--model", "tiny", "--data", str(rows), "--out", str(out)]
     assert zoomzero(args + FLAGS) == 0
     return [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
