@@ -74,6 +74,18 @@ VAL_KEYS = {  # validation (greedy, held out): what the table shows before and a
     "reward/evidence_calls": "val/evidence_calls_reward",
     "reward/grounding": "val/grounding_reward",  # IoU of the called segments with the evidence
 }
+WARM_START_ARGS = (  # what a warm start (OUT/models/agent-SEED) is made with: reused only when they are the same
+    "warm_steps",
+    "warm_schedule",
+    "warm_examples",
+    "seen_answers",
+    "seen_calls",
+    "call_fps",
+    "frames_per_call",
+    "overview_fps",
+    "task",
+    "videos",
+)
 STEP_KEYS = ("reward/", "agent/", "val/", "timing_s/", "actor/kl_loss", "actor/grad_norm", "rollout/logprob_gap_max")
 AGENT_PIXELS = dict(max_frame_pixels=12544, min_frame_pixels=3136)  # 16 tokens a frame at most
 CHECK_WEIGHTS = {"accuracy": 0, "format": 0, "tool": 0, "looked": 1}  # --check: well-formed, and a call showed frames
@@ -185,8 +197,17 @@ def parse_args(argv=None) -> argparse.Namespace:
         "start: 52%% of sampled first turns valid calls, colour named 100%% greedy / 81%% sampled), or at the most\n"
         "frames a call may ask (4 fps on a 4-s third, where [0, 8] asks 32 frames, over the budget: 23%%, 100%%/59%%)",
     )
+    p.add_argument(
+        "--frames-per-call",
+        type=int,
+        default=16,
+        help="frames a call may ask (agent.max_frames_per_call, the recipe's 16): at 16 a call on the whole 12-s\n"
+        "video at 1 fps sees the square wherever it is; at 4 only a 4-s window does (at 1 fps)",
+    )
     p.add_argument("--plot", help="also write the plot here, and the per-step numbers next to it (.json)")
     args = p.parse_args(argv)
+    if args.frames_per_call < 1:
+        p.error(f"--frames-per-call {args.frames_per_call}: a call must be allowed at least 1 frame")
     args.arms = [a for a in args.arms.split(",") if a]
     unknown = [a for a in args.arms if a not in ARMS]
     if unknown:
@@ -200,7 +221,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 def budget(args: argparse.Namespace):
     from zoomzero_plugin.agent import AgentBudget
 
-    return AgentBudget(overview_fps=args.overview_fps, **AGENT_PIXELS)
+    return AgentBudget(overview_fps=args.overview_fps, max_frames_per_call=args.frames_per_call, **AGENT_PIXELS)
 
 
 def prepare(out: Path, args: argparse.Namespace) -> dict:
@@ -223,9 +244,15 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
     if not (base / "config.json").is_file():
         build_tiny_qwen(base, for_vllm=True)
     models, probes = {}, {}
+    made_with = {k: getattr(args, k) for k in WARM_START_ARGS}
     for seed in args.seed_list:
         models[seed] = out / "models" / f"agent-{seed}"
         found = models[seed] / "probe.json"
+        if found.is_file() and json.loads(found.read_text()).get("made_with") != made_with:
+            raise SystemExit(
+                f"{models[seed]}: a warm start made with other settings than {made_with} (or before the script "
+                "recorded them); move it aside, or give these settings another --out"
+            )
         if not found.is_file():
             started = time.time()
             # the protocol and perception, not where to look
@@ -248,7 +275,8 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
             took = time.time() - started
             probe_rows = read_rows(paths["probe"])
             probe = probe_agent(models[seed], probe_rows, budget(args), samples=4, seed=seed, dense=dense)
-            found.write_text(json.dumps({"warm_start_s": took, "lines": probe.lines(), **probe.shares()}))
+            record = {"warm_start_s": took, "lines": probe.lines(), **probe.shares(), "made_with": made_with}
+            found.write_text(json.dumps(record))
         probes[seed] = json.loads(found.read_text())
         print(f"warm start, seed {seed} ({probes[seed]['warm_start_s']:.0f} s):", *probes[seed]["lines"], sep="\n  ")
     return {"paths": paths, "models": models, "probes": probes}
@@ -294,6 +322,7 @@ def overrides(args: argparse.Namespace, paths: dict, model: Path, run: Path, see
         f"{agent}max_images=64",
         f"{agent}sampling_logprobs=true",
         f"{agent}overview_fps={args.overview_fps}",
+        f"{agent}max_frames_per_call={args.frames_per_call}",
         *(f"{agent}{k}={v}" for k, v in AGENT_PIXELS.items()),
         *check,
         *ARMS[arm],
