@@ -200,12 +200,16 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument(
         "--frames-per-call",
         type=int,
-        default=16,
-        help="frames a call may ask (agent.max_frames_per_call, the recipe's 16): at 16 a call on the whole 12-s\n"
-        "video at 1 fps sees the square wherever it is; at 4 only a 4-s window does (at 1 fps)",
+        help="frames a call may ask (agent.max_frames_per_call; the recipe's 16): at 16 a call on the whole 12-s\n"
+        "video at 1 fps sees the square wherever it is, and seed 100's curve pilot (p30) learnt that shortcut\n"
+        "(calls on the evidence 0.00); at 4 only a 4-s window does (at 1 fps), and p31's calls on the evidence rose.\n"
+        "Default: 16 with --check (decided on p29), 4 for the curve (p31). Each value has its own warm starts\n"
+        "(OUT/models/agent-SEED-fN)",
     )
     p.add_argument("--plot", help="also write the plot here, and the per-step numbers next to it (.json)")
     args = p.parse_args(argv)
+    if args.frames_per_call is None:
+        args.frames_per_call = 16 if args.check else 4
     if args.frames_per_call < 1:
         p.error(f"--frames-per-call {args.frames_per_call}: a call must be allowed at least 1 frame")
     args.arms = [a for a in args.arms.split(",") if a]
@@ -246,7 +250,7 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
     models, probes = {}, {}
     made_with = {k: getattr(args, k) for k in WARM_START_ARGS}
     for seed in args.seed_list:
-        models[seed] = out / "models" / f"agent-{seed}"
+        models[seed] = out / "models" / f"agent-{seed}-f{args.frames_per_call}"
         found = models[seed] / "probe.json"
         if found.is_file() and json.loads(found.read_text()).get("made_with") != made_with:
             raise SystemExit(
