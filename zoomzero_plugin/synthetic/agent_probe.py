@@ -51,7 +51,8 @@ class AgentProbe:
     answers_well_formed: int = 0
 
     def shares(self) -> dict[str, float | None]:
-        """``valid_calls``, ``named_greedy`` and ``named_sampled`` as shares (None where nothing was counted)."""
+        """``valid_calls``, ``named_greedy``, ``named_sampled`` and ``answers_well_formed`` as shares (None where
+        nothing was counted)."""
         share = lambda a, b: a / b if b else None  # noqa: E731
         return {
             "valid_calls": share(self.valid_calls, self.first_turns),
