@@ -58,11 +58,9 @@ def release_engine(owner) -> None:
     """Shut down the in-process vLLM engine of EasyR1's rollout ``owner`` and drop it, at its module's end: six
     modules' engines (~1.5 GB each) kept to the end of the session held 11 GB in this process while later modules'
     training launches ran (and Ray's memory monitor counts the whole machine)."""
-    import gc
+    from zoomzero_plugin.inference.vllm_backend import release_llm
 
-    owner.inference_engine.llm_engine.engine_core.shutdown()
-    del owner.inference_engine
-    gc.collect()
+    release_llm(owner, "inference_engine")
 
 
 def free_port() -> int:

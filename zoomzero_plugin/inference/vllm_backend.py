@@ -32,6 +32,17 @@ from .backend import (
 )
 
 
+def release_llm(owner: Any, attr: str) -> None:
+    """Take the ``vllm.LLM`` at ``owner.attr`` away from ``owner``, shut its engine down and collect what it held
+    (when the engine runs in this process — V1 without multiprocessing, as on a CPU here and in EasyR1's rollout —
+    its weights and KV cache). Nothing there (already released): nothing to do."""
+    llm = owner.__dict__.pop(attr, None)
+    if llm is not None:
+        llm.llm_engine.engine_core.shutdown()
+        del llm
+        gc.collect()
+
+
 class VLLMBackend:
     """``vllm.LLM`` behind :class:`~zoomzero_plugin.inference.backend.Backend`.
 
@@ -153,11 +164,7 @@ class VLLMBackend:
         """Shut the engine down and let go of it (its weights and KV cache: ~1.5 GB each for the tests' tiny model
         on a CPU, where the engine runs in this process); the backend cannot generate afterwards. A second call
         does nothing."""
-        llm = self.__dict__.pop("llm", None)
-        if llm is not None:
-            llm.llm_engine.engine_core.shutdown()
-            del llm
-            gc.collect()
+        release_llm(self, "llm")
 
     def _output(self, request: Request, completion: Any) -> Output:
         ids = list(completion.token_ids)
