@@ -26,10 +26,13 @@ the policy must read the overview to choose where to call.
 
 The tiny random Qwen2.5-VL is warm-started per seed by this script (``synthetic.warm_start``, kind ``agent``,
 ``tile=True, see=True, seen_answers``): a call on one of the three thirds drawn at random, at 1 fps (``--call-fps``),
-then the colour the clip shows (a random letter when it shows none), and more answers after clips of the square —
-the protocol and the perception a pretrained VLM brings, never which third to call. Before any RL run the script
-measures and prints what the warm start gives (``synthetic.agent_probe``): how often a sampled first turn is a valid
-call, and how often the model names the colour of a one-square clip.
+then the colour the clip shows (a random letter when it shows none), and more answers after clips of the square
+(``--seen-calls runs``: after calls on runs of consecutive thirds too, which the model writes though never taught
+them) — the protocol and the perception a pretrained VLM brings, never which third to call. Before any RL run the
+script measures and prints what the warm start gives (``synthetic.agent_probe``): how often a sampled first turn is a
+valid call, how often the model names the colour of a one-square clip, and how often its answer after a clip of any
+run of thirds is well-formed. Warm starts are kept per seed and frame budget (``OUT/models/agent-SEED-fN``) and reused
+only when made with the same settings.
 
 The optimizer settings (defaults: lr 3e-4 after 5 warm-up steps, 4 updates of one group each per pass, 4 prompts x 8
 trajectories) and ``--call-fps 1`` were decided on seed 100's pilots of ``--check``, never reported (the table of
@@ -41,10 +44,10 @@ seed between no valid call and 71%).
 
 ``--check``: the reward pays only a well-formed trajectory with at least one call that returned frames (the reward's
 ``looked`` component, weights accuracy 0, format 0, tool 0, looked 1; TokenAdv's call and answer tokens both learn
-from it), the rest as the curve. The call's tokens come turns before the reward, so the check rises only if credit
-crosses turns (format alone is also paid by a direct answer, and the seed-100 pilots rose by dropping calls). It
-passes when ``looked`` — and with it format — reaches 0.9 (mean of 3 steps) within the steps in every run; the script
-exits 1 otherwise.
+from it), at most 16 frames a call (the curve: 4, ``--frames-per-call``), the rest as the curve. The call's tokens
+come turns before the reward, so the check rises only if credit crosses turns (format alone is also paid by a direct
+answer, and the seed-100 pilots rose by dropping calls). It passes when ``looked`` — and with it format — reaches 0.9
+(mean of 3 steps) within the steps in every run; the script exits 1 otherwise.
 """
 
 from __future__ import annotations
@@ -74,7 +77,7 @@ VAL_KEYS = {  # validation (greedy, held out): what the table shows before and a
     "reward/evidence_calls": "val/evidence_calls_reward",
     "reward/grounding": "val/grounding_reward",  # IoU of the called segments with the evidence
 }
-WARM_START_ARGS = (  # what a warm start (OUT/models/agent-SEED) is made with: reused only when they are the same
+WARM_START_ARGS = (  # what a warm start (OUT/models/agent-SEED-fN) is made with: reused only when they are the same
     "warm_steps",
     "warm_schedule",
     "warm_examples",

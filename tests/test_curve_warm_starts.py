@@ -1,4 +1,4 @@
-"""benchmarks/learning_curve_videozoomer.py reuses a seed's warm start (OUT/models/agent-SEED) only when it was made
+"""benchmarks/learning_curve_videozoomer.py reuses a seed's warm start (OUT/models/agent-SEED-fN) only when it was made
 with the settings asked now: a warm start of other settings would silently train another curve."""
 
 from __future__ import annotations
