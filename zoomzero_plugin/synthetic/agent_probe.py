@@ -159,8 +159,10 @@ def probe_agent(
                     turn = parse_turn(text, budget.max_frames_per_call)
                     if turn.kind == ANSWER and turn.letter == letter:
                         setattr(probe, attr, getattr(probe, attr) + 1)
+            if not tile:
+                continue
             tiles = call_segments(trajectory.video.duration, budget.max_frames_per_call, parts, True, dense)
-            for segment in tile_unions(tiles, budget.max_frames_per_call, dense) if tile else ():
+            for segment in tile_unions(tiles, budget.max_frames_per_call, dense):
                 _, after, images = clip_prompt(call_turn(*segment))
                 text = _generate(model, processor, after, images, 1, False, rng.randrange(1 << 30))[0]
                 turn = parse_turn(text, budget.max_frames_per_call)
