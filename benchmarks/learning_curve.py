@@ -7,7 +7,8 @@ Each run is ``easyr1 train yamls/table5_{grpo,zoom,tokenadv}.yaml --cpu`` — th
 only sizes overridden for the tiny model — with ``--metrics-file``; the script reads those files, prints a table
 and draws the reward per step (overall and per component, mean over seeds with the seeds' range) and writes
 ``summary.json``. A finished run is not run again (delete its folder to redo it), so an interrupted script goes on
-where it stopped.
+where it stopped; the data, the warm starts and finished runs are reused only when made with the settings asked now
+(``made_with.json`` in each: else one line, before any run starts, says which folder to move aside).
 
 The task (``synthetic.benchmark.make_grounding_task``): each 12-s video shows three coloured squares, one per third;
 the question asks for the colour of the one in the middle third (the ground-truth span). The whole video shows three
@@ -84,8 +85,37 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
+MADE_WITH = "made_with.json"  # in a folder the scripts make once and reuse: the settings it was made with
+
+
+def made_before(folder: Path, made_with: dict, what: str) -> bool:
+    """Whether ``folder`` already holds ``what``, made with ``made_with`` (then reuse it); False when it holds nothing.
+    Made with other settings, before the scripts recorded them, or left unfinished: one line, before any run starts
+    (reusing it would silently train another curve). ``record_made_with`` marks it finished."""
+    record = folder / MADE_WITH
+    if record.is_file():
+        found = json.loads(record.read_text())
+        if found == made_with:
+            return True
+        raise SystemExit(
+            f"{folder}: {what} made with {found}, not {made_with}; move it aside, or give these settings another --out"
+        )
+    if folder.is_dir() and any(folder.iterdir()):
+        raise SystemExit(
+            f"{folder}: {what} unfinished or made before the scripts recorded their settings ({MADE_WITH}); "
+            "move it aside, or give these settings another --out"
+        )
+    return False
+
+
+def record_made_with(folder: Path, made_with: dict) -> None:
+    """Marks ``folder`` finished, made with ``made_with`` (written last: a folder without it is not reused)."""
+    (folder / MADE_WITH).write_text(json.dumps(made_with, sort_keys=True))
+
+
 def prepare(out: Path, args: argparse.Namespace) -> dict:
-    """The task's rows (short prompts), the base model and one warm-started model per seed (made once)."""
+    """The task's rows (short prompts), the base model and one warm-started model per seed (made once, reused only
+    when made with the same settings)."""
     from zoomzero_plugin.gvqa.zoom import ZoomBudget
     from zoomzero_plugin.rows import read_rows, write_rows
     from zoomzero_plugin.synthetic.benchmark import make_grounding_task
@@ -94,10 +124,11 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
 
     data = out / "data"
     paths = {name: data / f"{name}.jsonl" for name in ("train", "val")}
-    if not all(p.is_file() for p in paths.values()):
+    if not made_before(data, {"videos": args.videos}, "the task's rows"):
         for name, n, seed in (("train", args.videos, 100), ("val", 8, 200)):
             rows = read_rows(make_grounding_task(data / name, n_videos=n, seed=seed))
             write_rows(paths[name], short_prompts(rows))
+        record_made_with(data, {"videos": args.videos})
     base = out / "models" / "base"
     if not (base / "config.json").is_file():
         build_tiny_qwen(base, for_vllm=True)
@@ -105,7 +136,8 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
     models = {}
     for seed in range(args.seeds):
         models[seed] = out / "models" / f"warm-{seed}"
-        if not (models[seed] / "config.json").is_file():
+        made_with = {"warm_steps": args.warm_steps, "videos": args.videos}
+        if not made_before(models[seed], made_with, f"seed {seed}'s warm start"):
             started = time.time()
             warm_start(
                 base,
@@ -119,6 +151,7 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
                 see=True,
                 whole_seconds=True,
             )
+            record_made_with(models[seed], made_with)
             print(f"warm start, seed {seed}: {time.time() - started:.0f} s", flush=True)
     return {"paths": paths, "models": models}
 
@@ -177,11 +210,21 @@ def train(args: argparse.Namespace, prepared: dict, arm: str, seed: int, run: Pa
 
 def launch(recipe: Path, extra: list[str], run: Path, steps: int, name: str) -> dict[int, dict]:
     """``easyr1 train RECIPE --cpu`` with overrides ``extra`` in ``run`` (skipped when its metrics already hold all
-    ``steps``); its metrics per step. Exits naming the log when the run fails."""
+    ``steps`` and it was made with the same recipe and overrides: else one line); its metrics per step. Exits naming
+    the log when the run fails."""
     metrics = run / "metrics.jsonl"
-    if steps in read_metrics(metrics) and "actor/pg_loss" in read_metrics(metrics)[steps]:
-        return read_metrics(metrics)
+    made_with = {"recipe": recipe.name, "overrides": extra}
+    done = read_metrics(metrics)
+    if steps in done and "actor/pg_loss" in done[steps]:
+        record = run / MADE_WITH
+        if not record.is_file() or json.loads(record.read_text()) != made_with:
+            raise SystemExit(
+                f"{run}: a finished run of other settings than {made_with} (or from before the scripts recorded "
+                f"them in {MADE_WITH}); move it aside to run it again"
+            )
+        return done
     run.mkdir(parents=True, exist_ok=True)
+    record_made_with(run, made_with)  # written first: whether it finished is read on its metrics
     metrics.unlink(missing_ok=True)
     shutil.rmtree(run / "checkpoints", ignore_errors=True)  # EasyR1 would resume from an unfinished run's last one
     env = {

@@ -10,10 +10,12 @@ setting) and TokenAdv over turns, several seeds each; and, with --check, the cre
 Each run is ``easyr1 train yamls/videozoomer.yaml --cpu`` — the shipped recipe, EasyR1's own loop and the multi-turn
 rollout, only sizes, the learning rate and the group filter overridden for the tiny model — with ``--metrics-file``;
 the run machinery and the table's cells are ``learning_curve.py``'s (the Zoom-Zero curve). A finished run is not run
-again (delete its folder to redo it). Output: per step the accuracy, format, calls, call errors and calls on the
-evidence span per trajectory (mean over seeds, the seeds' range shaded), a table of each seed's first and last quarter
-of steps ("rose in k/n") and of the held-out greedy validation before and after (accuracy; IoU of the called segments
-with the evidence), the step time as EasyR1 logs it, and the per-step numbers of every run as JSON (next to --plot).
+again (delete its folder to redo it); the data, warm starts and finished runs are reused only when made with the
+settings asked now (else one line names the folder to move aside). Output: per step the accuracy, format, calls,
+call errors and calls on the evidence span per trajectory (mean over seeds, the seeds' range shaded), a table of each
+seed's first and last quarter of steps ("rose in k/n") and of the held-out greedy validation before and after
+(accuracy; IoU of the called segments with the evidence), the step time as EasyR1 logs it, and the per-step numbers
+of every run as JSON (next to --plot).
 
 The task (``synthetic.benchmark.make_grounding_task(distractors=False, square=1)``): a 12-s video, one coloured square
 the frame's full height in one third (0.5 s inside its edges), nothing in the other two; the question asks for the
@@ -241,12 +243,14 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
 
     data = out / "data"
     paths = {name: data / f"{name}.jsonl" for name in ("train", "val", "probe")}
-    if not all(p.is_file() for p in paths.values()):  # the probe's videos: held out from training and validation
+    task = {"task": args.task, "videos": args.videos}
+    if not lc.made_before(data, task, "the task's rows"):  # the probe's videos: held out from training and validation
         for name, n, seed in (("train", args.videos, 100), ("val", 8, 200), ("probe", PROBE_VIDEOS, 300)):
             made = make_grounding_task(
                 data / name, n_videos=n, seed=seed, distractors=False, placement=args.task, square=SQUARE
             )
             write_rows(paths[name], short_prompts(read_rows(made)))
+        lc.record_made_with(data, task)
     base = out / "models" / "base"
     if not (base / "config.json").is_file():
         build_tiny_qwen(base, for_vllm=True)
@@ -255,12 +259,7 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
     for seed in args.seed_list:
         models[seed] = out / "models" / f"agent-{seed}-f{args.frames_per_call}"
         found = models[seed] / "probe.json"
-        if found.is_file() and json.loads(found.read_text()).get("made_with") != made_with:
-            raise SystemExit(
-                f"{models[seed]}: a warm start made with other settings than {made_with} (or before the script "
-                "recorded them); move it aside, or give these settings another --out"
-            )
-        if not found.is_file():
+        if not lc.made_before(models[seed], made_with, f"seed {seed}'s warm start"):
             started = time.time()
             # the protocol and perception, not where to look
             dense = args.call_fps == "max"
@@ -282,8 +281,8 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
             took = time.time() - started
             probe_rows = read_rows(paths["probe"])
             probe = probe_agent(models[seed], probe_rows, budget(args), samples=4, seed=seed, dense=dense)
-            record = {"warm_start_s": took, "lines": probe.lines(), **probe.shares(), "made_with": made_with}
-            found.write_text(json.dumps(record))
+            found.write_text(json.dumps({"warm_start_s": took, "lines": probe.lines(), **probe.shares()}))
+            lc.record_made_with(models[seed], made_with)
         probes[seed] = json.loads(found.read_text())
         print(f"warm start, seed {seed} ({probes[seed]['warm_start_s']:.0f} s):", *probes[seed]["lines"], sep="\n  ")
     return {"paths": paths, "models": models, "probes": probes}
