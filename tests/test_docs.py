@@ -84,6 +84,11 @@ HOW: list[tuple[str, str, str]] = [
     ),
     (r"^bash scripts/install-cpu\.sh --verl$", "ci", "install_env verl --verl"),
     (
+        r"^zoomzero verl doctor$",
+        "covered",
+        "tests/verl/test_doctor.py::test_every_seam_is_in_place_and_the_machine_can_train",
+    ),
+    (
         r"^zoomzero verl rows ",
         "covered",
         "tests/verl/test_cpu_mode.py::test_verl_rows_lay_the_packages_rows_out_for_verls_dataset",

@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "lmms-eval tasks": "zoomzero_plugin.integrations.lmms_eval.task_folder",
     "verl train": "zoomzero_plugin.hosts.verl.cli",
     "verl rows": "zoomzero_plugin.hosts.verl.rows",
+    "verl doctor": "zoomzero_plugin.hosts.verl.doctor",
 }
 
 

