@@ -124,10 +124,10 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--update-prompts",
         type=int,
         default=1,
-        help="prompts per optimizer step (worker.actor.global_batch_size): --prompts / this many updates per step\n"
-        "(4 by default, one group each, as the Zoom-Zero curve's 8 of one group). A group whose rewards are all equal\n"
-        "gives no policy gradient yet still moves the weights (AdamW's momentum): without warm-up, at lr 5e-4 and up,\n"
-        "the seed-100 pilots fell to no valid call and stayed",
+        help="prompts per optimizer step (worker.actor.global_batch_size): --prompts / this many updates per pass\n"
+        "(4 by default, one group each, as the Zoom-Zero curve's 8 of one group; --epochs passes a step). A group\n"
+        "whose rewards are all equal gives no policy gradient yet still moves the weights (AdamW's momentum): without\n"
+        "warm-up, at lr 5e-4 and up, the seed-100 pilots fell to no valid call and stayed",
     )
     p.add_argument(
         "--epochs",
@@ -427,7 +427,7 @@ def plot(results: dict[str, list[dict[int, dict]]], args: argparse.Namespace, pa
     )
     title = (
         f"{what}: {len(args.seed_list)} seeds per arm ({args.prompts} prompts x {args.n} trajectories per step, "
-        f"{args.prompts // args.update_prompts} updates per step)"
+        f"{args.epochs} x {args.prompts // args.update_prompts} updates per step)"
     )
     lc.panels(results, list(KEYS), list(range(1, args.steps + 1)), LABELS, title, path)
 

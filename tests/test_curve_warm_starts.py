@@ -1,7 +1,8 @@
 """The learning-curve scripts (benchmarks/learning_curve.py, benchmarks/learning_curve_videozoomer.py) reuse their
 data, warm starts and finished runs only when made with the settings asked now: one made otherwise would silently
 train, or report, another curve. The settings are recorded in ``made_with.json`` in each folder, written last for
-the data and warm starts (a folder without it is unfinished) and first for a run (finished is read on its metrics)."""
+the data and warm starts (a folder without it is unfinished) and first for a run (finished is read on its metrics).
+And the plot's title counts every update of a step."""
 
 from __future__ import annotations
 
@@ -146,3 +147,11 @@ def test_an_unfinished_run_is_launched_again_with_its_settings_recorded_first(lc
     monkeypatch.setattr(lc, "run_tied", fake_train)
     assert sorted(lc.launch(recipe, extra, run, 3, "grpo seed 0")) == [3]
     assert seen == {"record": {"recipe": "videozoomer.yaml", "overrides": extra}, "stale metrics": False}
+
+
+def test_the_plot_title_counts_every_update_of_a_step(curve, monkeypatch, tmp_path):
+    args = curve.parse_args(["--prompts", "4", "--update-prompts", "1", "--epochs", "2"])
+    seen = {}
+    monkeypatch.setattr(curve.lc, "panels", lambda results, keys, steps, labels, title, path: seen.update(title=title))
+    curve.plot({}, args, tmp_path / "curve.png")
+    assert "2 x 4 updates per step" in seen["title"]  # 2 passes, each 4 prompts / 1 per update: 8 updates
