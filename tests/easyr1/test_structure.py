@@ -234,6 +234,7 @@ DEFERRED = {
     (f"{VERL}.plugin", f"{VERL}.reward"): _REGISTERED,
     (f"{VERL}.plugin", f"{VERL}.tokenadv"): _REGISTERED,
     (f"{VERL}.cli", f"{VERL}.recipe"): "the recipe check imports torch",
+    (f"{VERL}.doctor", f"{VERL}.seams"): "the seam table imports torch",
     (f"{COMMANDS}.demo", ROOT): "the face's TokenAdv, reward and masker names load torch",
     (f"{COMMANDS}.demo", f"{COMMANDS}.agent_demo"): "imports torch",
     (f"{COMMANDS}.demo", f"{ROOT}.synthetic.template_sampler"): "imports torch",
