@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib.metadata
 
+NO_GPU = "none visible to torch"  # what gpus() says where torch sees none
+
 
 def version(dist: str) -> str:
     """The installed version of distribution ``dist``, or "not installed"."""
@@ -33,9 +35,6 @@ def gpus() -> str:
         return ", ".join(torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count()))
     except Exception as e:  # noqa: BLE001 - reported
         return f"unknown ({type(e).__name__}: {e})"
-
-
-NO_GPU = "none visible to torch"
 
 
 def print_rows(rows: list[tuple[str, str]]) -> None:
