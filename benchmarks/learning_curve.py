@@ -124,19 +124,20 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
 
     data = out / "data"
     paths = {name: data / f"{name}.jsonl" for name in ("train", "val")}
-    if not made_before(data, {"videos": args.videos}, "the task's rows"):
+    task = {"videos": args.videos}
+    if not made_before(data, task, "the task's rows"):
         for name, n, seed in (("train", args.videos, 100), ("val", 8, 200)):
             rows = read_rows(make_grounding_task(data / name, n_videos=n, seed=seed))
             write_rows(paths[name], short_prompts(rows))
-        record_made_with(data, {"videos": args.videos})
+        record_made_with(data, task)
     base = out / "models" / "base"
     if not (base / "config.json").is_file():
         build_tiny_qwen(base, for_vllm=True)
     shown = VideoInput(zoom=ZoomBudget(**ZOOM_BUDGET), **VIDEO)
     models = {}
+    made_with = {"warm_steps": args.warm_steps, "videos": args.videos}
     for seed in range(args.seeds):
         models[seed] = out / "models" / f"warm-{seed}"
-        made_with = {"warm_steps": args.warm_steps, "videos": args.videos}
         if not made_before(models[seed], made_with, f"seed {seed}'s warm start"):
             started = time.time()
             warm_start(
