@@ -5,8 +5,10 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -124,3 +126,13 @@ def played(trajectory, turns) -> str:
         step = trajectory.step(text)
         pairs.append((step.turn.text, step.observation.text(QWEN_IMAGE) if step.observation else None))
     return response_text(pairs)
+
+
+def doctor_as_a_user_runs_it(module: str, *args: str) -> tuple[list[str], list[str]]:
+    """``python -m module args…`` in a fresh process, as a user runs a doctor (``VLLM_LOGGING_LEVEL`` unset, so vLLM
+    logs at its default); asserts exit 0 and returns (its stdout's lines, those of them that are vLLM log lines)."""
+    env = {k: v for k, v in os.environ.items() if k != "VLLM_LOGGING_LEVEL"}
+    done = subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    return lines, [x for x in lines if re.match(r"(INFO|DEBUG) \d", x)]

@@ -3,11 +3,9 @@ target verl no longer has is reported missing with exit 1."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 
+from tests.helpers import doctor_as_a_user_runs_it
 from zoomzero_plugin.commands.cli import main
 
 
@@ -46,15 +44,6 @@ def test_a_seam_whose_target_verl_no_longer_has_is_missing(capsys, monkeypatch):
 def test_the_report_is_not_interleaved_with_vllms_log_lines():
     """Run as a user runs it (a fresh process, no VLLM_LOGGING_LEVEL): vLLM logs INFO lines on stdout as the seams'
     modules import (6 of them before the fix); the report's stdout holds none of them."""
-    env = {k: v for k, v in os.environ.items() if k != "VLLM_LOGGING_LEVEL"}
-    done = subprocess.run(
-        [sys.executable, "-m", "zoomzero_plugin.commands.cli", "verl", "doctor"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    lines = done.stdout.splitlines()
+    lines, log_lines = doctor_as_a_user_runs_it("zoomzero_plugin.commands.cli", "verl", "doctor")
     assert lines[0].startswith("verl ") and lines[-1] == "all seams in place: this machine can train with the verl host"
-    assert not [x for x in lines if re.match(r"(INFO|DEBUG) \d", x)]
+    assert not log_lines

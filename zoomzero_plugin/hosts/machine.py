@@ -4,6 +4,7 @@ seam. ``easyr1 doctor`` and ``zoomzero verl doctor`` print with these."""
 from __future__ import annotations
 
 import importlib.metadata
+import os
 
 NO_GPU = "none visible to torch"  # what gpus() says where torch sees none
 
@@ -35,6 +36,13 @@ def gpus() -> str:
         return ", ".join(torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count()))
     except Exception as e:  # noqa: BLE001 - reported
         return f"unknown ({type(e).__name__}: {e})"
+
+
+def quiet_vllm_logs() -> None:
+    """vLLM logs INFO lines on stdout as its modules import (its plugin loader among them, when a seam's target is
+    imported): they would interleave with a doctor's report. WARNING and up only, in this process, unless the user set
+    ``VLLM_LOGGING_LEVEL``; call it before anything imports vLLM."""
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
 
 
 def print_rows(rows: list[tuple[str, str]]) -> None:

@@ -133,6 +133,7 @@ def _print_cpu_seams() -> bool:
 
 def doctor() -> int:
     """Print the report; 0 when this machine can train with the plugins, 1 when something is missing."""
+    machine.quiet_vllm_logs()
     try:
         import verl
 

@@ -53,9 +53,7 @@ def _verl() -> tuple[str, bool]:
 
 
 def run(args: argparse.Namespace) -> int:
-    # vLLM logs INFO lines on stdout as its modules import (the seams' targets): they would interleave with the report.
-    # Only this process; a VLLM_LOGGING_LEVEL the user set wins.
-    os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
+    machine.quiet_vllm_logs()
     from .seams import CPU_SEAMS, TABLE, VLLM_SEAMS
 
     verl, is_verl = _verl()
