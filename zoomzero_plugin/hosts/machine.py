@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+from collections.abc import Sequence
 
 NO_GPU = "none visible to torch"  # what gpus() says where torch sees none
+IN_PLACE = ("patched", "ready", "not needed")  # the seam states a doctor counts as in place
 
 
 def version(dist: str) -> str:
@@ -56,3 +58,12 @@ def seam_line(name: str, state: str, detail: str, width: int = 42) -> str:
     """One seam's line: its name (in ``width`` columns), its state (patched, ready, missing, ...) and the first line of
     the detail."""
     return f"  {name:<{width}} {state:<13} {detail.splitlines()[0] if detail else ''}"
+
+
+def seam_state(state: str, detail: str, targets: Sequence[str], later: str | None) -> tuple[str, str, bool]:
+    """A seam's state as a doctor reports it, its detail, and whether it is in place. A seam that another process
+    installs (``later`` says which, e.g. the processes of a ``--cpu`` run; None where this process should have it)
+    and that is unpatched here is ``ready``: its targets are there to wrap."""
+    if state == "unpatched" and later is not None:
+        state, detail = "ready", ", ".join(targets) + (f" ({later})" if later else "")
+    return state, detail, state in IN_PLACE

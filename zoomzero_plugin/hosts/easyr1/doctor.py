@@ -121,10 +121,10 @@ def _print_cpu_seams() -> bool:
     print("CPU-mode seams (easyr1 train --cpu; installed only in CPU mode" + (", active here):" if active else "):"))
     ok = True
     for seam in cpu_seams.CPU_SEAMS:
-        state, detail = seams.status(seam, import_modules=True)
-        if state == "unpatched" and not active:
-            state, detail = "ready", ", ".join(seam.targets)
-        ok &= state in ("ready", "patched", "not needed")
+        state, detail, in_place = machine.seam_state(
+            *seams.status(seam, import_modules=True), seam.targets, None if active else ""
+        )
+        ok &= in_place
         print(machine.seam_line(seam.name, state, detail))
     if machine.gpus() == machine.NO_GPU:
         print("no GPU here: `easyr1 train RECIPE --cpu` runs a recipe's loop on CPU processes (docs/easyr1.md)")

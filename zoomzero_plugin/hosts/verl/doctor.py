@@ -80,10 +80,9 @@ def run(args: argparse.Namespace) -> int:
     print("seams (verl and vLLM code the host wraps):")
     width = max(len(s.name) for s in TABLE.seams)
     for seam in TABLE.seams:
-        state, detail = TABLE.status(seam, import_modules=True)
-        if state == "unpatched" and seam.name in cpu_only:
-            state, detail = "ready", f"{', '.join(seam.targets)} (installed only by zoomzero verl train --cpu)"
-        ok &= state in ("patched", "ready", "not needed")
+        later = "installed only by zoomzero verl train --cpu" if seam.name in cpu_only else None
+        state, detail, in_place = machine.seam_state(*TABLE.status(seam, import_modules=True), seam.targets, later)
+        ok &= in_place
         print(machine.seam_line(seam.name, state, detail, width))
     if not ok:
         print("something is not in place: a run with the plugin would stop (see above)")
