@@ -60,10 +60,12 @@ def seam_line(name: str, state: str, detail: str, width: int = 42) -> str:
     return f"  {name:<{width}} {state:<13} {detail.splitlines()[0] if detail else ''}"
 
 
-def seam_state(state: str, detail: str, targets: Sequence[str], later: str | None) -> tuple[str, str, bool]:
+def seam_state(
+    state: str, detail: str, targets: Sequence[str], elsewhere: bool, note: str = ""
+) -> tuple[str, str, bool]:
     """A seam's state as a doctor reports it, its detail, and whether it is in place. A seam that another process
-    installs (``later`` says which, e.g. the processes of a ``--cpu`` run; None where this process should have it)
-    and that is unpatched here is ``ready``: its targets are there to wrap."""
-    if state == "unpatched" and later is not None:
-        state, detail = "ready", ", ".join(targets) + (f" ({later})" if later else "")
+    installs (``elsewhere``: e.g. only the processes of a ``--cpu`` run; ``note`` says so on its line) and that is
+    unpatched here is ``ready``: its targets are there to wrap."""
+    if state == "unpatched" and elsewhere:
+        state, detail = "ready", ", ".join(targets) + (f" ({note})" if note else "")
     return state, detail, state in IN_PLACE

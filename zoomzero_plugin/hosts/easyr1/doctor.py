@@ -121,9 +121,7 @@ def _print_cpu_seams() -> bool:
     print("CPU-mode seams (easyr1 train --cpu; installed only in CPU mode" + (", active here):" if active else "):"))
     ok = True
     for seam in cpu_seams.CPU_SEAMS:
-        state, detail, in_place = machine.seam_state(
-            *seams.status(seam, import_modules=True), seam.targets, None if active else ""
-        )
+        state, detail, in_place = machine.seam_state(*seams.status(seam, import_modules=True), seam.targets, not active)
         ok &= in_place
         print(machine.seam_line(seam.name, state, detail))
     if machine.gpus() == machine.NO_GPU:

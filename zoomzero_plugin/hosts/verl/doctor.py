@@ -80,8 +80,12 @@ def run(args: argparse.Namespace) -> int:
     print("seams (verl and vLLM code the host wraps):")
     width = max(len(s.name) for s in TABLE.seams)
     for seam in TABLE.seams:
-        later = "installed only by zoomzero verl train --cpu" if seam.name in cpu_only else None
-        state, detail, in_place = machine.seam_state(*TABLE.status(seam, import_modules=True), seam.targets, later)
+        state, detail, in_place = machine.seam_state(
+            *TABLE.status(seam, import_modules=True),
+            seam.targets,
+            elsewhere=seam.name in cpu_only,
+            note="installed only by zoomzero verl train --cpu",
+        )
         ok &= in_place
         print(machine.seam_line(seam.name, state, detail, width))
     if not ok:
