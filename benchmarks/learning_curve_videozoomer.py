@@ -158,6 +158,12 @@ def parse_args(argv=None) -> argparse.Namespace:
         "has rate 0): AdamW's first steps move every weight by about the learning rate whatever the gradient's size,\n"
         "and without warm-up at 2e-4 and up the seed-100 pilots lost every valid call at step 2",
     )
+    p.add_argument(
+        "--kl-coef",
+        type=float,
+        default=1e-3,
+        help="algorithm.kl_coef: the weight of the KL-to-reference loss (the recipe's 1e-3, low_var_kl)",
+    )
     p.add_argument("--response-tokens", type=int, default=1024, help="response tokens of a trajectory, turns and clips")
     p.add_argument("--videos", type=int, default=32, help="training videos (8 more are held out for validation)")
     p.add_argument(
@@ -313,6 +319,7 @@ def overrides(args: argparse.Namespace, paths: dict, model: Path, run: Path, see
         f"worker.actor.model.model_path={model}",
         f"worker.actor.optim.lr={args.lr}",
         f"worker.actor.optim.lr_warmup_steps={args.warmup_steps}",
+        f"algorithm.kl_coef={args.kl_coef}",
         f"worker.actor.global_batch_size={args.update_prompts}",
         f"worker.actor.ppo_epochs={args.epochs}",
         f"worker.actor.loss_avg_mode={args.loss_avg}",
