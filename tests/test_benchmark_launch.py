@@ -63,6 +63,9 @@ def start(tmp_path: Path, child: str = CHILD) -> tuple[subprocess.Popen, list[in
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # as from a terminal: a background job of a non-interactive shell (``cmd &`` in a script, CI) inherits SIGINT
+        # ignored, and Python then installs no KeyboardInterrupt handler — Ctrl-C cannot reach such a process anyway
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
     while not pids.is_file():
