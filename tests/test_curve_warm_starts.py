@@ -107,6 +107,15 @@ def test_the_frames_a_call_may_ask_default_to_16_for_the_check_and_4_for_the_cur
     assert curve.parse_args(["--check", "--frames-per-call", "8"]).frames_per_call == 8
 
 
+def test_the_warm_start_s_steps_default_to_1600_for_the_check_and_800_for_the_curve(curve, capsys):
+    assert curve.parse_args(["--check"]).warm_steps == 1600
+    assert curve.parse_args([]).warm_steps == 800
+    assert curve.parse_args(["--check", "--warm-steps", "400"]).warm_steps == 400
+    with pytest.raises(SystemExit):
+        curve.parse_args(["--warm-steps", "0"])
+    assert "--warm-steps 0: the warm start needs at least 1 step" in capsys.readouterr().err
+
+
 def test_a_warm_start_of_the_same_settings_is_reused(curve, tmp_path, capsys):
     args = curve.parse_args(["--out", str(tmp_path), "--first-seed", "7", "--seeds", "1"])
     agent = made(tmp_path, settings(curve, args))
