@@ -178,8 +178,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         type=int,
         help="supervised steps of the warm start (batch 8; default 1600 with --check, 800 for the curve, with which\n"
         "it was reported). Seed 101's warm start wrote 11 malformed first turns in 128 sampled at 800 steps, 2 at\n"
-        "1600; RL unlearns refused calls within ~10 steps but not malformed turns, so at 800 the check's runs\n"
-        "levelled off near 0.86 (p33, p34) and at 1600 rose to 0.96 (p36)",
+        "1600; in 30 steps RL unlearns refused calls (0-2 in 128 left) but not malformed turns, so at 800 the check's\n"
+        "runs levelled off near 0.86 (p33, p34) and at 1600 rose to 0.96 (p36)",
     )
     p.add_argument(
         "--warm-schedule",
