@@ -231,10 +231,10 @@ def parse_args(argv=None) -> argparse.Namespace:
         args.frames_per_call = 16 if args.check else 4
     if args.warm_steps is None:
         args.warm_steps = 1600 if args.check else 800
-    if args.warm_steps < 1:
-        p.error(f"--warm-steps {args.warm_steps}: the warm start needs at least 1 step")
     if args.frames_per_call < 1:
         p.error(f"--frames-per-call {args.frames_per_call}: a call must be allowed at least 1 frame")
+    if args.warm_steps < 1:
+        p.error(f"--warm-steps {args.warm_steps}: the warm start needs at least 1 step")
     args.arms = [a for a in args.arms.split(",") if a]
     unknown = [a for a in args.arms if a not in ARMS]
     if unknown:
