@@ -16,7 +16,11 @@ candidate answers, a clip of the middle third only the right one: the zoom pass 
 predicted spans land in the middle third. The model is the tiny random Qwen2.5-VL (2 layers, width 64) after a
 warm start (``synthetic.warm_start``, per seed) that teaches the formats with random letters and random spans of
 whole seconds (``whole_seconds``), and — the perception a pretrained VLM brings — to name the colour a zoom-pass
-clip of one square shows. Where to look and what the coarse pass answers are left to RL. Each step: 8 prompts x 8
+clip of one square shows. Where to look and what the coarse pass answers are left to RL. Before any run the script
+measures and prints what each warm start writes (``synthetic.grounded_probe``, kept in its folder): how many of its
+coarse answers on the held-out rows, greedy and sampled at temperature 1, are in the template the format reward pays —
+a warm start whose answers never are leaves RL no reward to learn from (seed 1 of the reported table: greedy
+0/8, sampled 1/32; format 0 at every step of every arm). Each step: 8 prompts x 8
 responses, 8 optimizer steps of one group each (the shipped recipes' ratio: 64 prompts, 8 per update). Grounding
 here is a location the question names ("in the middle"), learnable from text by a 2-layer model in minutes; a real
 model must find the moment in the video.
@@ -43,6 +47,7 @@ COMPONENTS = ("overall", "format", "iou", "accuracy", "zoom")
 # the batch, so v0.3.2's own timing_s/reward is not logged); old/ref: log-probs; step: all of it
 TIMINGS = ("gen", "old", "ref", "adv", "update_actor", "step")
 VIDEO = dict(fps=1.0, min_pixels=3136, max_pixels=12544)  # the coarse pass: 12 frames, 4 tokens each
+MAX_RESPONSE_LENGTH = 96  # tokens of a coarse-pass response (data.max_response_length)
 ZOOM_BUDGET = dict(max_visual_tokens=256, fps=2.0, min_frame_pixels=3136, max_frame_pixels=50176)  # the zoom pass
 
 
@@ -134,7 +139,7 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
     if not (base / "config.json").is_file():
         build_tiny_qwen(base, for_vllm=True)
     shown = VideoInput(zoom=ZoomBudget(**ZOOM_BUDGET), **VIDEO)
-    models = {}
+    models, probes = {}, {}
     made_with = {"warm_steps": args.warm_steps, "videos": args.videos}
     for seed in range(args.seeds):
         models[seed] = out / "models" / f"warm-{seed}"
@@ -154,7 +159,21 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
             )
             record_made_with(models[seed], made_with)
             print(f"warm start, seed {seed}: {time.time() - started:.0f} s", flush=True)
-    return {"paths": paths, "models": models}
+        probes[seed] = probe(models[seed], read_rows(paths["val"]), shown, seed)
+        print(f"warm start, seed {seed}:", *probes[seed]["lines"], sep="\n  ", flush=True)
+    return {"paths": paths, "models": models, "probes": probes}
+
+
+def probe(model: Path, rows: list, shown, seed: int) -> dict:
+    """What the warm start ``model`` writes before RL (``synthetic.grounded_probe`` on the held-out rows: coarse
+    answers in the template, greedy and sampled; ~10 s), measured once and kept in ``model/probe.json``."""
+    from zoomzero_plugin.synthetic.grounded_probe import probe_grounded
+
+    found = model / "probe.json"
+    if not found.is_file():
+        measured = probe_grounded(model, rows, shown, MAX_RESPONSE_LENGTH, samples=4, seed=seed)
+        found.write_text(json.dumps({"lines": measured.lines(), **measured.shares()}))
+    return json.loads(found.read_text())
 
 
 def overrides(args: argparse.Namespace, paths: dict, model: Path, run: Path, seed: int) -> list[str]:
@@ -167,7 +186,7 @@ def overrides(args: argparse.Namespace, paths: dict, model: Path, run: Path, see
         f"data.rollout_batch_size={args.prompts}",
         "data.val_batch_size=8",
         "data.max_prompt_length=1024",
-        "data.max_response_length=96",
+        f"data.max_response_length={MAX_RESPONSE_LENGTH}",
         f"data.video_fps={VIDEO['fps']}",
         f"data.min_pixels={VIDEO['min_pixels']}",
         f"data.max_pixels={VIDEO['max_pixels']}",
@@ -462,6 +481,7 @@ def main(argv=None) -> int:
     summary = summarize(results, args)
     steps = {"settings": {k: v for k, v in vars(args).items() if k not in ("out", "plot")}}
     steps["runs"] = per_step(results, list(range(args.seeds)))
+    steps["warm_starts"] = {str(seed): probe for seed, probe in prepared["probes"].items()}
     write_results(out, args, table(summary, args), summary, lambda path: plot(results, args, path), steps)
     print(f"{len(jobs)} runs in {(time.time() - started) / 60:.1f} min; table, plot and summary in {out}")
     return 0

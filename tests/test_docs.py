@@ -196,12 +196,12 @@ HOW: list[tuple[str, str, str]] = [
     (
         r"^easyr1 merge ",
         "covered",
-        "tests/vllm/test_train_cli.py::test_each_update_changes_the_actor_and_merge_gives_a_model_zoomzero_eval_runs",
+        "tests/vllm/test_demo_train.py::test_each_update_changes_the_actor_and_merge_gives_a_model_zoomzero_eval_runs",
     ),
     (
         r"^zoomzero eval --benchmark rows --mode coarse-to-fine --model runs/cpu/model ",
         "covered",
-        "tests/vllm/test_train_cli.py::test_each_update_changes_the_actor_and_merge_gives_a_model_zoomzero_eval_runs",
+        "tests/vllm/test_demo_train.py::test_each_update_changes_the_actor_and_merge_gives_a_model_zoomzero_eval_runs",
     ),
     (
         r"^zoomzero data export-sft .*--source teacher .*--teacher-url ",

@@ -2,8 +2,9 @@
 Qwen3-VL models with real processors), :mod:`.videos` (mp4s whose evidence sits in known spans), :mod:`.benchmark`
 (small benchmarks and the learning curves' task), :mod:`.adversarial` (degenerate model outputs),
 :mod:`.template_sampler` (template-shaped responses from a tiny model), :mod:`.warm_start` (teaching a tiny model
-the formats), :mod:`.sft` (a warm start's supervised steps) and :mod:`.agent_probe` (what an agent warm start
-gives: valid calls, colours named). Names load their modules on first use.
+the formats), :mod:`.sft` (a warm start's supervised steps), :mod:`.agent_probe` (what an agent warm start
+gives: valid calls, colours named) and :mod:`.grounded_probe` (what a Zoom-Zero warm start gives: coarse answers in
+the template). Names load their modules on first use.
 """
 
 from ..lazy import lazy_names

@@ -22,30 +22,38 @@ def _video_kwargs(example: Any, timestamps: bool) -> dict[str, Any]:
     return {"videos": list(example.videos), **timing} if example.videos else {"videos": None}
 
 
+def prompt_inputs(processor, example: Any) -> dict[str, Any]:
+    """The model inputs of ``example``'s prompt and media as the processor encodes them (tensors, batch of one) —
+    what the rollout feeds the model: Qwen3-VL's video timestamps from the metadata, Qwen2.5-VL's
+    ``second_per_grid_ts`` as EasyR1's dataset sets it (seconds per temporal patch of 2 frames)."""
+    if not (example.images or example.videos):
+        ids = processor.tokenizer.encode(example.prompt, add_special_tokens=False)
+        return {"input_ids": [ids]}
+    timestamps = VisionGeometry.of(processor).timestamps
+    inputs = dict(
+        processor(
+            text=[example.prompt],
+            images=list(example.images) or None,
+            return_tensors="pt",
+            **_video_kwargs(example, timestamps),
+        )
+    )
+    if example.videos and not timestamps:
+        inputs["second_per_grid_ts"] = [2.0 / fps for fps in example.video_fps]
+    return inputs
+
+
 def _encode(processor, examples: Sequence[Any]) -> list[dict[str, Any]]:
     """Per example: ``input_ids`` and ``labels`` (-100 on the prompt) as lists, and the images' ``pixel_values`` and
-    ``image_grid_thw`` (the processor's, each distinct prompt processed once); each response ends with the
-    end-of-turn token."""
+    ``image_grid_thw`` (the processor's, each distinct prompt processed once: :func:`prompt_inputs`); each response
+    ends with the end-of-turn token."""
     tokenizer = processor.tokenizer
-    timestamps = VisionGeometry.of(processor).timestamps
     prompts: dict[tuple[str, tuple[int, ...]], dict[str, Any]] = {}
     out = []
     for example in examples:
         key = (example.prompt, tuple(map(id, example.images)), tuple(map(id, example.videos)))
         if key not in prompts:
-            if example.images or example.videos:
-                prompts[key] = dict(
-                    processor(
-                        text=[example.prompt],
-                        images=list(example.images) or None,
-                        return_tensors="pt",
-                        **_video_kwargs(example, timestamps),
-                    )
-                )
-                if example.videos and not timestamps:  # EasyR1's dataset: seconds per temporal patch of 2 frames
-                    prompts[key]["second_per_grid_ts"] = [2.0 / fps for fps in example.video_fps]
-            else:
-                prompts[key] = {"input_ids": [tokenizer.encode(example.prompt, add_special_tokens=False)]}
+            prompts[key] = prompt_inputs(processor, example)
         head = prompts[key]
         head_ids = list(map(int, head["input_ids"][0]))
         tail_ids = tokenizer.encode(example.response + tokenizer.eos_token, add_special_tokens=False)
