@@ -45,7 +45,7 @@ def test_the_probe_counts_answers_in_the_template_and_those_cut_at_the_limit(row
         seen.append((samples, greedy, max_new_tokens, inputs))
         return next(outputs)
 
-    monkeypatch.setattr(grounded_probe, "_generate", scripted)
+    monkeypatch.setattr(grounded_probe, "generate_responses", scripted)
     probe = grounded_probe.probe_grounded(tiny_model_dir, rows, SHOWN, max_new_tokens=96, samples=3)
     # by hand: greedy — row 1 in the template, row 2 ran on after it (ended, not in it); sampled — of six, GOOD and
     # WHOLE are in it; the empty span, the cut glue, the text after the template and the missing glue are not; one

@@ -36,6 +36,7 @@ from ..agent.protocol import ANSWER, CALL, EXECUTION, parse_turn
 from ..agent.render import QWEN_IMAGE, first_prompt, observation_text, prompt_text
 from ..ground_truth import GroundTruth
 from .benchmark import clip_letter
+from .sft import generate_responses
 from .warm_start import call_segments, call_turn, tile_unions
 
 
@@ -80,24 +81,8 @@ class AgentProbe:
 
 
 def _generate(model, processor, prompt: str, images: Sequence[Any], samples: int, greedy: bool, seed: int) -> list[str]:
-    import torch
-
     inputs = processor(text=[prompt], images=list(images) or None, return_tensors="pt")
-    torch.manual_seed(seed)
-    with torch.no_grad():
-        out = model.generate(
-            **inputs,
-            max_new_tokens=48,
-            do_sample=not greedy,
-            temperature=None if greedy else 1.0,
-            top_p=None,
-            top_k=None,
-            num_return_sequences=1 if greedy else samples,
-            eos_token_id=processor.tokenizer.eos_token_id,
-            pad_token_id=processor.tokenizer.pad_token_id,
-        )
-    new = out[:, inputs["input_ids"].shape[1] :]
-    return processor.tokenizer.batch_decode(new, skip_special_tokens=True)
+    return [text for text, _ in generate_responses(model, processor, inputs, samples, greedy, seed, 48)]
 
 
 def _clip_prompt(call: str, first: str, reader: FrameReader, budget: AgentBudget, prompts: Any, seen: Sequence[Any]):

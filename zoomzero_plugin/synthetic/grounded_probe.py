@@ -23,7 +23,7 @@ from typing import Any
 
 from ..ground_truth import GroundTruth
 from ..gvqa.parsing import parse_response
-from .sft import prompt_inputs
+from .sft import generate_responses, prompt_inputs
 from .warm_start import Example, VideoInput, _chat, _Clips
 
 
@@ -63,30 +63,6 @@ class GroundedProbe:
         ]
 
 
-def _generate(model, processor, inputs: dict[str, Any], samples: int, greedy: bool, seed: int, max_new_tokens: int):
-    """``samples`` responses (one when ``greedy``) to the encoded prompt ``inputs``: ``(text, ended)`` each, ``ended``
-    when the end-of-turn token came within ``max_new_tokens``."""
-    import torch
-
-    eos = processor.tokenizer.eos_token_id
-    torch.manual_seed(seed)
-    with torch.no_grad():
-        out = model.generate(
-            **inputs,
-            max_new_tokens=max_new_tokens,
-            do_sample=not greedy,
-            temperature=None if greedy else 1.0,
-            top_p=None,
-            top_k=None,
-            num_return_sequences=1 if greedy else samples,
-            eos_token_id=eos,
-            pad_token_id=processor.tokenizer.pad_token_id,
-        )
-    new = out[:, inputs["input_ids"].shape[1] :]
-    texts = processor.tokenizer.batch_decode(new, skip_special_tokens=True)
-    return [(text, bool((ids == eos).any())) for text, ids in zip(texts, new)]
-
-
 def probe_grounded(
     model_dir: str | Path,
     rows: Sequence[Mapping[str, Any]],
@@ -123,8 +99,8 @@ def probe_grounded(
             if "second_per_grid_ts" in inputs:
                 inputs["second_per_grid_ts"] = torch.tensor(inputs["second_per_grid_ts"])
             for kind, n in (("greedy", 1), ("sampled", samples)):
-                seed = rng.randrange(1 << 30)
-                for text, ended in _generate(model, processor, inputs, n, kind == "greedy", seed, max_new_tokens):
+                seed, greedy = rng.randrange(1 << 30), kind == "greedy"
+                for text, ended in generate_responses(model, processor, inputs, n, greedy, seed, max_new_tokens):
                     probe.count(kind, parse_response(text, duration).format_ok, ended)
     finally:
         torch.set_num_threads(threads)

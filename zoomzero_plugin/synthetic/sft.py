@@ -1,6 +1,7 @@
 """The supervised steps of a warm start (:mod:`.warm_start`): its examples encoded as the processor encodes them,
 batched with the prompt masked out of the labels, and trained with next-token loss (the shared system prompt run once
-as a cache). An example is :class:`.warm_start.Example`: a prompt and its response, with the prompt's media.
+as a cache); and responses generated to an encoded prompt (:func:`generate_responses`, what the probes of a warm
+start read). An example is :class:`.warm_start.Example`: a prompt and its response, with the prompt's media.
 """
 
 from __future__ import annotations
@@ -41,6 +42,33 @@ def prompt_inputs(processor, example: Any) -> dict[str, Any]:
     if example.videos and not timestamps:
         inputs["second_per_grid_ts"] = [2.0 / fps for fps in example.video_fps]
     return inputs
+
+
+def generate_responses(
+    model, processor, inputs: dict[str, Any], samples: int, greedy: bool, seed: int, max_new_tokens: int
+) -> list[tuple[str, bool]]:
+    """``samples`` responses (one when ``greedy``; else at temperature 1, no top-k or top-p, as RL samples) to the
+    encoded prompt ``inputs`` (:func:`prompt_inputs`), each ``(text, ended)``: ``ended`` when the end-of-turn token
+    came within ``max_new_tokens``. What the warm starts' probes read."""
+    import torch
+
+    eos = processor.tokenizer.eos_token_id
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        out = model.generate(
+            **inputs,
+            max_new_tokens=max_new_tokens,
+            do_sample=not greedy,
+            temperature=None if greedy else 1.0,
+            top_p=None,
+            top_k=None,
+            num_return_sequences=1 if greedy else samples,
+            eos_token_id=eos,
+            pad_token_id=processor.tokenizer.pad_token_id,
+        )
+    new = out[:, inputs["input_ids"].shape[1] :]
+    texts = processor.tokenizer.batch_decode(new, skip_special_tokens=True)
+    return [(text, bool((ids == eos).any())) for text, ids in zip(texts, new)]
 
 
 def _encode(processor, examples: Sequence[Any]) -> list[dict[str, Any]]:
