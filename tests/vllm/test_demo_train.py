@@ -6,12 +6,11 @@ of the merged model, and a printed command that resumes the run from its checkpo
 
 Three launches (CI time; the README's run takes 4 steps): the demo's step 1; the printed resume command, which loads
 step 1's checkpoint and runs step 2; and the same command once more in a folder of its own, straight through steps 1
-and 2 in one launch. The host seeds step s's sampling with ``worker.rollout.seed + 1000 * s``, so with step 1's weights
-loaded and synced and the data loader where it was, the resumed step 2 must log what the straight run's step 2 logs
-(rewards, lengths, losses, gradient norm); starting weights, a data loader started over or stale weights in vLLM each
-change it. Qwen3-VL's launches, and VideoZoomer's: tests/vllm/test_train_cli.py.
+and 2 in one launch, whose step 2 the resumed one must log again. Qwen3-VL's launches, and VideoZoomer's:
+tests/vllm/test_train_cli.py.
 
-What a Zoom-Zero launch must show (the weight sync among it): tests/vllm/zoomzero_checks.py.
+What a Zoom-Zero launch must show (the weight sync and why a resumed step repeats among it):
+tests/vllm/zoomzero_checks.py.
 """
 
 from __future__ import annotations
@@ -27,7 +26,15 @@ import pytest
 
 from tests.easyr1.conftest import subprocess_env
 from tests.helpers import one_launch_at_a_time
-from tests.vllm.zoomzero_checks import GAP, actor_states, check_merged, check_resumed_step, check_two_zoomzero_steps
+from tests.vllm.zoomzero_checks import (
+    GAP,
+    actor_states,
+    check_merged,
+    check_resumed_step,
+    check_two_zoomzero_steps,
+    eval_args,
+    logged_steps,
+)
 
 STEP = re.compile(
     r"^step (\d+)/(\d+)  reward (-?[\d.]+) \(format [\d.]+, iou [\d.]+, accuracy [\d.]+, zoom [\d.]+\)  "
@@ -42,15 +49,6 @@ def launch(argv: list[str], cwd: Path, what: str) -> subprocess.CompletedProcess
         done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, f"{what} exited {done.returncode}:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
     return done
-
-
-def logged(metrics: Path) -> dict[int, dict]:
-    """EasyR1's metrics file per step (the several log calls of a step merged)."""
-    steps: dict[int, dict] = {}
-    for line in metrics.read_text().splitlines():
-        record = json.loads(line)
-        steps.setdefault(record.pop("step"), {}).update(record)
-    return steps
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +67,7 @@ def resumed(demo):
     elsewhere = cwd / "elsewhere"
     elsewhere.mkdir()
     launch(shlex.split(out.strip().splitlines()[-1]), elsewhere, "bash resume.sh")
-    return logged(workdir / "metrics.jsonl")
+    return logged_steps(workdir / "metrics.jsonl")
 
 
 def resume_command(workdir: Path) -> list[str]:
@@ -88,7 +86,7 @@ def straight(demo):
     (saving,) = [i for i, part in enumerate(command) if part.startswith("trainer.save_checkpoint_path=")]
     command[saving] = f"trainer.save_checkpoint_path={run / 'checkpoints'}"
     launch(command, run, "easyr1 train (straight)")
-    return run, logged(run / "metrics.jsonl")
+    return run, logged_steps(run / "metrics.jsonl")
 
 
 def test_the_demo_prints_a_line_per_step_and_where_everything_is(demo):
@@ -98,7 +96,7 @@ def test_the_demo_prints_a_line_per_step_and_where_everything_is(demo):
     step = steps[0]
     assert (step.group(1), step.group(2)) == ("1", "1")
     assert float(step.group(5)) < GAP, "vLLM sampled with the actor's weights"
-    record = logged(workdir / "metrics.jsonl")[1]  # the printed numbers are EasyR1's own
+    record = logged_steps(workdir / "metrics.jsonl")[1]  # the printed numbers are EasyR1's own
     assert float(step.group(4)) == pytest.approx(record["actor/pg_loss"], abs=1e-4)
     assert float(step.group(3)) == pytest.approx(record["reward/overall"], abs=5e-3)
     files = ("tiny-model/", "warm-start/", "data/", "metrics.jsonl", "train.log", "checkpoints/", "model/", "eval/")
@@ -141,12 +139,8 @@ def test_each_update_changes_the_actor_and_merge_gives_a_model_zoomzero_eval_run
     cwd, workdir, _ = demo
     state = actor_states(workdir / "checkpoints", (1, 2), workdir / "warm-start")
     check_merged(workdir / "model", state[1])
-    out, run = cwd / "eval-one-stage", TinyRun(28)
-    exe = str(Path(sys.executable).parent / "zoomzero")
-    argv = [exe, "eval", "--benchmark", "rows", "--mode", "one-stage", "--model", str(workdir / "model")]
-    argv += ["--data", str(workdir / "data" / "train.jsonl"), "--out", str(out), "--limit", "1", "--no-progress"]
-    argv += ["--max-visual-tokens", "256", "--min-frame-pixels", str(run.pixels(4))]
-    argv += ["--max-frame-pixels", str(run.pixels(64)), "--prompt", "concise"]
+    out, exe = cwd / "eval-one-stage", str(Path(sys.executable).parent / "zoomzero")
+    argv = [exe, *eval_args("one-stage", workdir / "model", workdir / "data" / "train.jsonl", out, TinyRun(28))]
     done = subprocess.run(argv, cwd=cwd, env=subprocess_env(), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert len((out / "predictions.jsonl").read_text().splitlines()) == 1

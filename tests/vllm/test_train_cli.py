@@ -42,6 +42,8 @@ from tests.vllm.zoomzero_checks import (
     check_merged,
     check_resumed_step,
     check_two_zoomzero_steps,
+    eval_args,
+    logged_steps,
     trained_steps,
 )
 from zoomzero_plugin.commands.train_demo import TinyRun, tiny_overrides
@@ -132,11 +134,7 @@ def train(recipe: str, model: Path, rows: Path, run: Path, overrides: list[str])
         *overrides,
         cwd=run,
     )
-    steps: dict[int, dict] = {}
-    for line in metrics.read_text().splitlines():
-        record = json.loads(line)
-        steps.setdefault(record.pop("step"), {}).update(record)
-    return steps
+    return logged_steps(metrics)
 
 
 # The agent's warm start (~1 min alone) runs in the background from the workspace's start: Qwen3-VL's beside its
@@ -226,32 +224,7 @@ def test_each_update_changes_the_actor_and_merge_gives_a_model_zoomzero_eval_run
     check_merged(out, state[2])
     for mode in ("one-stage", "coarse-to-fine"):
         done = run / f"eval-{mode}"
-        run_cli(
-            "zoomzero",
-            "eval",
-            "--benchmark",
-            "rows",
-            "--mode",
-            mode,
-            "--model",
-            str(out),
-            "--data",
-            str(rows),
-            "--out",
-            str(done),
-            "--limit",
-            "1",
-            "--no-progress",
-            "--max-visual-tokens",
-            "256",
-            "--min-frame-pixels",
-            str(family.pixels(4)),
-            "--max-frame-pixels",
-            str(family.pixels(64)),
-            "--prompt",
-            "concise",
-            cwd=run,
-        )
+        run_cli("zoomzero", *eval_args(mode, out, rows, done, family.run), cwd=run)
         assert len((done / "predictions.jsonl").read_text().splitlines()) == 1
         assert json.loads((done / "metrics.json").read_text())
 

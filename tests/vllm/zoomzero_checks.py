@@ -9,9 +9,12 @@ the weights the actor trained, and about the size of the update (> 1e-2 here) wh
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+
+from zoomzero_plugin.commands.train_demo import TinyRun
 
 GAP = 1e-3  # max |vLLM log-prob - actor log-prob| of a sampled token when the weights agree (fp32: ~3e-5 measured)
 # EasyR1's own metrics of each stage of its loop
@@ -49,6 +52,25 @@ RESUMED_SAME = (
     "actor/kl_loss",
     "actor/grad_norm",
 )
+
+
+def logged_steps(metrics: Path) -> dict[int, dict]:
+    """EasyR1's metrics file (``--metrics-file``) per step, the several log calls of a step merged."""
+    steps: dict[int, dict] = {}
+    for line in metrics.read_text().splitlines():
+        record = json.loads(line)
+        steps.setdefault(record.pop("step"), {}).update(record)
+    return steps
+
+
+def eval_args(mode: str, model: Path, rows: Path, out: Path, run: TinyRun) -> list[str]:
+    """``zoomzero eval``'s arguments for one row of ``rows`` in ``mode`` with the merged tiny ``model`` (the pixel
+    budgets of ``run``)."""
+    return [
+        *("eval", "--benchmark", "rows", "--mode", mode, "--model", str(model), "--data", str(rows), "--out", str(out)),
+        *("--limit", "1", "--no-progress", "--max-visual-tokens", "256", "--prompt", "concise"),
+        *("--min-frame-pixels", str(run.pixels(4)), "--max-frame-pixels", str(run.pixels(64))),
+    ]
 
 
 def trained_steps(metrics: dict[int, dict]) -> list[int]:
