@@ -139,7 +139,7 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
     if not (base / "config.json").is_file():
         build_tiny_qwen(base, for_vllm=True)
     shown = VideoInput(zoom=ZoomBudget(**ZOOM_BUDGET), **VIDEO)
-    models, probes = {}, {}
+    models, probes, held_out = {}, {}, read_rows(paths["val"])
     made_with = {"warm_steps": args.warm_steps, "videos": args.videos}
     for seed in range(args.seeds):
         models[seed] = out / "models" / f"warm-{seed}"
@@ -159,7 +159,7 @@ def prepare(out: Path, args: argparse.Namespace) -> dict:
             )
             record_made_with(models[seed], made_with)
             print(f"warm start, seed {seed}: {time.time() - started:.0f} s", flush=True)
-        probes[seed] = probe(models[seed], read_rows(paths["val"]), shown, seed)
+        probes[seed] = probe(models[seed], held_out, shown, seed)
         print(f"warm start, seed {seed}:", *probes[seed]["lines"], sep="\n  ", flush=True)
     return {"paths": paths, "models": models, "probes": probes}
 
